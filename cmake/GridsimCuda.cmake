@@ -1,0 +1,21 @@
+# GRIDSIM_CUDA = AUTO (build the CUDA backend when a CUDA compiler is found), ON (require it),
+# OFF (CPU only). Sets GRIDSIM_HAVE_CUDA for the rest of the build.
+include(CheckLanguage)
+set(GRIDSIM_HAVE_CUDA OFF)
+if(NOT GRIDSIM_CUDA STREQUAL "OFF")
+    check_language(CUDA)
+    if(CMAKE_CUDA_COMPILER)
+        if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+            # H100/H200 (sm_90) are the GPU hosts this code is verified on.
+            set(CMAKE_CUDA_ARCHITECTURES 90)
+        endif()
+        enable_language(CUDA)
+        find_package(CUDAToolkit REQUIRED)
+        set(CMAKE_CUDA_STANDARD 17)
+        set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+        set(GRIDSIM_HAVE_CUDA ON)
+    elseif(GRIDSIM_CUDA STREQUAL "ON")
+        message(FATAL_ERROR "GRIDSIM_CUDA=ON but no CUDA compiler was found (set CMAKE_CUDA_COMPILER)")
+    endif()
+endif()
+message(STATUS "gridsim: CUDA backend ${GRIDSIM_HAVE_CUDA} (GRIDSIM_CUDA=${GRIDSIM_CUDA})")

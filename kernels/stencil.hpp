@@ -1,0 +1,69 @@
+// The per-point math of every problem, written once. The CPU backend loops over these
+// functions and the CUDA kernels call them, so both backends compute the same expression in
+// the same order (DESIGN.md section 2 gives the definitions).
+#pragma once
+
+#include "field/field.hpp"
+#include "field/host_device.hpp"
+
+namespace gridsim {
+
+// Star stencils of radius 1: the halo width every field carries.
+constexpr int kStencilRadius = 1;
+
+// r_d = alpha * dt / h_d^2 per axis (rz = 0 in 2D).
+template <class T>
+struct HeatCoeffs {
+    T rx, ry, rz;
+};
+
+// FTCS heat: u' = u + sum_d r_d (u[+e_d] + u[-e_d] - 2u).
+template <class T>
+GRIDSIM_HD inline T heat_point(T c, T xm, T xp, T ym, T yp, const HeatCoeffs<T>& r) {
+    const T two_c = T(2) * c;
+    return c + r.rx * (xm + xp - two_c) + r.ry * (ym + yp - two_c);
+}
+template <class T>
+GRIDSIM_HD inline T heat_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const HeatCoeffs<T>& r) {
+    const T two_c = T(2) * c;
+    return c + r.rx * (xm + xp - two_c) + r.ry * (ym + yp - two_c) + r.rz * (zm + zp - two_c);
+}
+
+// Jacobi for Laplace: the mean of the 2*dims neighbours.
+template <class T>
+GRIDSIM_HD inline T jacobi_point(T xm, T xp, T ym, T yp) {
+    return T(0.25) * (xm + xp + ym + yp);
+}
+template <class T>
+GRIDSIM_HD inline T jacobi_point(T xm, T xp, T ym, T yp, T zm, T zp) {
+    return (xm + xp + ym + yp + zm + zp) * (T(1) / T(6));
+}
+
+enum class StencilKind { heat, jacobi };
+
+template <class T>
+struct StencilParams {
+    StencilKind kind = StencilKind::heat;
+    HeatCoeffs<T> r{};  // heat only
+};
+
+// Gathers the neighbours of (i, j, k) from global memory and applies the stencil: the whole
+// update of one point for loop-based code (CPU backend, naive GPU kernel).
+template <class T, int Dims, StencilKind Kind>
+GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const HeatCoeffs<T>& r) {
+    const T* p = u.data + u.ext.index(i, j, k);
+    const auto sy = u.ext.sy;
+    if constexpr (Dims == 2) {
+        if constexpr (Kind == StencilKind::heat) return heat_point(p[0], p[-1], p[1], p[-sy], p[sy], r);
+        else return jacobi_point(p[-1], p[1], p[-sy], p[sy]);
+    } else {
+        const auto sz = u.ext.sz;
+        if constexpr (Kind == StencilKind::heat) {
+            return heat_point(p[0], p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz], r);
+        } else {
+            return jacobi_point(p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz]);
+        }
+    }
+}
+
+}  // namespace gridsim

@@ -1,0 +1,75 @@
+#include "comm/mpi_session.hpp"
+
+#include <cstdio>
+
+#include "comm/mpi_check.hpp"
+
+namespace gridsim {
+
+namespace detail {
+
+void mpi_fail(int code, const char* expr, const char* file, int line) {
+    char msg[MPI_MAX_ERROR_STRING] = {};
+    int len = 0;
+    MPI_Error_string(code, msg, &len);
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "gridsim: rank %d: MPI error in %s at %s:%d: %s\n", rank, expr, file,
+                 line, msg);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::abort();  // MPI_Abort does not return; keeps [[noreturn]] honest if it did
+}
+
+}  // namespace detail
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    GRIDSIM_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    GRIDSIM_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+    GRIDSIM_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+Communicator& Communicator::operator=(Communicator&& o) noexcept {
+    if (this != &o) {
+        Communicator tmp(std::move(*this));
+        comm_ = o.comm_;
+        o.comm_ = MPI_COMM_NULL;
+    }
+    return *this;
+}
+
+Communicator::~Communicator() {
+    if (comm_ != MPI_COMM_NULL && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_SELF) {
+        MPI_Comm_free(&comm_);
+    }
+}
+
+int Communicator::rank() const { return comm_rank(comm_); }
+int Communicator::size() const { return comm_size(comm_); }
+
+int comm_rank(MPI_Comm comm) {
+    int r = 0;
+    GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &r));
+    return r;
+}
+
+int comm_size(MPI_Comm comm) {
+    int s = 0;
+    GRIDSIM_MPI_CHECK(MPI_Comm_size(comm, &s));
+    return s;
+}
+
+std::string mpi_library_version() {
+    char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int len = 0;
+    MPI_Get_library_version(buf, &len);
+    std::string s(buf, len);
+    if (auto nl = s.find_first_of("\n,"); nl != std::string::npos) s.resize(nl);
+    return s;
+}
+
+}  // namespace gridsim

@@ -1,0 +1,50 @@
+// RAII for the MPI library and for communicators.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+namespace gridsim {
+
+// Initialises MPI (funneled threading) and finalises it on destruction. Errors are returned
+// to the caller (MPI_ERRORS_RETURN) so GRIDSIM_MPI_CHECK can say where they happened.
+class MpiSession {
+public:
+    MpiSession(int* argc, char*** argv);
+    MpiSession(const MpiSession&) = delete;
+    MpiSession& operator=(const MpiSession&) = delete;
+    ~MpiSession();
+
+    [[nodiscard]] int rank() const { return rank_; }
+    [[nodiscard]] int size() const { return size_; }
+
+private:
+    int rank_ = 0;
+    int size_ = 1;
+};
+
+// An owned communicator, freed on destruction (never MPI_COMM_WORLD/SELF).
+class Communicator {
+public:
+    Communicator() = default;
+    explicit Communicator(MPI_Comm comm) : comm_(comm) {}
+    Communicator(const Communicator&) = delete;
+    Communicator& operator=(const Communicator&) = delete;
+    Communicator(Communicator&& o) noexcept : comm_(o.comm_) { o.comm_ = MPI_COMM_NULL; }
+    Communicator& operator=(Communicator&& o) noexcept;
+    ~Communicator();
+
+    [[nodiscard]] MPI_Comm get() const { return comm_; }
+    [[nodiscard]] int rank() const;
+    [[nodiscard]] int size() const;
+
+private:
+    MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+int comm_rank(MPI_Comm comm);
+int comm_size(MPI_Comm comm);
+std::string mpi_library_version();
+
+}  // namespace gridsim

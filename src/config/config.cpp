@@ -1,0 +1,291 @@
+#include "config/config.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <limits>
+#include <sstream>
+
+#include "config/deck_reader.hpp"
+
+namespace gridsim {
+
+namespace {
+
+constexpr std::int64_t kMaxCells = std::int64_t{1} << 31;
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+
+// Every key a deck may hold; README.md ("Deck keys") documents each with its default.
+const std::vector<std::string_view> kSchema = {
+    "problem.name",       "problem.precision",   "problem.alpha",
+    "grid.cells",         "grid.length",
+    "boundary.kind",      "boundary.x",          "boundary.y",        "boundary.z",
+    "boundary.value",     "boundary.face_values",
+    "initial.kind",       "initial.modes",       "initial.amplitude", "initial.center",
+    "initial.radius",     "initial.value",
+    "time.dt",            "time.cfl",            "time.steps",        "time.tolerance",
+    "time.norm_every",
+    "parallel.process_grid", "parallel.backend", "parallel.transport", "parallel.overlap",
+    "output.progress_every", "output.report",
+};
+
+constexpr const char* kProblemNames[] = {"heat", "jacobi"};
+constexpr const char* kPrecisionNames[] = {"float", "double"};
+constexpr const char* kAxisBcNames[] = {"dirichlet", "periodic"};
+constexpr const char* kInitialNames[] = {"sine", "hotspot", "constant"};
+constexpr const char* kBackendNames[] = {"auto", "cpu", "cuda"};
+constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl"};
+
+// An array key whose length must equal the number of grid dimensions.
+template <class T>
+void read_per_axis(const DeckReader& r, std::string_view key, int dims,
+                   const std::optional<std::vector<T>>& values, std::array<T, 3>& out) {
+    if (!values) return;
+    if (static_cast<int>(values->size()) != dims) {
+        r.fail(key, fmt::format("expected {} values (one per axis, grid.cells has {}), got {}",
+                                dims, dims, values->size()));
+    }
+    for (int d = 0; d < dims; ++d) out[d] = (*values)[d];
+}
+
+void read_problem_and_grid(const DeckReader& r, Config& c) {
+    if (auto v = r.choice("problem.name", {"heat", "jacobi"})) c.problem = ProblemKind(*v);
+    if (auto v = r.choice("problem.precision", {"float", "double"})) c.precision = Precision(*v);
+    if (auto v = r.number("problem.alpha")) {
+        if (*v <= 0) r.fail("problem.alpha", "must be > 0");
+        c.alpha = *v;
+    }
+    // Jacobi's standard benchmark runs in float; a heat problem checks rounding-level accuracy.
+    if (!r.has("problem.precision") && c.problem == ProblemKind::jacobi) {
+        c.precision = Precision::float32;
+    }
+
+    const auto cells = r.integers("grid.cells");
+    if (!cells) r.fail("grid.cells", "is required, e.g. cells = [64, 64, 64]");
+    if (cells->size() != 2 && cells->size() != 3) {
+        r.fail("grid.cells", fmt::format("expected 2 or 3 values (2D or 3D), got {}", cells->size()));
+    }
+    c.dims = static_cast<int>(cells->size());
+    for (int d = 0; d < c.dims; ++d) {
+        const std::int64_t n = (*cells)[d];
+        if (n < 3 || n > kMaxCells) {
+            r.fail("grid.cells", fmt::format("{} points on axis {} is out of range [3, {}]", n, d, kMaxCells));
+        }
+        c.cells[d] = static_cast<int>(n);
+    }
+    read_per_axis(r, "grid.length", c.dims, r.numbers("grid.length"), c.length);
+    for (int d = 0; d < c.dims; ++d) {
+        if (c.length[d] <= 0) r.fail("grid.length", "every length must be > 0");
+    }
+}
+
+void read_boundary(const DeckReader& r, Config& c) {
+    int kind = 0;  // dirichlet
+    if (auto v = r.choice("boundary.kind", {"dirichlet", "periodic", "benchmark"})) kind = *v;
+    c.benchmark = kind == 2;
+    c.axis_bc.fill(kind == 1 ? AxisBc::periodic : AxisBc::dirichlet);
+    const char* axis_keys[] = {"boundary.x", "boundary.y", "boundary.z"};
+    for (int d = 0; d < 3; ++d) {
+        if (auto v = r.choice(axis_keys[d], {"dirichlet", "periodic"})) {
+            if (c.benchmark) r.fail(axis_keys[d], "cannot be set with boundary.kind = \"benchmark\"");
+            if (d >= c.dims) r.fail(axis_keys[d], "the grid is 2D (grid.cells has 2 values)");
+            c.axis_bc[d] = AxisBc(*v);
+        }
+    }
+    if (auto v = r.number("boundary.value")) c.face_value.fill(*v);
+    if (auto v = r.numbers("boundary.face_values")) {
+        if (static_cast<int>(v->size()) != 2 * c.dims) {
+            r.fail("boundary.face_values", fmt::format("expected {} values (x_lo, x_hi, y_lo, y_hi{}), got {}",
+                                                     2 * c.dims, c.dims == 3 ? ", z_lo, z_hi" : "", v->size()));
+        }
+        for (int f = 0; f < 2 * c.dims; ++f) c.face_value[f] = (*v)[f];
+    }
+    if (c.benchmark) {
+        if (c.problem != ProblemKind::jacobi || c.dims != 2) {
+            r.fail("boundary.kind", "\"benchmark\" is the 2D jacobi benchmark: needs problem.name = "
+                                    "\"jacobi\" and 2 grid.cells");
+        }
+        // x: columns 0 and nx-1 hold sin(2*pi*iy/(ny-1)); y: periodic over rows 1..ny-2.
+        c.axis_bc[0] = AxisBc::dirichlet;
+        c.axis_bc[1] = AxisBc::periodic;
+    }
+}
+
+void read_initial(const DeckReader& r, Config& c) {
+    if (auto v = r.choice("initial.kind", {"sine", "hotspot", "constant"})) c.initial = InitialKind(*v);
+    // Jacobi starts from a zero interior unless told otherwise (the benchmark's definition).
+    if (!r.has("initial.kind") && c.problem == ProblemKind::jacobi) c.initial = InitialKind::constant;
+    if (auto v = r.integers("initial.modes")) {
+        std::vector<int> modes;
+        for (auto m : *v) {
+            if (m < 0 || m > kIntMax) r.fail("initial.modes", fmt::format("mode {} must be >= 0", m));
+            modes.push_back(static_cast<int>(m));
+        }
+        read_per_axis(r, "initial.modes", c.dims, std::optional(modes), c.modes);
+    }
+    if (auto v = r.number("initial.amplitude")) c.amplitude = *v;
+    read_per_axis(r, "initial.center", c.dims, r.numbers("initial.center"), c.center);
+    for (int d = 0; d < c.dims; ++d) {
+        if (c.center[d] < 0 || c.center[d] > 1) r.fail("initial.center", "fractions must be in [0, 1]");
+    }
+    if (auto v = r.number("initial.radius")) {
+        if (*v <= 0 || *v > 1) r.fail("initial.radius", "must be in (0, 1] (a fraction of the shortest length)");
+        c.radius = *v;
+    }
+    if (auto v = r.number("initial.value")) c.initial_value = *v;
+}
+
+void read_time(const DeckReader& r, Config& c) {
+    if (auto v = r.integer("time.steps", 1, std::numeric_limits<std::int64_t>::max())) c.steps = *v;
+    if (auto v = r.number("time.tolerance")) {
+        if (*v < 0) r.fail("time.tolerance", "must be >= 0");
+        c.tolerance = *v;
+    }
+    if (auto v = r.integer("time.norm_every", 1, kIntMax)) c.norm_every = static_cast<int>(*v);
+    if (auto v = r.number("time.cfl")) {
+        if (*v <= 0 || *v > 1) r.fail("time.cfl", "must be in (0, 1] (a fraction of the stability limit)");
+        c.cfl = *v;
+    }
+    if (auto v = r.number("time.dt")) {
+        if (*v <= 0) r.fail("time.dt", "must be > 0");
+        c.dt = *v;
+    }
+    if (c.problem != ProblemKind::heat) return;
+    const double dt_max = c.stable_dt_limit();
+    if (c.dt == 0) {
+        c.dt = c.cfl * dt_max;
+    } else if (2.0 * c.diffusion_number_sum() > 1.0) {
+        r.fail("time.dt", fmt::format("explicit heat step is unstable: sum_d 2*alpha*dt/h_d^2 = {:.6g} > 1; "
+                                      "use dt <= {:.6g} (or leave dt out and set time.cfl)",
+                                      2.0 * c.diffusion_number_sum(), dt_max));
+    }
+}
+
+void read_parallel_and_output(const DeckReader& r, Config& c) {
+    if (auto v = r.integers("parallel.process_grid")) {
+        if (static_cast<int>(v->size()) != c.dims) {
+            r.fail("parallel.process_grid", fmt::format("expected {} values (one per axis), got {}", c.dims, v->size()));
+        }
+        for (int d = 0; d < c.dims; ++d) {
+            if ((*v)[d] < 0 || (*v)[d] > kIntMax) r.fail("parallel.process_grid", "values must be >= 0 (0 = automatic)");
+            c.process_grid[d] = static_cast<int>((*v)[d]);
+        }
+    }
+    if (auto v = r.choice("parallel.backend", {"auto", "cpu", "cuda"})) c.backend = BackendKind(*v);
+    if (auto v = r.choice("parallel.transport", {"auto", "staged", "cuda-aware", "nccl"})) {
+        c.transport = TransportKind(*v);
+    }
+    if (auto v = r.boolean("parallel.overlap")) c.overlap = *v;
+    if (auto v = r.integer("output.progress_every", 0, std::numeric_limits<std::int64_t>::max())) {
+        c.progress_every = *v;
+    }
+    if (auto v = r.string("output.report")) c.report = *v;
+}
+
+}  // namespace
+
+std::string Config::where(const std::string& key) const {
+    auto it = origin.find(key);
+    return fmt::format("{}: {}: ", it != origin.end() ? it->second : deck_path, key);
+}
+
+double Config::diffusion_number_sum() const {
+    double sum = 0.0;
+    for (int d = 0; d < dims; ++d) sum += alpha * dt / (spacing(d) * spacing(d));
+    return sum;
+}
+
+double Config::stable_dt_limit() const {
+    double inv_h2 = 0.0;
+    for (int d = 0; d < dims; ++d) inv_h2 += 1.0 / (spacing(d) * spacing(d));
+    return 1.0 / (2.0 * alpha * inv_h2);
+}
+
+std::int64_t Config::global_points() const {
+    return std::int64_t{cells[0]} * cells[1] * cells[2];
+}
+
+Config load_config(const std::string& deck_text, const std::string& path,
+                   const std::vector<std::string>& overrides) {
+    toml::table root;
+    try {
+        root = toml::parse(std::string_view(deck_text), std::string_view(path));
+    } catch (const toml::parse_error& e) {
+        throw ConfigError(fmt::format("{}:{}:{}: TOML syntax error: {}", path, e.source().begin.line,
+                                      e.source().begin.column, e.description()));
+    }
+    const DeckReader reader(root, path, apply_overrides(root, overrides));
+    reader.reject_unknown_keys(kSchema);
+
+    Config c;
+    c.deck_path = path;
+    c.origin = reader.origins();
+    read_problem_and_grid(reader, c);
+    read_boundary(reader, c);
+    read_initial(reader, c);
+    read_time(reader, c);
+    read_parallel_and_output(reader, c);
+    return c;
+}
+
+const char* to_string(ProblemKind v) { return kProblemNames[static_cast<int>(v)]; }
+const char* to_string(Precision v) { return kPrecisionNames[static_cast<int>(v)]; }
+const char* to_string(AxisBc v) { return kAxisBcNames[static_cast<int>(v)]; }
+const char* to_string(InitialKind v) { return kInitialNames[static_cast<int>(v)]; }
+const char* to_string(BackendKind v) { return kBackendNames[static_cast<int>(v)]; }
+const char* to_string(TransportKind v) { return kTransportNames[static_cast<int>(v)]; }
+
+namespace {
+
+template <class T, std::size_t N>
+toml::array first_n(const std::array<T, N>& a, int n) {
+    toml::array out;
+    for (int i = 0; i < n; ++i) out.push_back(a[i]);
+    return out;
+}
+
+toml::table to_table(const Config& c) {
+    toml::table boundary{{"kind", c.benchmark ? "benchmark" : "dirichlet"},
+                         {"face_values", first_n(c.face_value, 2 * c.dims)}};
+    if (!c.benchmark) {
+        boundary.insert_or_assign("kind", to_string(c.axis_bc[0]));
+        const char* axes[] = {"x", "y", "z"};
+        for (int d = 0; d < c.dims; ++d) boundary.insert(axes[d], to_string(c.axis_bc[d]));
+    }
+    return toml::table{
+        {"problem", toml::table{{"name", to_string(c.problem)},
+                                {"precision", to_string(c.precision)},
+                                {"alpha", c.alpha}}},
+        {"grid", toml::table{{"cells", first_n(c.cells, c.dims)}, {"length", first_n(c.length, c.dims)}}},
+        {"boundary", boundary},
+        {"initial", toml::table{{"kind", to_string(c.initial)},
+                                {"modes", first_n(c.modes, c.dims)},
+                                {"amplitude", c.amplitude},
+                                {"center", first_n(c.center, c.dims)},
+                                {"radius", c.radius},
+                                {"value", c.initial_value}}},
+        {"time", toml::table{{"dt", c.dt}, {"cfl", c.cfl}, {"steps", c.steps},
+                             {"tolerance", c.tolerance}, {"norm_every", c.norm_every}}},
+        {"parallel", toml::table{{"process_grid", first_n(c.process_grid, c.dims)},
+                                 {"backend", to_string(c.backend)},
+                                 {"transport", to_string(c.transport)},
+                                 {"overlap", c.overlap}}},
+        {"output", toml::table{{"progress_every", c.progress_every}, {"report", c.report}}},
+    };
+}
+
+}  // namespace
+
+std::string to_toml(const Config& cfg) {
+    std::ostringstream os;
+    os << to_table(cfg) << '\n';
+    return os.str();
+}
+
+std::string to_json(const Config& cfg) {
+    std::ostringstream os;
+    os << toml::json_formatter{to_table(cfg)};
+    return os.str();
+}
+
+}  // namespace gridsim

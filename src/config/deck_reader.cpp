@@ -1,0 +1,214 @@
+#include "config/deck_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+
+#include "config/config.hpp"
+
+namespace gridsim {
+
+namespace {
+
+const char* type_name(toml::node_type t) {
+    switch (t) {
+        case toml::node_type::table: return "a table";
+        case toml::node_type::array: return "an array";
+        case toml::node_type::string: return "a string";
+        case toml::node_type::integer: return "an integer";
+        case toml::node_type::floating_point: return "a number";
+        case toml::node_type::boolean: return "a boolean";
+        default: return "a date/time";
+    }
+}
+
+// Visits every non-table node with its dotted key, in document order.
+void walk(const toml::table& t, const std::string& prefix,
+          const std::function<void(const std::string&, const toml::node&)>& fn) {
+    std::vector<std::pair<std::string, const toml::node*>> entries;
+    for (const auto& [k, v] : t) entries.emplace_back(std::string(k.str()), &v);
+    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        return a.second->source().begin.line < b.second->source().begin.line;
+    });
+    for (const auto& [k, v] : entries) {
+        const std::string key = prefix.empty() ? k : prefix + "." + k;
+        if (const auto* sub = v->as_table()) {
+            walk(*sub, key, fn);
+        } else {
+            fn(key, *v);
+        }
+    }
+}
+
+}  // namespace
+
+DeckReader::DeckReader(const toml::table& root, std::string path,
+                       std::map<std::string, std::string> origin_override)
+    : root_(root), path_(std::move(path)), origin_override_(std::move(origin_override)) {}
+
+std::string DeckReader::where(std::string_view key) const {
+    if (auto it = origin_override_.find(std::string(key)); it != origin_override_.end()) {
+        return it->second;
+    }
+    if (const toml::node* n = find(key); n != nullptr && n->source().begin.line > 0) {
+        return fmt::format("{}:{}", path_, n->source().begin.line);
+    }
+    return path_;
+}
+
+std::map<std::string, std::string> DeckReader::origins() const {
+    std::map<std::string, std::string> out;
+    walk(root_, "", [&](const std::string& key, const toml::node&) { out[key] = where(key); });
+    return out;
+}
+
+void DeckReader::fail(std::string_view key, const std::string& message) const {
+    throw ConfigError(fmt::format("{}: {}: {}", where(key), key, message));
+}
+
+void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema) const {
+    walk(root_, "", [&](const std::string& key, const toml::node&) {
+        if (std::find(schema.begin(), schema.end(), key) == schema.end()) {
+            fail(key, "unknown key (see README.md, 'Deck keys', for the valid ones)");
+        }
+    });
+}
+
+const toml::node* DeckReader::find(std::string_view key) const {
+    return root_.at_path(key).node();
+}
+
+bool DeckReader::has(std::string_view key) const { return find(key) != nullptr; }
+
+std::optional<std::int64_t> DeckReader::integer(std::string_view key, std::int64_t min,
+                                                std::int64_t max) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_integer()) fail(key, fmt::format("expected an integer, got {}", type_name(n->type())));
+    const std::int64_t v = n->as_integer()->get();
+    if (v < min || v > max) fail(key, fmt::format("{} is out of range [{}, {}]", v, min, max));
+    return v;
+}
+
+double DeckReader::to_number(std::string_view key, const toml::node& n) const {
+    if (n.is_integer()) return static_cast<double>(n.as_integer()->get());
+    if (!n.is_floating_point()) {
+        fail(key, fmt::format("expected a number, got {}", type_name(n.type())));
+    }
+    const double v = n.as_floating_point()->get();
+    if (!std::isfinite(v)) fail(key, "must be a finite number");
+    return v;
+}
+
+std::optional<double> DeckReader::number(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) return std::nullopt;
+    return to_number(key, *n);
+}
+
+std::optional<bool> DeckReader::boolean(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_boolean()) fail(key, fmt::format("expected true or false, got {}", type_name(n->type())));
+    return n->as_boolean()->get();
+}
+
+std::optional<std::string> DeckReader::string(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_string()) fail(key, fmt::format("expected a string, got {}", type_name(n->type())));
+    return n->as_string()->get();
+}
+
+std::optional<int> DeckReader::choice(std::string_view key,
+                                      std::initializer_list<std::string_view> choices) const {
+    const auto s = string(key);
+    if (!s) return std::nullopt;
+    int index = 0;
+    for (std::string_view c : choices) {
+        if (*s == c) return index;
+        ++index;
+    }
+    fail(key, fmt::format("'{}' is not one of: {}", *s, fmt::join(choices, ", ")));
+}
+
+std::optional<std::vector<std::int64_t>> DeckReader::integers(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) return std::nullopt;
+    const toml::array* a = n->as_array();
+    if (a == nullptr) fail(key, fmt::format("expected an array of integers, got {}", type_name(n->type())));
+    std::vector<std::int64_t> out;
+    for (const toml::node& e : *a) {
+        if (!e.is_integer()) fail(key, fmt::format("array element is {}, expected an integer", type_name(e.type())));
+        out.push_back(e.as_integer()->get());
+    }
+    return out;
+}
+
+std::optional<std::vector<double>> DeckReader::numbers(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) return std::nullopt;
+    const toml::array* a = n->as_array();
+    if (a == nullptr) fail(key, fmt::format("expected an array of numbers, got {}", type_name(n->type())));
+    std::vector<double> out;
+    for (const toml::node& e : *a) out.push_back(to_number(key, e));
+    return out;
+}
+
+namespace {
+
+bool is_bare_word(const std::string& s) {
+    return !s.empty() && std::isalpha(static_cast<unsigned char>(s[0])) &&
+           std::all_of(s.begin(), s.end(), [](char c) {
+               return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+           });
+}
+
+// Parses one override value as TOML, so arrays and numbers read exactly as in a deck. A bare
+// word (`--set problem.name=jacobi`) is taken as a string: shells make quoting awkward.
+toml::table parse_override_value(const std::string& text, const std::string& value) {
+    try {
+        const std::string doc = "v = " + value;
+        return toml::parse(std::string_view(doc), std::string_view("--set"));
+    } catch (const toml::parse_error& e) {
+        if (is_bare_word(value)) return toml::table{{"v", value}};
+        throw ConfigError(fmt::format("--set {}: cannot read '{}' as a TOML value ({})", text,
+                                      value, e.description()));
+    }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> apply_overrides(toml::table& root,
+                                                   const std::vector<std::string>& overrides) {
+    std::map<std::string, std::string> origin;
+    for (const std::string& text : overrides) {
+        const auto eq = text.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            throw ConfigError(fmt::format("--set {}: expected key=value, e.g. --set time.steps=10", text));
+        }
+        const std::string key = text.substr(0, eq);
+        toml::table parsed = parse_override_value(text, text.substr(eq + 1));
+        if (!parsed.contains("v")) throw ConfigError(fmt::format("--set {}: no value", text));
+
+        toml::table* table = &root;
+        std::string_view rest = key;
+        for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
+            const std::string part(rest.substr(0, dot));
+            rest.remove_prefix(dot + 1);
+            if (!table->contains(part)) table->insert(part, toml::table{});
+            table = (*table)[part].as_table();
+            if (table == nullptr) {
+                throw ConfigError(fmt::format("--set {}: '{}' is not a table", text, part));
+            }
+        }
+        table->insert_or_assign(std::string(rest), std::move(*parsed.get("v")));
+        origin[key] = "--set " + text;
+    }
+    return origin;
+}
+
+}  // namespace gridsim

@@ -1,0 +1,58 @@
+// Typed, checked access to a parsed TOML deck. Every getter names the file, line and key in
+// its error; keys not in the schema are rejected before anything is read.
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gridsim {
+
+class DeckReader {
+public:
+    // `origin_override` maps dotted keys set by --set to the text that set them.
+    DeckReader(const toml::table& root, std::string path,
+               std::map<std::string, std::string> origin_override);
+
+    // Throws ConfigError for the first key (in document order) that `schema` does not list.
+    void reject_unknown_keys(const std::vector<std::string_view>& schema) const;
+
+    [[nodiscard]] bool has(std::string_view key) const;
+    [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key, std::int64_t min,
+                                                      std::int64_t max) const;
+    [[nodiscard]] std::optional<double> number(std::string_view key) const;
+    [[nodiscard]] std::optional<bool> boolean(std::string_view key) const;
+    [[nodiscard]] std::optional<std::string> string(std::string_view key) const;
+    // One of `choices` (exact, case-sensitive); returns its index.
+    [[nodiscard]] std::optional<int> choice(std::string_view key,
+                                            std::initializer_list<std::string_view> choices) const;
+    [[nodiscard]] std::optional<std::vector<std::int64_t>> integers(std::string_view key) const;
+    [[nodiscard]] std::optional<std::vector<double>> numbers(std::string_view key) const;
+
+    // "file:line" of a key present in the deck, "--set key=value" for an override, else the file.
+    [[nodiscard]] std::string where(std::string_view key) const;
+    // Every key present, with where() of each (recorded in Config::origin).
+    [[nodiscard]] std::map<std::string, std::string> origins() const;
+    [[noreturn]] void fail(std::string_view key, const std::string& message) const;
+
+private:
+    [[nodiscard]] const toml::node* find(std::string_view key) const;
+    [[nodiscard]] double to_number(std::string_view key, const toml::node& n) const;
+
+    const toml::table& root_;
+    std::string path_;
+    std::map<std::string, std::string> origin_override_;
+};
+
+// Applies "a.b.c=value" overrides to `root`; returns key -> "--set a.b.c=value".
+std::map<std::string, std::string> apply_overrides(toml::table& root,
+                                                   const std::vector<std::string>& overrides);
+
+}  // namespace gridsim

@@ -1,0 +1,121 @@
+// Fields with halos. Layout (every backend, host and device alike): x fastest, then y, then z;
+// each axis that is decomposed carries `halo` ghost layers on both sides (2D fields have one
+// z plane and no z halo). Owned point (i, j, k), 0 <= i < n[0], sits at
+// origin + i + j*sy + k*sz; halo points have indices -halo..-1 and n..n+halo-1.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "field/host_device.hpp"
+
+namespace gridsim {
+
+struct FieldExtents {
+    int dims = 3;
+    std::array<int, 3> n{1, 1, 1};  // owned points per axis
+    int halo = 1;
+    std::int64_t sy = 0;            // stride between rows (elements)
+    std::int64_t sz = 0;            // stride between planes (elements)
+    std::int64_t origin = 0;        // element index of owned point (0, 0, 0)
+    std::int64_t total = 0;         // elements allocated, halos included
+
+    static FieldExtents make(int dims, const std::array<int, 3>& n, int halo) {
+        FieldExtents e;
+        e.dims = dims;
+        e.n = n;
+        e.halo = halo;
+        const int hz = dims == 3 ? halo : 0;
+        e.sy = n[0] + 2 * halo;
+        e.sz = e.sy * (n[1] + 2 * halo);
+        e.origin = halo + e.sy * halo + e.sz * hz;
+        e.total = e.sz * (n[2] + 2 * hz);
+        return e;
+    }
+    GRIDSIM_HD std::int64_t index(int i, int j, int k) const { return origin + i + j * sy + k * sz; }
+};
+
+// Non-owning view for kernels and loops (T may be const). Trivially copyable, passed by value.
+template <class T>
+struct FieldView {
+    T* data = nullptr;
+    FieldExtents ext;
+
+    GRIDSIM_HD T& operator()(int i, int j, int k) const { return data[ext.index(i, j, k)]; }
+    operator FieldView<const T>() const { return {data, ext}; }  // NOLINT: implicit by design
+};
+
+enum class MemorySpace { host, device };
+
+// Owning, move-only array in host or device memory. The deleter is chosen by whoever
+// allocates (host here, cudaFree in the CUDA backend), so this layer needs no CUDA.
+template <class T>
+class Buffer {
+public:
+    using FreeFn = void (*)(void*);
+
+    Buffer() = default;
+    Buffer(T* data, std::size_t size, MemorySpace space, FreeFn free_fn)
+        : data_(data), size_(size), space_(space), free_(free_fn) {}
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    Buffer(Buffer&& o) noexcept { swap(o); }
+    Buffer& operator=(Buffer&& o) noexcept {
+        Buffer tmp(std::move(o));
+        swap(tmp);
+        return *this;
+    }
+    ~Buffer() {
+        if (data_ != nullptr) free_(data_);
+    }
+
+    // Zero-filled host memory, 64-byte aligned (cache line; AVX-512 friendly rows).
+    static Buffer host(std::size_t size) {
+        const std::size_t bytes = ((size * sizeof(T) + 63) / 64) * 64;
+        void* p = std::aligned_alloc(64, bytes == 0 ? 64 : bytes);
+        if (p == nullptr) throw std::bad_alloc();
+        std::memset(p, 0, bytes);
+        return Buffer(static_cast<T*>(p), size, MemorySpace::host, &std::free);
+    }
+
+    [[nodiscard]] T* data() const { return data_; }
+    [[nodiscard]] std::size_t size() const { return size_; }
+    [[nodiscard]] MemorySpace space() const { return space_; }
+
+private:
+    void swap(Buffer& o) noexcept {
+        std::swap(data_, o.data_);
+        std::swap(size_, o.size_);
+        std::swap(space_, o.space_);
+        std::swap(free_, o.free_);
+    }
+
+    T* data_ = nullptr;
+    std::size_t size_ = 0;
+    MemorySpace space_ = MemorySpace::host;
+    FreeFn free_ = nullptr;
+};
+
+// A field: its extents and the buffer that holds them.
+template <class T>
+class Field {
+public:
+    Field() = default;
+    Field(const FieldExtents& ext, Buffer<T> buf) : ext_(ext), buf_(std::move(buf)) {}
+
+    [[nodiscard]] const FieldExtents& extents() const { return ext_; }
+    [[nodiscard]] FieldView<T> view() { return {buf_.data(), ext_}; }
+    [[nodiscard]] FieldView<const T> view() const { return {buf_.data(), ext_}; }
+    [[nodiscard]] MemorySpace space() const { return buf_.space(); }
+
+private:
+    FieldExtents ext_;
+    Buffer<T> buf_;
+};
+
+}  // namespace gridsim

@@ -1,0 +1,145 @@
+// gridsim: subcommand dispatch and the wiring of the layers (config -> solver -> report).
+//
+// Exit codes: 0 success, 1 runtime failure (all ranks aborted), 2 bad input or usage.
+// Bad input is detected identically on every rank (rank 0 reads the deck and broadcasts its
+// text), so every rank returns 2 together and rank 0 prints the message once.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "comm/mpi_check.hpp"
+#include "comm/mpi_session.hpp"
+#include "config/config.hpp"
+#include "report/report.hpp"
+#include "solver/run.hpp"
+
+namespace {
+
+using gridsim::Config;
+using gridsim::ConfigError;
+
+constexpr int kExitRuntime = 1;
+constexpr int kExitBadInput = 2;
+
+struct Options {
+    std::string deck;
+    std::vector<std::string> sets;
+    std::string report;
+    bool quiet = false;
+};
+
+// Rank 0 reads the deck; every rank gets its text (or the same error).
+std::string read_deck_everywhere(const std::string& path, int rank) {
+    std::string text;
+    std::string error;
+    if (rank == 0) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            error = fmt::format("{}: cannot read deck: {}", path, std::strerror(errno));
+        } else {
+            std::ostringstream ss;
+            ss << in.rdbuf();
+            text = ss.str();
+        }
+    }
+    for (std::string* s : {&error, &text}) {
+        long len = static_cast<long>(s->size());
+        GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+        s->resize(len);
+        GRIDSIM_MPI_CHECK(MPI_Bcast(s->data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD));
+    }
+    if (!error.empty()) throw ConfigError(error);
+    return text;
+}
+
+Config load(const Options& opt, int rank) {
+    Config cfg = gridsim::load_config(read_deck_everywhere(opt.deck, rank), opt.deck, opt.sets);
+    if (!opt.report.empty()) {
+        cfg.report = opt.report;
+        cfg.origin["output.report"] = "--report";
+    }
+    if (opt.quiet) cfg.progress_every = 0;
+    if (!cfg.report.empty()) {
+        // Refuse before running rather than lose the result at the end.
+        const auto dir = std::filesystem::absolute(cfg.report).parent_path();
+        if (!std::filesystem::is_directory(dir)) {
+            throw ConfigError(cfg.where("output.report") + fmt::format("directory '{}' does not exist", dir.string()));
+        }
+    }
+    return cfg;
+}
+
+int cmd_check(const Options& opt, int rank) {
+    const Config cfg = load(opt, rank);
+    if (rank == 0) std::cout << "# " << opt.deck << ": valid\n" << gridsim::to_toml(cfg) << std::flush;
+    return 0;
+}
+
+int cmd_run(const Options& opt, int rank) {
+    const Config cfg = load(opt, rank);
+    gridsim::RunOptions run_opt;
+    run_opt.on_progress = [rank](const gridsim::ProgressSample& s) {
+        if (rank == 0) std::cout << gridsim::progress_line(s) << std::endl;
+    };
+    const gridsim::RunResult result = gridsim::run_problem(cfg, MPI_COMM_WORLD, run_opt);
+    const nlohmann::json doc = gridsim::build_report(cfg, result, MPI_COMM_WORLD);
+    if (rank == 0) {
+        std::cout << gridsim::summary_text(doc) << std::flush;
+        if (!cfg.report.empty()) {
+            gridsim::write_report(cfg.report, doc);
+            std::cout << "  report          " << cfg.report << '\n' << std::flush;
+        }
+    }
+    return 0;
+}
+
+void add_deck_options(CLI::App& cmd, Options& opt) {
+    cmd.add_option("deck", opt.deck, "TOML deck")->required();
+    cmd.add_option("--set", opt.sets, "override a deck key, e.g. --set grid.cells=[128,128,128]")
+        ->type_name("KEY=VALUE");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    gridsim::MpiSession mpi(&argc, &argv);
+    const int rank = mpi.rank();
+
+    CLI::App app{"gridsim: MPI-parallel structured-grid stencil simulations"};
+    app.require_subcommand(1);
+    Options opt;
+    CLI::App* run = app.add_subcommand("run", "run a deck");
+    add_deck_options(*run, opt);
+    run->add_option("--report", opt.report, "write the JSON run report here");
+    run->add_flag("--quiet", opt.quiet, "print only the summary");
+    CLI::App* check = app.add_subcommand("check", "validate a deck and print the resolved configuration");
+    add_deck_options(*check, opt);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {  // --help
+        return rank == 0 ? app.exit(e) : 0;
+    } catch (const CLI::ParseError& e) {
+        if (rank == 0) std::cerr << "gridsim: error: " << e.what() << " (see gridsim --help)" << std::endl;
+        return kExitBadInput;
+    }
+
+    try {
+        return run->parsed() ? cmd_run(opt, rank) : cmd_check(opt, rank);
+    } catch (const ConfigError& e) {
+        if (rank == 0) std::cerr << "gridsim: error: " << e.what() << std::endl;
+        return kExitBadInput;
+    } catch (const std::exception& e) {
+        // A failure that may be local to this rank: end every rank rather than leave them waiting.
+        std::cerr << fmt::format("gridsim: rank {}: error: {}", rank, e.what()) << std::endl;
+        MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
+        return kExitRuntime;
+    }
+}

@@ -1,0 +1,183 @@
+#include "report/report.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+#include <toml++/toml.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+
+#include "affinity/binding.hpp"
+#include "comm/mpi_check.hpp"
+#include "comm/mpi_session.hpp"
+#ifdef GRIDSIM_HAVE_CUDA
+#include "kernels/cuda/device_query.hpp"
+#endif
+
+#ifndef GRIDSIM_VERSION
+#define GRIDSIM_VERSION "unknown"
+#endif
+
+namespace gridsim {
+
+namespace {
+
+nlohmann::json phase_stats(const PhaseTimes& mine, MPI_Comm comm) {
+    const int n = static_cast<int>(mine.size());
+    PhaseTimes min{}, max{}, sum{};
+    GRIDSIM_MPI_CHECK(MPI_Reduce(mine.data(), min.data(), n, MPI_DOUBLE, MPI_MIN, 0, comm));
+    GRIDSIM_MPI_CHECK(MPI_Reduce(mine.data(), max.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm));
+    GRIDSIM_MPI_CHECK(MPI_Reduce(mine.data(), sum.data(), n, MPI_DOUBLE, MPI_SUM, 0, comm));
+    nlohmann::json out = nlohmann::json::object();
+    for (int p = 0; p < n; ++p) {
+        out[kPhaseNames[p]] = {{"min", min[p]}, {"mean", sum[p] / comm_size(comm)}, {"max", max[p]}};
+    }
+    return out;
+}
+
+nlohmann::json placements(MPI_Comm comm) {
+    const Placement p = current_placement();
+    const std::string mine = p.host + '\n' + p.cpus;
+    const int len = static_cast<int>(mine.size());
+    const int nranks = comm_size(comm);
+    std::vector<int> lens(nranks), displs(nranks);
+    GRIDSIM_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
+    int total = 0;
+    for (int r = 0; r < nranks; ++r) {
+        displs[r] = total;
+        total += lens[r];
+    }
+    std::string all(total, '\0');
+    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(),
+                                  MPI_CHAR, 0, comm));
+    nlohmann::json out = nlohmann::json::array();
+    if (comm_rank(comm) != 0) return out;
+    for (int r = 0; r < nranks; ++r) {
+        const std::string s = all.substr(displs[r], lens[r]);
+        const auto nl = s.find('\n');
+        out.push_back({{"rank", r}, {"host", s.substr(0, nl)}, {"cpus", s.substr(nl + 1)}});
+    }
+    return out;
+}
+
+nlohmann::json error_json(const ErrorNorms& e) { return {{"max_abs", e.max_abs}, {"rel_l2", e.rel_l2}}; }
+
+}  // namespace
+
+nlohmann::json versions() {
+    unsigned maj = 0, min = 0, rel = 0;
+    H5get_libversion(&maj, &min, &rel);
+    nlohmann::json v = {{"gridsim", GRIDSIM_VERSION},
+            {"compiler", fmt::format("{} {}", GRIDSIM_COMPILER_ID, __VERSION__)},
+            {"mpi", mpi_library_version()},
+            {"hdf5", fmt::format("{}.{}.{}", maj, min, rel)},
+            {"hwloc", hwloc_version()},
+            {"tomlplusplus", fmt::format("{}.{}.{}", TOML_LIB_MAJOR, TOML_LIB_MINOR, TOML_LIB_PATCH)},
+            {"fmt", fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)}};
+#ifdef GRIDSIM_HAVE_CUDA
+    v["cuda_runtime"] = cuda_runtime_version();
+    v["cuda_devices_visible"] = cuda_device_count();
+#endif
+    return v;
+}
+
+nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm) {
+    nlohmann::json phases = phase_stats(r.phases, comm);
+    nlohmann::json where = placements(comm);
+    if (comm_rank(comm) != 0) return {};
+
+    const double per_step = r.steps > 0 ? r.loop_seconds / static_cast<double>(r.steps) : 0.0;
+    const double lups = static_cast<double>(r.updated_points) * static_cast<double>(r.steps);
+    // Compulsory traffic of an explicit stencil: read u once and write u' once per point.
+    const double bytes = 2.0 * static_cast<double>(r.value_bytes) * lups;
+    nlohmann::json doc = {
+        {"config", nlohmann::json::parse(to_json(cfg))},
+        {"problem", to_string(cfg.problem)},
+        {"dims", cfg.dims},
+        {"ranks", r.ranks},
+        {"process_grid", std::vector<int>(r.process_grid.begin(), r.process_grid.begin() + cfg.dims)},
+        {"backend", r.backend},
+        {"transport", r.transport},
+        {"overlap", cfg.overlap},
+        {"precision", to_string(cfg.precision)},
+        {"steps", r.steps},
+        {"dt", r.dt},
+        {"sim_time", r.sim_time},
+        {"loop_seconds", r.loop_seconds},
+        {"time_per_step_s", per_step},
+        {"updated_points_per_step", r.updated_points},
+        {"glups", r.loop_seconds > 0 ? lups / r.loop_seconds / 1e9 : 0.0},
+        {"effective_bandwidth_GBps", r.loop_seconds > 0 ? bytes / r.loop_seconds / 1e9 : 0.0},
+        {"phases", phases},
+        {"final_norm", r.final_norm},
+        {"placement", where},
+        {"versions", versions()},
+    };
+    if (cfg.problem == ProblemKind::jacobi) {
+        doc["residual_history"] = r.residual_history;
+        doc["converged"] = r.converged;
+    }
+    if (r.error_discrete) {
+        doc["error_vs_analytic"] = {{"discrete", error_json(*r.error_discrete)},
+                                    {"continuous", error_json(*r.error_continuous)}};
+    }
+    return doc;
+}
+
+void write_report(const std::string& path, const nlohmann::json& doc) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << doc.dump(2) << '\n';
+        out.flush();
+        if (!out) {
+            std::remove(tmp.c_str());
+            throw std::runtime_error("cannot write run report " + tmp);
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw std::runtime_error("cannot rename " + tmp + " to " + path);
+    }
+}
+
+std::string progress_line(const ProgressSample& s) {
+    const double eta = s.step > 0 ? s.elapsed_s * static_cast<double>(s.total - s.step) / s.step : 0.0;
+    std::string line = fmt::format("step {}/{}", s.step, s.total);
+    if (s.sim_time > 0) line += fmt::format("  t={:.4e}", s.sim_time);
+    return line + fmt::format("  {}={:.6e}  {:.3f} GLUP/s  ETA {:.1f} s", s.norm_name, s.norm, s.glups, eta);
+}
+
+std::string summary_text(const nlohmann::json& d) {
+    const auto& c = d["config"];
+    std::string out = fmt::format(
+        "gridsim {} {}D {} {}, {} rank(s) on process grid {}, backend {}, transport {}, overlap {}\n",
+        d["problem"].get<std::string>(), d["dims"].get<int>(), fmt::join(c["grid"]["cells"].get<std::vector<int>>(), "x"),
+        d["precision"].get<std::string>(), d["ranks"].get<int>(), fmt::join(d["process_grid"].get<std::vector<int>>(), "x"),
+        d["backend"].get<std::string>(), d["transport"].get<std::string>(), d["overlap"].get<bool>() ? "on" : "off");
+    out += fmt::format("  steps           {}", d["steps"].get<std::int64_t>());
+    if (d["problem"] == "heat") out += fmt::format("  (dt = {:.4e}, t = {:.4e})", d["dt"].get<double>(), d["sim_time"].get<double>());
+    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s)\n", d["time_per_step_s"].get<double>(), d["loop_seconds"].get<double>());
+    out += fmt::format("  throughput      {:.4f} GLUP/s, effective bandwidth {:.3f} GB/s\n", d["glups"].get<double>(),
+                       d["effective_bandwidth_GBps"].get<double>());
+    out += "  phases [s]      (min/mean/max over ranks)\n";
+    for (const auto& [name, st] : d["phases"].items()) {
+        out += fmt::format("    {:<10} {:.4f} / {:.4f} / {:.4f}\n", name, st["min"].get<double>(), st["mean"].get<double>(),
+                           st["max"].get<double>());
+    }
+    if (d.contains("residual_history")) {
+        out += fmt::format("  final residual  {:.6e}{}\n", d["final_norm"].get<double>(), d["converged"].get<bool>() ? " (converged)" : "");
+    }
+    if (d.contains("error_vs_analytic")) {
+        const auto& e = d["error_vs_analytic"];
+        out += fmt::format("  error vs exact discrete solution:   max abs {:.3e}, rel L2 {:.3e}\n",
+                           e["discrete"]["max_abs"].get<double>(), e["discrete"]["rel_l2"].get<double>());
+        out += fmt::format("  error vs continuous (analytic) PDE: max abs {:.3e}, rel L2 {:.3e}\n",
+                           e["continuous"]["max_abs"].get<double>(), e["continuous"]["rel_l2"].get<double>());
+    }
+    return out;
+}
+
+}  // namespace gridsim

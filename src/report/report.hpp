@@ -1,0 +1,31 @@
+// The run report: the JSON document the scaling scripts read, the one-screen summary, and the
+// progress line. Building the report is collective (it reduces over ranks).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <mpi.h>
+
+#include <string>
+
+#include "config/config.hpp"
+#include "solver/run.hpp"
+
+namespace gridsim {
+
+// Collective over `comm`; the returned document is complete on rank 0 only.
+nlohmann::json build_report(const Config& cfg, const RunResult& result, MPI_Comm comm);
+
+// Writes `doc` to `path` through a temporary file renamed into place, so a reader never sees
+// a partial report. Throws std::runtime_error on failure.
+void write_report(const std::string& path, const nlohmann::json& doc);
+
+// The summary printed at the end of `gridsim run` (from the report document).
+std::string summary_text(const nlohmann::json& doc);
+
+// One progress line ("step 100/1000 ..."), printed and flushed by rank 0.
+std::string progress_line(const ProgressSample& s);
+
+nlohmann::json versions();
+
+}  // namespace gridsim

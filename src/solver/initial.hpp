@@ -1,0 +1,35 @@
+// Initial and boundary values, and the analytic heat solution (DESIGN.md section 2).
+#pragma once
+
+#include <array>
+#include <optional>
+
+#include "config/config.hpp"
+#include "grid/domain.hpp"
+
+namespace gridsim {
+
+// A separable Fourier mode A * prod_d phi_d(x_d): phi_d = sin(kappa_d x) on a Dirichlet axis
+// (kappa = k pi / L, zero at both ends), cos(kappa_d x) on a periodic axis (kappa = 2 pi k / P,
+// P = N h the period). It is an eigenvector of the discrete Laplacian, so one explicit step
+// multiplies it by exactly `lambda`, and the heat equation decays it as exp(-rate t).
+struct HeatMode {
+    int dims = 3;
+    double amplitude = 1.0;
+    std::array<double, 3> kappa{0, 0, 0};
+    std::array<bool, 3> cosine{false, false, false};
+    double lambda = 1.0;  // explicit (FTCS) amplification per step
+    double rate = 0.0;    // alpha * sum_d kappa_d^2
+
+    [[nodiscard]] double shape(const std::array<double, 3>& x) const;
+};
+
+HeatMode make_heat_mode(const Config& cfg);
+
+// The solution is a pure mode only for the sine initial condition with zero Dirichlet faces.
+bool heat_has_analytic_solution(const Config& cfg);
+
+// Value at full-array index g (the point x = g * h) at t = 0, including Dirichlet points.
+double initial_value(const Config& cfg, const Domain& dom, const std::array<int, 3>& g);
+
+}  // namespace gridsim

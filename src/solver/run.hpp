@@ -1,0 +1,62 @@
+// Runs one deck to completion on a communicator and returns what the report needs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <mpi.h>
+
+#include "config/config.hpp"
+#include "solver/phase_timer.hpp"
+
+namespace gridsim {
+
+struct ErrorNorms {
+    double max_abs = 0.0;
+    double rel_l2 = 0.0;  // ||u - ref||_2 / ||ref||_2 over all grid points
+};
+
+// A progress sample, taken collectively; the callback runs on every rank.
+struct ProgressSample {
+    std::int64_t step = 0;
+    std::int64_t total = 0;
+    double sim_time = 0.0;
+    const char* norm_name = "";
+    double norm = 0.0;
+    double elapsed_s = 0.0;
+    double glups = 0.0;
+};
+
+struct RunOptions {
+    bool gather_field = false;  // fill RunResult::global_field on rank 0
+    std::function<void(const ProgressSample&)> on_progress;
+};
+
+struct RunResult {
+    std::string backend;
+    std::string transport;
+    std::array<int, 3> process_grid{1, 1, 1};
+    int ranks = 1;
+    std::int64_t steps = 0;            // steps (heat) or sweeps (jacobi) done
+    double dt = 0.0;
+    double sim_time = 0.0;
+    double loop_seconds = 0.0;         // wall time of the step loop, slowest rank
+    std::int64_t updated_points = 0;   // per step, all ranks
+    std::size_t value_bytes = 8;       // sizeof(T)
+    PhaseTimes phases{};               // this rank's
+    std::vector<std::pair<std::int64_t, double>> residual_history;  // jacobi
+    bool converged = false;            // jacobi reached time.tolerance
+    double final_norm = 0.0;           // residual (jacobi) or ||u||_2 (heat)
+    std::optional<ErrorNorms> error_discrete;    // vs the exact discrete solution
+    std::optional<ErrorNorms> error_continuous;  // vs the continuous PDE solution
+    std::vector<double> global_field;  // solved grid on rank 0, when asked for
+};
+
+// Throws ConfigError for decks this rank count or build cannot run (same on every rank).
+RunResult run_problem(const Config& cfg, MPI_Comm comm, const RunOptions& options = {});
+
+}  // namespace gridsim

@@ -1,0 +1,103 @@
+// What every problem's time loop shares: collective progress decisions and loop timing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include <mpi.h>
+
+#include "comm/mpi_check.hpp"
+#include "solver/run.hpp"
+
+namespace gridsim {
+
+// Decides, identically on every rank, when a progress line is due: every `every` steps, at
+// the last step, or when ~10 s passed since the last line (rank 0's clock, broadcast every 16
+// steps so the decision stays collective).
+class ProgressSchedule {
+public:
+    ProgressSchedule(MPI_Comm comm, std::int64_t every, std::int64_t total)
+        : comm_(comm), every_(every), total_(total), last_(Clock::now()) {}
+
+    bool due(std::int64_t step) {
+        if (every_ <= 0) return false;
+        bool due = step % every_ == 0 || step == total_;
+        if (!due && step % 16 == 0) {
+            int late = std::chrono::duration<double>(Clock::now() - last_).count() >= 10.0 ? 1 : 0;
+            GRIDSIM_MPI_CHECK(MPI_Bcast(&late, 1, MPI_INT, 0, comm_));
+            due = late != 0;
+        }
+        if (due) last_ = Clock::now();
+        return due;
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    MPI_Comm comm_;
+    std::int64_t every_;
+    std::int64_t total_;
+    Clock::time_point last_;
+};
+
+// Wall time of a loop across ranks: starts after a barrier, reports the slowest rank.
+class LoopClock {
+public:
+    explicit LoopClock(MPI_Comm comm) : comm_(comm) {
+        GRIDSIM_MPI_CHECK(MPI_Barrier(comm_));
+        start_ = std::chrono::steady_clock::now();
+    }
+    [[nodiscard]] double elapsed() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    }
+    [[nodiscard]] double slowest() const {
+        double mine = elapsed();
+        double max = 0.0;
+        GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &max, 1, MPI_DOUBLE, MPI_MAX, comm_));
+        return max;
+    }
+
+private:
+    MPI_Comm comm_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace gridsim
+
+#include "solver/simulation.hpp"
+
+namespace gridsim {
+
+// The parts of a RunResult every problem fills the same way.
+template <class T>
+RunResult make_result(Simulation<T>& sim, const Config& cfg, std::int64_t steps, double loop_seconds) {
+    RunResult r;
+    r.backend = sim.backend_name();
+    r.transport = sim.transport_name();
+    r.process_grid = sim.topology().process_grid();
+    r.ranks = sim.topology().size();
+    r.steps = steps;
+    r.dt = cfg.dt;
+    r.sim_time = cfg.problem == ProblemKind::heat ? steps * cfg.dt : 0.0;
+    r.loop_seconds = loop_seconds;
+    r.updated_points = sim.global_updated_points();
+    r.value_bytes = sizeof(T);
+    r.phases = sim.timer().seconds();
+    return r;
+}
+
+template <class T>
+void emit_progress(const RunOptions& opt, const Simulation<T>& sim, const Config& cfg, std::int64_t step,
+                   const char* norm_name, double norm, double elapsed) {
+    if (!opt.on_progress) return;
+    ProgressSample s;
+    s.step = step;
+    s.total = cfg.steps;
+    s.sim_time = cfg.problem == ProblemKind::heat ? step * cfg.dt : 0.0;
+    s.norm_name = norm_name;
+    s.norm = norm;
+    s.elapsed_s = elapsed;
+    s.glups = elapsed > 0 ? static_cast<double>(sim.global_updated_points()) * step / elapsed / 1e9 : 0.0;
+    opt.on_progress(s);
+}
+
+}  // namespace gridsim
