@@ -54,8 +54,10 @@ GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const 
     const T* p = u.data + u.ext.index(i, j, k);
     const auto sy = u.ext.sy;
     if constexpr (Dims == 2) {
-        if constexpr (Kind == StencilKind::heat) return heat_point(p[0], p[-1], p[1], p[-sy], p[sy], r);
-        else return jacobi_point(p[-1], p[1], p[-sy], p[sy]);
+        if constexpr (Kind == StencilKind::heat)
+            return heat_point(p[0], p[-1], p[1], p[-sy], p[sy], r);
+        else
+            return jacobi_point(p[-1], p[1], p[-sy], p[sy]);
     } else {
         const auto sz = u.ext.sz;
         if constexpr (Kind == StencilKind::heat) {

@@ -3,8 +3,8 @@
 // Exit codes: 0 success, 1 runtime failure (all ranks aborted), 2 bad input or usage.
 // Bad input is detected identically on every rank (rank 0 reads the deck and broadcasts its
 // text), so every rank returns 2 together and rank 0 prints the message once.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cstdio>
@@ -70,7 +70,8 @@ Config load(const Options& opt, int rank) {
         // Refuse before running rather than lose the result at the end.
         const auto dir = std::filesystem::absolute(cfg.report).parent_path();
         if (!std::filesystem::is_directory(dir)) {
-            throw ConfigError(cfg.where("output.report") + fmt::format("directory '{}' does not exist", dir.string()));
+            throw ConfigError(cfg.where("output.report") +
+                              fmt::format("directory '{}' does not exist", dir.string()));
         }
     }
     return cfg;
@@ -78,7 +79,8 @@ Config load(const Options& opt, int rank) {
 
 int cmd_check(const Options& opt, int rank) {
     const Config cfg = load(opt, rank);
-    if (rank == 0) std::cout << "# " << opt.deck << ": valid\n" << gridsim::to_toml(cfg) << std::flush;
+    if (rank == 0)
+        std::cout << "# " << opt.deck << ": valid\n" << gridsim::to_toml(cfg) << std::flush;
     return 0;
 }
 
@@ -119,7 +121,8 @@ int main(int argc, char** argv) {
     add_deck_options(*run, opt);
     run->add_option("--report", opt.report, "write the JSON run report here");
     run->add_flag("--quiet", opt.quiet, "print only the summary");
-    CLI::App* check = app.add_subcommand("check", "validate a deck and print the resolved configuration");
+    CLI::App* check =
+        app.add_subcommand("check", "validate a deck and print the resolved configuration");
     add_deck_options(*check, opt);
 
     try {
@@ -127,7 +130,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::Success& e) {  // --help
         return rank == 0 ? app.exit(e) : 0;
     } catch (const CLI::ParseError& e) {
-        if (rank == 0) std::cerr << "gridsim: error: " << e.what() << " (see gridsim --help)" << std::endl;
+        if (rank == 0)
+            std::cerr << "gridsim: error: " << e.what() << " (see gridsim --help)" << std::endl;
         return kExitBadInput;
     }
 

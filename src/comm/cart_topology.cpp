@@ -11,8 +11,9 @@ namespace gridsim {
 
 std::array<int, 3> choose_process_grid(const Config& cfg, const Domain& dom, int nranks) {
     std::array<int, 3> grid{1, 1, 1};
-    const bool automatic = std::all_of(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims,
-                                       [](int p) { return p == 0; });
+    const bool automatic =
+        std::all_of(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims,
+                    [](int p) { return p == 0; });
     if (!automatic) {
         std::copy(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims, grid.begin());
         long fixed = 1;
@@ -38,7 +39,8 @@ std::array<int, 3> choose_process_grid(const Config& cfg, const Domain& dom, int
 CartTopology::CartTopology(MPI_Comm parent, const Config& cfg, const Domain& dom, int halo) {
     const int nranks = comm_size(parent);
     process_grid_ = choose_process_grid(cfg, dom, nranks);
-    if (const std::string why = decomposition_problem(dom, process_grid_, nranks, halo); !why.empty()) {
+    if (const std::string why = decomposition_problem(dom, process_grid_, nranks, halo);
+        !why.empty()) {
         const bool from_deck = std::any_of(cfg.process_grid.begin(), cfg.process_grid.end(),
                                            [](int p) { return p != 0; });
         throw ConfigError(cfg.where(from_deck ? "parallel.process_grid" : "grid.cells") + why);
@@ -47,7 +49,8 @@ CartTopology::CartTopology(MPI_Comm parent, const Config& cfg, const Domain& dom
     for (int d = 0; d < dom.dims; ++d) periods[d] = dom.periodic[d] ? 1 : 0;
     MPI_Comm cart = MPI_COMM_NULL;
     // reorder = 0: rank numbers stay those of the parent, so logs and reports match mpirun's.
-    GRIDSIM_MPI_CHECK(MPI_Cart_create(parent, dom.dims, process_grid_.data(), periods.data(), 0, &cart));
+    GRIDSIM_MPI_CHECK(
+        MPI_Cart_create(parent, dom.dims, process_grid_.data(), periods.data(), 0, &cart));
     comm_ = Communicator(cart);
     rank_ = comm_rank(cart);
     size_ = nranks;

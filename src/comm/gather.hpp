@@ -13,7 +13,8 @@ namespace gridsim {
 // `u` is a host view of this rank's field. Returns the solved grid (x fastest) on rank 0 as
 // double (exact for float and double inputs), and an empty vector elsewhere.
 template <class T>
-std::vector<double> gather_to_root(const CartTopology& topo, const Domain& dom, FieldView<const T> u) {
+std::vector<double> gather_to_root(const CartTopology& topo, const Domain& dom,
+                                   FieldView<const T> u) {
     const Subdomain& sub = topo.subdomain();
     std::vector<double> mine;
     mine.reserve(static_cast<std::size_t>(sub.size[0]) * sub.size[1] * sub.size[2]);
@@ -22,9 +23,11 @@ std::vector<double> gather_to_root(const CartTopology& topo, const Domain& dom, 
             for (int i = 0; i < sub.size[0]; ++i) mine.push_back(u(i, j, k));
 
     const int nranks = topo.size();
-    std::array<int, 6> geom{sub.offset[0], sub.offset[1], sub.offset[2], sub.size[0], sub.size[1], sub.size[2]};
+    std::array<int, 6> geom{sub.offset[0], sub.offset[1], sub.offset[2],
+                            sub.size[0],   sub.size[1],   sub.size[2]};
     std::vector<int> all_geom(topo.rank() == 0 ? 6 * nranks : 0);
-    GRIDSIM_MPI_CHECK(MPI_Gather(geom.data(), 6, MPI_INT, all_geom.data(), 6, MPI_INT, 0, topo.comm()));
+    GRIDSIM_MPI_CHECK(
+        MPI_Gather(geom.data(), 6, MPI_INT, all_geom.data(), 6, MPI_INT, 0, topo.comm()));
     std::vector<int> counts(nranks), displs(nranks);
     if (topo.rank() == 0) {
         int at = 0;
@@ -34,9 +37,11 @@ std::vector<double> gather_to_root(const CartTopology& topo, const Domain& dom, 
             at += counts[r];
         }
     }
-    std::vector<double> packed(topo.rank() == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) : 0);
-    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, packed.data(),
-                                  counts.data(), displs.data(), MPI_DOUBLE, 0, topo.comm()));
+    std::vector<double> packed(
+        topo.rank() == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) : 0);
+    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE,
+                                  packed.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
+                                  topo.comm()));
     if (topo.rank() != 0) return {};
 
     const auto& n = dom.solved;
@@ -47,7 +52,9 @@ std::vector<double> gather_to_root(const CartTopology& topo, const Domain& dom, 
         for (int k = 0; k < g[5]; ++k)
             for (int j = 0; j < g[4]; ++j)
                 for (int i = 0; i < g[3]; ++i) {
-                    global[(g[0] + i) + static_cast<std::size_t>(n[0]) * ((g[1] + j) + static_cast<std::size_t>(n[1]) * (g[2] + k))] = *src++;
+                    global[(g[0] + i) +
+                           static_cast<std::size_t>(n[0]) *
+                               ((g[1] + j) + static_cast<std::size_t>(n[1]) * (g[2] + k))] = *src++;
                 }
     }
     return global;

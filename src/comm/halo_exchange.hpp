@@ -15,9 +15,13 @@ namespace gridsim {
 template <class T>
 MPI_Datatype mpi_type();
 template <>
-inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+inline MPI_Datatype mpi_type<float>() {
+    return MPI_FLOAT;
+}
 template <>
-inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+inline MPI_Datatype mpi_type<double>() {
+    return MPI_DOUBLE;
+}
 
 // One face that has a neighbour: what it sends and receives, and its contiguous buffers (in
 // backend memory).
@@ -54,7 +58,8 @@ public:
     explicit HostMpiTransport(MPI_Comm comm) : comm_(comm) {}
     ~HostMpiTransport() override {
         // Never leave requests behind (an exception between start and wait): complete them.
-        if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+        if (!requests_.empty())
+            MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
     }
     [[nodiscard]] const char* name() const override { return "staged"; }
 
@@ -67,12 +72,13 @@ public:
         }
         for (std::size_t f = 0; f < faces.size(); ++f) {
             HaloFace<T>& h = faces[f];
-            GRIDSIM_MPI_CHECK(MPI_Isend(h.send_buf.data(), h.count(), mpi_type<T>(), h.peer,
-                                        h.face, comm_, &requests_[2 * f + 1]));
+            GRIDSIM_MPI_CHECK(MPI_Isend(h.send_buf.data(), h.count(), mpi_type<T>(), h.peer, h.face,
+                                        comm_, &requests_[2 * f + 1]));
         }
     }
     void wait() override {
-        GRIDSIM_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
+        GRIDSIM_MPI_CHECK(
+            MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
         requests_.clear();
     }
 

@@ -9,10 +9,10 @@ namespace gridsim::detail {
 [[noreturn]] void mpi_fail(int code, const char* expr, const char* file, int line);
 }  // namespace gridsim::detail
 
-#define GRIDSIM_MPI_CHECK(expr)                                                 \
-    do {                                                                        \
-        const int gridsim_mpi_rc_ = (expr);                                     \
-        if (gridsim_mpi_rc_ != MPI_SUCCESS) {                                   \
+#define GRIDSIM_MPI_CHECK(expr)                                                      \
+    do {                                                                             \
+        const int gridsim_mpi_rc_ = (expr);                                          \
+        if (gridsim_mpi_rc_ != MPI_SUCCESS) {                                        \
             ::gridsim::detail::mpi_fail(gridsim_mpi_rc_, #expr, __FILE__, __LINE__); \
-        }                                                                       \
+        }                                                                            \
     } while (0)

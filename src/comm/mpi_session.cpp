@@ -14,8 +14,8 @@ void mpi_fail(int code, const char* expr, const char* file, int line) {
     MPI_Error_string(code, msg, &len);
     int rank = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::fprintf(stderr, "gridsim: rank %d: MPI error in %s at %s:%d: %s\n", rank, expr, file,
-                 line, msg);
+    std::fprintf(stderr, "gridsim: rank %d: MPI error in %s at %s:%d: %s\n", rank, expr, file, line,
+                 msg);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::abort();  // MPI_Abort does not return; keeps [[noreturn]] honest if it did

@@ -17,16 +17,34 @@ constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 // Every key a deck may hold; README.md ("Deck keys") documents each with its default.
 const std::vector<std::string_view> kSchema = {
-    "problem.name",       "problem.precision",   "problem.alpha",
-    "grid.cells",         "grid.length",
-    "boundary.kind",      "boundary.x",          "boundary.y",        "boundary.z",
-    "boundary.value",     "boundary.face_values",
-    "initial.kind",       "initial.modes",       "initial.amplitude", "initial.center",
-    "initial.radius",     "initial.value",
-    "time.dt",            "time.cfl",            "time.steps",        "time.tolerance",
+    "problem.name",
+    "problem.precision",
+    "problem.alpha",
+    "grid.cells",
+    "grid.length",
+    "boundary.kind",
+    "boundary.x",
+    "boundary.y",
+    "boundary.z",
+    "boundary.value",
+    "boundary.face_values",
+    "initial.kind",
+    "initial.modes",
+    "initial.amplitude",
+    "initial.center",
+    "initial.radius",
+    "initial.value",
+    "time.dt",
+    "time.cfl",
+    "time.steps",
+    "time.tolerance",
     "time.norm_every",
-    "parallel.process_grid", "parallel.backend", "parallel.transport", "parallel.overlap",
-    "output.progress_every", "output.report",
+    "parallel.process_grid",
+    "parallel.backend",
+    "parallel.transport",
+    "parallel.overlap",
+    "output.progress_every",
+    "output.report",
 };
 
 constexpr const char* kProblemNames[] = {"heat", "jacobi"};
@@ -63,13 +81,15 @@ void read_problem_and_grid(const DeckReader& r, Config& c) {
     const auto cells = r.integers("grid.cells");
     if (!cells) r.fail("grid.cells", "is required, e.g. cells = [64, 64, 64]");
     if (cells->size() != 2 && cells->size() != 3) {
-        r.fail("grid.cells", fmt::format("expected 2 or 3 values (2D or 3D), got {}", cells->size()));
+        r.fail("grid.cells",
+               fmt::format("expected 2 or 3 values (2D or 3D), got {}", cells->size()));
     }
     c.dims = static_cast<int>(cells->size());
     for (int d = 0; d < c.dims; ++d) {
         const std::int64_t n = (*cells)[d];
         if (n < 3 || n > kMaxCells) {
-            r.fail("grid.cells", fmt::format("{} points on axis {} is out of range [3, {}]", n, d, kMaxCells));
+            r.fail("grid.cells",
+                   fmt::format("{} points on axis {} is out of range [3, {}]", n, d, kMaxCells));
         }
         c.cells[d] = static_cast<int>(n);
     }
@@ -87,7 +107,8 @@ void read_boundary(const DeckReader& r, Config& c) {
     const char* axis_keys[] = {"boundary.x", "boundary.y", "boundary.z"};
     for (int d = 0; d < 3; ++d) {
         if (auto v = r.choice(axis_keys[d], {"dirichlet", "periodic"})) {
-            if (c.benchmark) r.fail(axis_keys[d], "cannot be set with boundary.kind = \"benchmark\"");
+            if (c.benchmark)
+                r.fail(axis_keys[d], "cannot be set with boundary.kind = \"benchmark\"");
             if (d >= c.dims) r.fail(axis_keys[d], "the grid is 2D (grid.cells has 2 values)");
             c.axis_bc[d] = AxisBc(*v);
         }
@@ -95,15 +116,17 @@ void read_boundary(const DeckReader& r, Config& c) {
     if (auto v = r.number("boundary.value")) c.face_value.fill(*v);
     if (auto v = r.numbers("boundary.face_values")) {
         if (static_cast<int>(v->size()) != 2 * c.dims) {
-            r.fail("boundary.face_values", fmt::format("expected {} values (x_lo, x_hi, y_lo, y_hi{}), got {}",
-                                                     2 * c.dims, c.dims == 3 ? ", z_lo, z_hi" : "", v->size()));
+            r.fail("boundary.face_values",
+                   fmt::format("expected {} values (x_lo, x_hi, y_lo, y_hi{}), got {}", 2 * c.dims,
+                               c.dims == 3 ? ", z_lo, z_hi" : "", v->size()));
         }
         for (int f = 0; f < 2 * c.dims; ++f) c.face_value[f] = (*v)[f];
     }
     if (c.benchmark) {
         if (c.problem != ProblemKind::jacobi || c.dims != 2) {
-            r.fail("boundary.kind", "\"benchmark\" is the 2D jacobi benchmark: needs problem.name = "
-                                    "\"jacobi\" and 2 grid.cells");
+            r.fail("boundary.kind",
+                   "\"benchmark\" is the 2D jacobi benchmark: needs problem.name = "
+                   "\"jacobi\" and 2 grid.cells");
         }
         // x: columns 0 and nx-1 hold sin(2*pi*iy/(ny-1)); y: periodic over rows 1..ny-2.
         c.axis_bc[0] = AxisBc::dirichlet;
@@ -112,13 +135,16 @@ void read_boundary(const DeckReader& r, Config& c) {
 }
 
 void read_initial(const DeckReader& r, Config& c) {
-    if (auto v = r.choice("initial.kind", {"sine", "hotspot", "constant"})) c.initial = InitialKind(*v);
+    if (auto v = r.choice("initial.kind", {"sine", "hotspot", "constant"}))
+        c.initial = InitialKind(*v);
     // Jacobi starts from a zero interior unless told otherwise (the benchmark's definition).
-    if (!r.has("initial.kind") && c.problem == ProblemKind::jacobi) c.initial = InitialKind::constant;
+    if (!r.has("initial.kind") && c.problem == ProblemKind::jacobi)
+        c.initial = InitialKind::constant;
     if (auto v = r.integers("initial.modes")) {
         std::vector<int> modes;
         for (auto m : *v) {
-            if (m < 0 || m > kIntMax) r.fail("initial.modes", fmt::format("mode {} must be >= 0", m));
+            if (m < 0 || m > kIntMax)
+                r.fail("initial.modes", fmt::format("mode {} must be >= 0", m));
             modes.push_back(static_cast<int>(m));
         }
         read_per_axis(r, "initial.modes", c.dims, std::optional(modes), c.modes);
@@ -126,10 +152,12 @@ void read_initial(const DeckReader& r, Config& c) {
     if (auto v = r.number("initial.amplitude")) c.amplitude = *v;
     read_per_axis(r, "initial.center", c.dims, r.numbers("initial.center"), c.center);
     for (int d = 0; d < c.dims; ++d) {
-        if (c.center[d] < 0 || c.center[d] > 1) r.fail("initial.center", "fractions must be in [0, 1]");
+        if (c.center[d] < 0 || c.center[d] > 1)
+            r.fail("initial.center", "fractions must be in [0, 1]");
     }
     if (auto v = r.number("initial.radius")) {
-        if (*v <= 0 || *v > 1) r.fail("initial.radius", "must be in (0, 1] (a fraction of the shortest length)");
+        if (*v <= 0 || *v > 1)
+            r.fail("initial.radius", "must be in (0, 1] (a fraction of the shortest length)");
         c.radius = *v;
     }
     if (auto v = r.number("initial.value")) c.initial_value = *v;
@@ -143,7 +171,8 @@ void read_time(const DeckReader& r, Config& c) {
     }
     if (auto v = r.integer("time.norm_every", 1, kIntMax)) c.norm_every = static_cast<int>(*v);
     if (auto v = r.number("time.cfl")) {
-        if (*v <= 0 || *v > 1) r.fail("time.cfl", "must be in (0, 1] (a fraction of the stability limit)");
+        if (*v <= 0 || *v > 1)
+            r.fail("time.cfl", "must be in (0, 1] (a fraction of the stability limit)");
         c.cfl = *v;
     }
     if (auto v = r.number("time.dt")) {
@@ -155,19 +184,22 @@ void read_time(const DeckReader& r, Config& c) {
     if (c.dt == 0) {
         c.dt = c.cfl * dt_max;
     } else if (2.0 * c.diffusion_number_sum() > 1.0) {
-        r.fail("time.dt", fmt::format("explicit heat step is unstable: sum_d 2*alpha*dt/h_d^2 = {:.6g} > 1; "
-                                      "use dt <= {:.6g} (or leave dt out and set time.cfl)",
-                                      2.0 * c.diffusion_number_sum(), dt_max));
+        r.fail("time.dt",
+               fmt::format("explicit heat step is unstable: sum_d 2*alpha*dt/h_d^2 = {:.6g} > 1; "
+                           "use dt <= {:.6g} (or leave dt out and set time.cfl)",
+                           2.0 * c.diffusion_number_sum(), dt_max));
     }
 }
 
 void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.integers("parallel.process_grid")) {
         if (static_cast<int>(v->size()) != c.dims) {
-            r.fail("parallel.process_grid", fmt::format("expected {} values (one per axis), got {}", c.dims, v->size()));
+            r.fail("parallel.process_grid",
+                   fmt::format("expected {} values (one per axis), got {}", c.dims, v->size()));
         }
         for (int d = 0; d < c.dims; ++d) {
-            if ((*v)[d] < 0 || (*v)[d] > kIntMax) r.fail("parallel.process_grid", "values must be >= 0 (0 = automatic)");
+            if ((*v)[d] < 0 || (*v)[d] > kIntMax)
+                r.fail("parallel.process_grid", "values must be >= 0 (0 = automatic)");
             c.process_grid[d] = static_cast<int>((*v)[d]);
         }
     }
@@ -201,9 +233,7 @@ double Config::stable_dt_limit() const {
     return 1.0 / (2.0 * alpha * inv_h2);
 }
 
-std::int64_t Config::global_points() const {
-    return std::int64_t{cells[0]} * cells[1] * cells[2];
-}
+std::int64_t Config::global_points() const { return std::int64_t{cells[0]} * cells[1] * cells[2]; }
 
 Config load_config(const std::string& deck_text, const std::string& path,
                    const std::vector<std::string>& overrides) {
@@ -211,8 +241,9 @@ Config load_config(const std::string& deck_text, const std::string& path,
     try {
         root = toml::parse(std::string_view(deck_text), std::string_view(path));
     } catch (const toml::parse_error& e) {
-        throw ConfigError(fmt::format("{}:{}:{}: TOML syntax error: {}", path, e.source().begin.line,
-                                      e.source().begin.column, e.description()));
+        throw ConfigError(fmt::format("{}:{}:{}: TOML syntax error: {}", path,
+                                      e.source().begin.line, e.source().begin.column,
+                                      e.description()));
     }
     const DeckReader reader(root, path, apply_overrides(root, overrides));
     reader.reject_unknown_keys(kSchema);
@@ -256,7 +287,8 @@ toml::table to_table(const Config& c) {
         {"problem", toml::table{{"name", to_string(c.problem)},
                                 {"precision", to_string(c.precision)},
                                 {"alpha", c.alpha}}},
-        {"grid", toml::table{{"cells", first_n(c.cells, c.dims)}, {"length", first_n(c.length, c.dims)}}},
+        {"grid",
+         toml::table{{"cells", first_n(c.cells, c.dims)}, {"length", first_n(c.length, c.dims)}}},
         {"boundary", boundary},
         {"initial", toml::table{{"kind", to_string(c.initial)},
                                 {"modes", first_n(c.modes, c.dims)},
@@ -264,8 +296,11 @@ toml::table to_table(const Config& c) {
                                 {"center", first_n(c.center, c.dims)},
                                 {"radius", c.radius},
                                 {"value", c.initial_value}}},
-        {"time", toml::table{{"dt", c.dt}, {"cfl", c.cfl}, {"steps", c.steps},
-                             {"tolerance", c.tolerance}, {"norm_every", c.norm_every}}},
+        {"time", toml::table{{"dt", c.dt},
+                             {"cfl", c.cfl},
+                             {"steps", c.steps},
+                             {"tolerance", c.tolerance},
+                             {"norm_every", c.norm_every}}},
         {"parallel", toml::table{{"process_grid", first_n(c.process_grid, c.dims)},
                                  {"backend", to_string(c.backend)},
                                  {"transport", to_string(c.transport)},

@@ -34,28 +34,28 @@ struct Config {
 
     // [grid]: vertex-centred, point i at x_i = i*h, h = length / (cells - 1)
     int dims = 3;
-    std::array<int, 3> cells{1, 1, 1};        // points per axis (x, y, z); z = 1 in 2D
+    std::array<int, 3> cells{1, 1, 1};  // points per axis (x, y, z); z = 1 in 2D
     std::array<double, 3> length{1.0, 1.0, 1.0};
 
     // [boundary]
-    bool benchmark = false;                    // jacobi 2D benchmark boundary (DESIGN.md 2)
+    bool benchmark = false;  // jacobi 2D benchmark boundary (DESIGN.md 2)
     std::array<AxisBc, 3> axis_bc{AxisBc::dirichlet, AxisBc::dirichlet, AxisBc::dirichlet};
-    std::array<double, 6> face_value{};        // x_lo, x_hi, y_lo, y_hi, z_lo, z_hi
+    std::array<double, 6> face_value{};  // x_lo, x_hi, y_lo, y_hi, z_lo, z_hi
 
     // [initial]
     InitialKind initial = InitialKind::sine;
     std::array<int, 3> modes{1, 1, 1};
     double amplitude = 1.0;
     std::array<double, 3> center{0.5, 0.5, 0.5};  // fractions of length
-    double radius = 0.1;                           // fraction of the shortest length
+    double radius = 0.1;                          // fraction of the shortest length
     double initial_value = 0.0;
 
     // [time]
-    double dt = 0.0;          // resolved: never 0 after loading (heat); unused by jacobi
-    double cfl = 0.5;         // dt = cfl * stable_dt_limit() when dt is not given
-    std::int64_t steps = 100; // time steps (heat) or maximum sweeps (jacobi)
-    double tolerance = 0.0;   // jacobi: stop when the residual drops below it (0: never)
-    int norm_every = 10;      // jacobi: residual every n sweeps
+    double dt = 0.0;           // resolved: never 0 after loading (heat); unused by jacobi
+    double cfl = 0.5;          // dt = cfl * stable_dt_limit() when dt is not given
+    std::int64_t steps = 100;  // time steps (heat) or maximum sweeps (jacobi)
+    double tolerance = 0.0;    // jacobi: stop when the residual drops below it (0: never)
+    int norm_every = 10;       // jacobi: residual every n sweeps
 
     // [parallel]
     std::array<int, 3> process_grid{0, 0, 0};  // 0 = chosen by MPI_Dims_create

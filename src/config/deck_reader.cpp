@@ -15,13 +15,20 @@ namespace {
 
 const char* type_name(toml::node_type t) {
     switch (t) {
-        case toml::node_type::table: return "a table";
-        case toml::node_type::array: return "an array";
-        case toml::node_type::string: return "a string";
-        case toml::node_type::integer: return "an integer";
-        case toml::node_type::floating_point: return "a number";
-        case toml::node_type::boolean: return "a boolean";
-        default: return "a date/time";
+        case toml::node_type::table:
+            return "a table";
+        case toml::node_type::array:
+            return "an array";
+        case toml::node_type::string:
+            return "a string";
+        case toml::node_type::integer:
+            return "an integer";
+        case toml::node_type::floating_point:
+            return "a number";
+        case toml::node_type::boolean:
+            return "a boolean";
+        default:
+            return "a date/time";
     }
 }
 
@@ -77,9 +84,7 @@ void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema
     });
 }
 
-const toml::node* DeckReader::find(std::string_view key) const {
-    return root_.at_path(key).node();
-}
+const toml::node* DeckReader::find(std::string_view key) const { return root_.at_path(key).node(); }
 
 bool DeckReader::has(std::string_view key) const { return find(key) != nullptr; }
 
@@ -87,7 +92,8 @@ std::optional<std::int64_t> DeckReader::integer(std::string_view key, std::int64
                                                 std::int64_t max) const {
     const toml::node* n = find(key);
     if (n == nullptr) return std::nullopt;
-    if (!n->is_integer()) fail(key, fmt::format("expected an integer, got {}", type_name(n->type())));
+    if (!n->is_integer())
+        fail(key, fmt::format("expected an integer, got {}", type_name(n->type())));
     const std::int64_t v = n->as_integer()->get();
     if (v < min || v > max) fail(key, fmt::format("{} is out of range [{}, {}]", v, min, max));
     return v;
@@ -112,7 +118,8 @@ std::optional<double> DeckReader::number(std::string_view key) const {
 std::optional<bool> DeckReader::boolean(std::string_view key) const {
     const toml::node* n = find(key);
     if (n == nullptr) return std::nullopt;
-    if (!n->is_boolean()) fail(key, fmt::format("expected true or false, got {}", type_name(n->type())));
+    if (!n->is_boolean())
+        fail(key, fmt::format("expected true or false, got {}", type_name(n->type())));
     return n->as_boolean()->get();
 }
 
@@ -139,10 +146,12 @@ std::optional<std::vector<std::int64_t>> DeckReader::integers(std::string_view k
     const toml::node* n = find(key);
     if (n == nullptr) return std::nullopt;
     const toml::array* a = n->as_array();
-    if (a == nullptr) fail(key, fmt::format("expected an array of integers, got {}", type_name(n->type())));
+    if (a == nullptr)
+        fail(key, fmt::format("expected an array of integers, got {}", type_name(n->type())));
     std::vector<std::int64_t> out;
     for (const toml::node& e : *a) {
-        if (!e.is_integer()) fail(key, fmt::format("array element is {}, expected an integer", type_name(e.type())));
+        if (!e.is_integer())
+            fail(key, fmt::format("array element is {}, expected an integer", type_name(e.type())));
         out.push_back(e.as_integer()->get());
     }
     return out;
@@ -152,7 +161,8 @@ std::optional<std::vector<double>> DeckReader::numbers(std::string_view key) con
     const toml::node* n = find(key);
     if (n == nullptr) return std::nullopt;
     const toml::array* a = n->as_array();
-    if (a == nullptr) fail(key, fmt::format("expected an array of numbers, got {}", type_name(n->type())));
+    if (a == nullptr)
+        fail(key, fmt::format("expected an array of numbers, got {}", type_name(n->type())));
     std::vector<double> out;
     for (const toml::node& e : *a) out.push_back(to_number(key, e));
     return out;
@@ -188,7 +198,8 @@ std::map<std::string, std::string> apply_overrides(toml::table& root,
     for (const std::string& text : overrides) {
         const auto eq = text.find('=');
         if (eq == std::string::npos || eq == 0) {
-            throw ConfigError(fmt::format("--set {}: expected key=value, e.g. --set time.steps=10", text));
+            throw ConfigError(
+                fmt::format("--set {}: expected key=value, e.g. --set time.steps=10", text));
         }
         const std::string key = text.substr(0, eq);
         toml::table parsed = parse_override_value(text, text.substr(eq + 1));

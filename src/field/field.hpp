@@ -20,10 +20,10 @@ struct FieldExtents {
     int dims = 3;
     std::array<int, 3> n{1, 1, 1};  // owned points per axis
     int halo = 1;
-    std::int64_t sy = 0;            // stride between rows (elements)
-    std::int64_t sz = 0;            // stride between planes (elements)
-    std::int64_t origin = 0;        // element index of owned point (0, 0, 0)
-    std::int64_t total = 0;         // elements allocated, halos included
+    std::int64_t sy = 0;      // stride between rows (elements)
+    std::int64_t sz = 0;      // stride between planes (elements)
+    std::int64_t origin = 0;  // element index of owned point (0, 0, 0)
+    std::int64_t total = 0;   // elements allocated, halos included
 
     static FieldExtents make(int dims, const std::array<int, 3>& n, int halo) {
         FieldExtents e;
@@ -37,7 +37,9 @@ struct FieldExtents {
         e.total = e.sz * (n[2] + 2 * hz);
         return e;
     }
-    GRIDSIM_HD std::int64_t index(int i, int j, int k) const { return origin + i + j * sy + k * sz; }
+    GRIDSIM_HD std::int64_t index(int i, int j, int k) const {
+        return origin + i + j * sy + k * sz;
+    }
 };
 
 // Non-owning view for kernels and loops (T may be const). Trivially copyable, passed by value.

@@ -11,9 +11,7 @@ struct Box {
     std::array<int, 3> lo{0, 0, 0};
     std::array<int, 3> hi{0, 0, 0};
 
-    [[nodiscard]] bool empty() const {
-        return hi[0] <= lo[0] || hi[1] <= lo[1] || hi[2] <= lo[2];
-    }
+    [[nodiscard]] bool empty() const { return hi[0] <= lo[0] || hi[1] <= lo[1] || hi[2] <= lo[2]; }
     [[nodiscard]] std::int64_t count() const {
         if (empty()) return 0;
         return std::int64_t{hi[0] - lo[0]} * (hi[1] - lo[1]) * (hi[2] - lo[2]);

@@ -59,9 +59,10 @@ std::string decomposition_problem(const Domain& dom, const std::array<int, 3>& p
     for (int d = 0; d < dom.dims; ++d) {
         const int smallest = dom.solved[d] / process_grid[d];
         if (smallest < halo) {
-            return fmt::format("axis {} has {} points over {} ranks: {} per rank is fewer than the "
-                               "halo width {}; use fewer ranks on this axis or a larger grid",
-                               "xyz"[d], dom.solved[d], process_grid[d], smallest, halo);
+            return fmt::format(
+                "axis {} has {} points over {} ranks: {} per rank is fewer than the "
+                "halo width {}; use fewer ranks on this axis or a larger grid",
+                "xyz"[d], dom.solved[d], process_grid[d], smallest, halo);
         }
     }
     return {};

@@ -35,10 +35,10 @@ BlockRange block_range(int n, int parts, int index);
 // One rank's block of the solved grid.
 struct Subdomain {
     int dims = 3;
-    std::array<int, 3> offset{0, 0, 0};  // solved-grid index of owned point (0,0,0)
-    std::array<int, 3> size{1, 1, 1};    // owned points per axis
-    std::array<bool, 6> has_neighbour{}; // a halo arrives on this face (periodic: maybe self)
-    std::array<bool, 6> fixed_face{};    // this face holds the global Dirichlet points
+    std::array<int, 3> offset{0, 0, 0};   // solved-grid index of owned point (0,0,0)
+    std::array<int, 3> size{1, 1, 1};     // owned points per axis
+    std::array<bool, 6> has_neighbour{};  // a halo arrives on this face (periodic: maybe self)
+    std::array<bool, 6> fixed_face{};     // this face holds the global Dirichlet points
 };
 
 Subdomain make_subdomain(const Domain& dom, const std::array<int, 3>& process_grid,

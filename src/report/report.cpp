@@ -32,7 +32,8 @@ nlohmann::json phase_stats(const PhaseTimes& mine, MPI_Comm comm) {
     GRIDSIM_MPI_CHECK(MPI_Reduce(mine.data(), sum.data(), n, MPI_DOUBLE, MPI_SUM, 0, comm));
     nlohmann::json out = nlohmann::json::object();
     for (int p = 0; p < n; ++p) {
-        out[kPhaseNames[p]] = {{"min", min[p]}, {"mean", sum[p] / comm_size(comm)}, {"max", max[p]}};
+        out[kPhaseNames[p]] = {
+            {"min", min[p]}, {"mean", sum[p] / comm_size(comm)}, {"max", max[p]}};
     }
     return out;
 }
@@ -50,8 +51,8 @@ nlohmann::json placements(MPI_Comm comm) {
         total += lens[r];
     }
     std::string all(total, '\0');
-    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(),
-                                  MPI_CHAR, 0, comm));
+    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(),
+                                  displs.data(), MPI_CHAR, 0, comm));
     nlohmann::json out = nlohmann::json::array();
     if (comm_rank(comm) != 0) return out;
     for (int r = 0; r < nranks; ++r) {
@@ -62,20 +63,24 @@ nlohmann::json placements(MPI_Comm comm) {
     return out;
 }
 
-nlohmann::json error_json(const ErrorNorms& e) { return {{"max_abs", e.max_abs}, {"rel_l2", e.rel_l2}}; }
+nlohmann::json error_json(const ErrorNorms& e) {
+    return {{"max_abs", e.max_abs}, {"rel_l2", e.rel_l2}};
+}
 
 }  // namespace
 
 nlohmann::json versions() {
     unsigned maj = 0, min = 0, rel = 0;
     H5get_libversion(&maj, &min, &rel);
-    nlohmann::json v = {{"gridsim", GRIDSIM_VERSION},
-            {"compiler", fmt::format("{} {}", GRIDSIM_COMPILER_ID, __VERSION__)},
-            {"mpi", mpi_library_version()},
-            {"hdf5", fmt::format("{}.{}.{}", maj, min, rel)},
-            {"hwloc", hwloc_version()},
-            {"tomlplusplus", fmt::format("{}.{}.{}", TOML_LIB_MAJOR, TOML_LIB_MINOR, TOML_LIB_PATCH)},
-            {"fmt", fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)}};
+    nlohmann::json v = {
+        {"gridsim", GRIDSIM_VERSION},
+        {"compiler", fmt::format("{} {}", GRIDSIM_COMPILER_ID, __VERSION__)},
+        {"mpi", mpi_library_version()},
+        {"hdf5", fmt::format("{}.{}.{}", maj, min, rel)},
+        {"hwloc", hwloc_version()},
+        {"tomlplusplus", fmt::format("{}.{}.{}", TOML_LIB_MAJOR, TOML_LIB_MINOR, TOML_LIB_PATCH)},
+        {"fmt",
+         fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)}};
 #ifdef GRIDSIM_HAVE_CUDA
     v["cuda_runtime"] = cuda_runtime_version();
     v["cuda_devices_visible"] = cuda_device_count();
@@ -97,7 +102,8 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"problem", to_string(cfg.problem)},
         {"dims", cfg.dims},
         {"ranks", r.ranks},
-        {"process_grid", std::vector<int>(r.process_grid.begin(), r.process_grid.begin() + cfg.dims)},
+        {"process_grid",
+         std::vector<int>(r.process_grid.begin(), r.process_grid.begin() + cfg.dims)},
         {"backend", r.backend},
         {"transport", r.transport},
         {"overlap", cfg.overlap},
@@ -144,38 +150,49 @@ void write_report(const std::string& path, const nlohmann::json& doc) {
 }
 
 std::string progress_line(const ProgressSample& s) {
-    const double eta = s.step > 0 ? s.elapsed_s * static_cast<double>(s.total - s.step) / s.step : 0.0;
+    const double eta =
+        s.step > 0 ? s.elapsed_s * static_cast<double>(s.total - s.step) / s.step : 0.0;
     std::string line = fmt::format("step {}/{}", s.step, s.total);
     if (s.sim_time > 0) line += fmt::format("  t={:.4e}", s.sim_time);
-    return line + fmt::format("  {}={:.6e}  {:.3f} GLUP/s  ETA {:.1f} s", s.norm_name, s.norm, s.glups, eta);
+    return line + fmt::format("  {}={:.6e}  {:.3f} GLUP/s  ETA {:.1f} s", s.norm_name, s.norm,
+                              s.glups, eta);
 }
 
 std::string summary_text(const nlohmann::json& d) {
     const auto& c = d["config"];
     std::string out = fmt::format(
-        "gridsim {} {}D {} {}, {} rank(s) on process grid {}, backend {}, transport {}, overlap {}\n",
-        d["problem"].get<std::string>(), d["dims"].get<int>(), fmt::join(c["grid"]["cells"].get<std::vector<int>>(), "x"),
-        d["precision"].get<std::string>(), d["ranks"].get<int>(), fmt::join(d["process_grid"].get<std::vector<int>>(), "x"),
-        d["backend"].get<std::string>(), d["transport"].get<std::string>(), d["overlap"].get<bool>() ? "on" : "off");
+        "gridsim {} {}D {} {}, {} rank(s) on process grid {}, backend {}, transport {}, overlap "
+        "{}\n",
+        d["problem"].get<std::string>(), d["dims"].get<int>(),
+        fmt::join(c["grid"]["cells"].get<std::vector<int>>(), "x"),
+        d["precision"].get<std::string>(), d["ranks"].get<int>(),
+        fmt::join(d["process_grid"].get<std::vector<int>>(), "x"), d["backend"].get<std::string>(),
+        d["transport"].get<std::string>(), d["overlap"].get<bool>() ? "on" : "off");
     out += fmt::format("  steps           {}", d["steps"].get<std::int64_t>());
-    if (d["problem"] == "heat") out += fmt::format("  (dt = {:.4e}, t = {:.4e})", d["dt"].get<double>(), d["sim_time"].get<double>());
-    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s)\n", d["time_per_step_s"].get<double>(), d["loop_seconds"].get<double>());
-    out += fmt::format("  throughput      {:.4f} GLUP/s, effective bandwidth {:.3f} GB/s\n", d["glups"].get<double>(),
-                       d["effective_bandwidth_GBps"].get<double>());
+    if (d["problem"] == "heat")
+        out += fmt::format("  (dt = {:.4e}, t = {:.4e})", d["dt"].get<double>(),
+                           d["sim_time"].get<double>());
+    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s)\n",
+                       d["time_per_step_s"].get<double>(), d["loop_seconds"].get<double>());
+    out += fmt::format("  throughput      {:.4f} GLUP/s, effective bandwidth {:.3f} GB/s\n",
+                       d["glups"].get<double>(), d["effective_bandwidth_GBps"].get<double>());
     out += "  phases [s]      (min/mean/max over ranks)\n";
     for (const auto& [name, st] : d["phases"].items()) {
-        out += fmt::format("    {:<10} {:.4f} / {:.4f} / {:.4f}\n", name, st["min"].get<double>(), st["mean"].get<double>(),
-                           st["max"].get<double>());
+        out += fmt::format("    {:<10} {:.4f} / {:.4f} / {:.4f}\n", name, st["min"].get<double>(),
+                           st["mean"].get<double>(), st["max"].get<double>());
     }
     if (d.contains("residual_history")) {
-        out += fmt::format("  final residual  {:.6e}{}\n", d["final_norm"].get<double>(), d["converged"].get<bool>() ? " (converged)" : "");
+        out += fmt::format("  final residual  {:.6e}{}\n", d["final_norm"].get<double>(),
+                           d["converged"].get<bool>() ? " (converged)" : "");
     }
     if (d.contains("error_vs_analytic")) {
         const auto& e = d["error_vs_analytic"];
         out += fmt::format("  error vs exact discrete solution:   max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["discrete"]["max_abs"].get<double>(), e["discrete"]["rel_l2"].get<double>());
+                           e["discrete"]["max_abs"].get<double>(),
+                           e["discrete"]["rel_l2"].get<double>());
         out += fmt::format("  error vs continuous (analytic) PDE: max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["continuous"]["max_abs"].get<double>(), e["continuous"]["rel_l2"].get<double>());
+                           e["continuous"]["max_abs"].get<double>(),
+                           e["continuous"]["rel_l2"].get<double>());
     }
     return out;
 }

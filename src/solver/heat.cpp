@@ -13,9 +13,10 @@ template <class T>
 StencilParams<T> heat_params(const Config& cfg) {
     StencilParams<T> p;
     p.kind = StencilKind::heat;
-    const double r[3] = {cfg.alpha * cfg.dt / (cfg.spacing(0) * cfg.spacing(0)),
-                         cfg.alpha * cfg.dt / (cfg.spacing(1) * cfg.spacing(1)),
-                         cfg.dims == 3 ? cfg.alpha * cfg.dt / (cfg.spacing(2) * cfg.spacing(2)) : 0.0};
+    const double r[3] = {
+        cfg.alpha * cfg.dt / (cfg.spacing(0) * cfg.spacing(0)),
+        cfg.alpha * cfg.dt / (cfg.spacing(1) * cfg.spacing(1)),
+        cfg.dims == 3 ? cfg.alpha * cfg.dt / (cfg.spacing(2) * cfg.spacing(2)) : 0.0};
     p.r = {static_cast<T>(r[0]), static_cast<T>(r[1]), static_cast<T>(r[2])};
     return p;
 }
@@ -30,9 +31,10 @@ ErrorNorms error_against(Simulation<T>& sim, const HeatMode& mode, double scale)
     for (int k = 0; k < sub.size[2]; ++k)
         for (int j = 0; j < sub.size[1]; ++j)
             for (int i = 0; i < sub.size[0]; ++i) {
-                const std::array<double, 3> x{(dom.solved_origin[0] + sub.offset[0] + i) * dom.spacing[0],
-                                              (dom.solved_origin[1] + sub.offset[1] + j) * dom.spacing[1],
-                                              (dom.solved_origin[2] + sub.offset[2] + k) * dom.spacing[2]};
+                const std::array<double, 3> x{
+                    (dom.solved_origin[0] + sub.offset[0] + i) * dom.spacing[0],
+                    (dom.solved_origin[1] + sub.offset[1] + j) * dom.spacing[1],
+                    (dom.solved_origin[2] + sub.offset[2] + k) * dom.spacing[2]};
                 const double ref = scale * mode.shape(x);
                 const double e = static_cast<double>(u(i, j, k)) - ref;
                 local[0] = std::max(local[0], std::abs(e));
@@ -41,8 +43,10 @@ ErrorNorms error_against(Simulation<T>& sim, const HeatMode& mode, double scale)
             }
     double max_abs = 0.0;
     double sums[2] = {0.0, 0.0};
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(&local[0], &max_abs, 1, MPI_DOUBLE, MPI_MAX, sim.topology().comm()));
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(&local[1], sums, 2, MPI_DOUBLE, MPI_SUM, sim.topology().comm()));
+    GRIDSIM_MPI_CHECK(
+        MPI_Allreduce(&local[0], &max_abs, 1, MPI_DOUBLE, MPI_MAX, sim.topology().comm()));
+    GRIDSIM_MPI_CHECK(
+        MPI_Allreduce(&local[1], sums, 2, MPI_DOUBLE, MPI_SUM, sim.topology().comm()));
     return {max_abs, sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0])};
 }
 
@@ -53,12 +57,14 @@ RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     Simulation<T> sim(cfg, comm);
     sim.initialise();
     const StencilParams<T> params = heat_params<T>(cfg);
-    ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0, cfg.steps);
+    ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
+                              cfg.steps);
 
     LoopClock clock(sim.topology().comm());
     for (std::int64_t step = 1; step <= cfg.steps; ++step) {
         sim.sweep(params);
-        if (progress.due(step)) emit_progress(opt, sim, cfg, step, "|u|", sim.norm(), clock.elapsed());
+        if (progress.due(step))
+            emit_progress(opt, sim, cfg, step, "|u|", sim.norm(), clock.elapsed());
     }
     sim.finish_all_work();
     RunResult r = make_result(sim, cfg, cfg.steps, clock.slowest());
@@ -66,7 +72,8 @@ RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     r.final_norm = sim.norm();
     if (heat_has_analytic_solution(cfg)) {
         const HeatMode mode = make_heat_mode(cfg);
-        r.error_discrete = error_against(sim, mode, std::pow(mode.lambda, static_cast<double>(cfg.steps)));
+        r.error_discrete =
+            error_against(sim, mode, std::pow(mode.lambda, static_cast<double>(cfg.steps)));
         r.error_continuous = error_against(sim, mode, std::exp(-mode.rate * r.sim_time));
     }
     if (opt.gather_field) r.global_field = sim.gather();

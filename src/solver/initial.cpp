@@ -10,9 +10,11 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 
 // The value a global Dirichlet point holds, or nullopt for a point that is updated.
-std::optional<double> dirichlet_value(const Config& cfg, const Domain& dom, const std::array<int, 3>& g) {
+std::optional<double> dirichlet_value(const Config& cfg, const Domain& dom,
+                                      const std::array<int, 3>& g) {
     if (cfg.benchmark) {  // columns 0 and nx-1: sin(2 pi iy / (ny-1))
-        if (g[0] == 0 || g[0] == dom.cells[0] - 1) return std::sin(2.0 * kPi * g[1] / (dom.cells[1] - 1));
+        if (g[0] == 0 || g[0] == dom.cells[0] - 1)
+            return std::sin(2.0 * kPi * g[1] / (dom.cells[1] - 1));
         return std::nullopt;
     }
     for (int d = 0; d < dom.dims; ++d) {
@@ -27,7 +29,8 @@ std::optional<double> dirichlet_value(const Config& cfg, const Domain& dom, cons
 
 double HeatMode::shape(const std::array<double, 3>& x) const {
     double v = amplitude;
-    for (int d = 0; d < dims; ++d) v *= cosine[d] ? std::cos(kappa[d] * x[d]) : std::sin(kappa[d] * x[d]);
+    for (int d = 0; d < dims; ++d)
+        v *= cosine[d] ? std::cos(kappa[d] * x[d]) : std::sin(kappa[d] * x[d]);
     return v;
 }
 
@@ -60,12 +63,16 @@ bool heat_has_analytic_solution(const Config& cfg) {
 
 double initial_value(const Config& cfg, const Domain& dom, const std::array<int, 3>& g) {
     if (auto v = dirichlet_value(cfg, dom, g)) return *v;
-    const std::array<double, 3> x{g[0] * dom.spacing[0], g[1] * dom.spacing[1], g[2] * dom.spacing[2]};
+    const std::array<double, 3> x{g[0] * dom.spacing[0], g[1] * dom.spacing[1],
+                                  g[2] * dom.spacing[2]};
     switch (cfg.initial) {
-        case InitialKind::sine: return make_heat_mode(cfg).shape(x);
-        case InitialKind::constant: return cfg.initial_value;
+        case InitialKind::sine:
+            return make_heat_mode(cfg).shape(x);
+        case InitialKind::constant:
+            return cfg.initial_value;
         case InitialKind::hotspot: {
-            const double shortest = *std::min_element(cfg.length.begin(), cfg.length.begin() + cfg.dims);
+            const double shortest =
+                *std::min_element(cfg.length.begin(), cfg.length.begin() + cfg.dims);
             const double r = cfg.radius * shortest;
             double dist2 = 0.0;
             for (int d = 0; d < cfg.dims; ++d) {

@@ -11,7 +11,8 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     sim.initialise();
     StencilParams<T> params;
     params.kind = StencilKind::jacobi;
-    ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0, cfg.steps);
+    ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
+                              cfg.steps);
     std::vector<std::pair<std::int64_t, double>> history;
     bool converged = false;
     double residual = 0.0;
@@ -26,7 +27,8 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
             history.emplace_back(sweep, residual);
             converged = cfg.tolerance > 0 && residual < cfg.tolerance;
         }
-        if (progress.due(sweep) || converged) emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
+        if (progress.due(sweep) || (converged && progress.enabled()))
+            emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
     }
     sim.finish_all_work();
     RunResult r = make_result(sim, cfg, sweep, clock.slowest());

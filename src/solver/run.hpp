@@ -41,19 +41,19 @@ struct RunResult {
     std::string transport;
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
-    std::int64_t steps = 0;            // steps (heat) or sweeps (jacobi) done
+    std::int64_t steps = 0;  // steps (heat) or sweeps (jacobi) done
     double dt = 0.0;
     double sim_time = 0.0;
-    double loop_seconds = 0.0;         // wall time of the step loop, slowest rank
-    std::int64_t updated_points = 0;   // per step, all ranks
-    std::size_t value_bytes = 8;       // sizeof(T)
-    PhaseTimes phases{};               // this rank's
+    double loop_seconds = 0.0;        // wall time of the step loop, slowest rank
+    std::int64_t updated_points = 0;  // per step, all ranks
+    std::size_t value_bytes = 8;      // sizeof(T)
+    PhaseTimes phases{};              // this rank's
     std::vector<std::pair<std::int64_t, double>> residual_history;  // jacobi
-    bool converged = false;            // jacobi reached time.tolerance
-    double final_norm = 0.0;           // residual (jacobi) or ||u||_2 (heat)
+    bool converged = false;                                         // jacobi reached time.tolerance
+    double final_norm = 0.0;                     // residual (jacobi) or ||u||_2 (heat)
     std::optional<ErrorNorms> error_discrete;    // vs the exact discrete solution
     std::optional<ErrorNorms> error_continuous;  // vs the continuous PDE solution
-    std::vector<double> global_field;  // solved grid on rank 0, when asked for
+    std::vector<double> global_field;            // solved grid on rank 0, when asked for
 };
 
 // Throws ConfigError for decks this rank count or build cannot run (same on every rank).

@@ -11,18 +11,23 @@ template <class T>
 std::unique_ptr<Backend<T>> make_backend(const Config& cfg) {
     if (cfg.backend == BackendKind::cuda) {
         throw ConfigError(cfg.where("parallel.backend") +
-                          "\"cuda\" is not available: this build has no CUDA backend yet; use \"cpu\" or \"auto\"");
+                          "\"cuda\" is not available: this build has no CUDA backend yet; use "
+                          "\"cpu\" or \"auto\"");
     }
     if (cfg.transport == TransportKind::cuda_aware || cfg.transport == TransportKind::nccl) {
-        throw ConfigError(cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
-                          "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
+        throw ConfigError(
+            cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
+            "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
     }
     return make_cpu_backend<T>();
 }
 
 template <class T>
 Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
-    : cfg_(cfg), dom_(make_domain(cfg)), topo_(comm, cfg, dom_, kStencilRadius), backend_(make_backend<T>(cfg)) {
+    : cfg_(cfg),
+      dom_(make_domain(cfg)),
+      topo_(comm, cfg, dom_, kStencilRadius),
+      backend_(make_backend<T>(cfg)) {
     const Subdomain& sub = topo_.subdomain();
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, kStencilRadius);
     for (auto& f : u_) f = backend_->allocate_field(ext);
@@ -30,7 +35,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
                                               std::make_unique<HostMpiTransport<T>>(topo_.comm()));
     updated_ = updated_box(sub);
     regions_ = split_for_overlap(updated_, sub, kStencilRadius);
-    global_updated_ = static_cast<std::int64_t>(std::llround(allreduce_sum(static_cast<double>(updated_.count()))));
+    global_updated_ = static_cast<std::int64_t>(
+        std::llround(allreduce_sum(static_cast<double>(updated_.count()))));
 }
 
 template <class T>
@@ -66,7 +72,8 @@ void Simulation<T>::sweep(const StencilParams<T>& p) {
     FieldView<T> next = u_[1 - cur_].view();
     {
         auto t = timer_.scope(Phase::boundary);
-        for (const Box& b : regions_.shell) backend_->apply(p, u_[cur_].view(), next, b, Lane::boundary);
+        for (const Box& b : regions_.shell)
+            backend_->apply(p, u_[cur_].view(), next, b, Lane::boundary);
     }
     {
         auto t = timer_.scope(Phase::pack);
@@ -106,7 +113,8 @@ template <class T>
 double Simulation<T>::residual() {
     finish_all_work();
     auto t = timer_.scope(Phase::reduction);
-    return std::sqrt(allreduce_sum(backend_->sum_sq_diff(u_[cur_].view(), u_[1 - cur_].view(), updated_)));
+    return std::sqrt(
+        allreduce_sum(backend_->sum_sq_diff(u_[cur_].view(), u_[1 - cur_].view(), updated_)));
 }
 
 template <class T>

@@ -19,6 +19,8 @@ public:
     ProgressSchedule(MPI_Comm comm, std::int64_t every, std::int64_t total)
         : comm_(comm), every_(every), total_(total), last_(Clock::now()) {}
 
+    [[nodiscard]] bool enabled() const { return every_ > 0; }
+
     bool due(std::int64_t step) {
         if (every_ <= 0) return false;
         bool due = step % every_ == 0 || step == total_;
@@ -69,7 +71,8 @@ namespace gridsim {
 
 // The parts of a RunResult every problem fills the same way.
 template <class T>
-RunResult make_result(Simulation<T>& sim, const Config& cfg, std::int64_t steps, double loop_seconds) {
+RunResult make_result(Simulation<T>& sim, const Config& cfg, std::int64_t steps,
+                      double loop_seconds) {
     RunResult r;
     r.backend = sim.backend_name();
     r.transport = sim.transport_name();
@@ -86,8 +89,8 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, std::int64_t steps,
 }
 
 template <class T>
-void emit_progress(const RunOptions& opt, const Simulation<T>& sim, const Config& cfg, std::int64_t step,
-                   const char* norm_name, double norm, double elapsed) {
+void emit_progress(const RunOptions& opt, const Simulation<T>& sim, const Config& cfg,
+                   std::int64_t step, const char* norm_name, double norm, double elapsed) {
     if (!opt.on_progress) return;
     ProgressSample s;
     s.step = step;
@@ -96,7 +99,8 @@ void emit_progress(const RunOptions& opt, const Simulation<T>& sim, const Config
     s.norm_name = norm_name;
     s.norm = norm;
     s.elapsed_s = elapsed;
-    s.glups = elapsed > 0 ? static_cast<double>(sim.global_updated_points()) * step / elapsed / 1e9 : 0.0;
+    s.glups =
+        elapsed > 0 ? static_cast<double>(sim.global_updated_points()) * step / elapsed / 1e9 : 0.0;
     opt.on_progress(s);
 }
 

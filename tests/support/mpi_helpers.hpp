@@ -1,0 +1,44 @@
+// Helpers shared by the MPI tests: running a deck on the first n ranks of MPI_COMM_WORLD.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "solver/run.hpp"
+
+namespace gridsim::test {
+
+inline int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+inline int world_size() {
+    int s = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &s);
+    return s;
+}
+
+// Runs `deck` (+ overrides) on world ranks 0..n-1; the others wait at the final barrier.
+// Returns the result on every participating rank (global_field filled on world rank 0).
+inline RunResult run_on_ranks(int n, const std::string& deck,
+                              const std::vector<std::string>& sets) {
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank() < n ? 0 : MPI_UNDEFINED, world_rank(), &sub);
+    RunResult result;
+    if (sub != MPI_COMM_NULL) {
+        const Config cfg = load_config(deck, "test.toml", sets);
+        RunOptions opt;
+        opt.gather_field = true;
+        result = run_problem(cfg, sub, opt);
+        MPI_Comm_free(&sub);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return result;
+}
+
+}  // namespace gridsim::test

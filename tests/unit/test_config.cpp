@@ -1,0 +1,165 @@
+// Deck parsing, overrides and validation: values land where they should, and every kind of
+// bad input names the file, line and key.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "config/config.hpp"
+
+using namespace gridsim;
+
+namespace {
+
+const char* kDeck = R"(# comment line 1
+[problem]
+name = "heat"
+alpha = 0.5
+
+[grid]
+cells = [33, 17, 9]
+length = [2.0, 1.0, 0.5]
+
+[time]
+steps = 7
+)";
+
+// The ConfigError message of loading `text` (fails the test if it loads).
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+    try {
+        load_config(text, "deck.toml", sets);
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "expected a ConfigError for:\n" << text;
+    return {};
+}
+
+}  // namespace
+
+TEST(Config, ReadsValuesAndDefaults) {
+    const Config c = load_config(kDeck, "deck.toml", {});
+    EXPECT_EQ(c.problem, ProblemKind::heat);
+    EXPECT_EQ(c.dims, 3);
+    EXPECT_EQ(c.cells, (std::array<int, 3>{33, 17, 9}));
+    EXPECT_DOUBLE_EQ(c.spacing(0), 2.0 / 32);
+    EXPECT_DOUBLE_EQ(c.spacing(2), 0.5 / 8);
+    EXPECT_EQ(c.steps, 7);
+    EXPECT_EQ(c.precision, Precision::float64);
+    EXPECT_TRUE(c.overlap);
+    // dt defaults to cfl (0.5) times the stability limit 1 / (2 alpha sum 1/h^2).
+    const double inv_h2 =
+        1 / std::pow(2.0 / 32, 2) + 1 / std::pow(1.0 / 16, 2) + 1 / std::pow(0.5 / 8, 2);
+    EXPECT_NEAR(c.dt, 0.5 / (2 * 0.5 * inv_h2), 1e-18);
+}
+
+TEST(Config, OverridesReplaceAndAddKeys) {
+    const Config c =
+        load_config(kDeck, "deck.toml",
+                    {"grid.cells=[65, 65]", "grid.length=[1, 1]", "problem.name=jacobi",
+                     "parallel.overlap=false", "boundary.kind=\"benchmark\""});
+    EXPECT_EQ(c.dims, 2);
+    EXPECT_EQ(c.cells[0], 65);
+    EXPECT_EQ(c.problem, ProblemKind::jacobi);
+    EXPECT_EQ(c.precision, Precision::float32);  // jacobi's default
+    EXPECT_FALSE(c.overlap);
+    EXPECT_TRUE(c.benchmark);
+    EXPECT_EQ(c.origin.at("grid.cells"), "--set grid.cells=[65, 65]");
+    EXPECT_EQ(c.origin.at("time.steps"), "deck.toml:11");
+}
+
+TEST(Config, ResolvedTomlLoadsBackToTheSameConfig) {
+    const Config a = load_config(kDeck, "deck.toml", {"boundary.y=\"periodic\""});
+    const Config b = load_config(to_toml(a), "resolved.toml", {});
+    EXPECT_EQ(to_toml(a), to_toml(b));
+    EXPECT_EQ(b.axis_bc[1], AxisBc::periodic);
+    EXPECT_EQ(b.dt, a.dt);
+}
+
+struct BadDeck {
+    const char* name;
+    std::string text;
+    std::vector<std::string> sets;
+    const char* expect;
+};
+
+void PrintTo(const BadDeck& c, std::ostream* os) { *os << c.name; }
+
+class ConfigRejects : public testing::TestWithParam<BadDeck> {};
+
+TEST_P(ConfigRejects, WithLocationAndKey) {
+    const BadDeck& b = GetParam();
+    const std::string msg = error_of(b.text, b.sets);
+    EXPECT_NE(msg.find(b.expect), std::string::npos) << "message: " << msg;
+}
+
+const std::string kBase = "[grid]\ncells = [16, 16]\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ConfigRejects,
+    testing::Values(
+        BadDeck{"unknown_key",
+                kBase + "[time]\nstepz = 3\n",
+                {},
+                "deck.toml:4: time.stepz: unknown key"},
+        BadDeck{"unknown_section",
+                kBase + "[solver]\nx = 1\n",
+                {},
+                "deck.toml:4: solver.x: unknown key"},
+        BadDeck{"wrong_type",
+                kBase + "[time]\nsteps = \"ten\"\n",
+                {},
+                "deck.toml:4: time.steps: expected an integer, got a string"},
+        BadDeck{"negative_steps",
+                kBase + "[time]\nsteps = -1\n",
+                {},
+                "deck.toml:4: time.steps: -1 is out of range"},
+        BadDeck{"bad_choice",
+                kBase + "[problem]\nname = \"wave\"\n",
+                {},
+                "deck.toml:4: problem.name: 'wave' is not one of: heat, jacobi"},
+        BadDeck{"too_few_points",
+                "[grid]\ncells = [2, 16]\n",
+                {},
+                "deck.toml:2: grid.cells: 2 points on axis 0 is out of range"},
+        BadDeck{"four_dims",
+                "[grid]\ncells = [4, 4, 4, 4]\n",
+                {},
+                "grid.cells: expected 2 or 3 values"},
+        BadDeck{"missing_cells", "[time]\nsteps = 1\n", {}, "deck.toml: grid.cells: is required"},
+        BadDeck{"length_count",
+                kBase + "length = [1.0]\n",
+                {},
+                "deck.toml:3: grid.length: expected 2 values"},
+        BadDeck{"unstable_dt",
+                kBase + "[time]\ndt = 0.01\n",
+                {},
+                "deck.toml:4: time.dt: explicit heat step is unstable"},
+        BadDeck{"cfl_range", kBase + "[time]\ncfl = 1.5\n", {}, "time.cfl: must be in (0, 1]"},
+        BadDeck{"benchmark_heat",
+                kBase + "[boundary]\nkind = \"benchmark\"\n",
+                {},
+                "deck.toml:4: boundary.kind: \"benchmark\" is the 2D jacobi benchmark"},
+        BadDeck{
+            "z_in_2d", kBase + "[boundary]\nz = \"periodic\"\n", {}, "boundary.z: the grid is 2D"},
+        BadDeck{"face_values",
+                kBase + "[boundary]\nface_values = [1.0, 2.0]\n",
+                {},
+                "boundary.face_values: expected 4 values"},
+        BadDeck{"process_grid_len",
+                kBase + "[parallel]\nprocess_grid = [2, 2, 1]\n",
+                {},
+                "parallel.process_grid: expected 2 values"},
+        BadDeck{"syntax", kBase + "[time\n", {}, "deck.toml:3:6: TOML syntax error"},
+        BadDeck{"override_unknown",
+                kBase,
+                {"grid.cellz=[4,4]"},
+                "--set grid.cellz=[4,4]: grid.cellz: unknown key"},
+        BadDeck{
+            "override_no_equals", kBase, {"grid.cells"}, "--set grid.cells: expected key=value"},
+        BadDeck{
+            "override_bad_value", kBase, {"grid.cells=[4,"}, "cannot read '[4,' as a TOML value"},
+        BadDeck{"override_type",
+                kBase,
+                {"time.steps=1.5"},
+                "--set time.steps=1.5: time.steps: expected an integer"}),
+    [](const testing::TestParamInfo<BadDeck>& info) { return info.param.name; });
