@@ -1,12 +1,14 @@
 // The backend-neutral interface the solver drives (one implementation per backend, as in
 // BabelStream's Stream.h). Every operation takes views and boxes, never owning types.
 //
-// Lanes: the overlap recipe (DESIGN.md section 5) runs the boundary shell and halo packing on
-// one lane and the interior on another. The CUDA backend maps lanes to a high- and a
-// low-priority stream ordered by events; the CPU backend executes everything immediately, so
-// its lanes are trivially ordered.
+// Lanes: the overlap recipe (DESIGN.md section 5) runs the boundary shell, packing and halo
+// transfers on one lane and the interior on another. The CUDA backend maps lanes to a high- and
+// a low-priority stream, ordered only through events (join_lanes); the CPU backend executes
+// every call immediately on the calling thread, so its lanes are trivially ordered.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +21,28 @@ namespace gridsim {
 
 enum class Lane { boundary, interior };
 
+// Deterministic statistics of a field over a box.
+struct FieldStats {
+    double min = 0.0;
+    double max = 0.0;
+    double sum = 0.0;
+    std::int64_t nonfinite = 0;  // NaN or Inf points (excluded from min/max/sum)
+};
+
+// Measures intervals of work on a lane in the lane's own time (wall clock on the CPU, CUDA
+// events on a stream), accumulated per slot. Intervals are closed in the order opened.
+class IntervalTimer {
+public:
+    IntervalTimer() = default;
+    IntervalTimer(const IntervalTimer&) = delete;
+    IntervalTimer& operator=(const IntervalTimer&) = delete;
+    virtual ~IntervalTimer() = default;
+    virtual void begin(int slot, Lane lane) = 0;
+    virtual void end(int slot, Lane lane) = 0;
+    // Adds every finished interval's seconds to seconds[slot]; `block` waits for unfinished ones.
+    virtual void collect(std::vector<double>& seconds, bool block) = 0;
+};
+
 template <class T>
 class Backend {
 public:
@@ -28,14 +52,21 @@ public:
     virtual ~Backend() = default;
 
     [[nodiscard]] virtual std::string name() const = 0;
+    // What the stencil launches use (kernel variant, block shape), for the report.
+    [[nodiscard]] virtual std::string launch_description() const = 0;
+    [[nodiscard]] virtual bool on_device() const = 0;
 
-    // Memory the backend computes on (zero-filled).
+    // Memory the backend computes on (zero-filled), and host memory for staging transfers
+    // (page-locked on the CUDA backend).
     virtual Buffer<T> allocate(std::size_t elements) = 0;
+    virtual Buffer<T> allocate_host(std::size_t elements) = 0;
     Field<T> allocate_field(const FieldExtents& ext) { return Field<T>(ext, allocate(ext.total)); }
 
-    // Whole-field copies between host vectors and backend memory, halos included.
+    // Whole-field copies between host vectors and backend memory, halos included (blocking).
     virtual void upload(const std::vector<T>& host, FieldView<T> dst) = 0;
     virtual void download(FieldView<const T> src, std::vector<T>& host) = 0;
+    // Asynchronous copy of n elements in any direction, ordered on `lane`.
+    virtual void copy(T* dst, const T* src, std::size_t n, Lane lane) = 0;
 
     // out(p) = stencil(in, p) for every p in `box`.
     virtual void apply(const StencilParams<T>& params, FieldView<const T> in, FieldView<T> out,
@@ -44,16 +75,26 @@ public:
     virtual void pack(FieldView<const T> u, const Box& box, T* dst, Lane lane) = 0;
     virtual void unpack(const T* src, FieldView<T> u, const Box& box, Lane lane) = 0;
 
-    // Deterministic reductions over `box` (same order on every run), returned to the host:
-    // sum of (a-b)^2, and sum of a^2. Complete all lanes' work first.
+    // Deterministic reductions over `box`, returned to the host (they wait for both lanes):
+    // the same inputs give the same bits on every run.
     virtual double sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box) = 0;
     virtual double sum_sq(FieldView<const T> a, const Box& box) = 0;
+    virtual FieldStats stats(FieldView<const T> a, const Box& box) = 0;
 
+    // Each lane's later work waits for the other lane's work issued so far.
+    virtual void join_lanes() = 0;
     // Blocks the host until the lane's work so far is done.
     virtual void wait(Lane lane) = 0;
+
+    virtual std::unique_ptr<IntervalTimer> make_interval_timer() = 0;
+    // Bandwidth of a large copy in backend memory, bytes read + written per second.
+    virtual double measure_copy_bandwidth() = 0;
 };
 
 template <class T>
 std::unique_ptr<Backend<T>> make_cpu_backend();
+
+// Wall-clock intervals (the CPU backend's, and the host-side phases of any backend).
+std::unique_ptr<IntervalTimer> make_wall_clock_timer();
 
 }  // namespace gridsim

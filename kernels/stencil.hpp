@@ -47,24 +47,36 @@ struct StencilParams {
     HeatCoeffs<T> r{};  // heat only
 };
 
-// Gathers the neighbours of (i, j, k) from global memory and applies the stencil: the whole
-// update of one point for loop-based code (CPU backend, naive GPU kernel).
+// The update of one point from its value and its neighbours' (zm, zp unused in 2D): the single
+// dispatch every kernel variant goes through, so all compute the same expression.
+template <class T, int Dims, StencilKind Kind>
+GRIDSIM_HD inline T stencil_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const HeatCoeffs<T>& r) {
+    if constexpr (Kind == StencilKind::heat) {
+        if constexpr (Dims == 2) {
+            return heat_point(c, xm, xp, ym, yp, r);
+        } else {
+            return heat_point(c, xm, xp, ym, yp, zm, zp, r);
+        }
+    } else {
+        if constexpr (Dims == 2) {
+            return jacobi_point(xm, xp, ym, yp);
+        } else {
+            return jacobi_point(xm, xp, ym, yp, zm, zp);
+        }
+    }
+}
+
+// Gathers the neighbours of (i, j, k) from memory and applies the stencil: the whole update of
+// one point for loop-based code (CPU backend, naive GPU kernel).
 template <class T, int Dims, StencilKind Kind>
 GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const HeatCoeffs<T>& r) {
     const T* p = u.data + u.ext.index(i, j, k);
     const auto sy = u.ext.sy;
-    if constexpr (Dims == 2) {
-        if constexpr (Kind == StencilKind::heat)
-            return heat_point(p[0], p[-1], p[1], p[-sy], p[sy], r);
-        else
-            return jacobi_point(p[-1], p[1], p[-sy], p[sy]);
+    if constexpr (Dims == 2) {  // no z halo exists in 2D: never read one
+        return stencil_point<T, 2, Kind>(p[0], p[-1], p[1], p[-sy], p[sy], p[0], p[0], r);
     } else {
         const auto sz = u.ext.sz;
-        if constexpr (Kind == StencilKind::heat) {
-            return heat_point(p[0], p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz], r);
-        } else {
-            return jacobi_point(p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz]);
-        }
+        return stencil_point<T, 3, Kind>(p[0], p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz], r);
     }
 }
 

@@ -87,6 +87,7 @@ int cmd_check(const Options& opt, int rank) {
 int cmd_run(const Options& opt, int rank) {
     const Config cfg = load(opt, rank);
     gridsim::RunOptions run_opt;
+    run_opt.measure_copy_bandwidth = true;
     run_opt.on_progress = [rank](const gridsim::ProgressSample& s) {
         if (rank == 0) std::cout << gridsim::progress_line(s) << std::endl;
     };

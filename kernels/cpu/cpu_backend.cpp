@@ -1,7 +1,10 @@
 // The CPU backend: plain loops over kernels/stencil.hpp, x innermost so the compiler can
 // vectorise the contiguous rows. Work runs on the calling thread as soon as it is issued.
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/backend.hpp"
 
@@ -24,12 +27,39 @@ void apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Heat
     });
 }
 
+using Clock = std::chrono::steady_clock;
+
+class WallClockTimer final : public IntervalTimer {
+public:
+    void begin(int slot, Lane /*lane*/) override { open_.push_back({slot, Clock::now()}); }
+    void end(int slot, Lane /*lane*/) override {
+        for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
+            if (it->first != slot) continue;
+            done_.push_back({slot, std::chrono::duration<double>(Clock::now() - it->second).count()});
+            open_.erase(std::next(it).base());
+            return;
+        }
+    }
+    void collect(std::vector<double>& seconds, bool /*block*/) override {
+        for (const auto& [slot, s] : done_) seconds[slot] += s;
+        done_.clear();
+    }
+
+private:
+    std::vector<std::pair<int, Clock::time_point>> open_;
+    std::vector<std::pair<int, double>> done_;
+};
+
 template <class T>
 class CpuBackend final : public Backend<T> {
 public:
     [[nodiscard]] std::string name() const override { return "cpu"; }
+    [[nodiscard]] std::string launch_description() const override { return "loops, x innermost"; }
+    [[nodiscard]] bool on_device() const override { return false; }
 
     Buffer<T> allocate(std::size_t elements) override { return Buffer<T>::host(elements); }
+    Buffer<T> allocate_host(std::size_t elements) override { return Buffer<T>::host(elements); }
+    void copy(T* dst, const T* src, std::size_t n, Lane /*lane*/) override { std::memcpy(dst, src, n * sizeof(T)); }
 
     void upload(const std::vector<T>& host, FieldView<T> dst) override {
         std::copy(host.begin(), host.end(), dst.data);
@@ -87,10 +117,48 @@ public:
         return sum;
     }
 
+    FieldStats stats(FieldView<const T> a, const Box& b) override {
+        FieldStats st;
+        st.min = std::numeric_limits<double>::infinity();
+        st.max = -std::numeric_limits<double>::infinity();
+        for_each_row(b, [&](int j, int k) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) {
+                const double v = a(i, j, k);
+                if (!std::isfinite(v)) {
+                    ++st.nonfinite;
+                    continue;
+                }
+                st.min = std::min(st.min, v);
+                st.max = std::max(st.max, v);
+                st.sum += v;
+            }
+        });
+        return st;
+    }
+
+    void join_lanes() override {}
     void wait(Lane /*lane*/) override {}
+    std::unique_ptr<IntervalTimer> make_interval_timer() override { return make_wall_clock_timer(); }
+
+    double measure_copy_bandwidth() override {
+        const std::size_t n = (std::size_t{64} << 20) / sizeof(T);  // 64 MiB, well past the caches
+        Buffer<T> a = Buffer<T>::host(n);
+        Buffer<T> b = Buffer<T>::host(n);
+        double best = std::numeric_limits<double>::infinity();
+        for (int rep = 0; rep < 5; ++rep) {
+            const auto t0 = Clock::now();
+            std::memcpy(b.data(), a.data(), n * sizeof(T));
+            // The copy's result is never read: keep the compiler from dropping it.
+            asm volatile("" : : "r"(b.data()) : "memory");
+            best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+        }
+        return 2.0 * static_cast<double>(n * sizeof(T)) / best;
+    }
 };
 
 }  // namespace
+
+std::unique_ptr<IntervalTimer> make_wall_clock_timer() { return std::make_unique<WallClockTimer>(); }
 
 template <class T>
 std::unique_ptr<Backend<T>> make_cpu_backend() {

@@ -2,6 +2,7 @@
 // diagnostics). Not for production output: that is parallel HDF5.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "comm/cart_topology.hpp"
@@ -9,6 +10,28 @@
 #include "field/field.hpp"
 
 namespace gridsim {
+
+// Every rank's string, in rank order, on rank 0 (empty elsewhere).
+inline std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine) {
+    const int len = static_cast<int>(mine.size());
+    int nranks = 1;
+    int rank = 0;
+    GRIDSIM_MPI_CHECK(MPI_Comm_size(comm, &nranks));
+    GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    std::vector<int> lens(nranks), displs(nranks);
+    GRIDSIM_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
+    int total = 0;
+    for (int r = 0; r < nranks; ++r) {
+        displs[r] = total;
+        total += lens[r];
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm));
+    std::vector<std::string> out;
+    if (rank != 0) return out;
+    for (int r = 0; r < nranks; ++r) out.push_back(all.substr(displs[r], lens[r]));
+    return out;
+}
 
 // `u` is a host view of this rank's field. Returns the solved grid (x fastest) on rank 0 as
 // double (exact for float and double inputs), and an empty vector elsewhere.

@@ -1,6 +1,6 @@
 // Halo exchange of face layers (no edges or corners: the stencils are stars). Each step the
-// solver packs the faces of the new field, starts the transport, does other work, then waits
-// and unpacks into the halos. Transports sit behind one interface (DESIGN.md section 5).
+// solver packs the faces of the new field, transfers them, and unpacks into the halos, all on
+// the boundary lane. Transports sit behind one interface (DESIGN.md section 5).
 #pragma once
 
 #include <memory>
@@ -15,13 +15,9 @@ namespace gridsim {
 template <class T>
 MPI_Datatype mpi_type();
 template <>
-inline MPI_Datatype mpi_type<float>() {
-    return MPI_FLOAT;
-}
+inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
 template <>
-inline MPI_Datatype mpi_type<double>() {
-    return MPI_DOUBLE;
-}
+inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
 
 // One face that has a neighbour: what it sends and receives, and its contiguous buffers (in
 // backend memory).
@@ -44,55 +40,70 @@ public:
     Transport& operator=(const Transport&) = delete;
     virtual ~Transport() = default;
     [[nodiscard]] virtual const char* name() const = 0;
-    // Begins moving every face's send buffer to its peer and its peer's into recv buffer.
-    virtual void start(std::vector<HaloFace<T>>& faces) = 0;
-    // Returns when every recv buffer is filled and every send buffer may be reused.
-    virtual void wait() = 0;
+    // Moves every face's packed send buffer to its peer and the peer's into the recv buffer.
+    // Called after packing was issued on the boundary lane; unpacking issued after it on the
+    // same lane sees the received data.
+    virtual void exchange(std::vector<HaloFace<T>>& faces) = 0;
 };
 
-// `staged` for host-resident buffers: MPI_Irecv/MPI_Isend straight from them. A message's tag
-// is the face it leaves through, so the receiver expects the opposite of its own face.
+// MPI_Irecv/MPI_Isend between ranks. `staged`: device buffers go through page-locked host
+// copies (asynchronous copies on the boundary lane); host buffers (CPU backend) and device
+// buffers given to a CUDA-aware MPI (`direct`) go to MPI as they are. A message's tag is the
+// face it leaves through, so the receiver expects the opposite of its own face.
 template <class T>
-class HostMpiTransport final : public Transport<T> {
+class MpiTransport final : public Transport<T> {
 public:
-    explicit HostMpiTransport(MPI_Comm comm) : comm_(comm) {}
-    ~HostMpiTransport() override {
-        // Never leave requests behind (an exception between start and wait): complete them.
-        if (!requests_.empty())
-            MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    MpiTransport(MPI_Comm comm, Backend<T>& backend, bool direct, const std::vector<HaloFace<T>>& faces)
+        : comm_(comm), backend_(backend), stage_(backend.on_device() && !direct), direct_(direct) {
+        if (!stage_) return;
+        for (const auto& h : faces) {
+            host_send_.push_back(backend.allocate_host(h.send.count()));
+            host_recv_.push_back(backend.allocate_host(h.recv.count()));
+        }
     }
-    [[nodiscard]] const char* name() const override { return "staged"; }
+    [[nodiscard]] const char* name() const override { return direct_ ? "cuda-aware" : "staged"; }
 
-    void start(std::vector<HaloFace<T>>& faces) override {
-        requests_.assign(2 * faces.size(), MPI_REQUEST_NULL);
+    void exchange(std::vector<HaloFace<T>>& faces) override {
+        if (stage_) {
+            for (std::size_t f = 0; f < faces.size(); ++f) {
+                backend_.copy(host_send_[f].data(), faces[f].send_buf.data(), faces[f].count(), Lane::boundary);
+            }
+        }
+        backend_.wait(Lane::boundary);  // MPI reads the packed (and staged) data from here on
+        std::vector<MPI_Request> requests(2 * faces.size(), MPI_REQUEST_NULL);
         for (std::size_t f = 0; f < faces.size(); ++f) {
-            HaloFace<T>& h = faces[f];
-            GRIDSIM_MPI_CHECK(MPI_Irecv(h.recv_buf.data(), h.count(), mpi_type<T>(), h.peer,
-                                        opposite_face(h.face), comm_, &requests_[2 * f]));
+            T* recv = stage_ ? host_recv_[f].data() : faces[f].recv_buf.data();
+            GRIDSIM_MPI_CHECK(MPI_Irecv(recv, faces[f].count(), mpi_type<T>(), faces[f].peer,
+                                        opposite_face(faces[f].face), comm_, &requests[2 * f]));
         }
         for (std::size_t f = 0; f < faces.size(); ++f) {
-            HaloFace<T>& h = faces[f];
-            GRIDSIM_MPI_CHECK(MPI_Isend(h.send_buf.data(), h.count(), mpi_type<T>(), h.peer, h.face,
-                                        comm_, &requests_[2 * f + 1]));
+            T* send = stage_ ? host_send_[f].data() : faces[f].send_buf.data();
+            GRIDSIM_MPI_CHECK(MPI_Isend(send, faces[f].count(), mpi_type<T>(), faces[f].peer, faces[f].face,
+                                        comm_, &requests[2 * f + 1]));
         }
-    }
-    void wait() override {
-        GRIDSIM_MPI_CHECK(
-            MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
-        requests_.clear();
+        GRIDSIM_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+        if (stage_) {
+            for (std::size_t f = 0; f < faces.size(); ++f) {
+                backend_.copy(faces[f].recv_buf.data(), host_recv_[f].data(), faces[f].count(), Lane::boundary);
+            }
+        }
     }
 
 private:
     MPI_Comm comm_;
-    std::vector<MPI_Request> requests_;
+    Backend<T>& backend_;
+    bool stage_;
+    bool direct_;
+    std::vector<Buffer<T>> host_send_;  // page-locked mirrors of the device buffers (staged)
+    std::vector<Buffer<T>> host_recv_;
 };
 
 template <class T>
 class HaloExchange {
 public:
-    HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
-                 std::unique_ptr<Transport<T>> transport)
-        : backend_(backend), transport_(std::move(transport)) {
+    // direct: hand device buffers straight to MPI (CUDA-aware MPI only).
+    HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend, bool direct = false)
+        : backend_(backend) {
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
             if (!sub.has_neighbour[face]) continue;
@@ -105,32 +116,22 @@ public:
             h.recv_buf = backend.allocate(h.recv.count());
             faces_.push_back(std::move(h));
         }
+        transport_ = std::make_unique<MpiTransport<T>>(topo.comm(), backend, direct, faces_);
     }
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
-    // Bytes this rank sends per exchange (all faces).
-    [[nodiscard]] std::size_t bytes_sent() const {
-        std::size_t b = 0;
-        for (const auto& h : faces_) b += h.send.count() * sizeof(T);
-        return b;
-    }
 
     void pack(FieldView<const T> u) {
         for (auto& h : faces_) backend_.pack(u, h.send, h.send_buf.data(), Lane::boundary);
     }
-    void start() {
-        backend_.wait(Lane::boundary);  // the packed faces must be complete before they travel
-        transport_->start(faces_);
-    }
-    void wait() { transport_->wait(); }
+    void transfer() { transport_->exchange(faces_); }
     void unpack(FieldView<T> u) {
         for (auto& h : faces_) backend_.unpack(h.recv_buf.data(), u, h.recv, Lane::boundary);
     }
-    // All four phases back to back (initialisation, tests).
+    // All three back to back, complete on return (initialisation, tests).
     void exchange(FieldView<T> u) {
         pack(u);
-        start();
-        wait();
+        transfer();
         unpack(u);
         backend_.wait(Lane::boundary);
     }

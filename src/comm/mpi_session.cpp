@@ -2,6 +2,10 @@
 
 #include <cstdio>
 
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
 #include "comm/mpi_check.hpp"
 
 namespace gridsim {
@@ -70,6 +74,18 @@ std::string mpi_library_version() {
     std::string s(buf, len);
     if (auto nl = s.find_first_of("\n,"); nl != std::string::npos) s.resize(nl);
     return s;
+}
+
+}  // namespace gridsim
+
+namespace gridsim {
+
+bool mpi_is_cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)  // the extension exists; ask the library at run time
+    return MPIX_Query_cuda_support() == 1;
+#else
+    return false;
+#endif
 }
 
 }  // namespace gridsim

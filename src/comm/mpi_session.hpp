@@ -46,5 +46,7 @@ private:
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);
 std::string mpi_library_version();
+// MPIX_Query_cuda_support() where the MPI library has it (Open MPI), else false.
+bool mpi_is_cuda_aware();
 
 }  // namespace gridsim

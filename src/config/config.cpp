@@ -43,6 +43,9 @@ const std::vector<std::string_view> kSchema = {
     "parallel.backend",
     "parallel.transport",
     "parallel.overlap",
+    "parallel.share_gpus",
+    "parallel.kernel",
+    "parallel.block",
     "output.progress_every",
     "output.report",
 };
@@ -191,6 +194,16 @@ void read_time(const DeckReader& r, Config& c) {
     }
 }
 
+void read_block(const DeckReader& r, const std::vector<std::int64_t>& v, std::array<int, 2>& block) {
+    if (v.size() != 2) r.fail("parallel.block", fmt::format("expected 2 values [x, y], got {}", v.size()));
+    for (int d = 0; d < 2; ++d) {
+        if (v[d] < 0 || v[d] > 1024) r.fail("parallel.block", "values must be in [0, 1024] (0 = default)");
+        block[d] = static_cast<int>(v[d]);
+    }
+    if ((block[0] == 0) != (block[1] == 0)) r.fail("parallel.block", "give both values or neither");
+    if (block[0] * block[1] > 1024) r.fail("parallel.block", "at most 1024 threads per block");
+}
+
 void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.integers("parallel.process_grid")) {
         if (static_cast<int>(v->size()) != c.dims) {
@@ -208,6 +221,20 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
         c.transport = TransportKind(*v);
     }
     if (auto v = r.boolean("parallel.overlap")) c.overlap = *v;
+    if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
+    if (auto v = r.choice("parallel.kernel", {"tiled", "naive"})) c.tiled = *v == 0;
+    if (auto v = r.integers("parallel.block")) read_block(r, *v, c.block);
+    if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
+    if (auto v = r.choice("parallel.kernel", {"tiled", "naive"})) c.tiled = *v == 0;
+    if (auto v = r.integers("parallel.block")) {
+        if (v->size() != 2) r.fail("parallel.block", fmt::format("expected 2 values [x, y], got {}", v->size()));
+        for (int d = 0; d < 2; ++d) {
+            if ((*v)[d] < 0 || (*v)[d] > 1024) r.fail("parallel.block", "values must be in [0, 1024] (0 = default)");
+            c.block[d] = static_cast<int>((*v)[d]);
+        }
+        if (c.block[0] * c.block[1] > 1024) r.fail("parallel.block", "at most 1024 threads per block");
+        if ((c.block[0] == 0) != (c.block[1] == 0)) r.fail("parallel.block", "give both values or neither");
+    }
     if (auto v = r.integer("output.progress_every", 0, std::numeric_limits<std::int64_t>::max())) {
         c.progress_every = *v;
     }
@@ -215,6 +242,7 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
 }
 
 }  // namespace
+
 
 std::string Config::where(const std::string& key) const {
     auto it = origin.find(key);
@@ -304,7 +332,10 @@ toml::table to_table(const Config& c) {
         {"parallel", toml::table{{"process_grid", first_n(c.process_grid, c.dims)},
                                  {"backend", to_string(c.backend)},
                                  {"transport", to_string(c.transport)},
-                                 {"overlap", c.overlap}}},
+                                 {"overlap", c.overlap},
+                                 {"share_gpus", c.share_gpus},
+                                 {"kernel", c.tiled ? "tiled" : "naive"},
+                                 {"block", toml::array{c.block[0], c.block[1]}}}},
         {"output", toml::table{{"progress_every", c.progress_every}, {"report", c.report}}},
     };
 }

@@ -62,7 +62,9 @@ struct Config {
     BackendKind backend = BackendKind::automatic;
     TransportKind transport = TransportKind::automatic;
     bool overlap = true;
-    int halo_width = 1;
+    bool share_gpus = false;            // allow more ranks than GPUs on a node
+    bool tiled = true;                  // CUDA stencil kernel: tiled (shared memory) or naive
+    std::array<int, 2> block{0, 0};     // CUDA threads per block (x, y); 0 = the variant's default
 
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #include "field/host_device.hpp"
@@ -49,7 +50,11 @@ struct FieldView {
     FieldExtents ext;
 
     GRIDSIM_HD T& operator()(int i, int j, int k) const { return data[ext.index(i, j, k)]; }
-    operator FieldView<const T>() const { return {data, ext}; }  // NOLINT: implicit by design
+    // A mutable view converts to a read-only one (implicitly: kernels take FieldView<const T>).
+    template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
+    operator FieldView<const U>() const {  // NOLINT(google-explicit-constructor)
+        return {data, ext};
+    }
 };
 
 enum class MemorySpace { host, device };

@@ -10,11 +10,10 @@
 #include <stdexcept>
 
 #include "affinity/binding.hpp"
+#include "comm/gather.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
-#ifdef GRIDSIM_HAVE_CUDA
-#include "kernels/cuda/device_query.hpp"
-#endif
+#include "solver/backend_select.hpp"
 
 #ifndef GRIDSIM_VERSION
 #define GRIDSIM_VERSION "unknown"
@@ -38,27 +37,18 @@ nlohmann::json phase_stats(const PhaseTimes& mine, MPI_Comm comm) {
     return out;
 }
 
-nlohmann::json placements(MPI_Comm comm) {
+// Every rank's host, CPU binding and GPU, gathered to rank 0.
+nlohmann::json placements(MPI_Comm comm, const RunResult& result) {
     const Placement p = current_placement();
-    const std::string mine = p.host + '\n' + p.cpus;
-    const int len = static_cast<int>(mine.size());
-    const int nranks = comm_size(comm);
-    std::vector<int> lens(nranks), displs(nranks);
-    GRIDSIM_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
-    int total = 0;
-    for (int r = 0; r < nranks; ++r) {
-        displs[r] = total;
-        total += lens[r];
-    }
-    std::string all(total, '\0');
-    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(),
-                                  displs.data(), MPI_CHAR, 0, comm));
+    const std::vector<std::string> all = gather_strings(comm, p.host + '\n' + p.cpus + '\n' + result.device);
     nlohmann::json out = nlohmann::json::array();
-    if (comm_rank(comm) != 0) return out;
-    for (int r = 0; r < nranks; ++r) {
-        const std::string s = all.substr(displs[r], lens[r]);
-        const auto nl = s.find('\n');
-        out.push_back({{"rank", r}, {"host", s.substr(0, nl)}, {"cpus", s.substr(nl + 1)}});
+    for (std::size_t rank = 0; rank < all.size(); ++rank) {
+        const std::string& s = all[rank];
+        const auto nl1 = s.find('\n');
+        const auto nl2 = s.find('\n', nl1 + 1);
+        nlohmann::json entry = {{"rank", rank}, {"host", s.substr(0, nl1)}, {"cpus", s.substr(nl1 + 1, nl2 - nl1 - 1)}};
+        if (nl2 + 1 < s.size()) entry["gpu"] = s.substr(nl2 + 1);
+        out.push_back(entry);
     }
     return out;
 }
@@ -81,17 +71,17 @@ nlohmann::json versions() {
         {"tomlplusplus", fmt::format("{}.{}.{}", TOML_LIB_MAJOR, TOML_LIB_MINOR, TOML_LIB_PATCH)},
         {"fmt",
          fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)}};
-#ifdef GRIDSIM_HAVE_CUDA
-    v["cuda_runtime"] = cuda_runtime_version();
-    v["cuda_devices_visible"] = cuda_device_count();
-#endif
+    if (cuda_backend_built()) v["cuda_runtime"] = cuda_runtime_version();
     return v;
 }
 
 nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm) {
     nlohmann::json phases = phase_stats(r.phases, comm);
-    nlohmann::json where = placements(comm);
+    nlohmann::json where = placements(comm, r);
+    double copy_sum = 0.0;
+    GRIDSIM_MPI_CHECK(MPI_Reduce(&r.copy_bandwidth, &copy_sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm));
     if (comm_rank(comm) != 0) return {};
+    const double copy_mean = copy_sum / r.ranks;
 
     const double per_step = r.steps > 0 ? r.loop_seconds / static_cast<double>(r.steps) : 0.0;
     const double lups = static_cast<double>(r.updated_points) * static_cast<double>(r.steps);
@@ -105,6 +95,8 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"process_grid",
          std::vector<int>(r.process_grid.begin(), r.process_grid.begin() + cfg.dims)},
         {"backend", r.backend},
+        {"backend_note", r.backend_note},
+        {"launch", r.launch},
         {"transport", r.transport},
         {"overlap", cfg.overlap},
         {"precision", to_string(cfg.precision)},
@@ -116,6 +108,12 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"updated_points_per_step", r.updated_points},
         {"glups", r.loop_seconds > 0 ? lups / r.loop_seconds / 1e9 : 0.0},
         {"effective_bandwidth_GBps", r.loop_seconds > 0 ? bytes / r.loop_seconds / 1e9 : 0.0},
+        // Per-rank effective bandwidth over the copy bandwidth of one rank's memory, measured
+        // in this run (mean over ranks): how close the stencil gets to a plain copy.
+        {"copy_bandwidth_GBps", copy_mean / 1e9},
+        {"bandwidth_ratio", r.loop_seconds > 0 && copy_mean > 0 ? bytes / r.loop_seconds / r.ranks / copy_mean : 0.0},
+        {"field_stats", {{"min", r.final_stats.min}, {"max", r.final_stats.max}, {"sum", r.final_stats.sum},
+                         {"nonfinite", r.final_stats.nonfinite}}},
         {"phases", phases},
         {"final_norm", r.final_norm},
         {"placement", where},
@@ -159,40 +157,40 @@ std::string progress_line(const ProgressSample& s) {
 }
 
 std::string summary_text(const nlohmann::json& d) {
-    const auto& c = d["config"];
+    auto num = [&](const char* key) { return d[key].get<double>(); };
+    auto str = [&](const char* key) { return d[key].get<std::string>(); };
     std::string out = fmt::format(
-        "gridsim {} {}D {} {}, {} rank(s) on process grid {}, backend {}, transport {}, overlap "
-        "{}\n",
-        d["problem"].get<std::string>(), d["dims"].get<int>(),
-        fmt::join(c["grid"]["cells"].get<std::vector<int>>(), "x"),
-        d["precision"].get<std::string>(), d["ranks"].get<int>(),
-        fmt::join(d["process_grid"].get<std::vector<int>>(), "x"), d["backend"].get<std::string>(),
-        d["transport"].get<std::string>(), d["overlap"].get<bool>() ? "on" : "off");
+        "gridsim {} {}D {} {}, {} rank(s) on process grid {}, backend {}, transport {}, overlap {}\n",
+        str("problem"), d["dims"].get<int>(), fmt::join(d["config"]["grid"]["cells"].get<std::vector<int>>(), "x"),
+        str("precision"), d["ranks"].get<int>(), fmt::join(d["process_grid"].get<std::vector<int>>(), "x"),
+        str("backend"), str("transport"), d["overlap"].get<bool>() ? "on" : "off");
+    if (!str("backend_note").empty()) out += "  (" + str("backend_note") + ")\n";
+    out += fmt::format("  launch          {}\n", str("launch"));
     out += fmt::format("  steps           {}", d["steps"].get<std::int64_t>());
-    if (d["problem"] == "heat")
-        out += fmt::format("  (dt = {:.4e}, t = {:.4e})", d["dt"].get<double>(),
-                           d["sim_time"].get<double>());
-    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s)\n",
-                       d["time_per_step_s"].get<double>(), d["loop_seconds"].get<double>());
-    out += fmt::format("  throughput      {:.4f} GLUP/s, effective bandwidth {:.3f} GB/s\n",
-                       d["glups"].get<double>(), d["effective_bandwidth_GBps"].get<double>());
-    out += "  phases [s]      (min/mean/max over ranks)\n";
-    for (const auto& [name, st] : d["phases"].items()) {
-        out += fmt::format("    {:<10} {:.4f} / {:.4f} / {:.4f}\n", name, st["min"].get<double>(),
+    if (d["problem"] == "heat") out += fmt::format("  (dt = {:.4e}, t = {:.4e})", num("dt"), num("sim_time"));
+    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s)\n", num("time_per_step_s"), num("loop_seconds"));
+    out += fmt::format("  throughput      {:.4f} GLUP/s, effective bandwidth {:.2f} GB/s\n", num("glups"),
+                       num("effective_bandwidth_GBps"));
+    out += fmt::format("  per rank        {:.1f}% of the {:.1f} GB/s copy bandwidth measured in this run\n",
+                       100.0 * num("bandwidth_ratio"), num("copy_bandwidth_GBps"));
+    out += "  phases [s]      min / mean / max over ranks\n";
+    for (const char* name : kPhaseNames) {
+        const auto& st = d["phases"][name];
+        out += fmt::format("    {:<12}  {:.4f} / {:.4f} / {:.4f}\n", name, st["min"].get<double>(),
                            st["mean"].get<double>(), st["max"].get<double>());
     }
+    const auto& fs = d["field_stats"];
+    out += fmt::format("  final field     min {:.6e}, max {:.6e}, non-finite points {}\n", fs["min"].get<double>(),
+                       fs["max"].get<double>(), fs["nonfinite"].get<std::int64_t>());
     if (d.contains("residual_history")) {
-        out += fmt::format("  final residual  {:.6e}{}\n", d["final_norm"].get<double>(),
-                           d["converged"].get<bool>() ? " (converged)" : "");
+        out += fmt::format("  final residual  {:.6e}{}\n", num("final_norm"), d["converged"].get<bool>() ? " (converged)" : "");
     }
     if (d.contains("error_vs_analytic")) {
         const auto& e = d["error_vs_analytic"];
         out += fmt::format("  error vs exact discrete solution:   max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["discrete"]["max_abs"].get<double>(),
-                           e["discrete"]["rel_l2"].get<double>());
+                           e["discrete"]["max_abs"].get<double>(), e["discrete"]["rel_l2"].get<double>());
         out += fmt::format("  error vs continuous (analytic) PDE: max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["continuous"]["max_abs"].get<double>(),
-                           e["continuous"]["rel_l2"].get<double>());
+                           e["continuous"]["max_abs"].get<double>(), e["continuous"]["rel_l2"].get<double>());
     }
     return out;
 }

@@ -66,8 +66,7 @@ RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
         if (progress.due(step))
             emit_progress(opt, sim, cfg, step, "|u|", sim.norm(), clock.elapsed());
     }
-    sim.finish_all_work();
-    RunResult r = make_result(sim, cfg, cfg.steps, clock.slowest());
+    RunResult r = make_result(sim, cfg, opt, cfg.steps, clock);
 
     r.final_norm = sim.norm();
     if (heat_has_analytic_solution(cfg)) {

@@ -30,8 +30,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
         if (progress.due(sweep) || (converged && progress.enabled()))
             emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
     }
-    sim.finish_all_work();
-    RunResult r = make_result(sim, cfg, sweep, clock.slowest());
+    RunResult r = make_result(sim, cfg, opt, sweep, clock);
     r.residual_history = std::move(history);
     r.converged = converged;
     r.final_norm = residual;

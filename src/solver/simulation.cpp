@@ -8,35 +8,21 @@
 namespace gridsim {
 
 template <class T>
-std::unique_ptr<Backend<T>> make_backend(const Config& cfg) {
-    if (cfg.backend == BackendKind::cuda) {
-        throw ConfigError(cfg.where("parallel.backend") +
-                          "\"cuda\" is not available: this build has no CUDA backend yet; use "
-                          "\"cpu\" or \"auto\"");
-    }
-    if (cfg.transport == TransportKind::cuda_aware || cfg.transport == TransportKind::nccl) {
-        throw ConfigError(
-            cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
-            "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
-    }
-    return make_cpu_backend<T>();
-}
-
-template <class T>
 Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
     : cfg_(cfg),
       dom_(make_domain(cfg)),
       topo_(comm, cfg, dom_, kStencilRadius),
-      backend_(make_backend<T>(cfg)) {
+      choice_(choose_backend<T>(cfg, topo_.comm())),
+      be_(*choice_.backend),
+      timer_(be_.make_interval_timer()) {
     const Subdomain& sub = topo_.subdomain();
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, kStencilRadius);
-    for (auto& f : u_) f = backend_->allocate_field(ext);
-    halo_ = std::make_unique<HaloExchange<T>>(topo_, kStencilRadius, *backend_,
-                                              std::make_unique<HostMpiTransport<T>>(topo_.comm()));
+    for (auto& f : u_) f = be_.allocate_field(ext);
+    halo_ = std::make_unique<HaloExchange<T>>(topo_, kStencilRadius, be_, choice_.direct_mpi);
+    owned_ = Box{{0, 0, 0}, sub.size};
     updated_ = updated_box(sub);
     regions_ = split_for_overlap(updated_, sub, kStencilRadius);
-    global_updated_ = static_cast<std::int64_t>(
-        std::llround(allreduce_sum(static_cast<double>(updated_.count()))));
+    global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
 }
 
 template <class T>
@@ -55,44 +41,46 @@ void Simulation<T>::initialise() {
         }
     }
     for (auto& f : u_) {
-        backend_->upload(host, f.view());
+        be_.upload(host, f.view());
         halo_->exchange(f.view());
     }
     cur_ = 0;
 }
 
-template <class T>
-void Simulation<T>::update(const StencilParams<T>& p, const Box& box, Lane lane, Phase phase) {
-    auto t = timer_.scope(phase);
-    backend_->apply(p, u_[cur_].view(), u_[1 - cur_].view(), box, lane);
-}
-
+// The overlap recipe (DESIGN.md section 5). The boundary lane (high priority) updates the shell
+// that needs last step's halos and packs the faces; the interior lane (low priority) updates
+// the rest, which reads no halo, while the boundary lane transfers and unpacks. Lanes meet only
+// at join_lanes(): no device-wide synchronisation. overlap = false runs the same phases one
+// after another on the boundary lane.
 template <class T>
 void Simulation<T>::sweep(const StencilParams<T>& p) {
-    FieldView<T> next = u_[1 - cur_].view();
+    be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
+    timer_.poll();
+    const Lane interior_lane = cfg_.overlap ? Lane::interior : Lane::boundary;
     {
-        auto t = timer_.scope(Phase::boundary);
-        for (const Box& b : regions_.shell)
-            backend_->apply(p, u_[cur_].view(), next, b, Lane::boundary);
+        auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
+        for (const Box& b : regions_.shell) be_.apply(p, current(), next(), b, Lane::boundary);
     }
     {
-        auto t = timer_.scope(Phase::pack);
-        halo_->pack(next);
+        auto t = timer_.on_lane(Phase::pack, Lane::boundary);
+        halo_->pack(next());
+    }
+    if (cfg_.overlap) {
+        auto t = timer_.on_lane(Phase::interior, interior_lane);
+        be_.apply(p, current(), next(), regions_.interior, interior_lane);
     }
     {
-        auto t = timer_.scope(Phase::transfer);
-        halo_->start();
-    }
-    if (cfg_.overlap) update(p, regions_.interior, Lane::interior, Phase::interior);
-    {
-        auto t = timer_.scope(Phase::transfer);
-        halo_->wait();
+        auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
+        halo_->transfer();
     }
     {
-        auto t = timer_.scope(Phase::unpack);
-        halo_->unpack(next);
+        auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
+        halo_->unpack(next());
     }
-    if (!cfg_.overlap) update(p, regions_.interior, Lane::interior, Phase::interior);
+    if (!cfg_.overlap) {
+        auto t = timer_.on_lane(Phase::interior, interior_lane);
+        be_.apply(p, current(), next(), regions_.interior, interior_lane);
+    }
     cur_ = 1 - cur_;
 }
 
@@ -104,31 +92,39 @@ double Simulation<T>::allreduce_sum(double local) {
 }
 
 template <class T>
-void Simulation<T>::finish_all_work() {
-    backend_->wait(Lane::boundary);
-    backend_->wait(Lane::interior);
-}
-
-template <class T>
 double Simulation<T>::residual() {
-    finish_all_work();
-    auto t = timer_.scope(Phase::reduction);
-    return std::sqrt(
-        allreduce_sum(backend_->sum_sq_diff(u_[cur_].view(), u_[1 - cur_].view(), updated_)));
+    auto t = timer_.on_host(Phase::reduction);
+    return std::sqrt(allreduce_sum(be_.sum_sq_diff(current(), u_[1 - cur_].view(), updated_)));
 }
 
 template <class T>
 double Simulation<T>::norm() {
-    finish_all_work();
-    auto t = timer_.scope(Phase::reduction);
-    const Box owned{{0, 0, 0}, topo_.subdomain().size};
-    return std::sqrt(allreduce_sum(backend_->sum_sq(u_[cur_].view(), owned)));
+    auto t = timer_.on_host(Phase::reduction);
+    return std::sqrt(allreduce_sum(be_.sum_sq(current(), owned_)));
+}
+
+template <class T>
+FieldStats Simulation<T>::stats() {
+    auto t = timer_.on_host(Phase::reduction);
+    const FieldStats mine = be_.stats(current(), owned_);
+    FieldStats all;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine.min, &all.min, 1, MPI_DOUBLE, MPI_MIN, topo_.comm()));
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine.max, &all.max, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine.sum, &all.sum, 1, MPI_DOUBLE, MPI_SUM, topo_.comm()));
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine.nonfinite, &all.nonfinite, 1, MPI_INT64_T, MPI_SUM, topo_.comm()));
+    return all;
+}
+
+template <class T>
+PhaseTimes Simulation<T>::finish() {
+    be_.wait(Lane::boundary);
+    be_.wait(Lane::interior);
+    return timer_.totals();
 }
 
 template <class T>
 FieldView<const T> Simulation<T>::current_on_host() {
-    finish_all_work();
-    backend_->download(u_[cur_].view(), host_copy_);
+    be_.download(current(), host_copy_);
     return {host_copy_.data(), u_[cur_].extents()};
 }
 
@@ -139,7 +135,5 @@ std::vector<double> Simulation<T>::gather() {
 
 template class Simulation<float>;
 template class Simulation<double>;
-template std::unique_ptr<Backend<float>> make_backend<float>(const Config&);
-template std::unique_ptr<Backend<double>> make_backend<double>(const Config&);
 
 }  // namespace gridsim

@@ -69,22 +69,29 @@ private:
 
 namespace gridsim {
 
-// The parts of a RunResult every problem fills the same way.
+// The parts of a RunResult every problem fills the same way, once the loop is over: waits for
+// all work, then measures the copy bandwidth the report compares against.
 template <class T>
-RunResult make_result(Simulation<T>& sim, const Config& cfg, std::int64_t steps,
-                      double loop_seconds) {
+RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, std::int64_t steps,
+                      const LoopClock& clock) {
     RunResult r;
-    r.backend = sim.backend_name();
+    r.phases = sim.finish();
+    r.loop_seconds = clock.slowest();
+    const BackendChoice<T>& be = sim.backend();
+    r.backend = be.backend->name();
+    r.backend_note = be.note;
+    r.launch = be.backend->launch_description();
+    if (be.device.device >= 0) r.device = be.device.name + " (" + be.device.pci_bus_id + ")";
+    if (opt.measure_copy_bandwidth) r.copy_bandwidth = be.backend->measure_copy_bandwidth();
     r.transport = sim.transport_name();
     r.process_grid = sim.topology().process_grid();
     r.ranks = sim.topology().size();
     r.steps = steps;
     r.dt = cfg.dt;
-    r.sim_time = cfg.problem == ProblemKind::heat ? steps * cfg.dt : 0.0;
-    r.loop_seconds = loop_seconds;
+    r.sim_time = cfg.problem == ProblemKind::heat ? static_cast<double>(steps) * cfg.dt : 0.0;
     r.updated_points = sim.global_updated_points();
     r.value_bytes = sizeof(T);
-    r.phases = sim.timer().seconds();
+    r.final_stats = sim.stats();
     return r;
 }
 

@@ -71,8 +71,7 @@ void check_exchange(const std::string& deck, int dims, const std::array<int, 3>&
                 encode(topo.rank(), dom, {sub.offset[0] + i, sub.offset[1] + j, sub.offset[2] + k});
     });
     be->upload(host, f.view());
-    HaloExchange<double> halo(topo, 1, *be,
-                              std::make_unique<HostMpiTransport<double>>(topo.comm()));
+    HaloExchange<double> halo(topo, 1, *be);
     halo.exchange(f.view());
     std::vector<double> got;
     be->download(f.view(), got);

@@ -1,0 +1,21 @@
+// The CUDA backend (built when GRIDSIM_HAVE_CUDA): a plain C++ header, so host code that
+// creates the backend needs no CUDA compiler.
+#pragma once
+
+#include <memory>
+
+#include "kernels/backend.hpp"
+
+namespace gridsim {
+
+struct CudaLaunchConfig {
+    bool tiled = true;  // shared-memory tiled stencil; false: naive
+    int block_x = 0;    // threads per block in x and y; 0: the default for the variant
+    int block_y = 0;
+};
+
+// Uses the current device (select_device() has set it).
+template <class T>
+std::unique_ptr<Backend<T>> make_cuda_backend(const CudaLaunchConfig& cfg);
+
+}  // namespace gridsim

@@ -1,0 +1,103 @@
+#include "solver/backend_select.hpp"
+
+#include "comm/mpi_check.hpp"
+#include "comm/mpi_session.hpp"
+#ifdef GRIDSIM_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.hpp"
+#endif
+
+namespace gridsim {
+
+bool cuda_backend_built() {
+#ifdef GRIDSIM_HAVE_CUDA
+    return true;
+#else
+    return false;
+#endif
+}
+
+int cuda_devices_visible() {
+#ifdef GRIDSIM_HAVE_CUDA
+    return visible_cuda_devices();
+#else
+    return 0;
+#endif
+}
+
+std::string cuda_runtime_version() {
+#ifdef GRIDSIM_HAVE_CUDA
+    return cuda_runtime_version_string();
+#else
+    return {};
+#endif
+}
+
+namespace {
+
+bool every_rank_has_a_device(MPI_Comm comm) {
+    int mine = cuda_devices_visible() > 0 ? 1 : 0;
+    int all = 0;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
+    return all == 1;
+}
+
+void check_cpu_transport(const Config& cfg) {
+    if (cfg.transport == TransportKind::cuda_aware || cfg.transport == TransportKind::nccl) {
+        throw ConfigError(cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
+                          "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
+    }
+}
+
+// The GPU transports this build offers: staged always, cuda-aware where MPI says so.
+bool use_direct_mpi(const Config& cfg) {
+    if (cfg.transport == TransportKind::nccl) {
+        throw ConfigError(cfg.where("parallel.transport") +
+                          "\"nccl\" is not available in this build yet; use \"staged\" or \"auto\"");
+    }
+    if (cfg.transport != TransportKind::cuda_aware) return false;
+    if (!mpi_is_cuda_aware()) {
+        throw ConfigError(cfg.where("parallel.transport") +
+                          "\"cuda-aware\" needs a CUDA-aware MPI, and this one says it is not "
+                          "(MPIX_Query_cuda_support); use \"staged\"");
+    }
+    return true;
+}
+
+}  // namespace
+
+template <class T>
+BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
+    BackendChoice<T> choice;
+    bool cuda = cfg.backend == BackendKind::cuda;
+    if (cuda && !cuda_backend_built()) {
+        throw ConfigError(cfg.where("parallel.backend") +
+                          "\"cuda\" is not available: this build has no CUDA backend (configure with "
+                          "-DGRIDSIM_CUDA=ON where nvcc is installed); use \"cpu\" or \"auto\"");
+    }
+    if (cfg.backend == BackendKind::automatic) {
+        cuda = cuda_backend_built() && every_rank_has_a_device(comm);
+        choice.note = cuda ? "auto: every rank sees a CUDA device"
+                           : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
+                                                   : "auto: built without CUDA, using the CPU");
+    }
+#ifdef GRIDSIM_HAVE_CUDA
+    if (cuda) {
+        choice.direct_mpi = use_direct_mpi(cfg);
+        choice.device = select_device(comm, cfg.share_gpus, cfg.where("parallel.backend"));
+        CudaLaunchConfig launch;
+        launch.tiled = cfg.tiled;
+        launch.block_x = cfg.block[0];
+        launch.block_y = cfg.block[1];
+        choice.backend = make_cuda_backend<T>(launch);
+        return choice;
+    }
+#endif
+    check_cpu_transport(cfg);
+    choice.backend = make_cpu_backend<T>();
+    return choice;
+}
+
+template BackendChoice<float> choose_backend<float>(const Config&, MPI_Comm);
+template BackendChoice<double> choose_backend<double>(const Config&, MPI_Comm);
+
+}  // namespace gridsim

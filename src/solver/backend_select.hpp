@@ -1,0 +1,35 @@
+// Chooses and creates the backend a deck asks for (DESIGN.md sections 6-7): `cpu`, `cuda` (one
+// GPU per rank, device = node-local rank), or `auto` (CUDA when this build has it and every
+// rank sees a device, else CPU, saying why). Collective over `comm`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <mpi.h>
+
+#include "config/config.hpp"
+#include "device/device_select.hpp"
+#include "kernels/backend.hpp"
+
+namespace gridsim {
+
+template <class T>
+struct BackendChoice {
+    std::unique_ptr<Backend<T>> backend;
+    DeviceInfo device;     // device = -1 on the CPU backend
+    bool direct_mpi = false;  // hand device buffers straight to a CUDA-aware MPI
+    std::string note;      // why `auto` chose what it chose ("" otherwise)
+};
+
+// Throws ConfigError (naming parallel.backend or parallel.transport) for a choice this build,
+// these devices or this MPI cannot honour.
+template <class T>
+BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm);
+
+// Whether this build has the CUDA backend, and how many devices this process sees.
+bool cuda_backend_built();
+int cuda_devices_visible();
+std::string cuda_runtime_version();  // "" without CUDA
+
+}  // namespace gridsim
