@@ -17,6 +17,7 @@
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "config/config.hpp"
+#include "report/machine.hpp"
 #include "report/report.hpp"
 #include "solver/run.hpp"
 
@@ -122,22 +123,34 @@ int main(int argc, char** argv) {
     add_deck_options(*run, opt);
     run->add_option("--report", opt.report, "write the JSON run report here");
     run->add_flag("--quiet", opt.quiet, "print only the summary");
-    CLI::App* check =
-        app.add_subcommand("check", "validate a deck and print the resolved configuration");
+    CLI::App* check = app.add_subcommand("check", "validate a deck and print the resolved configuration");
     add_deck_options(*check, opt);
+    CLI::App* info = app.add_subcommand("info", "build, versions, transports, and the rank -> host -> GPU map");
+    CLI::App* bench = app.add_subcommand("bench", "measure copy and transfer bandwidths (the report's ceilings)");
+    int bench_mib = 256;
+    gridsim::BenchOptions bench_opt;
+    bench->add_option("--size-mib", bench_mib, "MiB per copy")->check(CLI::Range(1, 16384));
+    bench->add_option("--reps", bench_opt.reps, "repetitions (the best is kept)")->check(CLI::Range(1, 1000));
 
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {  // --help
         return rank == 0 ? app.exit(e) : 0;
     } catch (const CLI::ParseError& e) {
-        if (rank == 0)
-            std::cerr << "gridsim: error: " << e.what() << " (see gridsim --help)" << std::endl;
+        if (rank == 0) std::cerr << "gridsim: error: " << e.what() << " (see gridsim --help)" << std::endl;
         return kExitBadInput;
     }
 
     try {
-        return run->parsed() ? cmd_run(opt, rank) : cmd_check(opt, rank);
+        if (run->parsed()) return cmd_run(opt, rank);
+        if (check->parsed()) return cmd_check(opt, rank);
+        if (info->parsed()) {
+            std::cout << gridsim::machine_info(MPI_COMM_WORLD) << std::flush;
+            return 0;
+        }
+        bench_opt.bytes = static_cast<std::size_t>(bench_mib) << 20;
+        std::cout << gridsim::machine_bench(MPI_COMM_WORLD, bench_opt) << std::flush;
+        return 0;
     } catch (const ConfigError& e) {
         if (rank == 0) std::cerr << "gridsim: error: " << e.what() << std::endl;
         return kExitBadInput;

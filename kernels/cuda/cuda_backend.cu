@@ -111,14 +111,20 @@ public:
     Buffer<T> allocate(std::size_t n) override { return device_buffer<T>(n); }
     Buffer<T> allocate_host(std::size_t n) override { return pinned_buffer<T>(n); }
 
+    // Ordered on the boundary stream and waited for: a plain cudaMemcpy from pageable memory
+    // may return before its DMA lands, and our streams do not synchronise with the legacy one.
     void upload(const std::vector<T>& host, FieldView<T> dst) override {
         sync_all();
-        GRIDSIM_CUDA_CHECK(cudaMemcpy(dst.data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(dst.data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice,
+                                           boundary_.get()));
+        wait(Lane::boundary);
     }
     void download(FieldView<const T> src, std::vector<T>& host) override {
         sync_all();
         host.resize(src.ext.total);
-        GRIDSIM_CUDA_CHECK(cudaMemcpy(host.data(), src.data, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
+        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), src.data, host.size() * sizeof(T), cudaMemcpyDeviceToHost,
+                                           boundary_.get()));
+        wait(Lane::boundary);
     }
     void copy(T* dst, const T* src, std::size_t n, Lane lane) override {
         GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, stream(lane)));

@@ -50,6 +50,20 @@ Placement current_placement() {
     return p;
 }
 
+int numa_node_of_pci(const std::string& bus_id) {
+    hwloc_topology_t t = nullptr;
+    if (hwloc_topology_init(&t) != 0) return -1;
+    const TopologyPtr topo(t);
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (hwloc_topology_load(t) != 0) return -1;
+    hwloc_obj_t dev = hwloc_get_pcidev_by_busidstring(t, bus_id.c_str());
+    hwloc_obj_t parent = dev != nullptr ? hwloc_get_non_io_ancestor_obj(t, dev) : nullptr;
+    if (parent == nullptr || parent->nodeset == nullptr || hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) <= 1) {
+        return -1;
+    }
+    return hwloc_bitmap_first(parent->nodeset);
+}
+
 std::string hwloc_version() {
     const unsigned v = hwloc_get_api_version();
     return fmt::format("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff);

@@ -12,6 +12,9 @@ struct Placement {
 };
 
 Placement current_placement();
+// NUMA node of the PCI device with this bus id ("0000:41:00.0"), or -1 when hwloc does not
+// know it (one NUMA node, or the device's locality is not reported).
+int numa_node_of_pci(const std::string& bus_id);
 std::string hwloc_version();
 
 }  // namespace gridsim

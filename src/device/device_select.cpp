@@ -47,6 +47,30 @@ void local_rank_and_size(MPI_Comm comm, int& rank, int& size) {
     GRIDSIM_MPI_CHECK(MPI_Comm_free(&node));
 }
 
+namespace {
+
+void fill_names(DeviceInfo& info) {
+    cudaDeviceProp prop{};
+    GRIDSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, info.device));
+    info.name = prop.name;
+    char bus[32] = {};
+    GRIDSIM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, info.device));
+    info.pci_bus_id = bus;
+}
+
+}  // namespace
+
+DeviceInfo describe_device(int local_rank, int local_ranks) {
+    DeviceInfo info;
+    info.local_rank = local_rank;
+    info.local_ranks = local_ranks;
+    info.visible_devices = visible_cuda_devices();
+    if (info.visible_devices == 0) return info;
+    info.device = local_rank % info.visible_devices;
+    fill_names(info);
+    return info;
+}
+
 DeviceInfo select_device(MPI_Comm comm, bool allow_sharing, const std::string& where) {
     DeviceInfo info;
     local_rank_and_size(comm, info.local_rank, info.local_ranks);
@@ -65,12 +89,7 @@ DeviceInfo select_device(MPI_Comm comm, bool allow_sharing, const std::string& w
     }
     info.device = info.local_rank % info.visible_devices;
     GRIDSIM_CUDA_CHECK(cudaSetDevice(info.device));
-    cudaDeviceProp prop{};
-    GRIDSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, info.device));
-    info.name = prop.name;
-    char bus[32] = {};
-    GRIDSIM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, info.device));
-    info.pci_bus_id = bus;
+    fill_names(info);
     return info;
 }
 

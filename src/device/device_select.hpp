@@ -22,6 +22,9 @@ std::string cuda_runtime_version_string();
 // Number of CUDA devices this process sees (0 without driver or device; never aborts).
 int visible_cuda_devices();
 
+// What device = local rank % visible would be, without selecting it or failing (info).
+DeviceInfo describe_device(int local_rank, int local_ranks);
+
 // Selects device = local rank and makes it current. Throws ConfigError (naming `key`) when
 // the node has more ranks than devices and `allow_sharing` is false; then ranks share devices
 // round-robin. Collective over `comm`.

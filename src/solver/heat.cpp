@@ -21,7 +21,7 @@ StencilParams<T> heat_params(const Config& cfg) {
     return p;
 }
 
-// Max abs and relative L2 error of the current field against `scale * mode.shape(x)`.
+// Max abs and relative L2 error of the current field against `scale * mode.shape(g)`.
 template <class T>
 ErrorNorms error_against(Simulation<T>& sim, const HeatMode& mode, double scale) {
     const FieldView<const T> u = sim.current_on_host();
@@ -31,11 +31,10 @@ ErrorNorms error_against(Simulation<T>& sim, const HeatMode& mode, double scale)
     for (int k = 0; k < sub.size[2]; ++k)
         for (int j = 0; j < sub.size[1]; ++j)
             for (int i = 0; i < sub.size[0]; ++i) {
-                const std::array<double, 3> x{
-                    (dom.solved_origin[0] + sub.offset[0] + i) * dom.spacing[0],
-                    (dom.solved_origin[1] + sub.offset[1] + j) * dom.spacing[1],
-                    (dom.solved_origin[2] + sub.offset[2] + k) * dom.spacing[2]};
-                const double ref = scale * mode.shape(x);
+                const std::array<int, 3> g{dom.solved_origin[0] + sub.offset[0] + i,
+                                           dom.solved_origin[1] + sub.offset[1] + j,
+                                           dom.solved_origin[2] + sub.offset[2] + k};
+                const double ref = scale * mode.shape(g);
                 const double e = static_cast<double>(u(i, j, k)) - ref;
                 local[0] = std::max(local[0], std::abs(e));
                 local[1] += e * e;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "config/config.hpp"
 #include "grid/domain.hpp"
@@ -20,8 +21,16 @@ struct HeatMode {
     std::array<bool, 3> cosine{false, false, false};
     double lambda = 1.0;  // explicit (FTCS) amplification per step
     double rate = 0.0;    // alpha * sum_d kappa_d^2
+    // phi_d at every full-array index of axis d, tabulated once: the initial condition and
+    // the error checks evaluate the mode at every point, three sines each otherwise.
+    std::array<std::vector<double>, 3> phi;
 
-    [[nodiscard]] double shape(const std::array<double, 3>& x) const;
+    // amplitude * prod_d phi_d at full-array index g.
+    [[nodiscard]] double shape(const std::array<int, 3>& g) const {
+        double v = amplitude;
+        for (int d = 0; d < dims; ++d) v *= phi[d][g[d]];
+        return v;
+    }
 };
 
 HeatMode make_heat_mode(const Config& cfg);
@@ -29,7 +38,16 @@ HeatMode make_heat_mode(const Config& cfg);
 // The solution is a pure mode only for the sine initial condition with zero Dirichlet faces.
 bool heat_has_analytic_solution(const Config& cfg);
 
-// Value at full-array index g (the point x = g * h) at t = 0, including Dirichlet points.
-double initial_value(const Config& cfg, const Domain& dom, const std::array<int, 3>& g);
+// The value at full-array index g (the point x = g * h) at t = 0, Dirichlet points included.
+class InitialCondition {
+public:
+    InitialCondition(const Config& cfg, const Domain& dom);
+    [[nodiscard]] double operator()(const std::array<int, 3>& g) const;
+
+private:
+    const Config& cfg_;
+    const Domain& dom_;
+    HeatMode mode_;  // for the sine kind
+};
 
 }  // namespace gridsim

@@ -30,13 +30,14 @@ void Simulation<T>::initialise() {
     const Subdomain& sub = topo_.subdomain();
     const FieldExtents& ext = u_[0].extents();
     std::vector<T> host(ext.total, T(0));
+    const InitialCondition initial(cfg_, dom_);
     for (int k = 0; k < sub.size[2]; ++k) {
         for (int j = 0; j < sub.size[1]; ++j) {
             for (int i = 0; i < sub.size[0]; ++i) {
                 const std::array<int, 3> g{sub.offset[0] + i + dom_.solved_origin[0],
                                            sub.offset[1] + j + dom_.solved_origin[1],
                                            sub.offset[2] + k + dom_.solved_origin[2]};
-                host[ext.index(i, j, k)] = static_cast<T>(initial_value(cfg_, dom_, g));
+                host[ext.index(i, j, k)] = static_cast<T>(initial(g));
             }
         }
     }

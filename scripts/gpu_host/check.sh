@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs every GPU check and benchmark of the CUDA backend on a GPU host, in one call:
+#   scripts/gpu_host/check.sh single   # 1-GPU host: gpu tests at 1/2/4 ranks (shared GPU),
+#                                      # sanitizers, bandwidths, benchmark table
+#   scripts/gpu_host/check.sh multi    # multi-GPU host: gpu tests at 2 and 4 ranks (one GPU
+#                                      # each), multi-rank benchmarks
+# Needs the bundle from ../shared/gpu-host/bundle.sh in .gpu-host/. Logs and JSON reports go
+# to $OUT (or out/), the table last.
+set -uo pipefail
+mode=${1:-single}
+out=${OUT:-out}
+mkdir -p "$out/reports"
+source .gpu-host/env.sh
+export NCCL_NVLS_ENABLE=0   # never NVLink multicast on the shared hosts
+g=gridsim
+log() { echo "=== $*" | tee -a "$out/check.log"; }
+run() { log "$*"; "$@" >>"$out/check.log" 2>&1; local rc=$?; echo "    rc=$rc" | tee -a "$out/check.log"; return $rc; }
+
+nvidia-smi -L | tee -a "$out/check.log"
+ngpu=$(nvidia-smi -L | wc -l)
+run mpirun -np 1 $g info
+run mpirun -np "$ngpu" $g info
+mpirun -np $(( ngpu > 1 ? 2 : 1 )) $g bench --size-mib 512 | tee -a "$out/check.log"
+
+ranks_list="1 2 4"; [ "$mode" = multi ] && ranks_list="2 4"
+for n in $ranks_list; do
+    run mpirun -np "$n" --oversubscribe gpu_backend_test --gtest_brief=1
+    grep -E "PASSED|FAILED|SKIPPED" "$out/check.log" | tail -3
+done
+
+bench() {  # name ranks deck [--set ...]
+    local name=$1 n=$2 deck=$3; shift 3
+    run mpirun -np "$n" $g run "inputs/$deck" --quiet --report "$out/reports/$name.json" "$@"
+}
+if [ "$mode" = single ]; then
+    for k in tiled naive; do
+        for o in true false; do
+            bench "heat3d_d_${k}_ovl${o}" 1 bench_heat3d.toml --set parallel.kernel=$k --set parallel.overlap=$o
+            bench "jacobi2d_f_${k}_ovl${o}" 1 bench_jacobi2d.toml --set parallel.kernel=$k --set parallel.overlap=$o
+        done
+        bench "heat3d_f_${k}" 1 bench_heat3d.toml --set parallel.kernel=$k --set problem.precision=float
+    done
+    for b in "[32,4]" "[32,8]" "[32,16]" "[64,4]" "[64,8]" "[128,2]" "[128,4]" "[256,1]"; do
+        tag=$(echo "$b" | tr -d '[]' | tr ',' 'x')
+        bench "blk_heat3d_d_${tag}" 1 bench_heat3d.toml --set "parallel.block=$b"
+        bench "blk_jacobi2d_f_${tag}" 1 bench_jacobi2d.toml --set "parallel.block=$b"
+    done
+    # 2 ranks sharing the GPU: exercises the staged transport on one device.
+    bench "heat3d_d_np2_shared" 2 bench_heat3d.toml --set parallel.share_gpus=true
+    small=(run inputs/default.toml --quiet --set grid.cells=[40,36,28] --set time.steps=6 --set parallel.backend=cuda --set parallel.share_gpus=true)
+    for tool in memcheck racecheck; do
+        run mpirun -np 2 compute-sanitizer --tool $tool --error-exitcode 9 $g "${small[@]}"
+        run mpirun -np 2 compute-sanitizer --tool $tool --error-exitcode 9 $g "${small[@]}" --set parallel.kernel=naive
+        run mpirun -np 2 compute-sanitizer --tool $tool --error-exitcode 9 $g run inputs/jacobi2d_benchmark.toml --quiet \
+            --set grid.cells=[70,50] --set time.steps=5 --set parallel.backend=cuda --set parallel.share_gpus=true
+    done
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/check.log" | sort | uniq -c
+else
+    for n in 1 2 4; do
+        [ "$n" -gt "$ngpu" ] && continue
+        bench "multi_heat3d_d_np$n" "$n" bench_heat3d.toml
+        bench "multi_jacobi2d_f_np$n" "$n" bench_jacobi2d.toml
+        bench "multi_heat3d_d_np${n}_noovl" "$n" bench_heat3d.toml --set parallel.overlap=false
+    done
+fi
+echo
+python3 scripts/gpu_host/summarize.py "$out"/reports/*.json | tee "$out/table.txt"

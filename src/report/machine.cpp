@@ -1,0 +1,136 @@
+#include "report/machine.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "affinity/binding.hpp"
+#include "comm/gather.hpp"
+#include "comm/mpi_check.hpp"
+#include "comm/mpi_session.hpp"
+#include "kernels/backend.hpp"
+#include "report/report.hpp"
+#include "solver/backend_select.hpp"
+#ifdef GRIDSIM_HAVE_CUDA
+#include "device/bandwidth.hpp"
+#include "device/device_select.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
+#endif
+
+namespace gridsim {
+
+namespace {
+
+// "host h, cpus c, GPU ..." for this rank.
+std::string rank_line(MPI_Comm comm) {
+    const Placement p = current_placement();
+    std::string gpu = "no GPU";
+#ifdef GRIDSIM_HAVE_CUDA
+    int local = 0;
+    int local_size = 1;
+    local_rank_and_size(comm, local, local_size);
+    const DeviceInfo d = describe_device(local, local_size);
+    if (d.device >= 0) {
+        const int numa = numa_node_of_pci(d.pci_bus_id);
+        gpu = fmt::format("GPU {} {} ({}), NUMA node {}{}", d.device, d.name, d.pci_bus_id,
+                          numa < 0 ? std::string("unknown") : std::to_string(numa),
+                          local_size > d.visible_devices ? " [shared: more ranks than GPUs]" : "");
+    }
+#else
+    (void)comm;
+#endif
+    return fmt::format("host {}, cpus {}, {}", p.host, p.cpus, gpu);
+}
+
+}  // namespace
+
+std::string machine_info(MPI_Comm comm) {
+    const std::vector<std::string> ranks = gather_strings(comm, rank_line(comm));
+    if (comm_rank(comm) != 0) return {};
+    const nlohmann::json v = versions();
+    std::string out = fmt::format("gridsim {}\n", v["gridsim"].get<std::string>());
+    out += fmt::format("  compiler      {}\n  MPI           {}\n  HDF5          {}\n  hwloc         {}\n",
+                       v["compiler"].get<std::string>(), v["mpi"].get<std::string>(), v["hdf5"].get<std::string>(),
+                       v["hwloc"].get<std::string>());
+    out += fmt::format("  backends      cpu{}\n", cuda_backend_built() ? ", cuda (CUDA runtime " + cuda_runtime_version() + ")" : "");
+    out += fmt::format("  transports    staged{}\n", mpi_is_cuda_aware() ? ", cuda-aware" : "");
+    out += fmt::format("  CUDA-aware MPI {}\n", mpi_is_cuda_aware() ? "yes" : "no (MPIX_Query_cuda_support says no or is absent)");
+    out += fmt::format("  ranks         {}\n", ranks.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) out += fmt::format("  rank {:<4}     {}\n", r, ranks[r]);
+    return out;
+}
+
+namespace {
+
+// Staged ping-pong of `bytes` between ranks 0 and 1 through the backend's memory: the path a
+// halo takes. Returns one-way bytes per second (rank 0), 0 elsewhere or with one rank.
+template <class T>
+double ping_pong(MPI_Comm comm, Backend<T>& be, std::size_t bytes, int reps) {
+    if (comm_size(comm) < 2 || comm_rank(comm) > 1) return 0.0;
+    const std::size_t n = bytes / sizeof(T);
+    Buffer<T> dev = be.allocate(n);
+    Buffer<T> host = be.allocate_host(n);
+    const int peer = 1 - comm_rank(comm);
+    const bool ping = comm_rank(comm) == 0;
+    auto send = [&] {
+        be.copy(host.data(), dev.data(), n, Lane::boundary);
+        be.wait(Lane::boundary);
+        GRIDSIM_MPI_CHECK(MPI_Send(host.data(), static_cast<int>(bytes), MPI_BYTE, peer, 0, comm));
+    };
+    auto recv = [&] {
+        GRIDSIM_MPI_CHECK(MPI_Recv(host.data(), static_cast<int>(bytes), MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE));
+        be.copy(dev.data(), host.data(), n, Lane::boundary);
+        be.wait(Lane::boundary);
+    };
+    double best = 1e30;
+    for (int r = 0; r <= reps; ++r) {  // r = 0 warms up
+        const double t0 = MPI_Wtime();
+        if (ping) {
+            send();
+            recv();
+        } else {
+            recv();
+            send();
+        }
+        if (r > 0) best = std::min(best, (MPI_Wtime() - t0) / 2.0);
+    }
+    return ping ? static_cast<double>(bytes) / best : 0.0;
+}
+
+}  // namespace
+
+std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
+    Config cfg;  // defaults: backend auto, staged transport
+    BackendChoice<double> choice = choose_backend<double>(cfg, comm);
+    Backend<double>& be = *choice.backend;
+    std::string out = fmt::format("gridsim bench: backend {}{} on rank 0 ({} MiB per copy, best of {})\n", be.name(),
+                                  choice.device.device >= 0 ? " " + choice.device.name : "", opt.bytes >> 20, opt.reps);
+    const double copy = be.measure_copy_bandwidth();
+    out += fmt::format("  {:<44} {:10.1f} GB/s\n", "device copy (read + write, as the run report)", copy / 1e9);
+#ifdef GRIDSIM_HAVE_CUDA
+    if (be.on_device()) {
+        const double peak = theoretical_memory_bandwidth();
+        out += fmt::format("  {:<44} {:10.1f} GB/s  (copy reaches {:.0f}%)\n", "theoretical peak (2 x clock x bus width)",
+                           peak / 1e9, 100.0 * copy / peak);
+        const struct {
+            const char* what;
+            HostMemory mem;
+            Direction dir;
+        } rows[] = {{"host -> device, pinned", HostMemory::pinned, Direction::host_to_device},
+                    {"device -> host, pinned", HostMemory::pinned, Direction::device_to_host},
+                    {"host -> device, pageable", HostMemory::pageable, Direction::host_to_device},
+                    {"device -> host, pageable", HostMemory::pageable, Direction::device_to_host}};
+        for (const auto& row : rows) {
+            out += fmt::format("  {:<44} {:10.1f} GB/s\n", row.what, transfer_bandwidth(row.mem, row.dir, opt.bytes, opt.reps) / 1e9);
+        }
+    }
+#endif
+    const double pp = ping_pong(comm, be, std::size_t{8} << 20, opt.reps);
+    if (comm_size(comm) >= 2) {
+        out += fmt::format("  {:<44} {:10.2f} GB/s\n", "halo ping-pong rank 0 <-> 1, 8 MiB, staged", pp / 1e9);
+    }
+    GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
+    return comm_rank(comm) == 0 ? out : std::string();
+}
+
+}  // namespace gridsim

@@ -1,0 +1,184 @@
+// The CUDA backend against the CPU backend and against itself. Every test first decides
+// collectively whether every rank sees a GPU, and all ranks skip together if not (CI has none).
+//  - GPU vs CPU: whole fields agree to a stated tolerance, not bitwise: nvcc contracts
+//    a*b + c into fused multiply-adds (one rounding instead of two), the host compiler does not.
+//  - naive vs tiled, overlap on vs off, 1 vs 2 vs 4 ranks: bitwise identical on the GPU.
+// Ranks may share a GPU here (parallel.share_gpus), so the suite runs on one-GPU hosts too.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "solver/backend_select.hpp"
+#include "support/mpi_helpers.hpp"
+
+using namespace gridsim;
+
+namespace {
+
+bool every_rank_has_a_gpu() {
+    int mine = cuda_devices_visible() > 0 ? 1 : 0;
+    int all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all == 1;
+}
+
+#define GRIDSIM_REQUIRE_GPU()                                                 \
+    do {                                                                      \
+        if (!every_rank_has_a_gpu()) GTEST_SKIP() << "no CUDA device on some rank"; \
+    } while (0)
+
+struct Deck {
+    const char* name;
+    std::string text;
+    double tolerance;  // GPU vs CPU, relative to max |u|
+};
+
+void PrintTo(const Deck& d, std::ostream* os) { *os << d.name; }
+
+const std::string kGpu = "[parallel]\nbackend = \"cuda\"\nshare_gpus = true\n";
+
+// Odd sizes (no multiple of the 32 x 8 tile), Dirichlet, periodic and mixed faces, both
+// problems, 2D and 3D, float and double.
+const std::vector<Deck> kDecks = {
+    {"heat2d_double", "[grid]\ncells = [37, 29]\n[boundary]\nx = \"periodic\"\n[initial]\nkind = \"hotspot\"\n[time]\nsteps = 30\n", 1e-12},
+    {"heat3d_double", "[grid]\ncells = [37, 29, 19]\n[initial]\nmodes = [1, 2, 1]\n[time]\nsteps = 25\n", 1e-12},
+    {"heat3d_float_periodic", "[problem]\nprecision = \"float\"\n[grid]\ncells = [33, 18, 21]\n[boundary]\nkind = \"periodic\"\n"
+                              "[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\nsteps = 25\n", 2e-5},
+    {"jacobi2d_benchmark_float", "[problem]\nname = \"jacobi\"\n[grid]\ncells = [45, 38]\n[boundary]\nkind = \"benchmark\"\n"
+                                 "[time]\nsteps = 40\nnorm_every = 10\n", 2e-5},
+    {"jacobi3d_double", "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [23, 17, 13]\n"
+                        "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 30\n", 1e-12},
+};
+
+std::vector<double> field(const std::string& deck, std::vector<std::string> sets, int ranks = 1) {
+    return test::run_on_ranks(ranks, deck, sets).global_field;
+}
+
+double max_abs(const std::vector<double>& v) {
+    double m = 0.0;
+    for (double x : v) m = std::max(m, std::abs(x));
+    return m;
+}
+
+std::size_t count_differences(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return std::max(a.size(), b.size());
+    std::size_t n = 0;
+    for (std::size_t p = 0; p < a.size(); ++p) n += a[p] != b[p] ? 1 : 0;  // NaN differs too
+    return n;
+}
+
+class GpuDeck : public testing::TestWithParam<Deck> {};
+
+}  // namespace
+
+TEST_P(GpuDeck, AgreesWithTheCpuBackend) {
+    GRIDSIM_REQUIRE_GPU();
+    const Deck& d = GetParam();
+    const auto cpu = field(d.text, {"parallel.backend=cpu"});
+    const auto gpu = field(d.text + kGpu, {});
+    if (test::world_rank() != 0) return;
+    ASSERT_EQ(cpu.size(), gpu.size());
+    double worst = 0.0;
+    for (std::size_t p = 0; p < cpu.size(); ++p) worst = std::max(worst, std::abs(gpu[p] - cpu[p]));
+    EXPECT_LE(worst, d.tolerance * std::max(1.0, max_abs(cpu))) << "max |gpu - cpu|";
+    EXPECT_GT(max_abs(cpu), 0.0);
+}
+
+TEST_P(GpuDeck, NaiveAndTiledAreBitwiseIdentical) {
+    GRIDSIM_REQUIRE_GPU();
+    const Deck& d = GetParam();
+    const auto tiled = field(d.text + kGpu, {"parallel.kernel=tiled"});
+    for (const char* block : {"[0, 0]", "[16, 4]", "[64, 2]"}) {
+        const auto naive = field(d.text + kGpu, {"parallel.kernel=naive", fmt::format("parallel.block={}", block)});
+        const auto tiled_b = field(d.text + kGpu, {"parallel.kernel=tiled", fmt::format("parallel.block={}", block)});
+        if (test::world_rank() != 0) continue;
+        EXPECT_EQ(count_differences(naive, tiled), 0u) << "naive, block " << block;
+        EXPECT_EQ(count_differences(tiled_b, tiled), 0u) << "tiled, block " << block;
+    }
+}
+
+TEST_P(GpuDeck, OverlapOnAndOffAreBitwiseIdentical) {
+    GRIDSIM_REQUIRE_GPU();
+    const Deck& d = GetParam();
+    const int n = test::world_size();
+    const auto on = field(d.text + kGpu, {"parallel.overlap=true"}, n);
+    const auto off = field(d.text + kGpu, {"parallel.overlap=false"}, n);
+    if (test::world_rank() == 0) EXPECT_EQ(count_differences(on, off), 0u);
+}
+
+TEST_P(GpuDeck, OneTwoAndFourRanksAreBitwiseIdentical) {
+    GRIDSIM_REQUIRE_GPU();
+    const Deck& d = GetParam();
+    const auto one = field(d.text + kGpu, {}, 1);
+    for (int n : {2, 4}) {
+        if (n > test::world_size()) continue;
+        const auto many = field(d.text + kGpu, {}, n);
+        if (test::world_rank() == 0) EXPECT_EQ(count_differences(many, one), 0u) << n << " ranks";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Decks, GpuDeck, testing::ValuesIn(kDecks),
+                         [](const testing::TestParamInfo<Deck>& info) { return info.param.name; });
+
+// Subdomains one point thicker than the halo (2 points per rank along z over 4 ranks, along x
+// over 2), periodic and Dirichlet, against the one-rank GPU run and the CPU.
+TEST(GpuThin, SubdomainsOnePointThickerThanTheHalo) {
+    GRIDSIM_REQUIRE_GPU();
+    const int n = test::world_size();
+    if (n == 1) GTEST_SKIP() << "needs several ranks";
+    for (const char* bc : {"dirichlet", "periodic"}) {
+        const std::string deck = fmt::format("[grid]\ncells = [{}, 11, {}]\n[boundary]\nkind = \"{}\"\n[initial]\n"
+                                             "kind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = 12\n",
+                                             2 * n, 2 * n, bc);
+        const std::string grid = n == 2 ? "[2, 1, 1]" : "[1, 1, 4]";
+        const auto one = field(deck + kGpu, {}, 1);
+        const auto thin = field(deck + kGpu, {"parallel.process_grid=" + grid}, n);
+        const auto cpu = field(deck, {"parallel.backend=cpu", "parallel.process_grid=" + grid}, n);
+        if (test::world_rank() != 0) continue;
+        SCOPED_TRACE(bc);
+        EXPECT_EQ(count_differences(thin, one), 0u);
+        ASSERT_EQ(cpu.size(), thin.size());
+        for (std::size_t p = 0; p < cpu.size(); ++p) ASSERT_NEAR(thin[p], cpu[p], 1e-12);
+    }
+}
+
+// The reductions: statistics and sums agree with the CPU backend (sums to rounding, as the
+// order differs), count non-finite points exactly, and repeat bit for bit.
+TEST(GpuReductions, MatchTheCpuAndRepeatExactly) {
+    GRIDSIM_REQUIRE_GPU();
+    const Config cfg = load_config("[grid]\ncells = [8, 8]\n" + kGpu, "t.toml", {});
+    auto gpu = choose_backend<double>(cfg, MPI_COMM_WORLD).backend;
+    auto cpu = make_cpu_backend<double>();
+    const FieldExtents e = FieldExtents::make(3, {61, 37, 23}, 1);
+    std::vector<double> host(e.total);
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<double> dist(-3.0, 2.0);
+    for (double& v : host) v = dist(gen);
+    host[e.index(3, 4, 5)] = std::numeric_limits<double>::quiet_NaN();
+    host[e.index(60, 36, 22)] = std::numeric_limits<double>::infinity();
+    host[e.index(-1, 0, 0)] = std::numeric_limits<double>::quiet_NaN();  // a halo: outside the box
+    Field<double> g = gpu->allocate_field(e);
+    Field<double> c = cpu->allocate_field(e);
+    gpu->upload(host, g.view());
+    cpu->upload(host, c.view());
+    const Box box{{0, 0, 0}, {61, 37, 23}};
+    const FieldStats gs = gpu->stats(g.view(), box);
+    const FieldStats cs = cpu->stats(c.view(), box);
+    EXPECT_EQ(gs.nonfinite, 2);
+    EXPECT_EQ(cs.nonfinite, 2);
+    EXPECT_EQ(gs.min, cs.min);
+    EXPECT_EQ(gs.max, cs.max);
+    EXPECT_NEAR(gs.sum, cs.sum, 1e-12 * std::abs(cs.sum) + 1e-12);
+    const FieldStats again = gpu->stats(g.view(), box);
+    EXPECT_EQ(again.sum, gs.sum);
+
+    const Box inner{{1, 1, 1}, {3, 4, 5}};  // finite points only
+    const double gsq = gpu->sum_sq(g.view(), inner);
+    EXPECT_NEAR(gsq, cpu->sum_sq(c.view(), inner), 1e-12 * gsq);
+    EXPECT_EQ(gpu->sum_sq(g.view(), inner), gsq);
+    EXPECT_EQ(gpu->sum_sq_diff(g.view(), g.view(), inner), 0.0);
+}
