@@ -36,8 +36,9 @@ __global__ void stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out, Bo
     const int j = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y) + ty;
     const bool active = i < box.hi[0] && j < box.hi[1];
     const bool loads = i <= box.hi[0] && j <= box.hi[1];  // own tile cell is needed by a neighbour
-    const bool last_x = tx == static_cast<int>(blockDim.x) - 1 && i + 1 <= box.hi[0];
-    const bool last_y = ty == static_cast<int>(blockDim.y) - 1 && j + 1 <= box.hi[1];
+    // The block's last column/row also loads the ring cell beyond it, if that is still needed.
+    const bool last_x = loads && tx == static_cast<int>(blockDim.x) - 1 && i + 1 <= box.hi[0];
+    const bool last_y = loads && ty == static_cast<int>(blockDim.y) - 1 && j + 1 <= box.hi[1];
     T* cell = tile + (ty + 1) * tw + (tx + 1);
 
     const int k_begin = Dims == 3 ? box.lo[2] + static_cast<int>(blockIdx.z) * zchunk : box.lo[2];

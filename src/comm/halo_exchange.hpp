@@ -48,42 +48,59 @@ public:
 
 // MPI_Irecv/MPI_Isend between ranks. `staged`: device buffers go through page-locked host
 // copies (asynchronous copies on the boundary lane); host buffers (CPU backend) and device
-// buffers given to a CUDA-aware MPI (`direct`) go to MPI as they are. A message's tag is the
-// face it leaves through, so the receiver expects the opposite of its own face.
+// buffers given to a CUDA-aware MPI (`direct`) go to MPI as they are. A face whose neighbour is
+// this rank (a periodic axis held by one rank) receives its own opposite face by a copy in
+// backend memory: no MPI, no staging. A message's tag is the face it leaves through, so the
+// receiver expects the opposite of its own face.
 template <class T>
 class MpiTransport final : public Transport<T> {
 public:
     MpiTransport(MPI_Comm comm, Backend<T>& backend, bool direct, const std::vector<HaloFace<T>>& faces)
         : comm_(comm), backend_(backend), stage_(backend.on_device() && !direct), direct_(direct) {
-        if (!stage_) return;
+        int self = 0;
+        GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &self));
         for (const auto& h : faces) {
-            host_send_.push_back(backend.allocate_host(h.send.count()));
-            host_recv_.push_back(backend.allocate_host(h.recv.count()));
+            int source = -1;  // index of the face whose send buffer is this face's halo
+            if (h.peer == self) {
+                for (std::size_t g = 0; g < faces.size(); ++g) {
+                    if (faces[g].face == opposite_face(h.face)) source = static_cast<int>(g);
+                }
+            }
+            self_source_.push_back(source);
+            any_mpi_ = any_mpi_ || source < 0;
+            host_send_.push_back(stage_ && source < 0 ? backend.allocate_host(h.send.count()) : Buffer<T>());
+            host_recv_.push_back(stage_ && source < 0 ? backend.allocate_host(h.recv.count()) : Buffer<T>());
         }
     }
     [[nodiscard]] const char* name() const override { return direct_ ? "cuda-aware" : "staged"; }
 
     void exchange(std::vector<HaloFace<T>>& faces) override {
-        if (stage_) {
-            for (std::size_t f = 0; f < faces.size(); ++f) {
+        for (std::size_t f = 0; f < faces.size(); ++f) {
+            if (self_source_[f] >= 0) {
+                backend_.copy(faces[f].recv_buf.data(), faces[self_source_[f]].send_buf.data(), faces[f].count(),
+                              Lane::boundary);
+            } else if (stage_) {
                 backend_.copy(host_send_[f].data(), faces[f].send_buf.data(), faces[f].count(), Lane::boundary);
             }
         }
+        if (!any_mpi_) return;  // every halo came from this rank: all stays on the lane
         backend_.wait(Lane::boundary);  // MPI reads the packed (and staged) data from here on
         std::vector<MPI_Request> requests(2 * faces.size(), MPI_REQUEST_NULL);
         for (std::size_t f = 0; f < faces.size(); ++f) {
+            if (self_source_[f] >= 0) continue;
             T* recv = stage_ ? host_recv_[f].data() : faces[f].recv_buf.data();
             GRIDSIM_MPI_CHECK(MPI_Irecv(recv, faces[f].count(), mpi_type<T>(), faces[f].peer,
                                         opposite_face(faces[f].face), comm_, &requests[2 * f]));
         }
         for (std::size_t f = 0; f < faces.size(); ++f) {
+            if (self_source_[f] >= 0) continue;
             T* send = stage_ ? host_send_[f].data() : faces[f].send_buf.data();
             GRIDSIM_MPI_CHECK(MPI_Isend(send, faces[f].count(), mpi_type<T>(), faces[f].peer, faces[f].face,
                                         comm_, &requests[2 * f + 1]));
         }
         GRIDSIM_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
-        if (stage_) {
-            for (std::size_t f = 0; f < faces.size(); ++f) {
+        for (std::size_t f = 0; f < faces.size(); ++f) {
+            if (stage_ && self_source_[f] < 0) {
                 backend_.copy(faces[f].recv_buf.data(), host_recv_[f].data(), faces[f].count(), Lane::boundary);
             }
         }
@@ -94,6 +111,8 @@ private:
     Backend<T>& backend_;
     bool stage_;
     bool direct_;
+    bool any_mpi_ = false;
+    std::vector<int> self_source_;      // per face: local source face index, or -1 (MPI)
     std::vector<Buffer<T>> host_send_;  // page-locked mirrors of the device buffers (staged)
     std::vector<Buffer<T>> host_recv_;
 };

@@ -65,7 +65,11 @@ Buffer<T> device_buffer(std::size_t n) {
     void* p = nullptr;
     const std::size_t bytes = (n == 0 ? 1 : n) * sizeof(T);
     GRIDSIM_CUDA_CHECK(cudaMalloc(&p, bytes));
+    // cudaMemset runs on the legacy default stream, which our non-blocking streams do not wait
+    // for: finish it here (set-up only, never in the step loop) or a later upload could land
+    // before the zeros do.
     GRIDSIM_CUDA_CHECK(cudaMemset(p, 0, bytes));
+    GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(nullptr));
     return Buffer<T>(static_cast<T*>(p), n, MemorySpace::device, &detail::free_device);
 }
 
