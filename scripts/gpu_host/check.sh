@@ -9,7 +9,8 @@
 set -uo pipefail
 mode=${1:-single}
 out=${OUT:-out}
-mkdir -p "$out/reports"
+reports=/tmp/gridsim-reports   # tarred into $out at the end (the device tool returns 8 files)
+mkdir -p "$out" "$reports"
 source .gpu-host/env.sh
 export NCCL_NVLS_ENABLE=0   # never NVLink multicast on the shared hosts
 g=gridsim
@@ -30,7 +31,7 @@ done
 
 bench() {  # name ranks deck [--set ...]
     local name=$1 n=$2 deck=$3; shift 3
-    run mpirun -np "$n" $g run "inputs/$deck" --quiet --report "$out/reports/$name.json" "$@"
+    run mpirun -np "$n" $g run "inputs/$deck" --quiet --report "$reports/$name.json" "$@"
 }
 if [ "$mode" = single ]; then
     for k in tiled naive; do
@@ -40,8 +41,8 @@ if [ "$mode" = single ]; then
         done
         bench "heat3d_f_${k}" 1 bench_heat3d.toml --set parallel.kernel=$k --set problem.precision=float
     done
-    for b in "[32,4]" "[32,8]" "[32,16]" "[64,4]" "[64,8]" "[128,2]" "[128,4]" "[256,1]"; do
-        tag=$(echo "$b" | tr -d '[]' | tr ',' 'x')
+    for tag in ${BLOCKS:-32x4 32x8 64x4 128x2}; do
+        b="[${tag/x/,}]"
         bench "blk_heat3d_d_${tag}" 1 bench_heat3d.toml --set "parallel.block=$b"
         bench "blk_jacobi2d_f_${tag}" 1 bench_jacobi2d.toml --set "parallel.block=$b"
     done
@@ -64,4 +65,5 @@ else
     done
 fi
 echo
-python3 scripts/gpu_host/summarize.py "$out"/reports/*.json | tee "$out/table.txt"
+python3 scripts/gpu_host/summarize.py "$reports"/*.json | tee "$out/table.txt"
+tar -C "$reports" -czf "$out/reports.tgz" .
