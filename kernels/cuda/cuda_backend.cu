@@ -15,10 +15,15 @@ namespace gridsim {
 
 namespace {
 
-// Default tiled block, chosen by measurement on H100 and H200 (docs/performance.md).
+// Default tiled block: the fastest of 32x4, 32x8, 32x16, 64x4, 64x8, 128x2, 128x4 and 256x1
+// for both benchmark decks on an H100 (docs/performance.md, "Tiled block size").
 constexpr int kTiledBlockX = 32;
-constexpr int kTiledBlockY = 8;
+constexpr int kTiledBlockY = 4;
 constexpr int kZChunk = 16;  // planes a tiled 3D block marches through
+// Default naive rows per thread by value size: enough bytes in flight per thread
+// (docs/performance.md has the measurement behind the choice).
+constexpr int kNaiveRowsFloat = 4;
+constexpr int kNaiveRowsDouble = 2;
 constexpr int kCopyThreads = 256;
 
 // CUDA-event intervals per lane: events are recorded on the lane's stream and read back only
@@ -95,16 +100,17 @@ public:
             int min_grid = 0;
             int block = 0;
             GRIDSIM_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(
-                &min_grid, &block, cuda::stencil_naive_kernel<T, 3, StencilKind::heat>, 0, 0));
+                &min_grid, &block, cuda::stencil_naive_kernel<T, 3, StencilKind::heat, 1>, 0, 0));
             cfg_.block_x = 32;
             cfg_.block_y = std::max(1, block / 32);
         }
+        if (cfg_.rows == 0) cfg_.rows = cfg_.tiled ? 1 : (sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble);
     }
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
     [[nodiscard]] std::string launch_description() const override {
         return fmt::format("{} {}x{}{}", cfg_.tiled ? "tiled" : "naive", cfg_.block_x, cfg_.block_y,
-                           cfg_.tiled ? fmt::format(", 3D z-chunk {}", kZChunk) : std::string());
+                           cfg_.tiled ? fmt::format(" z-chunk {}", kZChunk) : fmt::format(" rows {}", cfg_.rows));
     }
     [[nodiscard]] bool on_device() const override { return true; }
 
@@ -220,7 +226,14 @@ private:
             const std::size_t smem = (block.x + 2) * (block.y + 2) * sizeof(T);
             cuda::stencil_tiled_kernel<T, Dims, Kind><<<dim3(gx, gy, gz), block, smem, stream(lane)>>>(in, out, b, r, kZChunk);
         } else {
-            cuda::stencil_naive_kernel<T, Dims, Kind><<<dim3(gx, gy, nz), block, 0, stream(lane)>>>(in, out, b, r);
+            const unsigned gy_rows = (ny + block.y * cfg_.rows - 1) / (block.y * cfg_.rows);
+            const dim3 grid(gx, gy_rows, nz);
+            switch (cfg_.rows) {
+                case 1: cuda::stencil_naive_kernel<T, Dims, Kind, 1><<<grid, block, 0, stream(lane)>>>(in, out, b, r); break;
+                case 2: cuda::stencil_naive_kernel<T, Dims, Kind, 2><<<grid, block, 0, stream(lane)>>>(in, out, b, r); break;
+                case 4: cuda::stencil_naive_kernel<T, Dims, Kind, 4><<<grid, block, 0, stream(lane)>>>(in, out, b, r); break;
+                default: cuda::stencil_naive_kernel<T, Dims, Kind, 8><<<grid, block, 0, stream(lane)>>>(in, out, b, r); break;
+            }
         }
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }

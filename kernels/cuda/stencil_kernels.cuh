@@ -10,13 +10,28 @@
 
 namespace gridsim::cuda {
 
-// Naive: one thread per point, neighbours straight from global memory (through L1/L2).
-template <class T, int Dims, StencilKind Kind>
+// Naive: neighbours straight from global memory (through L1/L2), no staging. With Rows = 1 it
+// is one thread per point. With Rows > 1 a thread updates Rows points of one column, blockDim.y
+// apart (so a warp's accesses stay coalesced), computing all before storing any: the loads of
+// all its points are in flight together. A memory-bound kernel needs that many bytes in flight,
+// and one 4-byte point per thread is too few to cover DRAM latency (docs/performance.md).
+template <class T, int Dims, StencilKind Kind, int Rows>
 __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Box box, HeatCoeffs<T> r) {
     const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-    const int j = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+    const int j0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y * Rows + threadIdx.y);
     const int k = box.lo[2] + static_cast<int>(blockIdx.z);
-    if (i < box.hi[0] && j < box.hi[1]) out(i, j, k) = stencil_at<T, Dims, Kind>(in, i, j, k, r);
+    if (i >= box.hi[0]) return;
+    T v[Rows];
+#pragma unroll
+    for (int p = 0; p < Rows; ++p) {
+        const int j = j0 + p * static_cast<int>(blockDim.y);
+        if (j < box.hi[1]) v[p] = stencil_at<T, Dims, Kind>(in, i, j, k, r);
+    }
+#pragma unroll
+    for (int p = 0; p < Rows; ++p) {
+        const int j = j0 + p * static_cast<int>(blockDim.y);
+        if (j < box.hi[1]) out(i, j, k) = v[p];
+    }
 }
 
 // Tiled: a block stages its (bx+2) x (by+2) tile of one x-y plane (points plus the x/y halo

@@ -41,6 +41,11 @@ if [ "$mode" = single ]; then
         done
         bench "heat3d_f_${k}" 1 bench_heat3d.toml --set parallel.kernel=$k --set problem.precision=float
     done
+    for rows in 1 2 4 8; do
+        bench "rows_heat3d_d_naive_r$rows" 1 bench_heat3d.toml --set parallel.kernel=naive --set parallel.rows_per_thread=$rows
+        bench "rows_heat3d_f_naive_r$rows" 1 bench_heat3d.toml --set parallel.kernel=naive --set parallel.rows_per_thread=$rows --set problem.precision=float
+        bench "rows_jacobi2d_f_naive_r$rows" 1 bench_jacobi2d.toml --set parallel.kernel=naive --set parallel.rows_per_thread=$rows
+    done
     for tag in ${BLOCKS:-32x4 32x8 64x4 128x2}; do
         b="[${tag/x/,}]"
         bench "blk_heat3d_d_${tag}" 1 bench_heat3d.toml --set "parallel.block=$b"
@@ -59,10 +64,16 @@ if [ "$mode" = single ]; then
 else
     for n in 1 2 4; do
         [ "$n" -gt "$ngpu" ] && continue
-        bench "multi_heat3d_d_np$n" "$n" bench_heat3d.toml
-        bench "multi_jacobi2d_f_np$n" "$n" bench_jacobi2d.toml
-        bench "multi_heat3d_d_np${n}_noovl" "$n" bench_heat3d.toml --set parallel.overlap=false
+        for k in tiled naive; do
+            bench "multi_heat3d_d_${k}_np$n" "$n" bench_heat3d.toml --set parallel.kernel=$k
+            bench "multi_jacobi2d_f_${k}_np$n" "$n" bench_jacobi2d.toml --set parallel.kernel=$k
+        done
+        bench "multi_heat3d_d_naive_np${n}_noovl" "$n" bench_heat3d.toml --set parallel.kernel=naive --set parallel.overlap=false
+        bench "multi_jacobi2d_f_naive_np${n}_noovl" "$n" bench_jacobi2d.toml --set parallel.kernel=naive --set parallel.overlap=false
     done
+    # Weak scaling: 512^3 points per GPU.
+    bench "weak_heat3d_d_np2" 2 bench_heat3d.toml --set parallel.kernel=naive --set "grid.cells=[1024,512,512]"
+    bench "weak_heat3d_d_np4" 4 bench_heat3d.toml --set parallel.kernel=naive --set "grid.cells=[1024,1024,512]"
 fi
 echo
 python3 scripts/gpu_host/summarize.py "$reports"/*.json | tee "$out/table.txt"

@@ -46,6 +46,7 @@ const std::vector<std::string_view> kSchema = {
     "parallel.share_gpus",
     "parallel.kernel",
     "parallel.block",
+    "parallel.rows_per_thread",
     "output.progress_every",
     "output.report",
 };
@@ -224,6 +225,12 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
     if (auto v = r.choice("parallel.kernel", {"tiled", "naive"})) c.tiled = *v == 0;
     if (auto v = r.integers("parallel.block")) read_block(r, *v, c.block);
+    if (auto v = r.integer("parallel.rows_per_thread", 0, 8)) {
+        if (*v != 0 && *v != 1 && *v != 2 && *v != 4 && *v != 8) {
+            r.fail("parallel.rows_per_thread", "must be 1, 2, 4 or 8 (0 = default)");
+        }
+        c.rows = static_cast<int>(*v);
+    }
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
     if (auto v = r.choice("parallel.kernel", {"tiled", "naive"})) c.tiled = *v == 0;
     if (auto v = r.integers("parallel.block")) {
@@ -335,7 +342,8 @@ toml::table to_table(const Config& c) {
                                  {"overlap", c.overlap},
                                  {"share_gpus", c.share_gpus},
                                  {"kernel", c.tiled ? "tiled" : "naive"},
-                                 {"block", toml::array{c.block[0], c.block[1]}}}},
+                                 {"block", toml::array{c.block[0], c.block[1]}},
+                                 {"rows_per_thread", c.rows}}},
         {"output", toml::table{{"progress_every", c.progress_every}, {"report", c.report}}},
     };
 }

@@ -65,6 +65,7 @@ struct Config {
     bool share_gpus = false;            // allow more ranks than GPUs on a node
     bool tiled = true;                  // CUDA stencil kernel: tiled (shared memory) or naive
     std::array<int, 2> block{0, 0};     // CUDA threads per block (x, y); 0 = the variant's default
+    int rows = 0;                       // CUDA naive: points per thread along y; 0 = default
 
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)

@@ -88,6 +88,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         launch.tiled = cfg.tiled;
         launch.block_x = cfg.block[0];
         launch.block_y = cfg.block[1];
+        launch.rows = cfg.rows;
         choice.backend = make_cuda_backend<T>(launch);
         return choice;
     }
