@@ -56,6 +56,7 @@ public:
     [[nodiscard]] std::string name() const override { return "cpu"; }
     [[nodiscard]] std::string launch_description() const override { return "loops, x innermost"; }
     [[nodiscard]] bool on_device() const override { return false; }
+    [[nodiscard]] int row_alignment() const override { return static_cast<int>(64 / sizeof(T)); }  // a cache line
 
     Buffer<T> allocate(std::size_t elements) override { return Buffer<T>::host(elements); }
     Buffer<T> allocate_host(std::size_t elements) override { return Buffer<T>::host(elements); }

@@ -113,6 +113,8 @@ public:
                            cfg_.tiled ? fmt::format(" z-chunk {}", kZChunk) : fmt::format(" rows {}", cfg_.rows));
     }
     [[nodiscard]] bool on_device() const override { return true; }
+    // 128 bytes: the span of a warp's 32 float loads, four 32-byte sectors.
+    [[nodiscard]] int row_alignment() const override { return static_cast<int>(128 / sizeof(T)); }
 
     Buffer<T> allocate(std::size_t n) override { return device_buffer<T>(n); }
     Buffer<T> allocate_host(std::size_t n) override { return pinned_buffer<T>(n); }

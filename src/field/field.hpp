@@ -2,6 +2,8 @@
 // each axis that is decomposed carries `halo` ghost layers on both sides (2D fields have one
 // z plane and no z halo). Owned point (i, j, k), 0 <= i < n[0], sits at
 // origin + i + j*sy + k*sz; halo points have indices -halo..-1 and n..n+halo-1.
+// With `align` > 1 every row is padded so that owned point (0, j, k) starts an `align`-element
+// boundary: a warp's (or a vector unit's) row access then touches no extra memory sector.
 #pragma once
 
 #include <array>
@@ -26,15 +28,16 @@ struct FieldExtents {
     std::int64_t origin = 0;  // element index of owned point (0, 0, 0)
     std::int64_t total = 0;   // elements allocated, halos included
 
-    static FieldExtents make(int dims, const std::array<int, 3>& n, int halo) {
+    static FieldExtents make(int dims, const std::array<int, 3>& n, int halo, int align = 1) {
         FieldExtents e;
         e.dims = dims;
         e.n = n;
         e.halo = halo;
         const int hz = dims == 3 ? halo : 0;
-        e.sy = n[0] + 2 * halo;
+        const int lead = align > halo ? align - halo : 0;  // padding before the low x halo
+        e.sy = ((lead + n[0] + 2 * halo + align - 1) / align) * align;
         e.sz = e.sy * (n[1] + 2 * halo);
-        e.origin = halo + e.sy * halo + e.sz * hz;
+        e.origin = lead + halo + e.sy * halo + e.sz * hz;
         e.total = e.sz * (n[2] + 2 * hz);
         return e;
     }

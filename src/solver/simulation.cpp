@@ -16,7 +16,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
       be_(*choice_.backend),
       timer_(be_.make_interval_timer()) {
     const Subdomain& sub = topo_.subdomain();
-    const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, kStencilRadius);
+    const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, kStencilRadius, be_.row_alignment());
     for (auto& f : u_) f = be_.allocate_field(ext);
     halo_ = std::make_unique<HaloExchange<T>>(topo_, kStencilRadius, be_, choice_.direct_mpi);
     owned_ = Box{{0, 0, 0}, sub.size};
