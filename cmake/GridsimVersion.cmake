@@ -1,13 +1,9 @@
-# The version string printed by the program and stored in run reports: `git describe` when the
-# source is a git checkout, else the project version.
-find_package(Git QUIET)
-set(GRIDSIM_GIT_DESCRIBE "${PROJECT_VERSION}")
-if(GIT_FOUND AND EXISTS "${PROJECT_SOURCE_DIR}/.git")
-    execute_process(COMMAND "${GIT_EXECUTABLE}" describe --always --dirty --tags
-                    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
-                    OUTPUT_VARIABLE _describe OUTPUT_STRIP_TRAILING_WHITESPACE
-                    RESULT_VARIABLE _rc ERROR_QUIET)
-    if(_rc EQUAL 0 AND _describe)
-        set(GRIDSIM_GIT_DESCRIBE "${_describe}")
-    endif()
-endif()
+# The version printed by the program and stored in run reports: `git describe` of the source at
+# build time (so a report never names a stale commit), else the project version. A custom
+# target rewrites generated/gridsim_version.hpp on every build, but only when the text changes.
+set(GRIDSIM_VERSION_HEADER "${PROJECT_BINARY_DIR}/generated/gridsim_version.hpp")
+add_custom_target(gridsim_version
+    COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DOUTPUT=${GRIDSIM_VERSION_HEADER}
+            -DFALLBACK=${PROJECT_VERSION} -P ${PROJECT_SOURCE_DIR}/cmake/write_version.cmake
+    BYPRODUCTS ${GRIDSIM_VERSION_HEADER}
+    COMMENT "gridsim version header")

@@ -15,9 +15,7 @@
 #include "comm/mpi_session.hpp"
 #include "solver/backend_select.hpp"
 
-#ifndef GRIDSIM_VERSION
-#define GRIDSIM_VERSION "unknown"
-#endif
+#include "gridsim_version.hpp"
 
 namespace gridsim {
 
