@@ -34,6 +34,7 @@ struct Options {
     std::vector<std::string> sets;
     std::string report;
     bool quiet = false;
+    bool json = false;
 };
 
 // Rank 0 reads the deck; every rank gets its text (or the same error).
@@ -80,8 +81,12 @@ Config load(const Options& opt, int rank) {
 
 int cmd_check(const Options& opt, int rank) {
     const Config cfg = load(opt, rank);
-    if (rank == 0)
+    if (rank != 0) return 0;
+    if (opt.json) {
+        std::cout << gridsim::to_json(cfg) << std::endl;
+    } else {
         std::cout << "# " << opt.deck << ": valid\n" << gridsim::to_toml(cfg) << std::flush;
+    }
     return 0;
 }
 
@@ -125,6 +130,7 @@ int main(int argc, char** argv) {
     run->add_flag("--quiet", opt.quiet, "print only the summary");
     CLI::App* check = app.add_subcommand("check", "validate a deck and print the resolved configuration");
     add_deck_options(*check, opt);
+    check->add_flag("--json", opt.json, "print the resolved configuration as JSON instead of TOML");
     CLI::App* info = app.add_subcommand("info", "build, versions, transports, and the rank -> host -> GPU map");
     CLI::App* bench = app.add_subcommand("bench", "measure copy and transfer bandwidths (the report's ceilings)");
     int bench_mib = 256;

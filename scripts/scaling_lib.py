@@ -1,0 +1,145 @@
+"""The math of scaling studies, free of I/O so it is tested on synthetic data.
+
+Laws (CUDA C++ Best Practices Guide, "Understanding Scaling"):
+  Amdahl (strong scaling, fixed problem):       S(N) = 1 / ((1 - P) + P / N)
+  Gustafson (weak scaling, problem grows with N): S(N) = N + (1 - P)(1 - N)
+"""
+
+import math
+
+
+class FitError(ValueError):
+    """A fit that the data cannot support (one rank count, no base run, ...)."""
+
+
+def speedups(ranks, times, weak=False):
+    """S(N) relative to the smallest rank count N0 (normally 1).
+
+    Strong: S = N0 * T(N0) / T(N)  (the N0-rank run is taken as N0 times faster than 1 rank).
+    Weak:   S = N0 * ... scaled: N * T(N0) / T(N), the work done grows with N.
+    """
+    if not ranks:
+        raise FitError("no runs")
+    n0 = min(ranks)
+    t0 = times[ranks.index(n0)]
+    if weak:
+        return [n * t0 / t for n, t in zip(ranks, times)]
+    return [n0 * t0 / t for t in times]
+
+
+def efficiencies(ranks, speedup):
+    return [s / n for s, n in zip(speedup, ranks)]
+
+
+def _one_parameter_lsq(xs, ys):
+    """The b of y = b * x that minimises sum (y - b x)^2."""
+    den = sum(x * x for x in xs)
+    if den == 0:
+        raise FitError("need at least two different rank counts to fit a scaling law")
+    return sum(x * y for x, y in zip(xs, ys)) / den
+
+
+def fit_amdahl(ranks, speedup):
+    """Parallel fraction P from strong scaling: least squares of 1/S against 1/N.
+
+    Amdahl gives 1/S - 1 = P (1/N - 1): a line through (1, 1) whose slope is -P.
+    """
+    if len(set(ranks)) < 2:
+        raise FitError("need at least two different rank counts to fit Amdahl's law "
+                       f"(have {sorted(set(ranks))})")
+    xs = [1.0 / n - 1.0 for n in ranks]
+    ys = [1.0 / s - 1.0 for s in speedup]
+    return _one_parameter_lsq(xs, ys)
+
+
+def fit_gustafson(ranks, scaled_speedup):
+    """Parallel fraction P from weak scaling: S - 1 = P (N - 1), least squares."""
+    if len(set(ranks)) < 2:
+        raise FitError("need at least two different rank counts to fit Gustafson's law "
+                       f"(have {sorted(set(ranks))})")
+    xs = [n - 1.0 for n in ranks]
+    ys = [s - 1.0 for s in scaled_speedup]
+    return _one_parameter_lsq(xs, ys)
+
+
+def amdahl(p, n):
+    return 1.0 / ((1.0 - p) + p / n)
+
+
+def gustafson(p, n):
+    return n + (1.0 - p) * (1.0 - n)
+
+
+def karp_flatt(n, s):
+    """Experimentally determined serial fraction e = (1/S - 1/N) / (1 - 1/N); None at N = 1."""
+    if n <= 1:
+        return None
+    return (1.0 / s - 1.0 / n) / (1.0 - 1.0 / n)
+
+
+def balanced_grid(n, dims):
+    """The most balanced factorisation of n into `dims` factors (largest first)."""
+    best = None
+    for a in range(1, n + 1):
+        if n % a:
+            continue
+        rest = n // a
+        cands = [(a, rest)] if dims == 2 else [
+            (a, b, rest // b) for b in range(1, rest + 1) if rest % b == 0]
+        for c in cands:
+            key = (max(c) / min(c), sorted(c, reverse=True))
+            if best is None or key < best[0]:
+                best = (key, tuple(sorted(c, reverse=True)))
+    return list(best[1])
+
+
+def halo_traffic(cells, grid, periodic, value_bytes):
+    """Messages and bytes sent per step by the busiest rank of a block decomposition.
+
+    Faces only (star stencil, halo width 1); a face is sent when the block has a neighbour
+    across it: always on a periodic axis split over several ranks, and on an interior face.
+    """
+    dims = len(cells)
+    size = [math.ceil(c / g) for c, g in zip(cells, grid)]  # the largest block
+    messages, nbytes = 0, 0
+    for d in range(dims):
+        if grid[d] == 1:
+            continue  # a periodic axis on one rank is copied locally, a Dirichlet one has no face
+        face = 1
+        for e in range(dims):
+            if e != d:
+                face *= size[e]
+        per_axis = 2 if (periodic[d] or grid[d] > 2) else 1
+        messages += per_axis
+        nbytes += per_axis * face * value_bytes
+    return messages, nbytes
+
+
+def fit_halo_model(samples):
+    """Least squares of t = alpha * messages + bytes / bandwidth over (messages, bytes, t).
+
+    Returns (alpha [s per message], bandwidth [bytes/s]); needs two independent samples.
+    """
+    pts = [(m, b, t) for m, b, t in samples if m > 0]
+    if len(pts) < 2:
+        raise FitError("need at least two runs that exchange halos to fit the halo model")
+    smm = sum(m * m for m, _, _ in pts)
+    sbb = sum(b * b for _, b, _ in pts)
+    smb = sum(m * b for m, b, _ in pts)
+    smt = sum(m * t for m, _, t in pts)
+    sbt = sum(b * t for _, b, t in pts)
+    det = smm * sbb - smb * smb
+    if abs(det) <= 1e-12 * smm * sbb:
+        # Messages and bytes move together: fit bandwidth alone, latency zero.
+        inv_bw = sbt / sbb
+        return 0.0, (1.0 / inv_bw if inv_bw > 0 else math.inf)
+    alpha = (smt * sbb - sbt * smb) / det
+    inv_bw = (sbt * smm - smt * smb) / det
+    if alpha < 0 or inv_bw <= 0:  # unphysical: fall back to the one-term fits
+        inv_bw = max(sbt / sbb, 1e-30)
+        alpha = max(0.0, sum(t - b * inv_bw for m, b, t in pts) / sum(m for m, _, _ in pts))
+    return alpha, 1.0 / inv_bw
+
+
+def relative_rms(measured, predicted):
+    return math.sqrt(sum(((p - m) / m) ** 2 for m, p in zip(measured, predicted)) / len(measured))
