@@ -9,7 +9,8 @@
 `run` launches one gridsim run per rank count and repeat (JSON report each) and records the
 study in DIR/study.json; it refuses a DIR that already holds a study. `report` reads only the
 JSON reports and writes DIR/report.md, DIR/scaling.csv and PNG plots. `model` extrapolates.
-Exit codes: 0 done, 1 a run failed (with --on-failure stop), 2 bad input.
+Exit codes: 0 done, 1 a run failed, 2 bad input, 3 stopped early by a STOP file in DIR (what
+the batch templates create when the scheduler signals the end of the wall time).
 """
 
 import argparse
@@ -97,7 +98,8 @@ def cmd_run(args):
     resolved = resolved_deck(args.gridsim, args.deck, args.set)
     plan = study_plan(args, resolved)
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
-    deck_text = open(args.deck, "rb").read()
+    with open(args.deck, "rb") as f:
+        deck_text = f.read()
     study = {"kind": args.kind, "deck": os.path.abspath(args.deck),
              "deck_sha256": hashlib.sha256(deck_text).hexdigest(), "ranks": args.ranks,
              "repeat": args.repeat, "keep": args.keep, "launcher": args.launcher,
@@ -106,6 +108,13 @@ def cmd_run(args):
     failed = 0
     for n, sets in plan:
         for rep in range(args.repeat):
+            if os.path.exists(os.path.join(args.out, "STOP")):
+                # A batch job near its wall-time limit asked to stop (scripts/slurm/*.sbatch):
+                # keep what is done, start nothing new.
+                study["stopped"] = "STOP file found before N={} repeat {}".format(n, rep + 1)
+                write_json(os.path.join(args.out, "study.json"), study)
+                print(f"[scaling] {study['stopped']}: stopping; the finished runs are kept", flush=True)
+                return 3
             report = os.path.join(args.out, "runs", f"{args.kind}_n{n}_r{rep}.json")
             result = run_one(args, n, sets, report)
             study["runs"].append(result)
@@ -122,6 +131,11 @@ def cmd_run(args):
     print(f"[scaling] {len(study['runs']) - failed} runs done, {failed} failed; "
           f"now: scaling.py report {args.out}")
     return 1 if failed else 0
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def write_json(path, data):
@@ -147,7 +161,7 @@ def load_study(directory):
     path = os.path.join(directory, "study.json")
     if not os.path.isfile(path):
         raise UsageError(f"{directory} holds no study.json (run `scaling.py run` first)")
-    study = json.load(open(path))
+    study = read_json(path)
     runs = []
     for r in study["runs"]:
         if not r.get("report"):
@@ -155,7 +169,7 @@ def load_study(directory):
         rp = os.path.join(directory, "runs", r["report"])
         if not os.path.isfile(rp):
             raise UsageError(f"report {rp} listed in study.json is missing")
-        runs.append(json.load(open(rp)))
+        runs.append(read_json(rp))
     if not runs:
         raise UsageError(f"{directory}: no successful runs to report on")
     base = comparable_config(runs[0]["config"], study["kind"])
@@ -329,7 +343,7 @@ def cmd_report(args):
     md += [f"![{name}]({name})" for name in pictures]
     with open(os.path.join(args.dir, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
-    print("\n".join(md[:len(rows) + 9]))
+    print("\n".join(line for line in md if not line.startswith("![")))
     if p is None:
         print(f"[scaling] no fit: {fit_note}")
     print(f"[scaling] wrote {args.dir}/report.md, scaling.csv, {', '.join(pictures)}")
@@ -383,9 +397,10 @@ def cmd_model(args):
 
     t1 = base["time_per_step_s"] * (base["ranks"] if not weak else 1)
     law = lib.gustafson if weak else lib.amdahl
+    law_name = "Gustafson's law" if weak else "Amdahl's law"
     measured = [r["speedup"] for r in rows]
     law_err = lib.relative_rms(measured, [law(p, r["ranks"]) for r in rows])
-    print(f"{'N':>8} {law.__name__ + ' S':>12} " + (f"{'halo-model S':>14}" if alpha is not None else ""))
+    print(f"{'N':>8} {(law_name.split()[0] + ' S'):>14} " + (f"{'halo-model S':>14}" if alpha is not None else ""))
     halo_err = None
     if alpha is not None:
         def halo_speedup(n):
@@ -393,23 +408,23 @@ def cmd_model(args):
             return (n if weak else 1) * halo_time(1) / t
         halo_err = lib.relative_rms(measured, [halo_speedup(r["ranks"]) for r in rows])
     for n in args.predict:
-        line = f"{n:>8} {law(p, n):>12.3f} "
+        line = f"{n:>8} {law(p, n):>14.3f} "
         if alpha is not None:
             line += f"{halo_speedup(n):>14.3f}"
         print(line)
-    print(f"\n{law.__name__.capitalize()} fit: P = {p:.4f}, relative RMS error on the measured points {100 * law_err:.1f}%.")
+    print(f"\n{law_name}: P = {p:.4f}, relative RMS error on the measured points {100 * law_err:.1f}%.")
     if alpha is None:
-        print(f"Halo model: not fitted ({halo_note}). Trusting {law.__name__} by default.")
+        print(f"Halo model: not fitted ({halo_note}). Trusting {law_name}, the only model fitted.")
         return 0
     print(f"Halo model: {alpha * 1e6:.2f} us per message + bytes / {bw / 1e9:.2f} GB/s (fitted to the measured transfer "
           f"phase), compute {compute_per_point * 1e9:.4f} ns per point per rank, no overlap assumed; relative RMS "
           f"error on the measured points {100 * halo_err:.1f}%.")
-    trust = "halo model" if halo_err <= law_err else law.__name__
+    trust = "halo model" if halo_err <= law_err else law_name
     why = ("it follows the halo bytes and messages that actually grow with N, where the fitted law lumps every cost "
            "into one constant fraction" if trust == "halo model" else
            "it reproduces the measured points better; the halo model's assumptions (no overlap, perfect compute "
            "division) fit these runs worse")
-    print(f"Trusting the {trust}: {why}. (t1 = {t1 * 1e3:.3f} ms per step.)")
+    print(f"Trusting {'the halo model' if trust == 'halo model' else trust}: {why}. (t1 = {t1 * 1e3:.3f} ms per step.)")
     return 0
 
 

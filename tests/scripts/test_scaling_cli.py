@@ -1,0 +1,185 @@
+"""scripts/scaling.py end to end: tiny strong and weak studies on 1, 2 and 4 CPU ranks through
+mpirun, and its handling of bad input. Needs GRIDSIM (the executable) and MPIEXEC."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "scaling.py")
+INPUTS = os.path.join(HERE, "..", "..", "inputs")
+GRIDSIM = os.environ["GRIDSIM"]
+LAUNCH = os.environ.get("MPIEXEC", "mpirun") + " -np {n} --oversubscribe"
+TINY = ["--set", "grid.cells=[24,20,16]", "--set", "time.steps=8"]
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def scaling(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
+                          env={**os.environ, "GRIDSIM": GRIDSIM}, check=False)
+
+
+class Studies(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gridsim_scaling_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def check_outputs(self, out, kind, ranks):
+        for name in ("report.md", "scaling.csv", "speedup.png", "efficiency.png", "phases.png"):
+            path = os.path.join(out, name)
+            self.assertTrue(os.path.isfile(path) and os.path.getsize(path) > 0, name)
+        study = read_json(os.path.join(out, "study.json"))
+        with open(os.path.join(out, "scaling.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([int(r["ranks"]) for r in rows], ranks)
+        best = {}
+        for run in study["runs"]:
+            rep = read_json(os.path.join(out, "runs", run["report"]))
+            self.assertEqual(rep["ranks"], run["ranks"])
+            best[rep["ranks"]] = min(best.get(rep["ranks"], 1e30), rep["time_per_step_s"])
+        t1 = best[min(best)]
+        for r in rows:
+            n = int(r["ranks"])
+            # The CSV's numbers are the JSON reports' (best of the repeats), and the speedup
+            # follows from them.
+            self.assertAlmostEqual(float(r["time_per_step_s"]), best[n], delta=1e-9 * best[n])
+            expect = (n * t1 / best[n]) if kind == "weak" else (t1 / best[n])
+            self.assertAlmostEqual(float(r["speedup"]), expect, places=5)
+            self.assertAlmostEqual(float(r["efficiency"]), expect / n, places=5)
+        return study, rows
+
+    def test_strong_study(self):
+        out = os.path.join(self.tmp, "strong")
+        run = scaling("run", "strong", "--deck", os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", "1", "2", "4",
+                      "--repeat", "2", "--launcher", LAUNCH, "--out", out, *TINY)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("Amdahl's law: P = ", rep.stdout)
+        study, rows = self.check_outputs(out, "strong", [1, 2, 4])
+        self.assertEqual(len(study["runs"]), 6)
+        self.assertEqual({r["cells"] for r in rows}, {"24x20x16"})  # strong: one problem size
+        model = scaling("model", out, "--predict", "8", "64")
+        self.assertEqual(model.returncode, 0, model.stderr)
+        self.assertIn("Trusting", model.stdout)
+        # Earlier results are never overwritten.
+        again = scaling("run", "strong", "--deck", os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", "1",
+                        "--launcher", LAUNCH, "--out", out)
+        self.assertEqual(again.returncode, 2)
+        self.assertIn("already holds a study", again.stderr)
+
+    def test_weak_study(self):
+        out = os.path.join(self.tmp, "weak")
+        run = scaling("run", "weak", "--deck", os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", "1", "2", "4",
+                      "--per-rank-cells", "16", "16", "16", "--launcher", LAUNCH, "--out", out, "--set", "time.steps=8")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("Gustafson's law: P = ", rep.stdout)
+        _, rows = self.check_outputs(out, "weak", [1, 2, 4])
+        # Cells grow with N, blocks stay 16^3: 1x1x1, 2x1x1, 2x2x1.
+        self.assertEqual([r["cells"] for r in rows], ["16x16x16", "32x16x16", "32x32x16"])
+
+    def test_one_rank_count_reports_without_a_fit(self):
+        out = os.path.join(self.tmp, "single")
+        self.assertEqual(scaling("run", "strong", "--deck", os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", "1",
+                                 "--launcher", LAUNCH, "--out", out, *TINY).returncode, 0)
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("need at least two different rank counts", rep.stdout)
+
+
+class BadInput(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gridsim_scaling_bad_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def study(self, name, ranks=("1", "2"), launcher=LAUNCH, extra=()):
+        out = os.path.join(self.tmp, name)
+        return out, scaling("run", "strong", "--deck", os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", *ranks,
+                            "--launcher", launcher, "--out", out, *TINY, *extra)
+
+    def test_missing_report(self):
+        out, run = self.study("missing")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        os.remove(os.path.join(out, "runs", "strong_n2_r0.json"))
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 2)
+        self.assertIn("strong_n2_r0.json listed in study.json is missing", rep.stderr)
+
+    def test_no_study(self):
+        rep = scaling("report", self.tmp)
+        self.assertEqual(rep.returncode, 2)
+        self.assertIn("holds no study.json", rep.stderr)
+
+    def test_mixed_decks(self):
+        out, run = self.study("mixed")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        other, run2 = self.study("other", ranks=("1",), extra=("--set", "problem.alpha=2.0"))
+        self.assertEqual(run2.returncode, 0, run2.stderr)
+        shutil.copy(os.path.join(other, "runs", "strong_n1_r0.json"), os.path.join(out, "runs", "strong_n1_r0.json"))
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 2)
+        self.assertIn("mixes runs of different decks", rep.stderr)
+
+    # A launcher that fails the 2-rank run, as a crashed job would.
+    FAILING = ("sh -c '[ {n} -eq 2 ] && {{ echo simulated node failure >&2; exit 3; }}; "
+               "exec " + LAUNCH.replace("{n}", "{n}") + " \"$0\" \"$@\"'")
+
+    def test_failed_run_continue(self):
+        out, run = self.study("cont", ranks=("1", "2", "4"), launcher=self.FAILING, extra=("--on-failure", "continue"))
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("simulated node failure", run.stderr)
+        study = read_json(os.path.join(out, "study.json"))
+        self.assertEqual([r["report"] is not None for r in study["runs"]], [True, False, True])
+        self.assertIn("simulated node failure", study["runs"][1]["stderr_tail"])
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("Failed runs (1)", read_text(os.path.join(out, "report.md")))
+
+    def test_failed_run_stop(self):
+        out, run = self.study("stop", ranks=("1", "2", "4"), launcher=self.FAILING)
+        self.assertEqual(run.returncode, 1)
+        study = read_json(os.path.join(out, "study.json"))
+        self.assertEqual([r["ranks"] for r in study["runs"]], [1, 2])  # stopped at the failure
+
+    def test_stop_file_ends_the_series_early(self):
+        out = os.path.join(self.tmp, "stopped")
+        os.makedirs(out)
+        open(os.path.join(out, "STOP"), "w").close()  # what the batch templates' USR1 trap leaves
+        _, run = self.study("stopped")
+        self.assertEqual(run.returncode, 3)
+        self.assertIn("stopping", run.stdout)
+        self.assertEqual(read_json(os.path.join(out, "study.json"))["runs"], [])
+
+    def test_bad_arguments(self):
+        _, run = self.study("nodeck", launcher="mpirun -np 2")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("must contain {n}", run.stderr)
+        bad = scaling("run", "strong", "--deck", os.path.join(self.tmp, "nope.toml"), "--ranks", "1", "--out",
+                      os.path.join(self.tmp, "x"))
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("does not exist", bad.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,96 @@
+"""Fit math of scripts/scaling_lib.py on synthetic data with known answers."""
+import math
+import os
+import random
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import scaling_lib as lib  # noqa: E402
+
+
+class AmdahlFit(unittest.TestCase):
+    def test_exact_recovery(self):
+        for p in (0.5, 0.9, 0.99, 0.999):
+            ranks = [1, 2, 4, 8, 16, 64]
+            times = [1.0 / lib.amdahl(p, n) for n in ranks]  # T(N) = T1 / S(N), T1 = 1
+            s = lib.speedups(ranks, times)
+            self.assertAlmostEqual(lib.fit_amdahl(ranks, s), p, places=12)
+
+    def test_noisy_data_stays_close(self):
+        rng = random.Random(3)
+        p = 0.95
+        ranks = [1, 2, 4, 8, 16, 32] * 3
+        times = [(1.0 / lib.amdahl(p, n)) * (1 + rng.uniform(-0.02, 0.02)) for n in ranks]
+        # The noisy 1-rank runs define the base; keep the best one as the study does.
+        base = min(t for n, t in zip(ranks, times) if n == 1)
+        s = [base / t for t in times]
+        self.assertAlmostEqual(lib.fit_amdahl(ranks, s), p, delta=0.01)
+
+    def test_one_rank_count_is_a_clear_error(self):
+        with self.assertRaisesRegex(lib.FitError, "at least two different rank counts"):
+            lib.fit_amdahl([1], [1.0])
+        with self.assertRaisesRegex(lib.FitError, "at least two different rank counts"):
+            lib.fit_amdahl([4, 4], [1.0, 1.0])
+
+    def test_base_other_than_one_rank(self):
+        # A study starting at 2 ranks takes the 2-rank run as 2x faster than one rank.
+        p = 0.9
+        ranks = [2, 4, 8]
+        times = [1.0 / lib.amdahl(p, n) for n in ranks]
+        s = lib.speedups(ranks, times)
+        self.assertAlmostEqual(s[0], 2.0)
+        self.assertAlmostEqual(s[2], 2.0 * lib.amdahl(p, 8) / lib.amdahl(p, 2))
+
+
+class GustafsonFit(unittest.TestCase):
+    def test_exact_recovery(self):
+        for p in (0.6, 0.9, 0.999):
+            ranks = [1, 2, 4, 8, 32]
+            # Weak scaling: N times the work in T(N) = N / S(N) (T1 = 1).
+            times = [n / lib.gustafson(p, n) for n in ranks]
+            s = lib.speedups(ranks, times, weak=True)
+            for n, si in zip(ranks, s):
+                self.assertAlmostEqual(si, lib.gustafson(p, n), places=12)
+            self.assertAlmostEqual(lib.fit_gustafson(ranks, s), p, places=12)
+
+    def test_one_rank_count_is_a_clear_error(self):
+        with self.assertRaisesRegex(lib.FitError, "Gustafson"):
+            lib.fit_gustafson([8], [7.5])
+
+
+class KarpFlatt(unittest.TestCase):
+    def test_equals_the_serial_fraction_of_an_amdahl_code(self):
+        for n in (2, 4, 16):
+            self.assertAlmostEqual(lib.karp_flatt(n, lib.amdahl(0.8, n)), 0.2, places=12)
+        self.assertIsNone(lib.karp_flatt(1, 1.0))
+
+
+class Decomposition(unittest.TestCase):
+    def test_balanced_grids(self):
+        self.assertEqual(lib.balanced_grid(8, 3), [2, 2, 2])
+        self.assertEqual(lib.balanced_grid(12, 3), [3, 2, 2])
+        self.assertEqual(lib.balanced_grid(6, 2), [3, 2])
+        self.assertEqual(lib.balanced_grid(7, 3), [7, 1, 1])
+        for n in range(1, 65):
+            self.assertEqual(math.prod(lib.balanced_grid(n, 3)), n)
+
+    def test_halo_traffic_counts_faces_of_the_largest_block(self):
+        # 64^3 over 2x2x1, non-periodic: one x face and one y face of 32x64, doubles.
+        self.assertEqual(lib.halo_traffic([64, 64, 64], [2, 2, 1], [False] * 3, 8), (2, 2 * 32 * 64 * 8))
+        # Periodic x over 4 ranks: two faces each way on that axis.
+        self.assertEqual(lib.halo_traffic([64, 64], [4, 1], [True, False], 4), (2, 2 * 64 * 4))
+        self.assertEqual(lib.halo_traffic([64, 64], [1, 1], [True, True], 4), (0, 0))
+
+    def test_halo_model_recovers_latency_and_bandwidth(self):
+        alpha, bw = 5e-6, 2e9
+        samples = [(m, b, alpha * m + b / bw) for m, b in [(2, 1e6), (4, 1.5e6), (6, 4e6), (2, 8e6)]]
+        a, w = lib.fit_halo_model(samples)
+        self.assertAlmostEqual(a, alpha, delta=1e-12)
+        self.assertAlmostEqual(w / bw, 1.0, places=9)
+        with self.assertRaises(lib.FitError):
+            lib.fit_halo_model([(0, 0, 0.0), (2, 1e6, 1e-3)])
+
+
+if __name__ == "__main__":
+    unittest.main()
