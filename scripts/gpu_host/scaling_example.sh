@@ -8,10 +8,10 @@ source .gpu-host/env.sh
 export NCCL_NVLS_ENABLE=0
 studies=/tmp/gridsim-studies
 rm -rf "$studies"
-python3 scripts/scaling.py run strong --deck inputs/bench_jacobi2d.toml --ranks 1 2 4 --repeat 2 \
+python3 scripts/scaling.py run strong --deck inputs/bench_jacobi2d.toml --ranks ${RANKS:-1 2 4} --repeat 2 \
     --gridsim .gpu-host/bin/gridsim --out "$studies/jacobi2d-strong"
-python3 scripts/scaling.py run strong --deck inputs/bench_heat3d.toml --ranks 1 2 4 --repeat 2 \
+python3 scripts/scaling.py run strong --deck inputs/bench_heat3d.toml --ranks ${RANKS:-1 2 4} --repeat 2 \
     --gridsim .gpu-host/bin/gridsim --out "$studies/heat3d-strong"
-python3 scripts/scaling.py run weak --deck inputs/bench_heat3d.toml --ranks 1 2 4 --repeat 2 \
+python3 scripts/scaling.py run weak --deck inputs/bench_heat3d.toml --ranks ${RANKS:-1 2 4} --repeat 2 \
     --per-rank-cells 512 512 512 --gridsim .gpu-host/bin/gridsim --out "$studies/heat3d-weak"
 tar -C "$studies" -czf "$out/studies.tgz" .
