@@ -100,7 +100,7 @@ def cmd_run(args):
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
     with open(args.deck, "rb") as f:
         deck_text = f.read()
-    study = {"kind": args.kind, "deck": os.path.abspath(args.deck),
+    study = {"kind": args.kind, "deck": args.deck, "deck_path": os.path.abspath(args.deck),
              "deck_sha256": hashlib.sha256(deck_text).hexdigest(), "ranks": args.ranks,
              "repeat": args.repeat, "keep": args.keep, "launcher": args.launcher,
              "per_rank_cells": args.per_rank_cells, "set": args.set,
@@ -247,7 +247,10 @@ def limits_text(study, rows, p):
                      + ("an overhead that grows with the rank count (communication, synchronisation), not a fixed serial part."
                         if trend == "grows" else "consistent with a fixed serial part, as Amdahl assumes."))
     if p is not None:
-        lines.append(f"Fitted parallel fraction P = {p:.4f}.")
+        lines.append(f"Fitted parallel fraction P = {p:.4f}"
+                     + (": at or below zero, the runs got no faster with more ranks." if p <= 0 else "."))
+    if len(rows) == 2:
+        lines.append("With two rank counts any one-parameter law fits exactly; add rank counts to test it.")
     if last["efficiency"] < 0.5:
         lines.append(f"Efficiency at N={last['ranks']} is {100 * last['efficiency']:.0f}%: adding ranks there costs more than it gains.")
     return " ".join(lines)
