@@ -17,6 +17,8 @@
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "config/config.hpp"
+#include "io/compare.hpp"
+#include "io/output.hpp"
 #include "report/machine.hpp"
 #include "report/report.hpp"
 #include "solver/run.hpp"
@@ -35,6 +37,7 @@ struct Options {
     std::string report;
     bool quiet = false;
     bool json = false;
+    std::string restart;
 };
 
 // Rank 0 reads the deck; every rank gets its text (or the same error).
@@ -97,10 +100,18 @@ int cmd_run(const Options& opt, int rank) {
     run_opt.on_progress = [rank](const gridsim::ProgressSample& s) {
         if (rank == 0) std::cout << gridsim::progress_line(s) << std::endl;
     };
+    gridsim::OutputWriter output(cfg, MPI_COMM_WORLD);
+    output.attach(run_opt);
+    if (!opt.restart.empty()) gridsim::attach_restart(opt.restart, cfg, MPI_COMM_WORLD, run_opt);
     const gridsim::RunResult result = gridsim::run_problem(cfg, MPI_COMM_WORLD, run_opt);
-    const nlohmann::json doc = gridsim::build_report(cfg, result, MPI_COMM_WORLD);
+    nlohmann::json doc = gridsim::build_report(cfg, result, MPI_COMM_WORLD);
+    if (rank == 0) {
+        doc["outputs"] = output.written();
+        if (!opt.restart.empty()) doc["restarted_from"] = {{"file", opt.restart}, {"step", run_opt.start_step}};
+    }
     if (rank == 0) {
         std::cout << gridsim::summary_text(doc) << std::flush;
+        for (const auto& f : output.written()) std::cout << "  wrote           " << f << '\n';
         if (!cfg.report.empty()) {
             gridsim::write_report(cfg.report, doc);
             std::cout << "  report          " << cfg.report << '\n' << std::flush;
@@ -128,11 +139,19 @@ int main(int argc, char** argv) {
     add_deck_options(*run, opt);
     run->add_option("--report", opt.report, "write the JSON run report here");
     run->add_flag("--quiet", opt.quiet, "print only the summary");
+    run->add_option("--restart", opt.restart, "continue from this checkpoint (output.checkpoint_every writes them)");
     CLI::App* check = app.add_subcommand("check", "validate a deck and print the resolved configuration");
     add_deck_options(*check, opt);
     check->add_flag("--json", opt.json, "print the resolved configuration as JSON instead of TOML");
     CLI::App* info = app.add_subcommand("info", "build, versions, transports, and the rank -> host -> GPU map");
     CLI::App* bench = app.add_subcommand("bench", "measure copy and transfer bandwidths (the report's ceilings)");
+    CLI::App* compare = app.add_subcommand("compare", "compare the fields of two gridsim HDF5 files");
+    gridsim::CompareOptions cmp;
+    compare->add_option("a", cmp.a, "file A")->required();
+    compare->add_option("b", cmp.b, "file B (the reference: relative errors are relative to it)")->required();
+    compare->add_option("--rtol", cmp.rtol, "relative tolerance (default 0)")->check(CLI::NonNegativeNumber);
+    compare->add_option("--atol", cmp.atol, "absolute tolerance (default 0)")->check(CLI::NonNegativeNumber);
+    compare->add_option("--field", cmp.field, "compare only this field (default: all)");
     int bench_mib = 256;
     gridsim::BenchOptions bench_opt;
     bench->add_option("--size-mib", bench_mib, "MiB per copy")->check(CLI::Range(1, 16384));
@@ -150,6 +169,12 @@ int main(int argc, char** argv) {
     try {
         if (run->parsed()) return cmd_run(opt, rank);
         if (check->parsed()) return cmd_check(opt, rank);
+        if (compare->parsed()) {
+            std::string text;
+            const int status = gridsim::compare_files(cmp, MPI_COMM_WORLD, text);
+            std::cout << text << std::flush;
+            return status;
+        }
         if (info->parsed()) {
             std::cout << gridsim::machine_info(MPI_COMM_WORLD) << std::flush;
             return 0;

@@ -49,6 +49,14 @@ const std::vector<std::string_view> kSchema = {
     "parallel.rows_per_thread",
     "output.progress_every",
     "output.report",
+    "output.dir",
+    "output.prefix",
+    "output.snapshot_every",
+    "output.write_final",
+    "output.fields",
+    "output.precision",
+    "output.checkpoint_every",
+    "output.checkpoint",
 };
 
 constexpr const char* kProblemNames[] = {"heat", "jacobi"};
@@ -205,6 +213,32 @@ void read_block(const DeckReader& r, const std::vector<std::int64_t>& v, std::ar
     if (block[0] * block[1] > 1024) r.fail("parallel.block", "at most 1024 threads per block");
 }
 
+void read_output_files(const DeckReader& r, Config& c) {
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    if (auto v = r.string("output.dir")) {
+        if (v->empty()) r.fail("output.dir", "must not be empty (use \".\" for the working directory)");
+        c.output_dir = *v;
+    }
+    if (auto v = r.string("output.prefix")) {
+        if (v->empty() || v->find('/') != std::string::npos) r.fail("output.prefix", "must be a non-empty file name");
+        c.output_prefix = *v;
+    }
+    if (auto v = r.integer("output.snapshot_every", 0, kMax)) c.snapshot_every = *v;
+    if (auto v = r.boolean("output.write_final")) c.write_final = *v;
+    if (auto v = r.choice("output.precision", {"native", "float", "double"})) {
+        c.output_precision = std::array<const char*, 3>{"native", "float", "double"}[*v];
+    }
+    if (r.has("output.fields")) {
+        // Only the solution field u exists today; the key is there so decks name what they want.
+        const auto fields = r.strings("output.fields");
+        for (const auto& f : fields) {
+            if (f != "u") r.fail("output.fields", fmt::format("unknown field '{}' (available: u)", f));
+        }
+    }
+    if (auto v = r.integer("output.checkpoint_every", 0, kMax)) c.checkpoint_every = *v;
+    if (auto v = r.string("output.checkpoint")) c.checkpoint = *v;
+}
+
 void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.integers("parallel.process_grid")) {
         if (static_cast<int>(v->size()) != c.dims) {
@@ -246,6 +280,7 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
         c.progress_every = *v;
     }
     if (auto v = r.string("output.report")) c.report = *v;
+    read_output_files(r, c);
 }
 
 }  // namespace
@@ -344,7 +379,16 @@ toml::table to_table(const Config& c) {
                                  {"kernel", c.tiled ? "tiled" : "naive"},
                                  {"block", toml::array{c.block[0], c.block[1]}},
                                  {"rows_per_thread", c.rows}}},
-        {"output", toml::table{{"progress_every", c.progress_every}, {"report", c.report}}},
+        {"output", toml::table{{"progress_every", c.progress_every},
+                               {"report", c.report},
+                               {"dir", c.output_dir},
+                               {"prefix", c.output_prefix},
+                               {"snapshot_every", c.snapshot_every},
+                               {"write_final", c.write_final},
+                               {"fields", toml::array{"u"}},
+                               {"precision", c.output_precision},
+                               {"checkpoint_every", c.checkpoint_every},
+                               {"checkpoint", c.checkpoint}}},
     };
 }
 

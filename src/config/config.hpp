@@ -73,6 +73,16 @@ struct Config {
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)
     std::string report;                 // JSON run report path ("" = none)
+    std::string output_dir = "out";     // snapshots and (by default) the checkpoint
+    std::string output_prefix = "snapshot";
+    std::int64_t snapshot_every = 0;    // steps between HDF5 snapshots (0 = none)
+    bool write_final = false;           // the last state as {prefix}_final.h5
+    std::string output_precision = "native";  // on disk: native | float | double
+    std::int64_t checkpoint_every = 0;  // steps between checkpoints (0 = none)
+    std::string checkpoint;             // checkpoint file ("" = {output_dir}/checkpoint.h5)
+    [[nodiscard]] std::string checkpoint_path() const {
+        return checkpoint.empty() ? output_dir + "/checkpoint.h5" : checkpoint;
+    }
 
     // Where each key came from ("deck.toml:12" or "--set grid.cells=..."), for later errors.
     std::map<std::string, std::string> origin;

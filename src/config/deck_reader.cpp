@@ -168,6 +168,19 @@ std::optional<std::vector<double>> DeckReader::numbers(std::string_view key) con
     return out;
 }
 
+std::vector<std::string> DeckReader::strings(std::string_view key) const {
+    std::vector<std::string> out;
+    const toml::node* n = find(key);
+    if (n == nullptr) return out;
+    const toml::array* a = n->as_array();
+    if (a == nullptr) fail(key, fmt::format("expected an array of strings, got {}", type_name(n->type())));
+    for (const toml::node& e : *a) {
+        if (!e.is_string()) fail(key, fmt::format("array element is {}, expected a string", type_name(e.type())));
+        out.push_back(e.as_string()->get());
+    }
+    return out;
+}
+
 namespace {
 
 bool is_bare_word(const std::string& s) {

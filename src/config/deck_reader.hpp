@@ -35,6 +35,7 @@ public:
                                             std::initializer_list<std::string_view> choices) const;
     [[nodiscard]] std::optional<std::vector<std::int64_t>> integers(std::string_view key) const;
     [[nodiscard]] std::optional<std::vector<double>> numbers(std::string_view key) const;
+    [[nodiscard]] std::vector<std::string> strings(std::string_view key) const;  // [] when absent
 
     // "file:line" of a key present in the deck, "--set key=value" for an override, else the file.
     [[nodiscard]] std::string where(std::string_view key) const;

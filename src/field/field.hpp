@@ -111,6 +111,14 @@ private:
     FreeFn free_ = nullptr;
 };
 
+// One rank's field on the host with its precision erased: what the solver hands to the I/O
+// layer (float or double per `single`), halos and row padding included.
+struct HostField {
+    const void* data = nullptr;
+    bool single = false;  // float (true) or double
+    FieldExtents ext;
+};
+
 // A field: its extents and the buffer that holds them.
 template <class T>
 class Field {

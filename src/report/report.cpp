@@ -1,8 +1,6 @@
 #include "report/report.hpp"
 
 #include <fmt/format.h>
-#include <hdf5.h>
-#include <toml++/toml.h>
 
 #include <cstdio>
 #include <ctime>
@@ -15,7 +13,7 @@
 #include "comm/mpi_session.hpp"
 #include "solver/backend_select.hpp"
 
-#include "gridsim_version.hpp"
+#include "io/provenance.hpp"
 
 namespace gridsim {
 
@@ -58,18 +56,8 @@ nlohmann::json error_json(const ErrorNorms& e) {
 }  // namespace
 
 nlohmann::json versions() {
-    unsigned maj = 0, min = 0, rel = 0;
-    H5get_libversion(&maj, &min, &rel);
-    nlohmann::json v = {
-        {"gridsim", GRIDSIM_VERSION},
-        {"compiler", fmt::format("{} {}", GRIDSIM_COMPILER_ID, __VERSION__)},
-        {"mpi", mpi_library_version()},
-        {"hdf5", fmt::format("{}.{}.{}", maj, min, rel)},
-        {"hwloc", hwloc_version()},
-        {"tomlplusplus", fmt::format("{}.{}.{}", TOML_LIB_MAJOR, TOML_LIB_MINOR, TOML_LIB_PATCH)},
-        {"fmt",
-         fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)}};
-    if (cuda_backend_built()) v["cuda_runtime"] = cuda_runtime_version();
+    nlohmann::json v = nlohmann::json::object();
+    for (const auto& [name, value] : build_versions()) v[name] = value;
     return v;
 }
 
@@ -81,8 +69,10 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
     if (comm_rank(comm) != 0) return {};
     const double copy_mean = copy_sum / r.ranks;
 
-    const double per_step = r.steps > 0 ? r.loop_seconds / static_cast<double>(r.steps) : 0.0;
-    const double lups = static_cast<double>(r.updated_points) * static_cast<double>(r.steps);
+    // Only the steps this run made count (a restart begins at start_step).
+    const auto ran = static_cast<double>(r.steps - r.start_step);
+    const double per_step = ran > 0 ? r.loop_seconds / ran : 0.0;
+    const double lups = static_cast<double>(r.updated_points) * ran;
     // Compulsory traffic of an explicit stencil: read u once and write u' once per point.
     const double bytes = 2.0 * static_cast<double>(r.value_bytes) * lups;
     nlohmann::json doc = {
@@ -99,6 +89,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"overlap", cfg.overlap},
         {"precision", to_string(cfg.precision)},
         {"steps", r.steps},
+        {"start_step", r.start_step},
         {"dt", r.dt},
         {"sim_time", r.sim_time},
         {"loop_seconds", r.loop_seconds},

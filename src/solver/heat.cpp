@@ -54,14 +54,15 @@ ErrorNorms error_against(Simulation<T>& sim, const HeatMode& mode, double scale)
 template <class T>
 RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     Simulation<T> sim(cfg, comm);
-    sim.initialise();
+    start(sim, opt);
     const StencilParams<T> params = heat_params<T>(cfg);
     ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
                               cfg.steps);
 
     LoopClock clock(sim.topology().comm());
-    for (std::int64_t step = 1; step <= cfg.steps; ++step) {
+    for (std::int64_t step = opt.start_step + 1; step <= cfg.steps; ++step) {
         sim.sweep(params);
+        output_if_due(opt, sim, cfg, step, step == cfg.steps);
         if (progress.due(step))
             emit_progress(opt, sim, cfg, step, "|u|", sim.norm(), clock.elapsed());
     }

@@ -8,17 +8,17 @@ namespace gridsim {
 template <class T>
 RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     Simulation<T> sim(cfg, comm);
-    sim.initialise();
+    start(sim, opt);
     StencilParams<T> params;
     params.kind = StencilKind::jacobi;
     ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
                               cfg.steps);
-    std::vector<std::pair<std::int64_t, double>> history;
+    std::vector<std::pair<std::int64_t, double>> history = opt.start_history;
     bool converged = false;
     double residual = 0.0;
 
     LoopClock clock(sim.topology().comm());
-    std::int64_t sweep = 0;
+    std::int64_t sweep = opt.start_step;
     while (sweep < cfg.steps && !converged) {
         sim.sweep(params);
         ++sweep;
@@ -29,6 +29,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
         }
         if (progress.due(sweep) || (converged && progress.enabled()))
             emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
+        output_if_due(opt, sim, cfg, sweep, converged || sweep == cfg.steps, &history);
     }
     RunResult r = make_result(sim, cfg, opt, sweep, clock);
     r.residual_history = std::move(history);

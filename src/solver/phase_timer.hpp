@@ -12,9 +12,9 @@
 
 namespace gridsim {
 
-enum class Phase { interior, boundary, pack, transfer, unpack, reduction, count };
+enum class Phase { interior, boundary, pack, transfer, unpack, reduction, io, count };
 constexpr std::array<const char*, static_cast<int>(Phase::count)> kPhaseNames = {
-    "interior", "boundary", "pack", "transfer", "unpack", "reduction"};
+    "interior", "boundary", "pack", "transfer", "unpack", "reduction", "io"};
 
 using PhaseTimes = std::array<double, static_cast<int>(Phase::count)>;
 

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "config/config.hpp"
+#include "grid/domain.hpp"
 #include "kernels/backend.hpp"
 #include "solver/phase_timer.hpp"
 
@@ -32,10 +33,32 @@ struct ProgressSample {
     double glups = 0.0;
 };
 
+// What the output layer gets at a step it asked for (all ranks, collectively).
+struct OutputContext {
+    std::int64_t step = 0;
+    double time = 0.0;
+    bool last = false;
+    MPI_Comm comm = MPI_COMM_NULL;
+    const Domain* domain = nullptr;
+    const Subdomain* subdomain = nullptr;
+    std::array<int, 3> process_grid{1, 1, 1};
+    HostField field;
+    const std::vector<std::pair<std::int64_t, double>>* residual_history = nullptr;
+};
+
 struct RunOptions {
     bool gather_field = false;  // fill RunResult::global_field on rank 0
     bool measure_copy_bandwidth = false;  // the report's ceiling (costs a large copy)
     std::function<void(const ProgressSample&)> on_progress;
+    // Output: asked after every step (the answer must be the same on every rank); when true,
+    // on_output gets the field on the host.
+    std::function<bool(std::int64_t step, bool last)> output_due;
+    std::function<void(const OutputContext&)> on_output;
+    // Restart: continue after `start_step` from the field `load_field` reads (owned points),
+    // with this residual history so far.
+    std::int64_t start_step = 0;
+    std::vector<std::pair<std::int64_t, double>> start_history;
+    std::function<void(MPI_Comm, const Domain&, const Subdomain&, const HostField&)> load_field;
 };
 
 struct RunResult {
@@ -47,7 +70,8 @@ struct RunResult {
     std::string transport;
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
-    std::int64_t steps = 0;  // steps (heat) or sweeps (jacobi) done
+    std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached
+    std::int64_t start_step = 0;  // where the run began (a restart's checkpoint step)
     double dt = 0.0;
     double sim_time = 0.0;
     double loop_seconds = 0.0;        // wall time of the step loop, slowest rank

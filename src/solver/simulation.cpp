@@ -26,18 +26,22 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
 }
 
 template <class T>
-void Simulation<T>::initialise() {
+void Simulation<T>::initialise(const std::function<void(const HostField&)>& load) {
     const Subdomain& sub = topo_.subdomain();
     const FieldExtents& ext = u_[0].extents();
     std::vector<T> host(ext.total, T(0));
-    const InitialCondition initial(cfg_, dom_);
-    for (int k = 0; k < sub.size[2]; ++k) {
-        for (int j = 0; j < sub.size[1]; ++j) {
-            for (int i = 0; i < sub.size[0]; ++i) {
-                const std::array<int, 3> g{sub.offset[0] + i + dom_.solved_origin[0],
-                                           sub.offset[1] + j + dom_.solved_origin[1],
-                                           sub.offset[2] + k + dom_.solved_origin[2]};
-                host[ext.index(i, j, k)] = static_cast<T>(initial(g));
+    if (load) {
+        load(HostField{host.data(), sizeof(T) == 4, ext});
+    } else {
+        const InitialCondition initial(cfg_, dom_);
+        for (int k = 0; k < sub.size[2]; ++k) {
+            for (int j = 0; j < sub.size[1]; ++j) {
+                for (int i = 0; i < sub.size[0]; ++i) {
+                    const std::array<int, 3> g{sub.offset[0] + i + dom_.solved_origin[0],
+                                               sub.offset[1] + j + dom_.solved_origin[1],
+                                               sub.offset[2] + k + dom_.solved_origin[2]};
+                    host[ext.index(i, j, k)] = static_cast<T>(initial(g));
+                }
             }
         }
     }
@@ -127,6 +131,12 @@ template <class T>
 FieldView<const T> Simulation<T>::current_on_host() {
     be_.download(current(), host_copy_);
     return {host_copy_.data(), u_[cur_].extents()};
+}
+
+template <class T>
+HostField Simulation<T>::current_host_field() {
+    const FieldView<const T> v = current_on_host();
+    return HostField{v.data, sizeof(T) == 4, v.ext};
 }
 
 template <class T>

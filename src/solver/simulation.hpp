@@ -3,6 +3,7 @@
 // step that moves them forward (DESIGN.md section 5).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -22,8 +23,9 @@ public:
     // Throws ConfigError for a deck this rank count, build or machine cannot run.
     Simulation(const Config& cfg, MPI_Comm comm);
 
-    // current = initial condition (Dirichlet points included), halos exchanged; next = current.
-    void initialise();
+    // current = initial condition (Dirichlet points included), or what `load` reads into the
+    // owned points (a restart); halos exchanged; next = current.
+    void initialise(const std::function<void(const HostField&)>& load = {});
     // One sweep next = stencil(current) by the overlap recipe, then current <-> next.
     void sweep(const StencilParams<T>& params);
     // sqrt of the global sum over updated points of (current - previous)^2.
@@ -34,6 +36,8 @@ public:
     FieldStats stats();
     // This rank's current field on the host (halos included; index with field extents).
     [[nodiscard]] FieldView<const T> current_on_host();
+    // The same, precision erased, for the output layer.
+    [[nodiscard]] HostField current_host_field();
     // The global solved grid on rank 0 (empty elsewhere).
     [[nodiscard]] std::vector<double> gather();
     // Waits for every lane; returns the per-phase totals so far.
@@ -45,6 +49,7 @@ public:
     [[nodiscard]] const BackendChoice<T>& backend() const { return choice_; }
     [[nodiscard]] const char* transport_name() const { return halo_->transport_name(); }
     [[nodiscard]] std::int64_t global_updated_points() const { return global_updated_; }
+    [[nodiscard]] PhaseTimer& timer() { return timer_; }
 
 private:
     [[nodiscard]] FieldView<const T> current() const { return u_[cur_].view(); }

@@ -87,12 +87,44 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.process_grid = sim.topology().process_grid();
     r.ranks = sim.topology().size();
     r.steps = steps;
+    r.start_step = opt.start_step;
     r.dt = cfg.dt;
     r.sim_time = cfg.problem == ProblemKind::heat ? static_cast<double>(steps) * cfg.dt : 0.0;
     r.updated_points = sim.global_updated_points();
     r.value_bytes = sizeof(T);
     r.final_stats = sim.stats();
     return r;
+}
+
+// Starts the simulation from the initial condition, or from a checkpoint (opt.load_field).
+template <class T>
+void start(Simulation<T>& sim, const RunOptions& opt) {
+    if (!opt.load_field) {
+        sim.initialise();
+        return;
+    }
+    sim.initialise([&](const HostField& f) {
+        opt.load_field(sim.topology().comm(), sim.domain(), sim.subdomain(), f);
+    });
+}
+
+// Hands the field to the output layer when it asks for this step (snapshots, checkpoints).
+template <class T>
+void output_if_due(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step, bool last,
+                   const std::vector<std::pair<std::int64_t, double>>* history = nullptr) {
+    if (!opt.output_due || !opt.output_due(step, last)) return;
+    auto t = sim.timer().on_host(Phase::io);
+    OutputContext ctx;
+    ctx.step = step;
+    ctx.time = cfg.problem == ProblemKind::heat ? static_cast<double>(step) * cfg.dt : 0.0;
+    ctx.last = last;
+    ctx.comm = sim.topology().comm();
+    ctx.domain = &sim.domain();
+    ctx.subdomain = &sim.subdomain();
+    ctx.process_grid = sim.topology().process_grid();
+    ctx.field = sim.current_host_field();
+    ctx.residual_history = history;
+    opt.on_output(ctx);
 }
 
 template <class T>

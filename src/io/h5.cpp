@@ -1,0 +1,101 @@
+#include "io/h5.hpp"
+
+namespace gridsim::h5 {
+
+hid_t check(hid_t id, const std::string& what) {
+    if (id < 0) throw std::runtime_error(what + ": HDF5 call failed");
+    return id;
+}
+
+void check_status(herr_t status, const std::string& what) {
+    if (status < 0) throw std::runtime_error(what + ": HDF5 call failed");
+}
+
+void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+Id file_access(MPI_Comm comm) {
+    Id fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"), H5Pclose);
+    check_status(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+    return fapl;
+}
+
+Id collective_transfer() {
+    Id dxpl(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate(transfer)"), H5Pclose);
+    check_status(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+    return dxpl;
+}
+
+namespace {
+
+template <class T>
+void write_attr(hid_t obj, const char* name, hid_t type, const std::vector<T>& values) {
+    const hsize_t n = values.size();
+    Id space(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"), H5Sclose);
+    Id attr(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("attribute ") + name),
+            H5Aclose);
+    check_status(H5Awrite(attr, type, values.data()), std::string("write attribute ") + name);
+}
+
+template <class T>
+std::vector<T> read_attr(hid_t obj, const char* name, hid_t type) {
+    Id attr(check(H5Aopen(obj, name, H5P_DEFAULT), std::string("attribute ") + name), H5Aclose);
+    Id space(check(H5Aget_space(attr), "H5Aget_space"), H5Sclose);
+    const hssize_t n = H5Sget_simple_extent_npoints(space);
+    std::vector<T> out(static_cast<std::size_t>(n < 0 ? 0 : n));
+    check_status(H5Aread(attr, type, out.data()), std::string("read attribute ") + name);
+    return out;
+}
+
+}  // namespace
+
+void write_string_attr(hid_t obj, const char* name, const std::string& value) {
+    Id type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
+    check_status(H5Tset_size(type, value.empty() ? 1 : value.size()), "H5Tset_size");
+    Id space(check(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
+    Id attr(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("attribute ") + name),
+            H5Aclose);
+    const std::string text = value.empty() ? std::string(1, '\0') : value;
+    check_status(H5Awrite(attr, type, text.data()), std::string("write attribute ") + name);
+}
+
+void write_double_attr(hid_t obj, const char* name, const std::vector<double>& values) {
+    write_attr(obj, name, H5T_NATIVE_DOUBLE, values);
+}
+
+void write_int_attr(hid_t obj, const char* name, const std::vector<long long>& values) {
+    write_attr(obj, name, H5T_NATIVE_LLONG, values);
+}
+
+std::string read_string_attr(hid_t obj, const char* name) {
+    Id attr(check(H5Aopen(obj, name, H5P_DEFAULT), std::string("attribute ") + name), H5Aclose);
+    Id type(check(H5Aget_type(attr), "H5Aget_type"), H5Tclose);
+    if (H5Tget_class(type) != H5T_STRING) throw std::runtime_error(std::string("attribute ") + name + " is not a string");
+    const std::size_t size = H5Tget_size(type);
+    std::string out(size, '\0');
+    Id mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
+    check_status(H5Tset_size(mem, size), "H5Tset_size");
+    check_status(H5Aread(attr, mem, out.data()), std::string("read attribute ") + name);
+    out.resize(std::min(out.size(), out.find('\0')));
+    return out;
+}
+
+std::vector<double> read_double_attr(hid_t obj, const char* name) { return read_attr<double>(obj, name, H5T_NATIVE_DOUBLE); }
+std::vector<long long> read_int_attr(hid_t obj, const char* name) { return read_attr<long long>(obj, name, H5T_NATIVE_LLONG); }
+
+bool has_attr(hid_t obj, const char* name) { return H5Aexists(obj, name) > 0; }
+
+bool is_hdf5(const std::string& path) {
+    quiet_errors();
+#if H5_VERSION_GE(1, 12, 0)
+    if (H5Fis_accessible(path.c_str(), H5P_DEFAULT) <= 0) return false;
+#else
+    if (H5Fis_hdf5(path.c_str()) <= 0) return false;
+#endif
+    // The signature alone does not prove the file is whole: open it.
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return false;
+    H5Fclose(f);
+    return true;
+}
+
+}  // namespace gridsim::h5

@@ -1,0 +1,57 @@
+// RAII for HDF5 identifiers and the error check every HDF5 call goes through. HDF5's own error
+// stack printing is off; a failure becomes an exception naming the call and the file.
+#pragma once
+
+#include <hdf5.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gridsim::h5 {
+
+// Owns one hid_t and closes it with the matching H5?close.
+class Id {
+public:
+    using Closer = herr_t (*)(hid_t);
+    Id() = default;
+    Id(hid_t id, Closer close) : id_(id), close_(close) {}
+    Id(const Id&) = delete;
+    Id& operator=(const Id&) = delete;
+    Id(Id&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }
+    Id& operator=(Id&& o) noexcept {
+        std::swap(id_, o.id_);
+        std::swap(close_, o.close_);
+        return *this;
+    }
+    ~Id() {
+        if (id_ >= 0 && close_ != nullptr) close_(id_);
+    }
+    [[nodiscard]] hid_t get() const { return id_; }
+    operator hid_t() const { return id_; }  // NOLINT(google-explicit-constructor): pass to the C API
+
+private:
+    hid_t id_ = H5I_INVALID_HID;
+    Closer close_ = nullptr;
+};
+
+// Throws std::runtime_error("what: HDF5 call failed") when id < 0.
+hid_t check(hid_t id, const std::string& what);
+void check_status(herr_t status, const std::string& what);
+// Turns off HDF5's automatic error printing (we report errors ourselves). Idempotent.
+void quiet_errors();
+
+Id file_access(MPI_Comm comm);  // MPI-IO driver
+Id collective_transfer();
+
+void write_string_attr(hid_t obj, const char* name, const std::string& value);
+void write_double_attr(hid_t obj, const char* name, const std::vector<double>& values);
+void write_int_attr(hid_t obj, const char* name, const std::vector<long long>& values);
+std::string read_string_attr(hid_t obj, const char* name);
+std::vector<double> read_double_attr(hid_t obj, const char* name);
+std::vector<long long> read_int_attr(hid_t obj, const char* name);
+bool has_attr(hid_t obj, const char* name);
+// Whether `path` is an HDF5 file we can open (false for a missing, foreign or truncated file).
+bool is_hdf5(const std::string& path);
+
+}  // namespace gridsim::h5

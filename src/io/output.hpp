@@ -1,0 +1,42 @@
+// Decides when to write snapshots and checkpoints (deck [output] keys) and writes them: the
+// RunOptions hooks the solver calls. Snapshots go to {dir}/{prefix}_{step:08}.h5 with an XDMF
+// sidecar and a temporal collection {dir}/{prefix}.xmf; the final state (write_final) to
+// {dir}/{prefix}_final.h5; checkpoints replace {checkpoint} (the previous kept as .prev).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.hpp"
+#include "solver/run.hpp"
+
+namespace gridsim {
+
+class OutputWriter {
+public:
+    // Creates the output directory (rank 0) if anything is to be written. Collective.
+    OutputWriter(const Config& cfg, MPI_Comm comm);
+
+    [[nodiscard]] bool due(std::int64_t step, bool last) const;
+    void write(const OutputContext& ctx);
+    // Adds output_due/on_output hooks to `opt` that call this writer (which must outlive the run).
+    void attach(RunOptions& opt);
+
+    [[nodiscard]] const std::vector<std::string>& written() const { return written_; }
+
+private:
+    [[nodiscard]] bool snapshot_due(std::int64_t step) const;
+    [[nodiscard]] bool checkpoint_due(std::int64_t step) const;
+
+    const Config& cfg_;
+    std::string deck_toml_;
+    std::vector<std::pair<std::string, double>> series_;
+    std::vector<std::string> written_;
+};
+
+// The restart hooks for `opt` from a checkpoint file: start step, history and field loader.
+// Throws ConfigError for a file that cannot continue this deck. Collective.
+void attach_restart(const std::string& path, const Config& cfg, MPI_Comm comm, RunOptions& opt);
+
+}  // namespace gridsim

@@ -1,0 +1,376 @@
+#include "io/snapshot.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "comm/mpi_check.hpp"
+#include "io/h5.hpp"
+#include "io/provenance.hpp"
+
+namespace gridsim {
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+hid_t memory_type(const HostField& f) { return f.single ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE; }
+
+hid_t disk_type(DiskPrecision d, const HostField& f) {
+    if (d == DiskPrecision::float32) return H5T_IEEE_F32LE;
+    if (d == DiskPrecision::float64) return H5T_IEEE_F64LE;
+    return f.single ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+}
+
+// HDF5 orders axes slowest first: [nz][ny][nx] (2D: [ny][nx]).
+std::vector<hsize_t> reversed(const std::array<int, 3>& xyz, int dims) {
+    std::vector<hsize_t> out;
+    for (int d = dims - 1; d >= 0; --d) out.push_back(static_cast<hsize_t>(xyz[d]));
+    return out;
+}
+
+// A box of the host field (owned coordinates, x y z) to or from a box of the file (full-array
+// indices): the memory space is the whole allocation (halos, row padding), so nothing is copied.
+// Ranks with `take_part` false select nothing but still join the collective call.
+struct Block {
+    std::array<int, 3> local_lo{0, 0, 0};
+    std::array<int, 3> file_lo{0, 0, 0};
+    std::array<int, 3> count{1, 1, 1};
+    bool take_part = true;
+};
+
+void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Block& b, bool write) {
+    const int dims = dom.dims;
+    const FieldExtents& e = f.ext;
+    const int hz = dims == 3 ? e.halo : 0;
+    const auto x0 = static_cast<int>(e.origin - e.sy * e.halo - e.sz * hz);  // owned x=0 within a row
+    const std::array<int, 3> alloc{static_cast<int>(e.sy), e.n[1] + 2 * e.halo, e.n[2] + 2 * hz};
+    const std::array<int, 3> start{x0 + b.local_lo[0], e.halo + b.local_lo[1], hz + b.local_lo[2]};
+    const auto mem_dims = reversed(alloc, dims);
+    const auto mem_start = reversed(start, dims);
+    const auto file_start = reversed(b.file_lo, dims);
+    const auto count = reversed(b.count, dims);
+    h5::Id mem(h5::check(H5Screate_simple(dims, mem_dims.data(), nullptr), "memory space"), H5Sclose);
+    h5::Id file(h5::check(H5Dget_space(dset), "file space"), H5Sclose);
+    if (b.take_part) {
+        h5::check_status(H5Sselect_hyperslab(mem, H5S_SELECT_SET, mem_start.data(), nullptr, count.data(), nullptr),
+                         "memory hyperslab");
+        h5::check_status(H5Sselect_hyperslab(file, H5S_SELECT_SET, file_start.data(), nullptr, count.data(), nullptr),
+                         "file hyperslab");
+    } else {
+        H5Sselect_none(mem);
+        H5Sselect_none(file);
+    }
+    const h5::Id dxpl = h5::collective_transfer();
+    const hid_t type = memory_type(f);
+    if (write) {
+        h5::check_status(H5Dwrite(dset, type, mem, file, dxpl, f.data), "write /fields/u");
+    } else {
+        h5::check_status(H5Dread(dset, type, mem, file, dxpl, const_cast<void*>(f.data)), "read /fields/u");
+    }
+}
+
+// This rank's blocks of the full array: its owned block, plus, for the jacobi benchmark, the
+// mirror rows 0 and ny-1 (copies of rows ny-2 and 1) that the solved grid does not store.
+std::vector<Block> blocks_of(const Domain& dom, const Subdomain& sub) {
+    std::vector<Block> out;
+    Block own;
+    for (int d = 0; d < 3; ++d) {
+        own.file_lo[d] = dom.solved_origin[d] + sub.offset[d];
+        own.count[d] = sub.size[d];
+    }
+    out.push_back(own);
+    if (dom.solved_origin[1] == 1) {
+        const int last = dom.solved[1] - 1;  // solved row of full row ny-2
+        Block top = own;  // full row 0 <- solved row `last`
+        top.count[1] = 1;
+        top.local_lo[1] = last - sub.offset[1];
+        top.file_lo[1] = 0;
+        top.take_part = last >= sub.offset[1] && last < sub.offset[1] + sub.size[1];
+        Block bottom = own;  // full row ny-1 <- solved row 0
+        bottom.count[1] = 1;
+        bottom.local_lo[1] = 0;
+        bottom.file_lo[1] = dom.cells[1] - 1;
+        bottom.take_part = sub.offset[1] == 0;
+        out.push_back(top);
+        out.push_back(bottom);
+    }
+    return out;
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+void write_grid_group(hid_t file, const Domain& dom, const SnapshotMeta& meta) {
+    h5::Id grid(h5::check(H5Gcreate2(file, "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/grid"), H5Gclose);
+    std::vector<long long> cells, pgrid;
+    std::vector<double> length, spacing, origin;
+    for (int d = 0; d < dom.dims; ++d) {  // x, y, z order, as in the deck
+        cells.push_back(dom.cells[d]);
+        spacing.push_back(dom.spacing[d]);
+        length.push_back(dom.spacing[d] * (dom.cells[d] - 1));
+        origin.push_back(0.0);
+        pgrid.push_back(d < static_cast<int>(meta.process_grid.size()) ? meta.process_grid[d] : 1);
+    }
+    h5::write_int_attr(grid, "global_cells", cells);
+    h5::write_double_attr(grid, "length", length);
+    h5::write_double_attr(grid, "spacing", spacing);
+    h5::write_double_attr(grid, "origin", origin);
+    h5::write_int_attr(grid, "process_grid", pgrid);
+}
+
+void write_provenance(hid_t file, const SnapshotMeta& meta, int ranks) {
+    h5::Id prov(h5::check(H5Gcreate2(file, "/provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/provenance"),
+                H5Gclose);
+    for (const auto& [name, value] : build_versions()) h5::write_string_attr(prov, name.c_str(), value);
+    h5::write_int_attr(prov, "ranks", {ranks});
+    h5::write_string_attr(prov, "date", utc_now());
+    h5::write_string_attr(prov, "deck", meta.deck_toml);
+}
+
+// The residual history as a [n][2] dataset (step, residual), written by rank 0.
+void write_history(hid_t file, const SnapshotMeta& meta, int rank) {
+    std::vector<double> flat;
+    for (const auto& [step, r] : meta.residual_history) {
+        flat.push_back(static_cast<double>(step));
+        flat.push_back(r);
+    }
+    const hsize_t dims[2] = {meta.residual_history.size(), 2};
+    h5::Id space(h5::check(H5Screate_simple(2, dims, nullptr), "history space"), H5Sclose);
+    h5::Id dset(h5::check(H5Dcreate2(file, "/restart_residual_history", H5T_IEEE_F64LE, space, H5P_DEFAULT,
+                                     H5P_DEFAULT, H5P_DEFAULT),
+                          "history dataset"),
+                H5Dclose);
+    if (flat.empty()) return;  // the same on every rank: an empty dataset, nothing to write
+    h5::Id mem(h5::check(H5Screate_simple(2, dims, nullptr), "history memory"), H5Sclose);
+    h5::Id file_space(h5::check(H5Dget_space(dset), "history file space"), H5Sclose);
+    if (rank != 0) {
+        H5Sselect_none(mem);
+        H5Sselect_none(file_space);
+    }
+    const h5::Id dxpl = h5::collective_transfer();
+    h5::check_status(H5Dwrite(dset, H5T_NATIVE_DOUBLE, mem, file_space, dxpl, flat.data()), "write history");
+}
+
+// Rank 0: fsync the finished file, rotate the previous one, rename into place, fsync the
+// directory. Returns "" or the error; every rank learns it, so all fail together.
+std::string commit(const std::string& tmp, const std::string& path, bool keep_previous, MPI_Comm comm) {
+    std::string error;
+    if (comm_rank(comm) == 0) {
+        const int fd = ::open(tmp.c_str(), O_RDONLY);
+        if (fd < 0 || ::fsync(fd) != 0) error = fmt::format("cannot sync {}: {}", tmp, std::strerror(errno));
+        if (fd >= 0) ::close(fd);
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (error.empty() && keep_previous && fs::exists(path)) fs::rename(path, path + ".prev", ec);
+        if (error.empty() && !ec) fs::rename(tmp, path, ec);
+        if (ec) error = fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message());
+        const std::string dir = fs::absolute(path).parent_path().string();
+        const int dfd = ::open(dir.c_str(), O_RDONLY);
+        if (dfd >= 0) {
+            ::fsync(dfd);
+            ::close(dfd);
+        }
+    }
+    long len = static_cast<long>(error.size());
+    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
+    error.resize(len);
+    GRIDSIM_MPI_CHECK(MPI_Bcast(error.data(), static_cast<int>(len), MPI_CHAR, 0, comm));
+    return error;
+}
+
+}  // namespace
+
+void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
+                    const HostField& field, const SnapshotMeta& meta, DiskPrecision disk, bool keep_previous) {
+    h5::quiet_errors();
+    const std::string tmp = path + ".tmp";
+    {
+        const h5::Id fapl = h5::file_access(comm);
+        h5::Id file(h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp), H5Fclose);
+        h5::write_string_attr(file, "format", "gridsim");
+        h5::write_int_attr(file, "format_version", {kFormatVersion});
+        h5::write_string_attr(file, "problem", meta.problem);
+        h5::write_string_attr(file, "kind", meta.checkpoint ? "checkpoint" : "snapshot");
+        h5::write_int_attr(file, "step", {meta.step});
+        h5::write_double_attr(file, "time", {meta.time});
+        h5::write_double_attr(file, "dt", {meta.dt});
+        write_grid_group(file, dom, meta);
+        write_provenance(file, meta, comm_size(comm));
+        if (meta.checkpoint) write_history(file, meta, comm_rank(comm));
+
+        h5::Id fields(h5::check(H5Gcreate2(file, "/fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/fields"),
+                      H5Gclose);
+        const auto dims = reversed(dom.cells, dom.dims);
+        h5::Id space(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"), H5Sclose);
+        const hid_t type = disk_type(meta.checkpoint ? DiskPrecision::native : disk, field);
+        h5::Id dset(h5::check(H5Dcreate2(fields, "u", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                              "/fields/u"),
+                    H5Dclose);
+        for (const Block& b : blocks_of(dom, sub)) transfer_block(dset, dom, field, b, true);
+    }  // every handle closed here: the file is complete on disk
+    if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty()) throw std::runtime_error(err);
+}
+
+namespace {
+
+// Rank 0 checks that `path` is a checkpoint `cfg` can continue and reads its metadata.
+std::string inspect_checkpoint(const std::string& path, const Config& cfg, CheckpointInfo& info) {
+    if (!std::filesystem::exists(path)) return fmt::format("--restart {}: no such file", path);
+    if (!h5::is_hdf5(path)) {
+        return fmt::format("--restart {}: not an HDF5 file (damaged or truncated?)", path);
+    }
+    try {
+        h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path), H5Fclose);
+        if (!h5::has_attr(file, "format") || h5::read_string_attr(file, "format") != "gridsim") {
+            return fmt::format("--restart {}: not a gridsim file", path);
+        }
+        if (h5::read_string_attr(file, "kind") != "checkpoint") {
+            return fmt::format("--restart {}: a snapshot, not a checkpoint (write one with output.checkpoint_every)", path);
+        }
+        const std::string problem = h5::read_string_attr(file, "problem");
+        if (problem != to_string(cfg.problem)) {
+            return fmt::format("--restart {}: checkpoint of a {} problem, the deck is {}", path, problem, to_string(cfg.problem));
+        }
+        h5::Id grid(h5::check(H5Gopen2(file, "/grid", H5P_DEFAULT), "/grid"), H5Gclose);
+        const auto cells = h5::read_int_attr(grid, "global_cells");
+        const std::vector<long long> want(cfg.cells.begin(), cfg.cells.begin() + cfg.dims);
+        if (cells != want) {
+            return fmt::format("--restart {}: checkpoint grid {} differs from the deck's {}", path, fmt::join(cells, "x"),
+                               fmt::join(want, "x"));
+        }
+        h5::Id dset(h5::check(H5Dopen2(file, "/fields/u", H5P_DEFAULT), "/fields/u"), H5Dclose);
+        h5::Id type(h5::check(H5Dget_type(dset), "type"), H5Tclose);
+        const std::size_t want_size = cfg.precision == Precision::float32 ? 4 : 8;
+        if (H5Tget_size(type) != want_size) {
+            return fmt::format("--restart {}: checkpoint precision differs from problem.precision = \"{}\"", path,
+                               to_string(cfg.precision));
+        }
+        info.step = h5::read_int_attr(file, "step").at(0);
+        info.time = h5::read_double_attr(file, "time").at(0);
+        h5::Id hist(h5::check(H5Dopen2(file, "/restart_residual_history", H5P_DEFAULT), "history"), H5Dclose);
+        h5::Id hspace(h5::check(H5Dget_space(hist), "history space"), H5Sclose);
+        hsize_t hd[2] = {0, 2};
+        H5Sget_simple_extent_dims(hspace, hd, nullptr);
+        std::vector<double> flat(hd[0] * 2);
+        if (!flat.empty()) h5::check_status(H5Dread(hist, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()), "history");
+        for (std::size_t n = 0; n < hd[0]; ++n) {
+            info.residual_history.emplace_back(static_cast<std::int64_t>(flat[2 * n]), flat[2 * n + 1]);
+        }
+        if (info.step < 0 || info.step > cfg.steps) {
+            return fmt::format("--restart {}: checkpoint at step {} is past time.steps = {}", path, info.step, cfg.steps);
+        }
+    } catch (const std::exception& e) {
+        return fmt::format("--restart {}: damaged checkpoint ({})", path, e.what());
+    }
+    return {};
+}
+
+}  // namespace
+
+CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm, const Config& cfg) {
+    h5::quiet_errors();
+    CheckpointInfo info;
+    std::string error;
+    if (comm_rank(comm) == 0) error = inspect_checkpoint(path, cfg, info);
+    long len = static_cast<long>(error.size());
+    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
+    error.resize(len);
+    GRIDSIM_MPI_CHECK(MPI_Bcast(error.data(), static_cast<int>(len), MPI_CHAR, 0, comm));
+    if (!error.empty()) throw ConfigError(error);
+    long long step = info.step;
+    GRIDSIM_MPI_CHECK(MPI_Bcast(&step, 1, MPI_LONG_LONG, 0, comm));
+    GRIDSIM_MPI_CHECK(MPI_Bcast(&info.time, 1, MPI_DOUBLE, 0, comm));
+    info.step = step;
+    long n = static_cast<long>(info.residual_history.size());
+    GRIDSIM_MPI_CHECK(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
+    info.residual_history.resize(n);
+    for (auto& [s, r] : info.residual_history) {
+        long long ss = s;
+        GRIDSIM_MPI_CHECK(MPI_Bcast(&ss, 1, MPI_LONG_LONG, 0, comm));
+        GRIDSIM_MPI_CHECK(MPI_Bcast(&r, 1, MPI_DOUBLE, 0, comm));
+        s = ss;
+    }
+    return info;
+}
+
+void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub, const HostField& field) {
+    h5::quiet_errors();
+    const h5::Id fapl = h5::file_access(comm);
+    h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "open " + path), H5Fclose);
+    h5::Id dset(h5::check(H5Dopen2(file, "/fields/u", H5P_DEFAULT), "/fields/u"), H5Dclose);
+    const std::vector<Block> blocks = blocks_of(dom, sub);
+    transfer_block(dset, dom, field, blocks.front(), false);  // the mirror rows are not state
+}
+
+namespace {
+
+std::string xdmf_grid(const std::string& h5_name, const Domain& dom, int value_bytes, double time) {
+    std::string dims, origin, spacing;
+    for (int d = dom.dims - 1; d >= 0; --d) {  // slowest axis first, as in the HDF5 array
+        dims += fmt::format("{}{}", dims.empty() ? "" : " ", dom.cells[d]);
+        origin += origin.empty() ? "0" : " 0";
+        spacing += fmt::format("{}{:.17g}", spacing.empty() ? "" : " ", dom.spacing[d]);
+    }
+    const char* topo = dom.dims == 3 ? "3DCoRectMesh" : "2DCoRectMesh";
+    const char* geom = dom.dims == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY";
+    return fmt::format(
+        "    <Grid Name=\"u\" GridType=\"Uniform\">\n"
+        "      <Time Value=\"{:.17g}\"/>\n"
+        "      <Topology TopologyType=\"{}\" Dimensions=\"{}\"/>\n"
+        "      <Geometry GeometryType=\"{}\">\n"
+        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"{}\">{}</DataItem>\n"
+        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"{}\">{}</DataItem>\n"
+        "      </Geometry>\n"
+        "      <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+        "        <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{}\">{}:/fields/u</DataItem>\n"
+        "      </Attribute>\n"
+        "    </Grid>\n",
+        time, topo, dims, geom, dom.dims, origin, dom.dims, spacing, value_bytes, dims, h5_name);
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << text;
+        if (!out) throw std::runtime_error("cannot write " + tmp);
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+void write_xdmf(const std::string& h5_path, const Domain& dom, int value_bytes, double time) {
+    const std::filesystem::path p(h5_path);
+    const std::string text = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\">\n  <Domain>\n" +
+                             xdmf_grid(p.filename().string(), dom, value_bytes, time) + "  </Domain>\n</Xdmf>\n";
+    write_text_atomically(std::filesystem::path(h5_path).replace_extension(".xmf").string(), text);
+}
+
+void write_xdmf_series(const std::string& series_path, const Domain& dom, int value_bytes,
+                       const std::vector<std::pair<std::string, double>>& snapshots) {
+    std::string text = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\">\n  <Domain>\n"
+                       "  <Grid Name=\"series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    for (const auto& [file, time] : snapshots) {
+        text += xdmf_grid(std::filesystem::path(file).filename().string(), dom, value_bytes, time);
+    }
+    text += "  </Grid>\n  </Domain>\n</Xdmf>\n";
+    write_text_atomically(series_path, text);
+}
+
+}  // namespace gridsim

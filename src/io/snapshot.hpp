@@ -1,0 +1,58 @@
+// Parallel HDF5 snapshots and checkpoints (DESIGN.md section 4). Every rank writes its block
+// (ghost cells excluded) as one hyperslab of the global array, collectively through MPI-IO;
+// the file does not depend on the decomposition. Files are written under a temporary name and
+// renamed when complete, so no reader ever sees a half-written file.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.hpp"
+#include "comm/mpi_session.hpp"
+#include "field/field.hpp"
+#include "grid/domain.hpp"
+
+namespace gridsim {
+
+struct SnapshotMeta {
+    std::string problem;
+    std::int64_t step = 0;
+    double time = 0.0;
+    double dt = 0.0;
+    std::string deck_toml;       // the resolved configuration
+    std::vector<int> process_grid;
+    bool checkpoint = false;     // adds what a restart needs (and always native precision)
+    std::vector<std::pair<std::int64_t, double>> residual_history;
+};
+
+enum class DiskPrecision { native, float32, float64 };
+
+// Writes `path` collectively over `comm`: to path + ".tmp", closed, synced, then renamed. With
+// `keep_previous` an existing `path` is first renamed to path + ".prev" (checkpoints).
+void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
+                    const HostField& field, const SnapshotMeta& meta, DiskPrecision disk, bool keep_previous);
+
+// What a restart reads back. Throws ConfigError (exit 2) for a file that is missing, not HDF5,
+// not a gridsim checkpoint, or of another problem, grid or precision than `cfg`.
+struct CheckpointInfo {
+    std::int64_t step = 0;
+    double time = 0.0;
+    std::vector<std::pair<std::int64_t, double>> residual_history;
+};
+CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm, const Config& cfg);
+// Reads this rank's block of /fields/u into `field` (owned points only), collectively.
+void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
+                const HostField& field);
+
+// The XDMF sidecar of one snapshot (same name, .xmf), and the temporal collection
+// `series_path` over every snapshot listed (file name, time).
+// `value_bytes`: 4 or 8, the type on disk.
+void write_xdmf(const std::string& h5_path, const Domain& dom, int value_bytes, double time);
+void write_xdmf_series(const std::string& series_path, const Domain& dom, int value_bytes,
+                       const std::vector<std::pair<std::string, double>>& snapshots);
+
+}  // namespace gridsim
