@@ -1,6 +1,7 @@
 #include "comm/mpi_session.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
@@ -28,6 +29,12 @@ void mpi_fail(int code, const char* expr, const char* file, int line) {
 }  // namespace detail
 
 MpiSession::MpiSession(int* argc, char*** argv) {
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+    // Open MPI 4's default MPI-IO component (OMPIO) lost data in collective HDF5 writes of a 2x2
+    // decomposition (reproduced with 4.1.4 by tests/mpi/test_io.cpp and gridsim compare); ROMIO
+    // writes them correctly. A user's own OMPI_MCA_io setting is kept.
+    setenv("OMPI_MCA_io", "romio321", 0);
+#endif
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     GRIDSIM_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));

@@ -49,22 +49,32 @@ struct Block {
     bool take_part = true;
 };
 
+// Copies the block between the field (halos, padded rows) and a contiguous buffer, row by row.
+void copy_block(const HostField& f, const Block& b, char* packed, bool to_packed) {
+    const std::size_t size = f.single ? sizeof(float) : sizeof(double);
+    const std::size_t row = static_cast<std::size_t>(b.count[0]) * size;
+    auto* base = static_cast<char*>(const_cast<void*>(f.data));
+    for (int k = 0; k < b.count[2]; ++k) {
+        for (int j = 0; j < b.count[1]; ++j) {
+            char* field_row = base + f.ext.index(b.local_lo[0], b.local_lo[1] + j, b.local_lo[2] + k) * size;
+            char* buf_row = packed + (static_cast<std::size_t>(k) * b.count[1] + j) * row;
+            to_packed ? std::memcpy(buf_row, field_row, row) : std::memcpy(field_row, buf_row, row);
+        }
+    }
+}
+
+// The file side is a hyperslab per rank, transferred collectively; the memory side is the
+// block packed contiguously (one host copy; HDF5 then sees the simplest memory selection).
 void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Block& b, bool write) {
     const int dims = dom.dims;
-    const FieldExtents& e = f.ext;
-    const int hz = dims == 3 ? e.halo : 0;
-    const auto x0 = static_cast<int>(e.origin - e.sy * e.halo - e.sz * hz);  // owned x=0 within a row
-    const std::array<int, 3> alloc{static_cast<int>(e.sy), e.n[1] + 2 * e.halo, e.n[2] + 2 * hz};
-    const std::array<int, 3> start{x0 + b.local_lo[0], e.halo + b.local_lo[1], hz + b.local_lo[2]};
-    const auto mem_dims = reversed(alloc, dims);
-    const auto mem_start = reversed(start, dims);
     const auto file_start = reversed(b.file_lo, dims);
     const auto count = reversed(b.count, dims);
-    h5::Id mem(h5::check(H5Screate_simple(dims, mem_dims.data(), nullptr), "memory space"), H5Sclose);
+    const hsize_t elements = b.take_part ? static_cast<hsize_t>(b.count[0]) * b.count[1] * b.count[2] : 0;
+    std::vector<char> packed(elements * (f.single ? sizeof(float) : sizeof(double)));
+    const hsize_t mem_len = std::max<hsize_t>(elements, 1);
+    h5::Id mem(h5::check(H5Screate_simple(1, &mem_len, nullptr), "memory space"), H5Sclose);
     h5::Id file(h5::check(H5Dget_space(dset), "file space"), H5Sclose);
     if (b.take_part) {
-        h5::check_status(H5Sselect_hyperslab(mem, H5S_SELECT_SET, mem_start.data(), nullptr, count.data(), nullptr),
-                         "memory hyperslab");
         h5::check_status(H5Sselect_hyperslab(file, H5S_SELECT_SET, file_start.data(), nullptr, count.data(), nullptr),
                          "file hyperslab");
     } else {
@@ -74,9 +84,11 @@ void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Blo
     const h5::Id dxpl = h5::collective_transfer();
     const hid_t type = memory_type(f);
     if (write) {
-        h5::check_status(H5Dwrite(dset, type, mem, file, dxpl, f.data), "write /fields/u");
+        if (b.take_part) copy_block(f, b, packed.data(), true);
+        h5::check_status(H5Dwrite(dset, type, mem, file, dxpl, packed.data()), "write /fields/u");
     } else {
-        h5::check_status(H5Dread(dset, type, mem, file, dxpl, const_cast<void*>(f.data)), "read /fields/u");
+        h5::check_status(H5Dread(dset, type, mem, file, dxpl, packed.data()), "read /fields/u");
+        if (b.take_part) copy_block(f, b, packed.data(), false);
     }
 }
 

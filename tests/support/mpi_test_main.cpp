@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/mpi_session.hpp"
+
 namespace {
 
 class GatherFailures : public testing::EmptyTestEventListener {
@@ -52,7 +54,8 @@ private:
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
+    // gridsim's own session: the same MPI set-up as the program (error handler, MPI-IO choice).
+    gridsim::MpiSession session(&argc, &argv);
     testing::InitGoogleTest(&argc, argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -68,6 +71,5 @@ int main(int argc, char** argv) {
         std::printf(
             "[  FAILED  ] a test failed on another rank (see the [  RANK n ] lines above)\n");
     }
-    MPI_Finalize();
     return any;
 }

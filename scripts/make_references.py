@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Writes the reference files in tests/reference/ from independent sources, never from gridsim:
+
+  default.h5         inputs/default.toml: the exact discrete solution of explicit heat,
+                     lambda^n * prod_d sin(pi x_d / L_d), with lambda from the FTCS symbol
+                     (DESIGN.md section 2), in double.
+  jacobi2d_small.h5  inputs/jacobi2d_small.toml: the 2D jacobi benchmark computed with NumPy in
+                     float32, the standard algorithm on the full array (boundary columns, mirror
+                     rows), 500 sweeps.
+
+Same layout as gridsim's files (/fields/u [nz][ny][nx], /grid attributes), so `gridsim compare`
+reads both. Needs numpy and h5py:  python3 scripts/make_references.py [OUTDIR]
+"""
+import math
+import os
+import sys
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(path, problem, u, spacing, step, source):
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "gridsim"
+        f.attrs["format_version"] = 1
+        f.attrs["kind"] = "reference"
+        f.attrs["problem"] = problem
+        f.attrs["step"] = step
+        g = f.create_group("grid")
+        g.attrs["global_cells"] = np.array(u.shape[::-1], dtype=np.int64)
+        g.attrs["spacing"] = np.array(spacing, dtype=np.float64)
+        g.attrs["origin"] = np.zeros(len(spacing))
+        f.create_group("provenance").attrs["source"] = source
+        f.create_group("fields").create_dataset("u", data=u)
+    print(f"wrote {path}: {problem} {'x'.join(map(str, u.shape[::-1]))} {u.dtype}")
+
+
+def heat_default(outdir):
+    # inputs/default.toml: 64^3 on the unit cube, alpha = 1, cfl 0.5, 600 steps, mode (1,1,1).
+    n, steps, alpha, cfl = 64, 600, 1.0, 0.5
+    h = 1.0 / (n - 1)
+    dt = cfl / (2 * alpha * 3 / h**2)
+    r = alpha * dt / h**2
+    lam = 1.0 - 3 * 4 * r * math.sin(math.pi * h / 2) ** 2  # kappa h / 2 = pi h / (2 L), L = 1
+    x = np.arange(n) * h
+    phi = np.sin(math.pi * x)
+    u = lam**steps * phi[:, None, None] * phi[None, :, None] * phi[None, None, :]  # [z][y][x]
+    write(os.path.join(outdir, "default.h5"), "heat", u, [h, h, h], steps,
+          "scripts/make_references.py: exact discrete FTCS solution (NumPy)")
+
+
+def jacobi_small(outdir):
+    nx, ny, sweeps = 256, 192, 500
+    a = np.zeros((ny, nx), dtype=np.float32)
+    col = np.sin(2 * np.pi * np.arange(ny) / (ny - 1)).astype(np.float32)
+    a[:, 0] = col
+    a[:, nx - 1] = col
+    quarter = np.float32(0.25)
+    for _ in range(sweeps):
+        b = a.copy()
+        # (xm + xp + ym + yp) * 0.25, left to right, in float32
+        b[1:-1, 1:-1] = quarter * (a[1:-1, :-2] + a[1:-1, 2:] + a[:-2, 1:-1] + a[2:, 1:-1])
+        b[0, :] = b[ny - 2, :]  # y periodic over rows 1..ny-2: whole rows mirrored, as the
+        b[ny - 1, :] = b[1, :]  # benchmark's halo copies do (corners included)
+        a = b
+    write(os.path.join(outdir, "jacobi2d_small.h5"), "jacobi", a, [1.0 / (nx - 1), 1.0 / (ny - 1)], sweeps,
+          "scripts/make_references.py: NumPy float32 jacobi benchmark")
+
+
+if __name__ == "__main__":
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "tests", "reference")
+    os.makedirs(out, exist_ok=True)
+    heat_default(out)
+    jacobi_small(out)
