@@ -27,4 +27,24 @@ launch=(mpirun -np "$ranks")
 [ "$(id -u)" -eq 0 ] && launch+=(--allow-run-as-root)
 [ "$ranks" -gt "$(nproc)" ] && launch+=(--oversubscribe)
 gridsim_log "${launch[*]} gridsim run $deck ${extra[*]:-}"
-exec "${launch[@]}" "$GRIDSIM_BUILD/gridsim" run "$deck" "${extra[@]}"
+log=$(mktemp)
+trap 'rm -f "$log" "$log.cmp"' EXIT
+"${launch[@]}" "$GRIDSIM_BUILD/gridsim" run "$deck" "${extra[@]}" | tee "$log"
+status=${PIPESTATUS[0]}
+[ "$status" -eq 0 ] || exit "$status"
+
+# A deck with a reference file ends with the validation: its final snapshot against it.
+stem=$(basename "$deck" .toml)
+ref="$GRIDSIM_ROOT/tests/reference/$stem.h5"
+final=$(sed -n 's/^  wrote  *\(.*_final\.h5\)$/\1/p' "$log" | tail -1)
+if [ -f "$ref" ] && [ -n "$final" ]; then
+    atol=$(awk -v d="$stem" '$1 == d {print $2}' "$GRIDSIM_ROOT/tests/reference/tolerances.txt")
+    echo "validation: $final against tests/reference/$stem.h5 (atol ${atol:-0})"
+    if "$GRIDSIM_BUILD/gridsim" compare "$final" "$ref" --atol "${atol:-0}" > "$log.cmp"; then
+        echo "validation: PASS"
+    else
+        cat "$log.cmp"
+        echo "validation: FAIL"
+        exit 1
+    fi
+fi

@@ -12,11 +12,14 @@ GRIDSIM_PACKAGES="cmake g++ make pkg-config git openmpi-bin libopenmpi-dev libhd
   hdf5-tools libhwloc-dev libcli11-dev libtomlplusplus-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev python3 python3-numpy python3-h5py python3-matplotlib"
 
+# Only the test suite needs these: ParaView's XDMF reader (a real reader opens our XDMF files).
+GRIDSIM_TEST_PACKAGES="paraview python3-paraview"
+
 gridsim_log() { echo "[gridsim] $*" >&2; }
 
 gridsim_missing_packages() {
     local p missing=()
-    for p in $GRIDSIM_PACKAGES; do
+    for p in $GRIDSIM_PACKAGES ${GRIDSIM_EXTRA_PACKAGES:-}; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
     done
     echo "${missing[@]:-}"

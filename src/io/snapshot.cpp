@@ -332,27 +332,28 @@ void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const
 namespace {
 
 std::string xdmf_grid(const std::string& h5_name, const Domain& dom, int value_bytes, double time) {
-    std::string dims, origin, spacing;
-    for (int d = dom.dims - 1; d >= 0; --d) {  // slowest axis first, as in the HDF5 array
-        dims += fmt::format("{}{}", dims.empty() ? "" : " ", dom.cells[d]);
-        origin += origin.empty() ? "0" : " 0";
-        spacing += fmt::format("{}{:.17g}", spacing.empty() ? "" : " ", dom.spacing[d]);
-    }
-    const char* topo = dom.dims == 3 ? "3DCoRectMesh" : "2DCoRectMesh";
-    const char* geom = dom.dims == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY";
+    // Always a 3D co-rectilinear mesh (a 2D grid is one plane thick): ParaView maps XDMF's
+    // 2DCoRectMesh onto the y-z plane, a 1 x ny x nx mesh lands in x-y as users expect. The
+    // identity function reshapes the [ny][nx] dataset to the mesh's 1 x ny x nx.
+    const int nz = dom.dims == 3 ? dom.cells[2] : 1;
+    const double dz = dom.dims == 3 ? dom.spacing[2] : 1.0;
+    const std::string mesh = fmt::format("{} {} {}", nz, dom.cells[1], dom.cells[0]);
+    const std::string data = dom.dims == 3 ? mesh : fmt::format("{} {}", dom.cells[1], dom.cells[0]);
     return fmt::format(
         "    <Grid Name=\"u\" GridType=\"Uniform\">\n"
         "      <Time Value=\"{:.17g}\"/>\n"
-        "      <Topology TopologyType=\"{}\" Dimensions=\"{}\"/>\n"
-        "      <Geometry GeometryType=\"{}\">\n"
-        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"{}\">{}</DataItem>\n"
-        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"{}\">{}</DataItem>\n"
+        "      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{}\"/>\n"
+        "      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"3\">0 0 0</DataItem>\n"
+        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"3\">{:.17g} {:.17g} {:.17g}</DataItem>\n"
         "      </Geometry>\n"
         "      <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-        "        <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{}\">{}:/fields/u</DataItem>\n"
+        "        <DataItem ItemType=\"Function\" Function=\"$0\" Dimensions=\"{}\">\n"
+        "          <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{}\">{}:/fields/u</DataItem>\n"
+        "        </DataItem>\n"
         "      </Attribute>\n"
         "    </Grid>\n",
-        time, topo, dims, geom, dom.dims, origin, dom.dims, spacing, value_bytes, dims, h5_name);
+        time, mesh, dz, dom.spacing[1], dom.spacing[0], mesh, value_bytes, data, h5_name);
 }
 
 void write_text_atomically(const std::string& path, const std::string& text) {
