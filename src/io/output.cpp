@@ -61,6 +61,7 @@ void OutputWriter::write(const OutputContext& ctx) {
     meta.dt = cfg_.problem == ProblemKind::heat ? cfg_.dt : 0.0;
     meta.deck_toml = deck_toml_;
     meta.process_grid.assign(ctx.process_grid.begin(), ctx.process_grid.begin() + cfg_.dims);
+    meta.devices = ctx.devices;
     const bool rank0 = comm_rank(ctx.comm) == 0;
     auto snapshot = [&](const std::string& path) {
         write_snapshot(path, ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta, disk_precision(cfg_), false);

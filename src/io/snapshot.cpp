@@ -150,6 +150,7 @@ void write_provenance(hid_t file, const SnapshotMeta& meta, int ranks) {
                 H5Gclose);
     for (const auto& [name, value] : build_versions()) h5::write_string_attr(prov, name.c_str(), value);
     h5::write_int_attr(prov, "ranks", {ranks});
+    h5::write_string_attr(prov, "devices", meta.devices);
     h5::write_string_attr(prov, "date", utc_now());
     h5::write_string_attr(prov, "deck", meta.deck_toml);
 }

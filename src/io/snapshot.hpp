@@ -25,6 +25,7 @@ struct SnapshotMeta {
     double dt = 0.0;
     std::string deck_toml;       // the resolved configuration
     std::vector<int> process_grid;
+    std::string devices;
     bool checkpoint = false;     // adds what a restart needs (and always native precision)
     std::vector<std::pair<std::int64_t, double>> residual_history;
 };

@@ -44,6 +44,7 @@ struct OutputContext {
     std::array<int, 3> process_grid{1, 1, 1};
     HostField field;
     const std::vector<std::pair<std::int64_t, double>>* residual_history = nullptr;
+    std::string devices;  // every rank's device, e.g. "4 x NVIDIA H200" (identical on all ranks)
 };
 
 struct RunOptions {

@@ -1,6 +1,9 @@
 #include "solver/simulation.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <map>
 
 #include "comm/gather.hpp"
 #include "solver/initial.hpp"
@@ -23,6 +26,25 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
     updated_ = updated_box(sub);
     regions_ = split_for_overlap(updated_, sub, kStencilRadius);
     global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
+    devices_ = describe_devices();
+}
+
+template <class T>
+std::string Simulation<T>::describe_devices() {
+    const std::string mine = choice_.device.device >= 0 ? choice_.device.name : be_.name();
+    std::string text;
+    if (topo_.rank() == 0) {
+        std::map<std::string, int> count;
+        for (const std::string& d : gather_strings(topo_.comm(), mine)) ++count[d];
+        for (const auto& [name, n] : count) text += fmt::format("{}{} x {}", text.empty() ? "" : ", ", n, name);
+    } else {
+        gather_strings(topo_.comm(), mine);
+    }
+    long len = static_cast<long>(text.size());
+    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, topo_.comm()));
+    text.resize(len);
+    GRIDSIM_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, topo_.comm()));
+    return text;
 }
 
 template <class T>

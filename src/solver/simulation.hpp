@@ -50,11 +50,14 @@ public:
     [[nodiscard]] const char* transport_name() const { return halo_->transport_name(); }
     [[nodiscard]] std::int64_t global_updated_points() const { return global_updated_; }
     [[nodiscard]] PhaseTimer& timer() { return timer_; }
+    // What every rank computes on, e.g. "2 x NVIDIA H200, 2 x cpu"; the same string on all ranks.
+    [[nodiscard]] const std::string& devices() const { return devices_; }
 
 private:
     [[nodiscard]] FieldView<const T> current() const { return u_[cur_].view(); }
     [[nodiscard]] FieldView<T> next() { return u_[1 - cur_].view(); }
     double allreduce_sum(double local);
+    std::string describe_devices();
 
     const Config& cfg_;
     Domain dom_;
@@ -72,6 +75,7 @@ private:
     std::int64_t global_updated_ = 0;
     PhaseTimer timer_;
     std::vector<T> host_copy_;
+    std::string devices_;
 };
 
 }  // namespace gridsim

@@ -124,6 +124,7 @@ void output_if_due(const RunOptions& opt, Simulation<T>& sim, const Config& cfg,
     ctx.process_grid = sim.topology().process_grid();
     ctx.field = sim.current_host_field();
     ctx.residual_history = history;
+    ctx.devices = sim.devices();
     opt.on_output(ctx);
 }
 
