@@ -107,7 +107,8 @@ int cmd_run(const Options& opt, int rank) {
     nlohmann::json doc = gridsim::build_report(cfg, result, MPI_COMM_WORLD);
     if (rank == 0) {
         doc["outputs"] = output.written();
-        if (!opt.restart.empty()) doc["restarted_from"] = {{"file", opt.restart}, {"step", run_opt.start_step}};
+        if (!opt.restart.empty())
+            doc["restarted_from"] = {{"file", opt.restart}, {"step", run_opt.start_step}};
     }
     if (rank == 0) {
         std::cout << gridsim::summary_text(doc) << std::flush;
@@ -139,30 +140,40 @@ int main(int argc, char** argv) {
     add_deck_options(*run, opt);
     run->add_option("--report", opt.report, "write the JSON run report here");
     run->add_flag("--quiet", opt.quiet, "print only the summary");
-    run->add_option("--restart", opt.restart, "continue from this checkpoint (output.checkpoint_every writes them)");
-    CLI::App* check = app.add_subcommand("check", "validate a deck and print the resolved configuration");
+    run->add_option("--restart", opt.restart,
+                    "continue from this checkpoint (output.checkpoint_every writes them)");
+    CLI::App* check =
+        app.add_subcommand("check", "validate a deck and print the resolved configuration");
     add_deck_options(*check, opt);
     check->add_flag("--json", opt.json, "print the resolved configuration as JSON instead of TOML");
-    CLI::App* info = app.add_subcommand("info", "build, versions, transports, and the rank -> host -> GPU map");
-    CLI::App* bench = app.add_subcommand("bench", "measure copy and transfer bandwidths (the report's ceilings)");
-    CLI::App* compare = app.add_subcommand("compare", "compare the fields of two gridsim HDF5 files");
+    CLI::App* info =
+        app.add_subcommand("info", "build, versions, transports, and the rank -> host -> GPU map");
+    CLI::App* bench =
+        app.add_subcommand("bench", "measure copy and transfer bandwidths (the report's ceilings)");
+    CLI::App* compare =
+        app.add_subcommand("compare", "compare the fields of two gridsim HDF5 files");
     gridsim::CompareOptions cmp;
     compare->add_option("a", cmp.a, "file A")->required();
-    compare->add_option("b", cmp.b, "file B (the reference: relative errors are relative to it)")->required();
-    compare->add_option("--rtol", cmp.rtol, "relative tolerance (default 0)")->check(CLI::NonNegativeNumber);
-    compare->add_option("--atol", cmp.atol, "absolute tolerance (default 0)")->check(CLI::NonNegativeNumber);
+    compare->add_option("b", cmp.b, "file B (the reference: relative errors are relative to it)")
+        ->required();
+    compare->add_option("--rtol", cmp.rtol, "relative tolerance (default 0)")
+        ->check(CLI::NonNegativeNumber);
+    compare->add_option("--atol", cmp.atol, "absolute tolerance (default 0)")
+        ->check(CLI::NonNegativeNumber);
     compare->add_option("--field", cmp.field, "compare only this field (default: all)");
     int bench_mib = 256;
     gridsim::BenchOptions bench_opt;
     bench->add_option("--size-mib", bench_mib, "MiB per copy")->check(CLI::Range(1, 16384));
-    bench->add_option("--reps", bench_opt.reps, "repetitions (the best is kept)")->check(CLI::Range(1, 1000));
+    bench->add_option("--reps", bench_opt.reps, "repetitions (the best is kept)")
+        ->check(CLI::Range(1, 1000));
 
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {  // --help
         return rank == 0 ? app.exit(e) : 0;
     } catch (const CLI::ParseError& e) {
-        if (rank == 0) std::cerr << "gridsim: error: " << e.what() << " (see gridsim --help)" << std::endl;
+        if (rank == 0)
+            std::cerr << "gridsim: error: " << e.what() << " (see gridsim --help)" << std::endl;
         return kExitBadInput;
     }
 

@@ -35,7 +35,8 @@ public:
     void end(int slot, Lane /*lane*/) override {
         for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
             if (it->first != slot) continue;
-            done_.push_back({slot, std::chrono::duration<double>(Clock::now() - it->second).count()});
+            done_.push_back(
+                {slot, std::chrono::duration<double>(Clock::now() - it->second).count()});
             open_.erase(std::next(it).base());
             return;
         }
@@ -56,11 +57,15 @@ public:
     [[nodiscard]] std::string name() const override { return "cpu"; }
     [[nodiscard]] std::string launch_description() const override { return "loops, x innermost"; }
     [[nodiscard]] bool on_device() const override { return false; }
-    [[nodiscard]] int row_alignment() const override { return static_cast<int>(64 / sizeof(T)); }  // a cache line
+    [[nodiscard]] int row_alignment() const override {
+        return static_cast<int>(64 / sizeof(T));
+    }  // a cache line
 
     Buffer<T> allocate(std::size_t elements) override { return Buffer<T>::host(elements); }
     Buffer<T> allocate_host(std::size_t elements) override { return Buffer<T>::host(elements); }
-    void copy(T* dst, const T* src, std::size_t n, Lane /*lane*/) override { std::memcpy(dst, src, n * sizeof(T)); }
+    void copy(T* dst, const T* src, std::size_t n, Lane /*lane*/) override {
+        std::memcpy(dst, src, n * sizeof(T));
+    }
 
     void upload(const std::vector<T>& host, FieldView<T> dst) override {
         std::copy(host.begin(), host.end(), dst.data);
@@ -139,7 +144,9 @@ public:
 
     void join_lanes() override {}
     void wait(Lane /*lane*/) override {}
-    std::unique_ptr<IntervalTimer> make_interval_timer() override { return make_wall_clock_timer(); }
+    std::unique_ptr<IntervalTimer> make_interval_timer() override {
+        return make_wall_clock_timer();
+    }
 
     double measure_copy_bandwidth() override {
         const std::size_t n = (std::size_t{64} << 20) / sizeof(T);  // 64 MiB, well past the caches
@@ -159,7 +166,9 @@ public:
 
 }  // namespace
 
-std::unique_ptr<IntervalTimer> make_wall_clock_timer() { return std::make_unique<WallClockTimer>(); }
+std::unique_ptr<IntervalTimer> make_wall_clock_timer() {
+    return std::make_unique<WallClockTimer>();
+}
 
 template <class T>
 std::unique_ptr<Backend<T>> make_cpu_backend() {

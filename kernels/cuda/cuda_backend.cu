@@ -104,13 +104,15 @@ public:
             cfg_.block_x = 32;
             cfg_.block_y = std::max(1, block / 32);
         }
-        if (cfg_.rows == 0) cfg_.rows = cfg_.tiled ? 1 : (sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble);
+        if (cfg_.rows == 0)
+            cfg_.rows = cfg_.tiled ? 1 : (sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble);
     }
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
     [[nodiscard]] std::string launch_description() const override {
-        return fmt::format("{} {}x{}{}", cfg_.tiled ? "tiled" : "naive", cfg_.block_x, cfg_.block_y,
-                           cfg_.tiled ? fmt::format(" z-chunk {}", kZChunk) : fmt::format(" rows {}", cfg_.rows));
+        return fmt::format(
+            "{} {}x{}{}", cfg_.tiled ? "tiled" : "naive", cfg_.block_x, cfg_.block_y,
+            cfg_.tiled ? fmt::format(" z-chunk {}", kZChunk) : fmt::format(" rows {}", cfg_.rows));
     }
     [[nodiscard]] bool on_device() const override { return true; }
     // 128 bytes: the span of a warp's 32 float loads, four 32-byte sectors.
@@ -123,28 +125,32 @@ public:
     // may return before its DMA lands, and our streams do not synchronise with the legacy one.
     void upload(const std::vector<T>& host, FieldView<T> dst) override {
         sync_all();
-        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(dst.data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice,
-                                           boundary_.get()));
+        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(dst.data, host.data(), host.size() * sizeof(T),
+                                           cudaMemcpyHostToDevice, boundary_.get()));
         wait(Lane::boundary);
     }
     void download(FieldView<const T> src, std::vector<T>& host) override {
         sync_all();
         host.resize(src.ext.total);
-        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), src.data, host.size() * sizeof(T), cudaMemcpyDeviceToHost,
-                                           boundary_.get()));
+        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), src.data, host.size() * sizeof(T),
+                                           cudaMemcpyDeviceToHost, boundary_.get()));
         wait(Lane::boundary);
     }
     void copy(T* dst, const T* src, std::size_t n, Lane lane) override {
-        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, stream(lane)));
+        GRIDSIM_CUDA_CHECK(
+            cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, stream(lane)));
     }
 
-    void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b, Lane lane) override {
+    void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
+               Lane lane) override {
         if (b.empty()) return;
         const bool heat = p.kind == StencilKind::heat;
         if (in.ext.dims == 2) {
-            heat ? launch<2, StencilKind::heat>(in, out, b, p.r, lane) : launch<2, StencilKind::jacobi>(in, out, b, p.r, lane);
+            heat ? launch<2, StencilKind::heat>(in, out, b, p.r, lane)
+                 : launch<2, StencilKind::jacobi>(in, out, b, p.r, lane);
         } else {
-            heat ? launch<3, StencilKind::heat>(in, out, b, p.r, lane) : launch<3, StencilKind::jacobi>(in, out, b, p.r, lane);
+            heat ? launch<3, StencilKind::heat>(in, out, b, p.r, lane)
+                 : launch<3, StencilKind::jacobi>(in, out, b, p.r, lane);
         }
     }
 
@@ -183,7 +189,8 @@ public:
     void wait(Lane lane) override { GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(stream(lane))); }
 
     std::unique_ptr<IntervalTimer> make_interval_timer() override {
-        return std::make_unique<CudaIntervalTimer>(std::array<cudaStream_t, 2>{boundary_.get(), interior_.get()});
+        return std::make_unique<CudaIntervalTimer>(
+            std::array<cudaStream_t, 2>{boundary_.get(), interior_.get()});
     }
 
     double measure_copy_bandwidth() override {
@@ -192,11 +199,13 @@ public:
         Buffer<char> b = device_buffer<char>(bytes);
         Event start(true);
         Event stop(true);
-        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, boundary_.get()));
+        GRIDSIM_CUDA_CHECK(
+            cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, boundary_.get()));
         float best = 1e30f;
         for (int rep = 0; rep < 5; ++rep) {
             start.record(boundary_.get());
-            GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, boundary_.get()));
+            GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice,
+                                               boundary_.get()));
             stop.record(boundary_.get());
             GRIDSIM_CUDA_CHECK(cudaEventSynchronize(stop.get()));
             float ms = 0.0f;
@@ -216,7 +225,8 @@ private:
     }
 
     template <int Dims, StencilKind Kind>
-    void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r, Lane lane) {
+    void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
+                Lane lane) {
         const dim3 block(cfg_.block_x, cfg_.block_y, 1);
         const int nx = b.hi[0] - b.lo[0];
         const int ny = b.hi[1] - b.lo[1];
@@ -226,15 +236,28 @@ private:
         if (cfg_.tiled) {
             const unsigned gz = Dims == 3 ? (nz + kZChunk - 1) / kZChunk : 1;
             const std::size_t smem = (block.x + 2) * (block.y + 2) * sizeof(T);
-            cuda::stencil_tiled_kernel<T, Dims, Kind><<<dim3(gx, gy, gz), block, smem, stream(lane)>>>(in, out, b, r, kZChunk);
+            cuda::stencil_tiled_kernel<T, Dims, Kind>
+                <<<dim3(gx, gy, gz), block, smem, stream(lane)>>>(in, out, b, r, kZChunk);
         } else {
             const unsigned gy_rows = (ny + block.y * cfg_.rows - 1) / (block.y * cfg_.rows);
             const dim3 grid(gx, gy_rows, nz);
             switch (cfg_.rows) {
-                case 1: cuda::stencil_naive_kernel<T, Dims, Kind, 1><<<grid, block, 0, stream(lane)>>>(in, out, b, r); break;
-                case 2: cuda::stencil_naive_kernel<T, Dims, Kind, 2><<<grid, block, 0, stream(lane)>>>(in, out, b, r); break;
-                case 4: cuda::stencil_naive_kernel<T, Dims, Kind, 4><<<grid, block, 0, stream(lane)>>>(in, out, b, r); break;
-                default: cuda::stencil_naive_kernel<T, Dims, Kind, 8><<<grid, block, 0, stream(lane)>>>(in, out, b, r); break;
+                case 1:
+                    cuda::stencil_naive_kernel<T, Dims, Kind, 1>
+                        <<<grid, block, 0, stream(lane)>>>(in, out, b, r);
+                    break;
+                case 2:
+                    cuda::stencil_naive_kernel<T, Dims, Kind, 2>
+                        <<<grid, block, 0, stream(lane)>>>(in, out, b, r);
+                    break;
+                case 4:
+                    cuda::stencil_naive_kernel<T, Dims, Kind, 4>
+                        <<<grid, block, 0, stream(lane)>>>(in, out, b, r);
+                    break;
+                default:
+                    cuda::stencil_naive_kernel<T, Dims, Kind, 8>
+                        <<<grid, block, 0, stream(lane)>>>(in, out, b, r);
+                    break;
             }
         }
         GRIDSIM_CUDA_CHECK(cudaGetLastError());

@@ -10,9 +10,9 @@ namespace gridsim {
 
 struct CudaLaunchConfig {
     bool tiled = false;  // shared-memory tiled stencil; false: naive
-    int block_x = 0;    // threads per block in x and y; 0: the default for the variant
+    int block_x = 0;     // threads per block in x and y; 0: the default for the variant
     int block_y = 0;
-    int rows = 0;       // naive: points per thread along y (1, 2, 4 or 8); 0: the default
+    int rows = 0;  // naive: points per thread along y (1, 2, 4 or 8); 0: the default
 };
 
 // Uses the current device (select_device() has set it).

@@ -50,7 +50,8 @@ struct Stat {
 // Pass 1: each thread folds its grid-stride elements in order, each block reduces its threads
 // with CUB's fixed tree, and block b writes partial[b].
 template <class Acc, class Load, class Op>
-__global__ void reduce_box_kernel(Load load, Box b, long long n, Acc identity, Op op, Acc* partial) {
+__global__ void reduce_box_kernel(Load load, Box b, long long n, Acc identity, Op op,
+                                  Acc* partial) {
     using BlockReduce = cub::BlockReduce<Acc, ReductionScratch::kThreads>;
     __shared__ typename BlockReduce::TempStorage temp;
     const int nx = b.hi[0] - b.lo[0];
@@ -68,27 +69,34 @@ __global__ void reduce_box_kernel(Load load, Box b, long long n, Acc identity, O
 
 // Pass 2: one block folds the partials (thread t takes t, t+kThreads, ...) and reduces.
 template <class Acc, class Op>
-__global__ void reduce_partials_kernel(const Acc* partial, int count, Acc identity, Op op, Acc* result) {
+__global__ void reduce_partials_kernel(const Acc* partial, int count, Acc identity, Op op,
+                                       Acc* result) {
     using BlockReduce = cub::BlockReduce<Acc, ReductionScratch::kThreads>;
     __shared__ typename BlockReduce::TempStorage temp;
     Acc acc = identity;
-    for (int t = static_cast<int>(threadIdx.x); t < count; t += ReductionScratch::kThreads) acc = op(acc, partial[t]);
+    for (int t = static_cast<int>(threadIdx.x); t < count; t += ReductionScratch::kThreads)
+        acc = op(acc, partial[t]);
     const Acc total = BlockReduce(temp).Reduce(acc, op);
     if (threadIdx.x == 0) *result = total;
 }
 
 template <class Acc, class Load, class Op>
-Acc reduce_box(Load load, const Box& box, Acc identity, Op op, void* partials, void* result, cudaStream_t s) {
+Acc reduce_box(Load load, const Box& box, Acc identity, Op op, void* partials, void* result,
+               cudaStream_t s) {
     const long long n = box.count();
     if (n == 0) return identity;
     const int blocks = static_cast<int>(
-        std::min<long long>(ReductionScratch::kBlocks, (n + ReductionScratch::kThreads - 1) / ReductionScratch::kThreads));
+        std::min<long long>(ReductionScratch::kBlocks,
+                            (n + ReductionScratch::kThreads - 1) / ReductionScratch::kThreads));
     auto* part = static_cast<Acc*>(partials);
-    reduce_box_kernel<<<blocks, ReductionScratch::kThreads, 0, s>>>(load, box, n, identity, op, part);
+    reduce_box_kernel<<<blocks, ReductionScratch::kThreads, 0, s>>>(load, box, n, identity, op,
+                                                                    part);
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
-    reduce_partials_kernel<<<1, ReductionScratch::kThreads, 0, s>>>(part, blocks, identity, op, part + ReductionScratch::kBlocks);
+    reduce_partials_kernel<<<1, ReductionScratch::kThreads, 0, s>>>(
+        part, blocks, identity, op, part + ReductionScratch::kBlocks);
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
-    GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(result, part + ReductionScratch::kBlocks, sizeof(Acc), cudaMemcpyDeviceToHost, s));
+    GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(result, part + ReductionScratch::kBlocks, sizeof(Acc),
+                                       cudaMemcpyDeviceToHost, s));
     GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(s));
     return *static_cast<Acc*>(result);
 }
@@ -107,7 +115,8 @@ ReductionScratch::~ReductionScratch() {
 }
 
 template <class T>
-double ReductionScratch::sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box, cudaStream_t s) {
+double ReductionScratch::sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box,
+                                     cudaStream_t s) {
     return reduce_box(SqDiff<T>{a, b}, box, 0.0, SumOp{}, partials_, result_, s);
 }
 
@@ -118,13 +127,15 @@ double ReductionScratch::sum_sq(FieldView<const T> a, const Box& box, cudaStream
 
 template <class T>
 FieldStats ReductionScratch::stats(FieldView<const T> a, const Box& box, cudaStream_t s) {
-    const FieldStats identity{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), 0.0, 0};
+    const FieldStats identity{std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity(), 0.0, 0};
     return reduce_box(Stat<T>{a}, box, identity, StatsOp{}, partials_, result_, s);
 }
 
-#define GRIDSIM_INSTANTIATE(T)                                                                                  \
-    template double ReductionScratch::sum_sq_diff<T>(FieldView<const T>, FieldView<const T>, const Box&, cudaStream_t); \
-    template double ReductionScratch::sum_sq<T>(FieldView<const T>, const Box&, cudaStream_t);                     \
+#define GRIDSIM_INSTANTIATE(T)                                                                 \
+    template double ReductionScratch::sum_sq_diff<T>(FieldView<const T>, FieldView<const T>,   \
+                                                     const Box&, cudaStream_t);                \
+    template double ReductionScratch::sum_sq<T>(FieldView<const T>, const Box&, cudaStream_t); \
     template FieldStats ReductionScratch::stats<T>(FieldView<const T>, const Box&, cudaStream_t);
 GRIDSIM_INSTANTIATE(float)
 GRIDSIM_INSTANTIATE(double)

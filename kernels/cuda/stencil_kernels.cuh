@@ -16,7 +16,8 @@ namespace gridsim::cuda {
 // all its points are in flight together. A memory-bound kernel needs that many bytes in flight,
 // and one 4-byte point per thread is too few to cover DRAM latency (docs/performance.md).
 template <class T, int Dims, StencilKind Kind, int Rows>
-__global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Box box, HeatCoeffs<T> r) {
+__global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Box box,
+                                     HeatCoeffs<T> r) {
     const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     const int j0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y * Rows + threadIdx.y);
     const int k = box.lo[2] + static_cast<int>(blockIdx.z);
@@ -40,8 +41,8 @@ __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Bo
 // point's z-neighbours in registers (below, centre, above) and reading one new plane per step.
 // Tile cells beyond box.hi + 1 are never read, so partial blocks load nothing out of bounds.
 template <class T, int Dims, StencilKind Kind>
-__global__ void stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out, Box box, HeatCoeffs<T> r,
-                                     int zchunk) {
+__global__ void stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out, Box box,
+                                     HeatCoeffs<T> r, int zchunk) {
     extern __shared__ unsigned char smem_raw[];
     T* tile = reinterpret_cast<T*>(smem_raw);
     const int tw = static_cast<int>(blockDim.x) + 2;
@@ -75,8 +76,8 @@ __global__ void stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out, Bo
         if (last_y) cell[tw] = in(i, j + 1, k);
         __syncthreads();
         if (active) {
-            out(i, j, k) = stencil_point<T, Dims, Kind>(centre, cell[-1], cell[1], cell[-tw], cell[tw], below,
-                                                        above, r);
+            out(i, j, k) = stencil_point<T, Dims, Kind>(centre, cell[-1], cell[1], cell[-tw],
+                                                        cell[tw], below, above, r);
         }
         below = centre;
         centre = above;

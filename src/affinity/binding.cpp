@@ -58,7 +58,8 @@ int numa_node_of_pci(const std::string& bus_id) {
     if (hwloc_topology_load(t) != 0) return -1;
     hwloc_obj_t dev = hwloc_get_pcidev_by_busidstring(t, bus_id.c_str());
     hwloc_obj_t parent = dev != nullptr ? hwloc_get_non_io_ancestor_obj(t, dev) : nullptr;
-    if (parent == nullptr || parent->nodeset == nullptr || hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) <= 1) {
+    if (parent == nullptr || parent->nodeset == nullptr ||
+        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) <= 1) {
         return -1;
     }
     return hwloc_bitmap_first(parent->nodeset);

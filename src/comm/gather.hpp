@@ -26,7 +26,8 @@ inline std::vector<std::string> gather_strings(MPI_Comm comm, const std::string&
         total += lens[r];
     }
     std::string all(static_cast<std::size_t>(total), '\0');
-    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm));
+    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(),
+                                  displs.data(), MPI_CHAR, 0, comm));
     std::vector<std::string> out;
     if (rank != 0) return out;
     for (int r = 0; r < nranks; ++r) out.push_back(all.substr(displs[r], lens[r]));

@@ -15,9 +15,13 @@ namespace gridsim {
 template <class T>
 MPI_Datatype mpi_type();
 template <>
-inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+inline MPI_Datatype mpi_type<float>() {
+    return MPI_FLOAT;
+}
 template <>
-inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+inline MPI_Datatype mpi_type<double>() {
+    return MPI_DOUBLE;
+}
 
 // One face that has a neighbour: what it sends and receives, and its contiguous buffers (in
 // backend memory).
@@ -55,7 +59,8 @@ public:
 template <class T>
 class MpiTransport final : public Transport<T> {
 public:
-    MpiTransport(MPI_Comm comm, Backend<T>& backend, bool direct, const std::vector<HaloFace<T>>& faces)
+    MpiTransport(MPI_Comm comm, Backend<T>& backend, bool direct,
+                 const std::vector<HaloFace<T>>& faces)
         : comm_(comm), backend_(backend), stage_(backend.on_device() && !direct), direct_(direct) {
         int self = 0;
         GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &self));
@@ -68,8 +73,10 @@ public:
             }
             self_source_.push_back(source);
             any_mpi_ = any_mpi_ || source < 0;
-            host_send_.push_back(stage_ && source < 0 ? backend.allocate_host(h.send.count()) : Buffer<T>());
-            host_recv_.push_back(stage_ && source < 0 ? backend.allocate_host(h.recv.count()) : Buffer<T>());
+            host_send_.push_back(stage_ && source < 0 ? backend.allocate_host(h.send.count())
+                                                      : Buffer<T>());
+            host_recv_.push_back(stage_ && source < 0 ? backend.allocate_host(h.recv.count())
+                                                      : Buffer<T>());
         }
     }
     [[nodiscard]] const char* name() const override { return direct_ ? "cuda-aware" : "staged"; }
@@ -77,13 +84,14 @@ public:
     void exchange(std::vector<HaloFace<T>>& faces) override {
         for (std::size_t f = 0; f < faces.size(); ++f) {
             if (self_source_[f] >= 0) {
-                backend_.copy(faces[f].recv_buf.data(), faces[self_source_[f]].send_buf.data(), faces[f].count(),
-                              Lane::boundary);
+                backend_.copy(faces[f].recv_buf.data(), faces[self_source_[f]].send_buf.data(),
+                              faces[f].count(), Lane::boundary);
             } else if (stage_) {
-                backend_.copy(host_send_[f].data(), faces[f].send_buf.data(), faces[f].count(), Lane::boundary);
+                backend_.copy(host_send_[f].data(), faces[f].send_buf.data(), faces[f].count(),
+                              Lane::boundary);
             }
         }
-        if (!any_mpi_) return;  // every halo came from this rank: all stays on the lane
+        if (!any_mpi_) return;          // every halo came from this rank: all stays on the lane
         backend_.wait(Lane::boundary);  // MPI reads the packed (and staged) data from here on
         std::vector<MPI_Request> requests(2 * faces.size(), MPI_REQUEST_NULL);
         for (std::size_t f = 0; f < faces.size(); ++f) {
@@ -95,13 +103,15 @@ public:
         for (std::size_t f = 0; f < faces.size(); ++f) {
             if (self_source_[f] >= 0) continue;
             T* send = stage_ ? host_send_[f].data() : faces[f].send_buf.data();
-            GRIDSIM_MPI_CHECK(MPI_Isend(send, faces[f].count(), mpi_type<T>(), faces[f].peer, faces[f].face,
-                                        comm_, &requests[2 * f + 1]));
+            GRIDSIM_MPI_CHECK(MPI_Isend(send, faces[f].count(), mpi_type<T>(), faces[f].peer,
+                                        faces[f].face, comm_, &requests[2 * f + 1]));
         }
-        GRIDSIM_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+        GRIDSIM_MPI_CHECK(
+            MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
         for (std::size_t f = 0; f < faces.size(); ++f) {
             if (stage_ && self_source_[f] < 0) {
-                backend_.copy(faces[f].recv_buf.data(), host_recv_[f].data(), faces[f].count(), Lane::boundary);
+                backend_.copy(faces[f].recv_buf.data(), host_recv_[f].data(), faces[f].count(),
+                              Lane::boundary);
             }
         }
     }

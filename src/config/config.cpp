@@ -203,10 +203,13 @@ void read_time(const DeckReader& r, Config& c) {
     }
 }
 
-void read_block(const DeckReader& r, const std::vector<std::int64_t>& v, std::array<int, 2>& block) {
-    if (v.size() != 2) r.fail("parallel.block", fmt::format("expected 2 values [x, y], got {}", v.size()));
+void read_block(const DeckReader& r, const std::vector<std::int64_t>& v,
+                std::array<int, 2>& block) {
+    if (v.size() != 2)
+        r.fail("parallel.block", fmt::format("expected 2 values [x, y], got {}", v.size()));
     for (int d = 0; d < 2; ++d) {
-        if (v[d] < 0 || v[d] > 1024) r.fail("parallel.block", "values must be in [0, 1024] (0 = default)");
+        if (v[d] < 0 || v[d] > 1024)
+            r.fail("parallel.block", "values must be in [0, 1024] (0 = default)");
         block[d] = static_cast<int>(v[d]);
     }
     if ((block[0] == 0) != (block[1] == 0)) r.fail("parallel.block", "give both values or neither");
@@ -216,11 +219,13 @@ void read_block(const DeckReader& r, const std::vector<std::int64_t>& v, std::ar
 void read_output_files(const DeckReader& r, Config& c) {
     constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
     if (auto v = r.string("output.dir")) {
-        if (v->empty()) r.fail("output.dir", "must not be empty (use \".\" for the working directory)");
+        if (v->empty())
+            r.fail("output.dir", "must not be empty (use \".\" for the working directory)");
         c.output_dir = *v;
     }
     if (auto v = r.string("output.prefix")) {
-        if (v->empty() || v->find('/') != std::string::npos) r.fail("output.prefix", "must be a non-empty file name");
+        if (v->empty() || v->find('/') != std::string::npos)
+            r.fail("output.prefix", "must be a non-empty file name");
         c.output_prefix = *v;
     }
     if (auto v = r.integer("output.snapshot_every", 0, kMax)) c.snapshot_every = *v;
@@ -232,7 +237,8 @@ void read_output_files(const DeckReader& r, Config& c) {
         // Only the solution field u exists today; the key is there so decks name what they want.
         const auto fields = r.strings("output.fields");
         for (const auto& f : fields) {
-            if (f != "u") r.fail("output.fields", fmt::format("unknown field '{}' (available: u)", f));
+            if (f != "u")
+                r.fail("output.fields", fmt::format("unknown field '{}' (available: u)", f));
         }
     }
     if (auto v = r.integer("output.checkpoint_every", 0, kMax)) c.checkpoint_every = *v;
@@ -268,13 +274,17 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
     if (auto v = r.choice("parallel.kernel", {"tiled", "naive"})) c.tiled = *v == 0;
     if (auto v = r.integers("parallel.block")) {
-        if (v->size() != 2) r.fail("parallel.block", fmt::format("expected 2 values [x, y], got {}", v->size()));
+        if (v->size() != 2)
+            r.fail("parallel.block", fmt::format("expected 2 values [x, y], got {}", v->size()));
         for (int d = 0; d < 2; ++d) {
-            if ((*v)[d] < 0 || (*v)[d] > 1024) r.fail("parallel.block", "values must be in [0, 1024] (0 = default)");
+            if ((*v)[d] < 0 || (*v)[d] > 1024)
+                r.fail("parallel.block", "values must be in [0, 1024] (0 = default)");
             c.block[d] = static_cast<int>((*v)[d]);
         }
-        if (c.block[0] * c.block[1] > 1024) r.fail("parallel.block", "at most 1024 threads per block");
-        if ((c.block[0] == 0) != (c.block[1] == 0)) r.fail("parallel.block", "give both values or neither");
+        if (c.block[0] * c.block[1] > 1024)
+            r.fail("parallel.block", "at most 1024 threads per block");
+        if ((c.block[0] == 0) != (c.block[1] == 0))
+            r.fail("parallel.block", "give both values or neither");
     }
     if (auto v = r.integer("output.progress_every", 0, std::numeric_limits<std::int64_t>::max())) {
         c.progress_every = *v;
@@ -284,7 +294,6 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
 }
 
 }  // namespace
-
 
 std::string Config::where(const std::string& key) const {
     auto it = origin.find(key);

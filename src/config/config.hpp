@@ -62,24 +62,24 @@ struct Config {
     BackendKind backend = BackendKind::automatic;
     TransportKind transport = TransportKind::automatic;
     bool overlap = true;
-    bool share_gpus = false;            // allow more ranks than GPUs on a node
+    bool share_gpus = false;  // allow more ranks than GPUs on a node
     // CUDA stencil kernel: naive (global loads, `rows` points per thread) or tiled (shared
     // memory). Naive is the default because it measured faster on H100 and H200 for every
     // benchmark deck (docs/performance.md); both give bitwise the same fields.
     bool tiled = false;
-    std::array<int, 2> block{0, 0};     // CUDA threads per block (x, y); 0 = the variant's default
-    int rows = 0;                       // CUDA naive: points per thread along y; 0 = default
+    std::array<int, 2> block{0, 0};  // CUDA threads per block (x, y); 0 = the variant's default
+    int rows = 0;                    // CUDA naive: points per thread along y; 0 = default
 
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)
     std::string report;                 // JSON run report path ("" = none)
     std::string output_dir = "out";     // snapshots and (by default) the checkpoint
     std::string output_prefix = "snapshot";
-    std::int64_t snapshot_every = 0;    // steps between HDF5 snapshots (0 = none)
-    bool write_final = false;           // the last state as {prefix}_final.h5
+    std::int64_t snapshot_every = 0;          // steps between HDF5 snapshots (0 = none)
+    bool write_final = false;                 // the last state as {prefix}_final.h5
     std::string output_precision = "native";  // on disk: native | float | double
-    std::int64_t checkpoint_every = 0;  // steps between checkpoints (0 = none)
-    std::string checkpoint;             // checkpoint file ("" = {output_dir}/checkpoint.h5)
+    std::int64_t checkpoint_every = 0;        // steps between checkpoints (0 = none)
+    std::string checkpoint;                   // checkpoint file ("" = {output_dir}/checkpoint.h5)
     [[nodiscard]] std::string checkpoint_path() const {
         return checkpoint.empty() ? output_dir + "/checkpoint.h5" : checkpoint;
     }

@@ -173,9 +173,11 @@ std::vector<std::string> DeckReader::strings(std::string_view key) const {
     const toml::node* n = find(key);
     if (n == nullptr) return out;
     const toml::array* a = n->as_array();
-    if (a == nullptr) fail(key, fmt::format("expected an array of strings, got {}", type_name(n->type())));
+    if (a == nullptr)
+        fail(key, fmt::format("expected an array of strings, got {}", type_name(n->type())));
     for (const toml::node& e : *a) {
-        if (!e.is_string()) fail(key, fmt::format("array element is {}, expected a string", type_name(e.type())));
+        if (!e.is_string())
+            fail(key, fmt::format("array element is {}, expected a string", type_name(e.type())));
         out.push_back(e.as_string()->get());
     }
     return out;

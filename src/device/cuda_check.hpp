@@ -10,10 +10,10 @@ namespace gridsim::detail {
 [[noreturn]] void cuda_fail(cudaError_t err, const char* expr, const char* file, int line);
 }  // namespace gridsim::detail
 
-#define GRIDSIM_CUDA_CHECK(expr)                                                       \
-    do {                                                                               \
-        const cudaError_t gridsim_cuda_err_ = (expr);                                  \
-        if (gridsim_cuda_err_ != cudaSuccess) {                                        \
+#define GRIDSIM_CUDA_CHECK(expr)                                                        \
+    do {                                                                                \
+        const cudaError_t gridsim_cuda_err_ = (expr);                                   \
+        if (gridsim_cuda_err_ != cudaSuccess) {                                         \
             ::gridsim::detail::cuda_fail(gridsim_cuda_err_, #expr, __FILE__, __LINE__); \
-        }                                                                              \
+        }                                                                               \
     } while (0)

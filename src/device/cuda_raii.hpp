@@ -35,7 +35,8 @@ private:
 class Event {
 public:
     explicit Event(bool timing = false) {
-        GRIDSIM_CUDA_CHECK(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
+        GRIDSIM_CUDA_CHECK(
+            cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
     }
     Event(const Event&) = delete;
     Event& operator=(const Event&) = delete;

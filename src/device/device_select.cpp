@@ -15,8 +15,8 @@ namespace detail {
 void cuda_fail(cudaError_t err, const char* expr, const char* file, int line) {
     int rank = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::fprintf(stderr, "gridsim: rank %d: CUDA error in %s at %s:%d: %s (%s)\n", rank, expr, file, line,
-                 cudaGetErrorString(err), cudaGetErrorName(err));
+    std::fprintf(stderr, "gridsim: rank %d: CUDA error in %s at %s:%d: %s (%s)\n", rank, expr, file,
+                 line, cudaGetErrorString(err), cudaGetErrorName(err));
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::abort();
@@ -83,9 +83,11 @@ DeviceInfo select_device(MPI_Comm comm, bool allow_sharing, const std::string& w
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&info.visible_devices, &fewest, 1, MPI_INT, MPI_MIN, comm));
     if (fewest == 0) throw ConfigError(where + "a rank sees no CUDA device");
     if (any != 0 && !allow_sharing) {
-        throw ConfigError(where + fmt::format("a node runs more ranks than it has GPUs ({} ranks, {} GPUs); use one "
-                                              "rank per GPU or set parallel.share_gpus = true",
-                                              info.local_ranks, info.visible_devices));
+        throw ConfigError(
+            where +
+            fmt::format("a node runs more ranks than it has GPUs ({} ranks, {} GPUs); use one "
+                        "rank per GPU or set parallel.share_gpus = true",
+                        info.local_ranks, info.visible_devices));
     }
     info.device = info.local_rank % info.visible_devices;
     GRIDSIM_CUDA_CHECK(cudaSetDevice(info.device));

@@ -10,7 +10,7 @@ namespace gridsim {
 struct DeviceInfo {
     int local_rank = 0;
     int local_ranks = 1;
-    int device = -1;           // -1: no CUDA device
+    int device = -1;  // -1: no CUDA device
     int visible_devices = 0;
     std::string name;
     std::string pci_bus_id;

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <sstream>
 #include <filesystem>
 #include <limits>
+#include <sstream>
 #include <vector>
 
 #include "comm/mpi_check.hpp"
@@ -28,31 +28,37 @@ h5::Id open_serial(const std::string& path) {
     if (!h5::is_hdf5(path)) {
         throw ConfigError(fmt::format("{}: not an HDF5 file (damaged or truncated?)", path));
     }
-    return h5::Id(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path), H5Fclose);
+    return h5::Id(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path),
+                  H5Fclose);
 }
 
 std::vector<std::string> field_names(hid_t file, const std::string& path) {
-    if (H5Lexists(file, "/fields", H5P_DEFAULT) <= 0) throw ConfigError(fmt::format("{}: no /fields group", path));
+    if (H5Lexists(file, "/fields", H5P_DEFAULT) <= 0)
+        throw ConfigError(fmt::format("{}: no /fields group", path));
     h5::Id group(h5::check(H5Gopen2(file, "/fields", H5P_DEFAULT), "/fields"), H5Gclose);
     H5G_info_t info;
     h5::check_status(H5Gget_info(group, &info), "H5Gget_info");
     std::vector<std::string> names;
     for (hsize_t i = 0; i < info.nlinks; ++i) {
         char name[256] = {};
-        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
+        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                           H5P_DEFAULT);
         names.emplace_back(name);
     }
     return names;
 }
 
 // Shape and type size of /fields/<name>, or ConfigError naming what is missing.
-std::pair<std::vector<hsize_t>, std::size_t> describe(hid_t file, const std::string& path, const std::string& name) {
+std::pair<std::vector<hsize_t>, std::size_t> describe(hid_t file, const std::string& path,
+                                                      const std::string& name) {
     const std::string full = "/fields/" + name;
-    if (H5Lexists(file, full.c_str(), H5P_DEFAULT) <= 0) throw ConfigError(fmt::format("{}: no dataset {}", path, full));
+    if (H5Lexists(file, full.c_str(), H5P_DEFAULT) <= 0)
+        throw ConfigError(fmt::format("{}: no dataset {}", path, full));
     h5::Id dset(h5::check(H5Dopen2(file, full.c_str(), H5P_DEFAULT), full), H5Dclose);
     h5::Id space(h5::check(H5Dget_space(dset), "space"), H5Sclose);
     h5::Id type(h5::check(H5Dget_type(dset), "type"), H5Tclose);
-    if (H5Tget_class(type) != H5T_FLOAT) throw ConfigError(fmt::format("{}: {} is not floating point", path, full));
+    if (H5Tget_class(type) != H5T_FLOAT)
+        throw ConfigError(fmt::format("{}: {} is not floating point", path, full));
     const int rank = H5Sget_simple_extent_ndims(space);
     std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
     H5Sget_simple_extent_dims(space, dims.data(), nullptr);
@@ -67,17 +73,20 @@ std::vector<FieldPlan> plan(const CompareOptions& opt, MPI_Comm comm) {
         try {
             const h5::Id a = open_serial(opt.a);
             const h5::Id b = open_serial(opt.b);
-            const std::vector<std::string> names = opt.field.empty() ? field_names(a, opt.a) : std::vector{opt.field};
+            const std::vector<std::string> names =
+                opt.field.empty() ? field_names(a, opt.a) : std::vector{opt.field};
             for (const std::string& n : names) {
                 const auto [da, sa] = describe(a, opt.a, n);
                 const auto [db, sb] = describe(b, opt.b, n);
                 if (da != db) {
-                    throw ConfigError(fmt::format("field {}: shape {} in {} but {} in {}", n, fmt::join(da, "x"), opt.a,
-                                                  fmt::join(db, "x"), opt.b));
+                    throw ConfigError(fmt::format("field {}: shape {} in {} but {} in {}", n,
+                                                  fmt::join(da, "x"), opt.a, fmt::join(db, "x"),
+                                                  opt.b));
                 }
                 if (sa != sb) {
-                    throw ConfigError(fmt::format("field {}: precision mismatch ({}-byte values in {}, {}-byte in {})", n,
-                                                  sa, opt.a, sb, opt.b));
+                    throw ConfigError(fmt::format(
+                        "field {}: precision mismatch ({}-byte values in {}, {}-byte in {})", n, sa,
+                        opt.a, sb, opt.b));
                 }
                 fields.push_back({n, da});
             }
@@ -111,10 +120,12 @@ std::vector<FieldPlan> plan(const CompareOptions& opt, MPI_Comm comm) {
 }
 
 // This rank's rows (first dimension) of a field, as double.
-std::vector<double> read_rows(const std::string& path, MPI_Comm comm, const FieldPlan& f, hsize_t first, hsize_t rows) {
+std::vector<double> read_rows(const std::string& path, MPI_Comm comm, const FieldPlan& f,
+                              hsize_t first, hsize_t rows) {
     const h5::Id fapl = h5::file_access(comm);
     h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "open " + path), H5Fclose);
-    h5::Id dset(h5::check(H5Dopen2(file, ("/fields/" + f.name).c_str(), H5P_DEFAULT), f.name), H5Dclose);
+    h5::Id dset(h5::check(H5Dopen2(file, ("/fields/" + f.name).c_str(), H5P_DEFAULT), f.name),
+                H5Dclose);
     std::vector<hsize_t> start(f.dims.size(), 0), count = f.dims;
     start[0] = first;
     count[0] = rows;
@@ -124,13 +135,16 @@ std::vector<double> read_rows(const std::string& path, MPI_Comm comm, const Fiel
     h5::Id space(h5::check(H5Dget_space(dset), "space"), H5Sclose);
     h5::Id mem(h5::check(H5Screate_simple(1, &n, nullptr), "memory space"), H5Sclose);
     if (rows > 0) {
-        h5::check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "slab");
+        h5::check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr,
+                                             count.data(), nullptr),
+                         "slab");
     } else {
         H5Sselect_none(space);
         H5Sselect_none(mem);
     }
     const h5::Id dxpl = h5::collective_transfer();
-    h5::check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, mem, space, dxpl, out.data()), "read " + path);
+    h5::check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, mem, space, dxpl, out.data()),
+                     "read " + path);
     return out;
 }
 
@@ -170,11 +184,13 @@ int compare_files(const CompareOptions& opt, MPI_Comm comm, std::string& text) {
         for (hsize_t d : f.dims) points *= d;
         if (rank == 0) {
             text += fmt::format(
-                "field {} [{}]: max |a-b| {:.6e}, max rel {:.6e}, L2(a-b) {:.6e}, Linf(a-b) {:.6e}, relative L2 {:.6e}; "
+                "field {} [{}]: max |a-b| {:.6e}, max rel {:.6e}, L2(a-b) {:.6e}, Linf(a-b) "
+                "{:.6e}, relative L2 {:.6e}; "
                 "{} of {} points outside atol {} + rtol {} * |b|, {} non-finite -> {}\n",
                 f.name, fmt::join(f.dims, "x"), gmx[0], gmx[1], std::sqrt(gsums[0]), gmx[0],
-                gsums[1] > 0 ? std::sqrt(gsums[0] / gsums[1]) : std::sqrt(gsums[0]), static_cast<long long>(gsums[2]),
-                points, opt.atol, opt.rtol, static_cast<long long>(gsums[3]), pass ? "PASS" : "FAIL");
+                gsums[1] > 0 ? std::sqrt(gsums[0] / gsums[1]) : std::sqrt(gsums[0]),
+                static_cast<long long>(gsums[2]), points, opt.atol, opt.rtol,
+                static_cast<long long>(gsums[3]), pass ? "PASS" : "FAIL");
         }
     }
     if (rank == 0) text += status == 0 ? "PASS\n" : "FAIL\n";

@@ -31,7 +31,8 @@ template <class T>
 void write_attr(hid_t obj, const char* name, hid_t type, const std::vector<T>& values) {
     const hsize_t n = values.size();
     Id space(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"), H5Sclose);
-    Id attr(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("attribute ") + name),
+    Id attr(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT),
+                  std::string("attribute ") + name),
             H5Aclose);
     check_status(H5Awrite(attr, type, values.data()), std::string("write attribute ") + name);
 }
@@ -52,7 +53,8 @@ void write_string_attr(hid_t obj, const char* name, const std::string& value) {
     Id type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
     check_status(H5Tset_size(type, value.empty() ? 1 : value.size()), "H5Tset_size");
     Id space(check(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
-    Id attr(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("attribute ") + name),
+    Id attr(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT),
+                  std::string("attribute ") + name),
             H5Aclose);
     const std::string text = value.empty() ? std::string(1, '\0') : value;
     check_status(H5Awrite(attr, type, text.data()), std::string("write attribute ") + name);
@@ -69,7 +71,8 @@ void write_int_attr(hid_t obj, const char* name, const std::vector<long long>& v
 std::string read_string_attr(hid_t obj, const char* name) {
     Id attr(check(H5Aopen(obj, name, H5P_DEFAULT), std::string("attribute ") + name), H5Aclose);
     Id type(check(H5Aget_type(attr), "H5Aget_type"), H5Tclose);
-    if (H5Tget_class(type) != H5T_STRING) throw std::runtime_error(std::string("attribute ") + name + " is not a string");
+    if (H5Tget_class(type) != H5T_STRING)
+        throw std::runtime_error(std::string("attribute ") + name + " is not a string");
     const std::size_t size = H5Tget_size(type);
     std::string out(size, '\0');
     Id mem(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
@@ -79,8 +82,12 @@ std::string read_string_attr(hid_t obj, const char* name) {
     return out;
 }
 
-std::vector<double> read_double_attr(hid_t obj, const char* name) { return read_attr<double>(obj, name, H5T_NATIVE_DOUBLE); }
-std::vector<long long> read_int_attr(hid_t obj, const char* name) { return read_attr<long long>(obj, name, H5T_NATIVE_LLONG); }
+std::vector<double> read_double_attr(hid_t obj, const char* name) {
+    return read_attr<double>(obj, name, H5T_NATIVE_DOUBLE);
+}
+std::vector<long long> read_int_attr(hid_t obj, const char* name) {
+    return read_attr<long long>(obj, name, H5T_NATIVE_LLONG);
+}
 
 bool has_attr(hid_t obj, const char* name) { return H5Aexists(obj, name) > 0; }
 

@@ -28,7 +28,9 @@ public:
         if (id_ >= 0 && close_ != nullptr) close_(id_);
     }
     [[nodiscard]] hid_t get() const { return id_; }
-    operator hid_t() const { return id_; }  // NOLINT(google-explicit-constructor): pass to the C API
+    operator hid_t() const {
+        return id_;
+    }  // NOLINT(google-explicit-constructor): pass to the C API
 
 private:
     hid_t id_ = H5I_INVALID_HID;

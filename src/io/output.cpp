@@ -29,7 +29,8 @@ OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm) : cfg_(cfg), deck_t
     const bool any = cfg.snapshot_every > 0 || cfg.write_final || cfg.checkpoint_every > 0;
     if (!any) return;
     int ok = 1;
-    std::string dirs[2] = {cfg.output_dir, std::filesystem::path(cfg.checkpoint_path()).parent_path().string()};
+    std::string dirs[2] = {cfg.output_dir,
+                           std::filesystem::path(cfg.checkpoint_path()).parent_path().string()};
     if (comm_rank(comm) == 0) {
         std::error_code ec;
         for (const auto& d : dirs) {
@@ -38,7 +39,9 @@ OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm) : cfg_(cfg), deck_t
         ok = ec ? 0 : 1;
     }
     GRIDSIM_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
-    if (ok == 0) throw ConfigError(cfg.where("output.dir") + "cannot create directory '" + cfg.output_dir + "'");
+    if (ok == 0)
+        throw ConfigError(cfg.where("output.dir") + "cannot create directory '" + cfg.output_dir +
+                          "'");
 }
 
 bool OutputWriter::snapshot_due(std::int64_t step) const {
@@ -64,23 +67,27 @@ void OutputWriter::write(const OutputContext& ctx) {
     meta.devices = ctx.devices;
     const bool rank0 = comm_rank(ctx.comm) == 0;
     auto snapshot = [&](const std::string& path) {
-        write_snapshot(path, ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta, disk_precision(cfg_), false);
+        write_snapshot(path, ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta,
+                       disk_precision(cfg_), false);
         if (rank0) write_xdmf(path, *ctx.domain, disk_bytes(cfg_), ctx.time);
         written_.push_back(path);
     };
     if (snapshot_due(ctx.step)) {
-        const std::string path = fmt::format("{}/{}_{:08d}.h5", cfg_.output_dir, cfg_.output_prefix, ctx.step);
+        const std::string path =
+            fmt::format("{}/{}_{:08d}.h5", cfg_.output_dir, cfg_.output_prefix, ctx.step);
         snapshot(path);
         series_.emplace_back(path, ctx.time);
-        if (rank0) write_xdmf_series(fmt::format("{}/{}.xmf", cfg_.output_dir, cfg_.output_prefix), *ctx.domain,
-                                     disk_bytes(cfg_), series_);
+        if (rank0)
+            write_xdmf_series(fmt::format("{}/{}.xmf", cfg_.output_dir, cfg_.output_prefix),
+                              *ctx.domain, disk_bytes(cfg_), series_);
     }
-    if (ctx.last && cfg_.write_final) snapshot(fmt::format("{}/{}_final.h5", cfg_.output_dir, cfg_.output_prefix));
+    if (ctx.last && cfg_.write_final)
+        snapshot(fmt::format("{}/{}_final.h5", cfg_.output_dir, cfg_.output_prefix));
     if (checkpoint_due(ctx.step)) {
         meta.checkpoint = true;
         if (ctx.residual_history != nullptr) meta.residual_history = *ctx.residual_history;
-        write_snapshot(cfg_.checkpoint_path(), ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta,
-                       DiskPrecision::native, true);
+        write_snapshot(cfg_.checkpoint_path(), ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field,
+                       meta, DiskPrecision::native, true);
         written_.push_back(cfg_.checkpoint_path());
     }
 }
@@ -94,9 +101,8 @@ void attach_restart(const std::string& path, const Config& cfg, MPI_Comm comm, R
     const CheckpointInfo info = read_checkpoint_info(path, comm, cfg);
     opt.start_step = info.step;
     opt.start_history = info.residual_history;
-    opt.load_field = [path](MPI_Comm c, const Domain& dom, const Subdomain& sub, const HostField& f) {
-        read_field(path, c, dom, sub, f);
-    };
+    opt.load_field = [path](MPI_Comm c, const Domain& dom, const Subdomain& sub,
+                            const HostField& f) { read_field(path, c, dom, sub, f); };
 }
 
 }  // namespace gridsim

@@ -22,7 +22,8 @@ std::vector<std::pair<std::string, std::string>> build_versions() {
         {"hdf5", fmt::format("{}.{}.{}", maj, min, rel)},
         {"hwloc", hwloc_version()},
         {"tomlplusplus", fmt::format("{}.{}.{}", TOML_LIB_MAJOR, TOML_LIB_MINOR, TOML_LIB_PATCH)},
-        {"fmt", fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
+        {"fmt",
+         fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
         {"nccl", "not built"},
     };
     if (cuda_backend_built()) v.emplace_back("cuda_runtime", cuda_runtime_version());

@@ -56,7 +56,8 @@ void copy_block(const HostField& f, const Block& b, char* packed, bool to_packed
     auto* base = static_cast<char*>(const_cast<void*>(f.data));
     for (int k = 0; k < b.count[2]; ++k) {
         for (int j = 0; j < b.count[1]; ++j) {
-            char* field_row = base + f.ext.index(b.local_lo[0], b.local_lo[1] + j, b.local_lo[2] + k) * size;
+            char* field_row =
+                base + f.ext.index(b.local_lo[0], b.local_lo[1] + j, b.local_lo[2] + k) * size;
             char* buf_row = packed + (static_cast<std::size_t>(k) * b.count[1] + j) * row;
             to_packed ? std::memcpy(buf_row, field_row, row) : std::memcpy(field_row, buf_row, row);
         }
@@ -69,13 +70,15 @@ void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Blo
     const int dims = dom.dims;
     const auto file_start = reversed(b.file_lo, dims);
     const auto count = reversed(b.count, dims);
-    const hsize_t elements = b.take_part ? static_cast<hsize_t>(b.count[0]) * b.count[1] * b.count[2] : 0;
+    const hsize_t elements =
+        b.take_part ? static_cast<hsize_t>(b.count[0]) * b.count[1] * b.count[2] : 0;
     std::vector<char> packed(elements * (f.single ? sizeof(float) : sizeof(double)));
     const hsize_t mem_len = std::max<hsize_t>(elements, 1);
     h5::Id mem(h5::check(H5Screate_simple(1, &mem_len, nullptr), "memory space"), H5Sclose);
     h5::Id file(h5::check(H5Dget_space(dset), "file space"), H5Sclose);
     if (b.take_part) {
-        h5::check_status(H5Sselect_hyperslab(file, H5S_SELECT_SET, file_start.data(), nullptr, count.data(), nullptr),
+        h5::check_status(H5Sselect_hyperslab(file, H5S_SELECT_SET, file_start.data(), nullptr,
+                                             count.data(), nullptr),
                          "file hyperslab");
     } else {
         H5Sselect_none(mem);
@@ -104,7 +107,7 @@ std::vector<Block> blocks_of(const Domain& dom, const Subdomain& sub) {
     out.push_back(own);
     if (dom.solved_origin[1] == 1) {
         const int last = dom.solved[1] - 1;  // solved row of full row ny-2
-        Block top = own;  // full row 0 <- solved row `last`
+        Block top = own;                     // full row 0 <- solved row `last`
         top.count[1] = 1;
         top.local_lo[1] = last - sub.offset[1];
         top.file_lo[1] = 0;
@@ -128,7 +131,9 @@ std::string utc_now() {
 }
 
 void write_grid_group(hid_t file, const Domain& dom, const SnapshotMeta& meta) {
-    h5::Id grid(h5::check(H5Gcreate2(file, "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/grid"), H5Gclose);
+    h5::Id grid(
+        h5::check(H5Gcreate2(file, "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/grid"),
+        H5Gclose);
     std::vector<long long> cells, pgrid;
     std::vector<double> length, spacing, origin;
     for (int d = 0; d < dom.dims; ++d) {  // x, y, z order, as in the deck
@@ -146,9 +151,11 @@ void write_grid_group(hid_t file, const Domain& dom, const SnapshotMeta& meta) {
 }
 
 void write_provenance(hid_t file, const SnapshotMeta& meta, int ranks) {
-    h5::Id prov(h5::check(H5Gcreate2(file, "/provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/provenance"),
+    h5::Id prov(h5::check(H5Gcreate2(file, "/provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                          "/provenance"),
                 H5Gclose);
-    for (const auto& [name, value] : build_versions()) h5::write_string_attr(prov, name.c_str(), value);
+    for (const auto& [name, value] : build_versions())
+        h5::write_string_attr(prov, name.c_str(), value);
     h5::write_int_attr(prov, "ranks", {ranks});
     h5::write_string_attr(prov, "devices", meta.devices);
     h5::write_string_attr(prov, "date", utc_now());
@@ -164,8 +171,8 @@ void write_history(hid_t file, const SnapshotMeta& meta, int rank) {
     }
     const hsize_t dims[2] = {meta.residual_history.size(), 2};
     h5::Id space(h5::check(H5Screate_simple(2, dims, nullptr), "history space"), H5Sclose);
-    h5::Id dset(h5::check(H5Dcreate2(file, "/restart_residual_history", H5T_IEEE_F64LE, space, H5P_DEFAULT,
-                                     H5P_DEFAULT, H5P_DEFAULT),
+    h5::Id dset(h5::check(H5Dcreate2(file, "/restart_residual_history", H5T_IEEE_F64LE, space,
+                                     H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                           "history dataset"),
                 H5Dclose);
     if (flat.empty()) return;  // the same on every rank: an empty dataset, nothing to write
@@ -176,20 +183,24 @@ void write_history(hid_t file, const SnapshotMeta& meta, int rank) {
         H5Sselect_none(file_space);
     }
     const h5::Id dxpl = h5::collective_transfer();
-    h5::check_status(H5Dwrite(dset, H5T_NATIVE_DOUBLE, mem, file_space, dxpl, flat.data()), "write history");
+    h5::check_status(H5Dwrite(dset, H5T_NATIVE_DOUBLE, mem, file_space, dxpl, flat.data()),
+                     "write history");
 }
 
 // Rank 0: fsync the finished file, rotate the previous one, rename into place, fsync the
 // directory. Returns "" or the error; every rank learns it, so all fail together.
-std::string commit(const std::string& tmp, const std::string& path, bool keep_previous, MPI_Comm comm) {
+std::string commit(const std::string& tmp, const std::string& path, bool keep_previous,
+                   MPI_Comm comm) {
     std::string error;
     if (comm_rank(comm) == 0) {
         const int fd = ::open(tmp.c_str(), O_RDONLY);
-        if (fd < 0 || ::fsync(fd) != 0) error = fmt::format("cannot sync {}: {}", tmp, std::strerror(errno));
+        if (fd < 0 || ::fsync(fd) != 0)
+            error = fmt::format("cannot sync {}: {}", tmp, std::strerror(errno));
         if (fd >= 0) ::close(fd);
         namespace fs = std::filesystem;
         std::error_code ec;
-        if (error.empty() && keep_previous && fs::exists(path)) fs::rename(path, path + ".prev", ec);
+        if (error.empty() && keep_previous && fs::exists(path))
+            fs::rename(path, path + ".prev", ec);
         if (error.empty() && !ec) fs::rename(tmp, path, ec);
         if (ec) error = fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message());
         const std::string dir = fs::absolute(path).parent_path().string();
@@ -209,12 +220,15 @@ std::string commit(const std::string& tmp, const std::string& path, bool keep_pr
 }  // namespace
 
 void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
-                    const HostField& field, const SnapshotMeta& meta, DiskPrecision disk, bool keep_previous) {
+                    const HostField& field, const SnapshotMeta& meta, DiskPrecision disk,
+                    bool keep_previous) {
     h5::quiet_errors();
     const std::string tmp = path + ".tmp";
     {
         const h5::Id fapl = h5::file_access(comm);
-        h5::Id file(h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp), H5Fclose);
+        h5::Id file(
+            h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp),
+            H5Fclose);
         h5::write_string_attr(file, "format", "gridsim");
         h5::write_int_attr(file, "format_version", {kFormatVersion});
         h5::write_string_attr(file, "problem", meta.problem);
@@ -226,17 +240,21 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
         write_provenance(file, meta, comm_size(comm));
         if (meta.checkpoint) write_history(file, meta, comm_rank(comm));
 
-        h5::Id fields(h5::check(H5Gcreate2(file, "/fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/fields"),
+        h5::Id fields(h5::check(H5Gcreate2(file, "/fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                "/fields"),
                       H5Gclose);
         const auto dims = reversed(dom.cells, dom.dims);
-        h5::Id space(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"), H5Sclose);
+        h5::Id space(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"),
+                     H5Sclose);
         const hid_t type = disk_type(meta.checkpoint ? DiskPrecision::native : disk, field);
-        h5::Id dset(h5::check(H5Dcreate2(fields, "u", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                              "/fields/u"),
-                    H5Dclose);
+        h5::Id dset(
+            h5::check(H5Dcreate2(fields, "u", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      "/fields/u"),
+            H5Dclose);
         for (const Block& b : blocks_of(dom, sub)) transfer_block(dset, dom, field, b, true);
     }  // every handle closed here: the file is complete on disk
-    if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty()) throw std::runtime_error(err);
+    if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty())
+        throw std::runtime_error(err);
 }
 
 namespace {
@@ -248,44 +266,56 @@ std::string inspect_checkpoint(const std::string& path, const Config& cfg, Check
         return fmt::format("--restart {}: not an HDF5 file (damaged or truncated?)", path);
     }
     try {
-        h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path), H5Fclose);
+        h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path),
+                    H5Fclose);
         if (!h5::has_attr(file, "format") || h5::read_string_attr(file, "format") != "gridsim") {
             return fmt::format("--restart {}: not a gridsim file", path);
         }
         if (h5::read_string_attr(file, "kind") != "checkpoint") {
-            return fmt::format("--restart {}: a snapshot, not a checkpoint (write one with output.checkpoint_every)", path);
+            return fmt::format(
+                "--restart {}: a snapshot, not a checkpoint (write one with "
+                "output.checkpoint_every)",
+                path);
         }
         const std::string problem = h5::read_string_attr(file, "problem");
         if (problem != to_string(cfg.problem)) {
-            return fmt::format("--restart {}: checkpoint of a {} problem, the deck is {}", path, problem, to_string(cfg.problem));
+            return fmt::format("--restart {}: checkpoint of a {} problem, the deck is {}", path,
+                               problem, to_string(cfg.problem));
         }
         h5::Id grid(h5::check(H5Gopen2(file, "/grid", H5P_DEFAULT), "/grid"), H5Gclose);
         const auto cells = h5::read_int_attr(grid, "global_cells");
         const std::vector<long long> want(cfg.cells.begin(), cfg.cells.begin() + cfg.dims);
         if (cells != want) {
-            return fmt::format("--restart {}: checkpoint grid {} differs from the deck's {}", path, fmt::join(cells, "x"),
-                               fmt::join(want, "x"));
+            return fmt::format("--restart {}: checkpoint grid {} differs from the deck's {}", path,
+                               fmt::join(cells, "x"), fmt::join(want, "x"));
         }
         h5::Id dset(h5::check(H5Dopen2(file, "/fields/u", H5P_DEFAULT), "/fields/u"), H5Dclose);
         h5::Id type(h5::check(H5Dget_type(dset), "type"), H5Tclose);
         const std::size_t want_size = cfg.precision == Precision::float32 ? 4 : 8;
         if (H5Tget_size(type) != want_size) {
-            return fmt::format("--restart {}: checkpoint precision differs from problem.precision = \"{}\"", path,
-                               to_string(cfg.precision));
+            return fmt::format(
+                "--restart {}: checkpoint precision differs from problem.precision = \"{}\"", path,
+                to_string(cfg.precision));
         }
         info.step = h5::read_int_attr(file, "step").at(0);
         info.time = h5::read_double_attr(file, "time").at(0);
-        h5::Id hist(h5::check(H5Dopen2(file, "/restart_residual_history", H5P_DEFAULT), "history"), H5Dclose);
+        h5::Id hist(h5::check(H5Dopen2(file, "/restart_residual_history", H5P_DEFAULT), "history"),
+                    H5Dclose);
         h5::Id hspace(h5::check(H5Dget_space(hist), "history space"), H5Sclose);
         hsize_t hd[2] = {0, 2};
         H5Sget_simple_extent_dims(hspace, hd, nullptr);
         std::vector<double> flat(hd[0] * 2);
-        if (!flat.empty()) h5::check_status(H5Dread(hist, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()), "history");
+        if (!flat.empty())
+            h5::check_status(
+                H5Dread(hist, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()),
+                "history");
         for (std::size_t n = 0; n < hd[0]; ++n) {
-            info.residual_history.emplace_back(static_cast<std::int64_t>(flat[2 * n]), flat[2 * n + 1]);
+            info.residual_history.emplace_back(static_cast<std::int64_t>(flat[2 * n]),
+                                               flat[2 * n + 1]);
         }
         if (info.step < 0 || info.step > cfg.steps) {
-            return fmt::format("--restart {}: checkpoint at step {} is past time.steps = {}", path, info.step, cfg.steps);
+            return fmt::format("--restart {}: checkpoint at step {} is past time.steps = {}", path,
+                               info.step, cfg.steps);
         }
     } catch (const std::exception& e) {
         return fmt::format("--restart {}: damaged checkpoint ({})", path, e.what());
@@ -321,7 +351,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm, cons
     return info;
 }
 
-void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub, const HostField& field) {
+void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
+                const HostField& field) {
     h5::quiet_errors();
     const h5::Id fapl = h5::file_access(comm);
     h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "open " + path), H5Fclose);
@@ -339,18 +370,22 @@ std::string xdmf_grid(const std::string& h5_name, const Domain& dom, int value_b
     const int nz = dom.dims == 3 ? dom.cells[2] : 1;
     const double dz = dom.dims == 3 ? dom.spacing[2] : 1.0;
     const std::string mesh = fmt::format("{} {} {}", nz, dom.cells[1], dom.cells[0]);
-    const std::string data = dom.dims == 3 ? mesh : fmt::format("{} {}", dom.cells[1], dom.cells[0]);
+    const std::string data =
+        dom.dims == 3 ? mesh : fmt::format("{} {}", dom.cells[1], dom.cells[0]);
     return fmt::format(
         "    <Grid Name=\"u\" GridType=\"Uniform\">\n"
         "      <Time Value=\"{:.17g}\"/>\n"
         "      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{}\"/>\n"
         "      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"3\">0 0 0</DataItem>\n"
-        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"3\">{:.17g} {:.17g} {:.17g}</DataItem>\n"
+        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"3\">0 "
+        "0 0</DataItem>\n"
+        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" "
+        "Dimensions=\"3\">{:.17g} {:.17g} {:.17g}</DataItem>\n"
         "      </Geometry>\n"
         "      <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
         "        <DataItem ItemType=\"Function\" Function=\"$0\" Dimensions=\"{}\">\n"
-        "          <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" Dimensions=\"{}\">{}:/fields/u</DataItem>\n"
+        "          <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" "
+        "Dimensions=\"{}\">{}:/fields/u</DataItem>\n"
         "        </DataItem>\n"
         "      </Attribute>\n"
         "    </Grid>\n",
@@ -372,14 +407,16 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 void write_xdmf(const std::string& h5_path, const Domain& dom, int value_bytes, double time) {
     const std::filesystem::path p(h5_path);
     const std::string text = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\">\n  <Domain>\n" +
-                             xdmf_grid(p.filename().string(), dom, value_bytes, time) + "  </Domain>\n</Xdmf>\n";
+                             xdmf_grid(p.filename().string(), dom, value_bytes, time) +
+                             "  </Domain>\n</Xdmf>\n";
     write_text_atomically(std::filesystem::path(h5_path).replace_extension(".xmf").string(), text);
 }
 
 void write_xdmf_series(const std::string& series_path, const Domain& dom, int value_bytes,
                        const std::vector<std::pair<std::string, double>>& snapshots) {
-    std::string text = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\">\n  <Domain>\n"
-                       "  <Grid Name=\"series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    std::string text =
+        "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\">\n  <Domain>\n"
+        "  <Grid Name=\"series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
     for (const auto& [file, time] : snapshots) {
         text += xdmf_grid(std::filesystem::path(file).filename().string(), dom, value_bytes, time);
     }

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "config/config.hpp"
 #include "comm/mpi_session.hpp"
+#include "config/config.hpp"
 #include "field/field.hpp"
 #include "grid/domain.hpp"
 
@@ -23,10 +23,10 @@ struct SnapshotMeta {
     std::int64_t step = 0;
     double time = 0.0;
     double dt = 0.0;
-    std::string deck_toml;       // the resolved configuration
+    std::string deck_toml;  // the resolved configuration
     std::vector<int> process_grid;
     std::string devices;
-    bool checkpoint = false;     // adds what a restart needs (and always native precision)
+    bool checkpoint = false;  // adds what a restart needs (and always native precision)
     std::vector<std::pair<std::int64_t, double>> residual_history;
 };
 
@@ -35,7 +35,8 @@ enum class DiskPrecision { native, float32, float64 };
 // Writes `path` collectively over `comm`: to path + ".tmp", closed, synced, then renamed. With
 // `keep_previous` an existing `path` is first renamed to path + ".prev" (checkpoints).
 void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
-                    const HostField& field, const SnapshotMeta& meta, DiskPrecision disk, bool keep_previous);
+                    const HostField& field, const SnapshotMeta& meta, DiskPrecision disk,
+                    bool keep_previous);
 
 // What a restart reads back. Throws ConfigError (exit 2) for a file that is missing, not HDF5,
 // not a gridsim checkpoint, or of another problem, grid or precision than `cfg`.

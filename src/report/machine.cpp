@@ -49,14 +49,20 @@ std::string machine_info(MPI_Comm comm) {
     if (comm_rank(comm) != 0) return {};
     const nlohmann::json v = versions();
     std::string out = fmt::format("gridsim {}\n", v["gridsim"].get<std::string>());
-    out += fmt::format("  compiler      {}\n  MPI           {}\n  HDF5          {}\n  hwloc         {}\n",
-                       v["compiler"].get<std::string>(), v["mpi"].get<std::string>(), v["hdf5"].get<std::string>(),
-                       v["hwloc"].get<std::string>());
-    out += fmt::format("  backends      cpu{}\n", cuda_backend_built() ? ", cuda (CUDA runtime " + cuda_runtime_version() + ")" : "");
+    out += fmt::format(
+        "  compiler      {}\n  MPI           {}\n  HDF5          {}\n  hwloc         {}\n",
+        v["compiler"].get<std::string>(), v["mpi"].get<std::string>(), v["hdf5"].get<std::string>(),
+        v["hwloc"].get<std::string>());
+    out += fmt::format(
+        "  backends      cpu{}\n",
+        cuda_backend_built() ? ", cuda (CUDA runtime " + cuda_runtime_version() + ")" : "");
     out += fmt::format("  transports    staged{}\n", mpi_is_cuda_aware() ? ", cuda-aware" : "");
-    out += fmt::format("  CUDA-aware MPI {}\n", mpi_is_cuda_aware() ? "yes" : "no (MPIX_Query_cuda_support says no or is absent)");
+    out += fmt::format(
+        "  CUDA-aware MPI {}\n",
+        mpi_is_cuda_aware() ? "yes" : "no (MPIX_Query_cuda_support says no or is absent)");
     out += fmt::format("  ranks         {}\n", ranks.size());
-    for (std::size_t r = 0; r < ranks.size(); ++r) out += fmt::format("  rank {:<4}     {}\n", r, ranks[r]);
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+        out += fmt::format("  rank {:<4}     {}\n", r, ranks[r]);
     return out;
 }
 
@@ -78,7 +84,8 @@ double ping_pong(MPI_Comm comm, Backend<T>& be, std::size_t bytes, int reps) {
         GRIDSIM_MPI_CHECK(MPI_Send(host.data(), static_cast<int>(bytes), MPI_BYTE, peer, 0, comm));
     };
     auto recv = [&] {
-        GRIDSIM_MPI_CHECK(MPI_Recv(host.data(), static_cast<int>(bytes), MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE));
+        GRIDSIM_MPI_CHECK(MPI_Recv(host.data(), static_cast<int>(bytes), MPI_BYTE, peer, 0, comm,
+                                   MPI_STATUS_IGNORE));
         be.copy(dev.data(), host.data(), n, Lane::boundary);
         be.wait(Lane::boundary);
     };
@@ -103,15 +110,18 @@ std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
     Config cfg;  // defaults: backend auto, staged transport
     BackendChoice<double> choice = choose_backend<double>(cfg, comm);
     Backend<double>& be = *choice.backend;
-    std::string out = fmt::format("gridsim bench: backend {}{} on rank 0 ({} MiB per copy, best of {})\n", be.name(),
-                                  choice.device.device >= 0 ? " " + choice.device.name : "", opt.bytes >> 20, opt.reps);
+    std::string out = fmt::format(
+        "gridsim bench: backend {}{} on rank 0 ({} MiB per copy, best of {})\n", be.name(),
+        choice.device.device >= 0 ? " " + choice.device.name : "", opt.bytes >> 20, opt.reps);
     const double copy = be.measure_copy_bandwidth();
-    out += fmt::format("  {:<44} {:10.1f} GB/s\n", "device copy (read + write, as the run report)", copy / 1e9);
+    out += fmt::format("  {:<44} {:10.1f} GB/s\n", "device copy (read + write, as the run report)",
+                       copy / 1e9);
 #ifdef GRIDSIM_HAVE_CUDA
     if (be.on_device()) {
         const double peak = theoretical_memory_bandwidth();
-        out += fmt::format("  {:<44} {:10.1f} GB/s  (copy reaches {:.0f}%)\n", "theoretical peak (2 x clock x bus width)",
-                           peak / 1e9, 100.0 * copy / peak);
+        out += fmt::format("  {:<44} {:10.1f} GB/s  (copy reaches {:.0f}%)\n",
+                           "theoretical peak (2 x clock x bus width)", peak / 1e9,
+                           100.0 * copy / peak);
         const struct {
             const char* what;
             HostMemory mem;
@@ -121,13 +131,15 @@ std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
                     {"host -> device, pageable", HostMemory::pageable, Direction::host_to_device},
                     {"device -> host, pageable", HostMemory::pageable, Direction::device_to_host}};
         for (const auto& row : rows) {
-            out += fmt::format("  {:<44} {:10.1f} GB/s\n", row.what, transfer_bandwidth(row.mem, row.dir, opt.bytes, opt.reps) / 1e9);
+            out += fmt::format("  {:<44} {:10.1f} GB/s\n", row.what,
+                               transfer_bandwidth(row.mem, row.dir, opt.bytes, opt.reps) / 1e9);
         }
     }
 #endif
     const double pp = ping_pong(comm, be, std::size_t{8} << 20, opt.reps);
     if (comm_size(comm) >= 2) {
-        out += fmt::format("  {:<44} {:10.2f} GB/s\n", "halo ping-pong rank 0 <-> 1, 8 MiB, staged", pp / 1e9);
+        out += fmt::format("  {:<44} {:10.2f} GB/s\n", "halo ping-pong rank 0 <-> 1, 8 MiB, staged",
+                           pp / 1e9);
     }
     GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
     return comm_rank(comm) == 0 ? out : std::string();

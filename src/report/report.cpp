@@ -36,13 +36,15 @@ nlohmann::json phase_stats(const PhaseTimes& mine, MPI_Comm comm) {
 // Every rank's host, CPU binding and GPU, gathered to rank 0.
 nlohmann::json placements(MPI_Comm comm, const RunResult& result) {
     const Placement p = current_placement();
-    const std::vector<std::string> all = gather_strings(comm, p.host + '\n' + p.cpus + '\n' + result.device);
+    const std::vector<std::string> all =
+        gather_strings(comm, p.host + '\n' + p.cpus + '\n' + result.device);
     nlohmann::json out = nlohmann::json::array();
     for (std::size_t rank = 0; rank < all.size(); ++rank) {
         const std::string& s = all[rank];
         const auto nl1 = s.find('\n');
         const auto nl2 = s.find('\n', nl1 + 1);
-        nlohmann::json entry = {{"rank", rank}, {"host", s.substr(0, nl1)}, {"cpus", s.substr(nl1 + 1, nl2 - nl1 - 1)}};
+        nlohmann::json entry = {
+            {"rank", rank}, {"host", s.substr(0, nl1)}, {"cpus", s.substr(nl1 + 1, nl2 - nl1 - 1)}};
         if (nl2 + 1 < s.size()) entry["gpu"] = s.substr(nl2 + 1);
         out.push_back(entry);
     }
@@ -100,9 +102,13 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         // Per-rank effective bandwidth over the copy bandwidth of one rank's memory, measured
         // in this run (mean over ranks): how close the stencil gets to a plain copy.
         {"copy_bandwidth_GBps", copy_mean / 1e9},
-        {"bandwidth_ratio", r.loop_seconds > 0 && copy_mean > 0 ? bytes / r.loop_seconds / r.ranks / copy_mean : 0.0},
-        {"field_stats", {{"min", r.final_stats.min}, {"max", r.final_stats.max}, {"sum", r.final_stats.sum},
-                         {"nonfinite", r.final_stats.nonfinite}}},
+        {"bandwidth_ratio",
+         r.loop_seconds > 0 && copy_mean > 0 ? bytes / r.loop_seconds / r.ranks / copy_mean : 0.0},
+        {"field_stats",
+         {{"min", r.final_stats.min},
+          {"max", r.final_stats.max},
+          {"sum", r.final_stats.sum},
+          {"nonfinite", r.final_stats.nonfinite}}},
         {"phases", phases},
         {"final_norm", r.final_norm},
         {"placement", where},
@@ -149,19 +155,24 @@ std::string summary_text(const nlohmann::json& d) {
     auto num = [&](const char* key) { return d[key].get<double>(); };
     auto str = [&](const char* key) { return d[key].get<std::string>(); };
     std::string out = fmt::format(
-        "gridsim {} {}D {} {}, {} rank(s) on process grid {}, backend {}, transport {}, overlap {}\n",
-        str("problem"), d["dims"].get<int>(), fmt::join(d["config"]["grid"]["cells"].get<std::vector<int>>(), "x"),
-        str("precision"), d["ranks"].get<int>(), fmt::join(d["process_grid"].get<std::vector<int>>(), "x"),
+        "gridsim {} {}D {} {}, {} rank(s) on process grid {}, backend {}, transport {}, overlap "
+        "{}\n",
+        str("problem"), d["dims"].get<int>(),
+        fmt::join(d["config"]["grid"]["cells"].get<std::vector<int>>(), "x"), str("precision"),
+        d["ranks"].get<int>(), fmt::join(d["process_grid"].get<std::vector<int>>(), "x"),
         str("backend"), str("transport"), d["overlap"].get<bool>() ? "on" : "off");
     if (!str("backend_note").empty()) out += "  (" + str("backend_note") + ")\n";
     out += fmt::format("  launch          {}\n", str("launch"));
     out += fmt::format("  steps           {}", d["steps"].get<std::int64_t>());
-    if (d["problem"] == "heat") out += fmt::format("  (dt = {:.4e}, t = {:.4e})", num("dt"), num("sim_time"));
-    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s)\n", num("time_per_step_s"), num("loop_seconds"));
-    out += fmt::format("  throughput      {:.4f} GLUP/s, effective bandwidth {:.2f} GB/s\n", num("glups"),
-                       num("effective_bandwidth_GBps"));
-    out += fmt::format("  per rank        {:.1f}% of the {:.1f} GB/s copy bandwidth measured in this run\n",
-                       100.0 * num("bandwidth_ratio"), num("copy_bandwidth_GBps"));
+    if (d["problem"] == "heat")
+        out += fmt::format("  (dt = {:.4e}, t = {:.4e})", num("dt"), num("sim_time"));
+    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s)\n", num("time_per_step_s"),
+                       num("loop_seconds"));
+    out += fmt::format("  throughput      {:.4f} GLUP/s, effective bandwidth {:.2f} GB/s\n",
+                       num("glups"), num("effective_bandwidth_GBps"));
+    out += fmt::format(
+        "  per rank        {:.1f}% of the {:.1f} GB/s copy bandwidth measured in this run\n",
+        100.0 * num("bandwidth_ratio"), num("copy_bandwidth_GBps"));
     out += "  phases [s]      min / mean / max over ranks\n";
     for (const char* name : kPhaseNames) {
         const auto& st = d["phases"][name];
@@ -169,17 +180,21 @@ std::string summary_text(const nlohmann::json& d) {
                            st["mean"].get<double>(), st["max"].get<double>());
     }
     const auto& fs = d["field_stats"];
-    out += fmt::format("  final field     min {:.6e}, max {:.6e}, non-finite points {}\n", fs["min"].get<double>(),
-                       fs["max"].get<double>(), fs["nonfinite"].get<std::int64_t>());
+    out += fmt::format("  final field     min {:.6e}, max {:.6e}, non-finite points {}\n",
+                       fs["min"].get<double>(), fs["max"].get<double>(),
+                       fs["nonfinite"].get<std::int64_t>());
     if (d.contains("residual_history")) {
-        out += fmt::format("  final residual  {:.6e}{}\n", num("final_norm"), d["converged"].get<bool>() ? " (converged)" : "");
+        out += fmt::format("  final residual  {:.6e}{}\n", num("final_norm"),
+                           d["converged"].get<bool>() ? " (converged)" : "");
     }
     if (d.contains("error_vs_analytic")) {
         const auto& e = d["error_vs_analytic"];
         out += fmt::format("  error vs exact discrete solution:   max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["discrete"]["max_abs"].get<double>(), e["discrete"]["rel_l2"].get<double>());
+                           e["discrete"]["max_abs"].get<double>(),
+                           e["discrete"]["rel_l2"].get<double>());
         out += fmt::format("  error vs continuous (analytic) PDE: max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["continuous"]["max_abs"].get<double>(), e["continuous"]["rel_l2"].get<double>());
+                           e["continuous"]["max_abs"].get<double>(),
+                           e["continuous"]["rel_l2"].get<double>());
     }
     return out;
 }

@@ -43,16 +43,18 @@ bool every_rank_has_a_device(MPI_Comm comm) {
 
 void check_cpu_transport(const Config& cfg) {
     if (cfg.transport == TransportKind::cuda_aware || cfg.transport == TransportKind::nccl) {
-        throw ConfigError(cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
-                          "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
+        throw ConfigError(
+            cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
+            "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
     }
 }
 
 // The GPU transports this build offers: staged always, cuda-aware where MPI says so.
 bool use_direct_mpi(const Config& cfg) {
     if (cfg.transport == TransportKind::nccl) {
-        throw ConfigError(cfg.where("parallel.transport") +
-                          "\"nccl\" is not available in this build yet; use \"staged\" or \"auto\"");
+        throw ConfigError(
+            cfg.where("parallel.transport") +
+            "\"nccl\" is not available in this build yet; use \"staged\" or \"auto\"");
     }
     if (cfg.transport != TransportKind::cuda_aware) return false;
     if (!mpi_is_cuda_aware()) {
@@ -70,15 +72,17 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
     BackendChoice<T> choice;
     bool cuda = cfg.backend == BackendKind::cuda;
     if (cuda && !cuda_backend_built()) {
-        throw ConfigError(cfg.where("parallel.backend") +
-                          "\"cuda\" is not available: this build has no CUDA backend (configure with "
-                          "-DGRIDSIM_CUDA=ON where nvcc is installed); use \"cpu\" or \"auto\"");
+        throw ConfigError(
+            cfg.where("parallel.backend") +
+            "\"cuda\" is not available: this build has no CUDA backend (configure with "
+            "-DGRIDSIM_CUDA=ON where nvcc is installed); use \"cpu\" or \"auto\"");
     }
     if (cfg.backend == BackendKind::automatic) {
         cuda = cuda_backend_built() && every_rank_has_a_device(comm);
-        choice.note = cuda ? "auto: every rank sees a CUDA device"
-                           : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
-                                                   : "auto: built without CUDA, using the CPU");
+        choice.note =
+            cuda ? "auto: every rank sees a CUDA device"
+                 : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
+                                         : "auto: built without CUDA, using the CPU");
     }
 #ifdef GRIDSIM_HAVE_CUDA
     if (cuda) {

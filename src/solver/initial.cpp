@@ -10,9 +10,11 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 
 // The value a global Dirichlet point holds, or nullopt for a point that is updated.
-std::optional<double> dirichlet_value(const Config& cfg, const Domain& dom, const std::array<int, 3>& g) {
+std::optional<double> dirichlet_value(const Config& cfg, const Domain& dom,
+                                      const std::array<int, 3>& g) {
     if (cfg.benchmark) {  // columns 0 and nx-1: sin(2 pi iy / (ny-1))
-        if (g[0] == 0 || g[0] == dom.cells[0] - 1) return std::sin(2.0 * kPi * g[1] / (dom.cells[1] - 1));
+        if (g[0] == 0 || g[0] == dom.cells[0] - 1)
+            return std::sin(2.0 * kPi * g[1] / (dom.cells[1] - 1));
         return std::nullopt;
     }
     for (int d = 0; d < dom.dims; ++d) {
@@ -33,7 +35,8 @@ HeatMode make_heat_mode(const Config& cfg) {
     for (int d = 0; d < cfg.dims; ++d) {
         const double h = cfg.spacing(d);
         m.cosine[d] = cfg.is_periodic(d);
-        m.kappa[d] = m.cosine[d] ? 2.0 * kPi * cfg.modes[d] / (cfg.cells[d] * h) : kPi * cfg.modes[d] / cfg.length[d];
+        m.kappa[d] = m.cosine[d] ? 2.0 * kPi * cfg.modes[d] / (cfg.cells[d] * h)
+                                 : kPi * cfg.modes[d] / cfg.length[d];
         const double r = cfg.alpha * cfg.dt / (h * h);
         const double s = std::sin(m.kappa[d] * h / 2.0);
         lambda_drop += 4.0 * r * s * s;
@@ -56,15 +59,20 @@ bool heat_has_analytic_solution(const Config& cfg) {
 }
 
 InitialCondition::InitialCondition(const Config& cfg, const Domain& dom)
-    : cfg_(cfg), dom_(dom), mode_(cfg.initial == InitialKind::sine ? make_heat_mode(cfg) : HeatMode{}) {}
+    : cfg_(cfg),
+      dom_(dom),
+      mode_(cfg.initial == InitialKind::sine ? make_heat_mode(cfg) : HeatMode{}) {}
 
 double InitialCondition::operator()(const std::array<int, 3>& g) const {
     if (auto v = dirichlet_value(cfg_, dom_, g)) return *v;
     switch (cfg_.initial) {
-        case InitialKind::sine: return mode_.shape(g);
-        case InitialKind::constant: return cfg_.initial_value;
+        case InitialKind::sine:
+            return mode_.shape(g);
+        case InitialKind::constant:
+            return cfg_.initial_value;
         case InitialKind::hotspot: {
-            const double shortest = *std::min_element(cfg_.length.begin(), cfg_.length.begin() + cfg_.dims);
+            const double shortest =
+                *std::min_element(cfg_.length.begin(), cfg_.length.begin() + cfg_.dims);
             const double r = cfg_.radius * shortest;
             double dist2 = 0.0;
             for (int d = 0; d < cfg_.dims; ++d) {

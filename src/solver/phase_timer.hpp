@@ -21,7 +21,9 @@ using PhaseTimes = std::array<double, static_cast<int>(Phase::count)>;
 class PhaseTimer {
 public:
     explicit PhaseTimer(std::unique_ptr<IntervalTimer> lanes)
-        : lanes_(std::move(lanes)), host_(make_wall_clock_timer()), seconds_(static_cast<int>(Phase::count), 0.0) {}
+        : lanes_(std::move(lanes)),
+          host_(make_wall_clock_timer()),
+          seconds_(static_cast<int>(Phase::count), 0.0) {}
 
     // Times the lifetime of the returned object as work of `phase` on `lane`.
     class Scope {

@@ -48,7 +48,7 @@ struct OutputContext {
 };
 
 struct RunOptions {
-    bool gather_field = false;  // fill RunResult::global_field on rank 0
+    bool gather_field = false;            // fill RunResult::global_field on rank 0
     bool measure_copy_bandwidth = false;  // the report's ceiling (costs a large copy)
     std::function<void(const ProgressSample&)> on_progress;
     // Output: asked after every step (the answer must be the same on every rank); when true,
@@ -64,10 +64,10 @@ struct RunOptions {
 
 struct RunResult {
     std::string backend;
-    std::string backend_note;          // why `auto` chose the backend
-    std::string launch;                // kernel variant and block shape
-    std::string device;                // this rank's GPU "name (PCI bus id)", "" on the CPU
-    double copy_bandwidth = 0.0;       // bytes/s of a large device copy, this rank, same run
+    std::string backend_note;     // why `auto` chose the backend
+    std::string launch;           // kernel variant and block shape
+    std::string device;           // this rank's GPU "name (PCI bus id)", "" on the CPU
+    double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::string transport;
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
@@ -82,7 +82,7 @@ struct RunResult {
     std::vector<std::pair<std::int64_t, double>> residual_history;  // jacobi
     bool converged = false;                                         // jacobi reached time.tolerance
     double final_norm = 0.0;                     // residual (jacobi) or ||u||_2 (heat)
-    FieldStats final_stats;  // of the final field, all ranks
+    FieldStats final_stats;                      // of the final field, all ranks
     std::optional<ErrorNorms> error_discrete;    // vs the exact discrete solution
     std::optional<ErrorNorms> error_continuous;  // vs the continuous PDE solution
     std::vector<double> global_field;            // solved grid on rank 0, when asked for

@@ -19,7 +19,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
       be_(*choice_.backend),
       timer_(be_.make_interval_timer()) {
     const Subdomain& sub = topo_.subdomain();
-    const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, kStencilRadius, be_.row_alignment());
+    const FieldExtents ext =
+        FieldExtents::make(dom_.dims, sub.size, kStencilRadius, be_.row_alignment());
     for (auto& f : u_) f = be_.allocate_field(ext);
     halo_ = std::make_unique<HaloExchange<T>>(topo_, kStencilRadius, be_, choice_.direct_mpi);
     owned_ = Box{{0, 0, 0}, sub.size};
@@ -36,7 +37,8 @@ std::string Simulation<T>::describe_devices() {
     if (topo_.rank() == 0) {
         std::map<std::string, int> count;
         for (const std::string& d : gather_strings(topo_.comm(), mine)) ++count[d];
-        for (const auto& [name, n] : count) text += fmt::format("{}{} x {}", text.empty() ? "" : ", ", n, name);
+        for (const auto& [name, n] : count)
+            text += fmt::format("{}{} x {}", text.empty() ? "" : ", ", n, name);
     } else {
         gather_strings(topo_.comm(), mine);
     }
@@ -138,7 +140,8 @@ FieldStats Simulation<T>::stats() {
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine.min, &all.min, 1, MPI_DOUBLE, MPI_MIN, topo_.comm()));
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine.max, &all.max, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine.sum, &all.sum, 1, MPI_DOUBLE, MPI_SUM, topo_.comm()));
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine.nonfinite, &all.nonfinite, 1, MPI_INT64_T, MPI_SUM, topo_.comm()));
+    GRIDSIM_MPI_CHECK(
+        MPI_Allreduce(&mine.nonfinite, &all.nonfinite, 1, MPI_INT64_T, MPI_SUM, topo_.comm()));
     return all;
 }
 

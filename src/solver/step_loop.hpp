@@ -72,8 +72,8 @@ namespace gridsim {
 // The parts of a RunResult every problem fills the same way, once the loop is over: waits for
 // all work, then measures the copy bandwidth the report compares against.
 template <class T>
-RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, std::int64_t steps,
-                      const LoopClock& clock) {
+RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& opt,
+                      std::int64_t steps, const LoopClock& clock) {
     RunResult r;
     r.phases = sim.finish();
     r.loop_seconds = clock.slowest();
@@ -110,7 +110,8 @@ void start(Simulation<T>& sim, const RunOptions& opt) {
 
 // Hands the field to the output layer when it asks for this step (snapshots, checkpoints).
 template <class T>
-void output_if_due(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step, bool last,
+void output_if_due(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step,
+                   bool last,
                    const std::vector<std::pair<std::int64_t, double>>* history = nullptr) {
     if (!opt.output_due || !opt.output_due(step, last)) return;
     auto t = sim.timer().on_host(Phase::io);

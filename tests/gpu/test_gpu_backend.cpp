@@ -26,8 +26,8 @@ bool every_rank_has_a_gpu() {
     return all == 1;
 }
 
-#define GRIDSIM_REQUIRE_GPU()                                                 \
-    do {                                                                      \
+#define GRIDSIM_REQUIRE_GPU()                                                       \
+    do {                                                                            \
         if (!every_rank_has_a_gpu()) GTEST_SKIP() << "no CUDA device on some rank"; \
     } while (0)
 
@@ -44,14 +44,25 @@ const std::string kGpu = "[parallel]\nbackend = \"cuda\"\nshare_gpus = true\n";
 // Odd sizes (no multiple of the 32 x 8 tile), Dirichlet, periodic and mixed faces, both
 // problems, 2D and 3D, float and double.
 const std::vector<Deck> kDecks = {
-    {"heat2d_double", "[grid]\ncells = [37, 29]\n[boundary]\nx = \"periodic\"\n[initial]\nkind = \"hotspot\"\n[time]\nsteps = 30\n", 1e-12},
-    {"heat3d_double", "[grid]\ncells = [37, 29, 19]\n[initial]\nmodes = [1, 2, 1]\n[time]\nsteps = 25\n", 1e-12},
-    {"heat3d_float_periodic", "[problem]\nprecision = \"float\"\n[grid]\ncells = [33, 18, 21]\n[boundary]\nkind = \"periodic\"\n"
-                              "[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\nsteps = 25\n", 2e-5},
-    {"jacobi2d_benchmark_float", "[problem]\nname = \"jacobi\"\n[grid]\ncells = [45, 38]\n[boundary]\nkind = \"benchmark\"\n"
-                                 "[time]\nsteps = 40\nnorm_every = 10\n", 2e-5},
-    {"jacobi3d_double", "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [23, 17, 13]\n"
-                        "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 30\n", 1e-12},
+    {"heat2d_double",
+     "[grid]\ncells = [37, 29]\n[boundary]\nx = \"periodic\"\n[initial]\nkind = "
+     "\"hotspot\"\n[time]\nsteps = 30\n",
+     1e-12},
+    {"heat3d_double",
+     "[grid]\ncells = [37, 29, 19]\n[initial]\nmodes = [1, 2, 1]\n[time]\nsteps = 25\n", 1e-12},
+    {"heat3d_float_periodic",
+     "[problem]\nprecision = \"float\"\n[grid]\ncells = [33, 18, 21]\n[boundary]\nkind = "
+     "\"periodic\"\n"
+     "[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\nsteps = 25\n",
+     2e-5},
+    {"jacobi2d_benchmark_float",
+     "[problem]\nname = \"jacobi\"\n[grid]\ncells = [45, 38]\n[boundary]\nkind = \"benchmark\"\n"
+     "[time]\nsteps = 40\nnorm_every = 10\n",
+     2e-5},
+    {"jacobi3d_double",
+     "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [23, 17, 13]\n"
+     "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 30\n",
+     1e-12},
 };
 
 std::vector<double> field(const std::string& deck, std::vector<std::string> sets, int ranks = 1) {
@@ -93,12 +104,17 @@ TEST_P(GpuDeck, NaiveAndTiledAreBitwiseIdentical) {
     const Deck& d = GetParam();
     const auto tiled = field(d.text + kGpu, {"parallel.kernel=tiled"});
     for (const char* block : {"[0, 0]", "[16, 4]", "[64, 2]"}) {
-        const auto tiled_b = field(d.text + kGpu, {"parallel.kernel=tiled", fmt::format("parallel.block={}", block)});
-        if (test::world_rank() == 0) EXPECT_EQ(count_differences(tiled_b, tiled), 0u) << "tiled, block " << block;
+        const auto tiled_b = field(
+            d.text + kGpu, {"parallel.kernel=tiled", fmt::format("parallel.block={}", block)});
+        if (test::world_rank() == 0)
+            EXPECT_EQ(count_differences(tiled_b, tiled), 0u) << "tiled, block " << block;
         for (int rows : {1, 2, 4, 8}) {
-            const auto naive = field(d.text + kGpu, {"parallel.kernel=naive", fmt::format("parallel.block={}", block),
-                                                     fmt::format("parallel.rows_per_thread={}", rows)});
-            if (test::world_rank() == 0) EXPECT_EQ(count_differences(naive, tiled), 0u) << "naive, block " << block << " rows " << rows;
+            const auto naive = field(
+                d.text + kGpu, {"parallel.kernel=naive", fmt::format("parallel.block={}", block),
+                                fmt::format("parallel.rows_per_thread={}", rows)});
+            if (test::world_rank() == 0)
+                EXPECT_EQ(count_differences(naive, tiled), 0u)
+                    << "naive, block " << block << " rows " << rows;
         }
     }
 }
@@ -133,9 +149,10 @@ TEST(GpuThin, SubdomainsOnePointThickerThanTheHalo) {
     const int n = test::world_size();
     if (n == 1) GTEST_SKIP() << "needs several ranks";
     for (const char* bc : {"dirichlet", "periodic"}) {
-        const std::string deck = fmt::format("[grid]\ncells = [{}, 11, {}]\n[boundary]\nkind = \"{}\"\n[initial]\n"
-                                             "kind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = 12\n",
-                                             2 * n, 2 * n, bc);
+        const std::string deck = fmt::format(
+            "[grid]\ncells = [{}, 11, {}]\n[boundary]\nkind = \"{}\"\n[initial]\n"
+            "kind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = 12\n",
+            2 * n, 2 * n, bc);
         const std::string grid = n == 2 ? "[2, 1, 1]" : "[1, 1, 4]";
         const auto one = field(deck + kGpu, {}, 1);
         const auto thin = field(deck + kGpu, {"parallel.process_grid=" + grid}, n);

@@ -39,7 +39,8 @@ std::string shared_tmpdir(const std::string& tag) {
 RunResult run_with_output(int n, const std::string& deck, const std::vector<std::string>& sets,
                           const std::string& restart = {}) {
     MPI_Comm sub = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, test::world_rank() < n ? 0 : MPI_UNDEFINED, test::world_rank(), &sub);
+    MPI_Comm_split(MPI_COMM_WORLD, test::world_rank() < n ? 0 : MPI_UNDEFINED, test::world_rank(),
+                   &sub);
     RunResult result;
     if (sub != MPI_COMM_NULL) {
         const Config cfg = load_config(deck, "io.toml", sets);
@@ -59,14 +60,16 @@ RunResult run_with_output(int n, const std::string& deck, const std::vector<std:
 template <class T>
 std::vector<double> read_on_ranks(int n, const std::string& path, const Config& cfg) {
     MPI_Comm sub = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, test::world_rank() < n ? 0 : MPI_UNDEFINED, test::world_rank(), &sub);
+    MPI_Comm_split(MPI_COMM_WORLD, test::world_rank() < n ? 0 : MPI_UNDEFINED, test::world_rank(),
+                   &sub);
     std::vector<double> global;
     if (sub != MPI_COMM_NULL) {
         const Domain dom = make_domain(cfg);
         const CartTopology topo(sub, cfg, dom, 1);
         const FieldExtents ext = FieldExtents::make(dom.dims, topo.subdomain().size, 1, 8);
         std::vector<T> buf(ext.total, T(-7));
-        read_field(path, topo.comm(), dom, topo.subdomain(), HostField{buf.data(), sizeof(T) == 4, ext});
+        read_field(path, topo.comm(), dom, topo.subdomain(),
+                   HostField{buf.data(), sizeof(T) == 4, ext});
         global = gather_to_root(topo, dom, FieldView<const T>{buf.data(), ext});
         MPI_Comm_free(&sub);
     }
@@ -88,12 +91,18 @@ struct IoDeck {
 void PrintTo(const IoDeck& d, std::ostream* os) { *os << d.name; }
 
 const std::vector<IoDeck> kDecks = {
-    {"heat3d_double", "[grid]\ncells = [13, 11, 9]\n[initial]\nkind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = 12\n"},
-    {"heat3d_float", "[problem]\nprecision = \"float\"\n[grid]\ncells = [12, 9, 10]\n[boundary]\nkind = \"periodic\"\n"
-                     "[initial]\nkind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = 12\n"},
-    {"heat2d_double", "[grid]\ncells = [17, 13]\n[boundary]\ny = \"periodic\"\n[time]\nsteps = 12\n"},
-    {"jacobi2d_benchmark_float", "[problem]\nname = \"jacobi\"\n[grid]\ncells = [18, 14]\n[boundary]\nkind = \"benchmark\"\n"
-                                 "[time]\nsteps = 12\nnorm_every = 3\n"},
+    {"heat3d_double",
+     "[grid]\ncells = [13, 11, 9]\n[initial]\nkind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = "
+     "12\n"},
+    {"heat3d_float",
+     "[problem]\nprecision = \"float\"\n[grid]\ncells = [12, 9, 10]\n[boundary]\nkind = "
+     "\"periodic\"\n"
+     "[initial]\nkind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = 12\n"},
+    {"heat2d_double",
+     "[grid]\ncells = [17, 13]\n[boundary]\ny = \"periodic\"\n[time]\nsteps = 12\n"},
+    {"jacobi2d_benchmark_float",
+     "[problem]\nname = \"jacobi\"\n[grid]\ncells = [18, 14]\n[boundary]\nkind = \"benchmark\"\n"
+     "[time]\nsteps = 12\nnorm_every = 3\n"},
 };
 
 class IoDeckTest : public testing::TestWithParam<IoDeck> {};
@@ -104,13 +113,15 @@ TEST_P(IoDeckTest, WrittenOnFourRanksReadsBackBitwiseOnOneAndTwo) {
     const IoDeck& d = GetParam();
     const std::string dir = shared_tmpdir(std::string("rt_") + d.name);
     const int writers = std::min(4, test::world_size());
-    const RunResult r = run_with_output(writers, d.text, {"output.write_final=true", fmt::format("output.dir=\"{}\"", dir)});
+    const RunResult r = run_with_output(
+        writers, d.text, {"output.write_final=true", fmt::format("output.dir=\"{}\"", dir)});
     const Config cfg = load_config(d.text, "io.toml", {});
     const std::string path = dir + "/snapshot_final.h5";
     for (int readers : {1, 2}) {
         if (readers > test::world_size()) continue;
-        const auto back = cfg.precision == Precision::float32 ? read_on_ranks<float>(readers, path, cfg)
-                                                              : read_on_ranks<double>(readers, path, cfg);
+        const auto back = cfg.precision == Precision::float32
+                              ? read_on_ranks<float>(readers, path, cfg)
+                              : read_on_ranks<double>(readers, path, cfg);
         if (test::world_rank() == 0) {
             EXPECT_EQ(differences(back, r.global_field), 0u) << "read on " << readers << " rank(s)";
         }
@@ -124,13 +135,15 @@ TEST_P(IoDeckTest, RestartContinuesBitwiseOnAnyRankCount) {
     const int n = test::world_size();
     const RunResult straight = run_with_output(n, d.text, {});
     // Checkpoints at steps 4, 8, 12: checkpoint.h5 holds 12, checkpoint.h5.prev holds 8.
-    run_with_output(n, d.text, {"output.checkpoint_every=4", fmt::format("output.dir=\"{}\"", dir)});
+    run_with_output(n, d.text,
+                    {"output.checkpoint_every=4", fmt::format("output.dir=\"{}\"", dir)});
     for (int m : {1, 2, 4}) {
         if (m > n) continue;
         const RunResult again = run_with_output(m, d.text, {}, dir + "/checkpoint.h5.prev");
         if (test::world_rank() != 0) continue;
         EXPECT_EQ(again.start_step, 8);
-        EXPECT_EQ(differences(again.global_field, straight.global_field), 0u) << "restart on " << m << " rank(s)";
+        EXPECT_EQ(differences(again.global_field, straight.global_field), 0u)
+            << "restart on " << m << " rank(s)";
         // The history up to the checkpoint comes from the file, bitwise; later residuals are
         // sums over ranks (MPI_Allreduce of per-rank partial sums), bitwise on the same rank
         // count and equal to rounding on another.
@@ -149,7 +162,9 @@ TEST_P(IoDeckTest, RestartContinuesBitwiseOnAnyRankCount) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Decks, IoDeckTest, testing::ValuesIn(kDecks),
-                         [](const testing::TestParamInfo<IoDeck>& info) { return info.param.name; });
+                         [](const testing::TestParamInfo<IoDeck>& info) {
+                             return info.param.name;
+                         });
 
 // A crash between writing a checkpoint and renaming it leaves a stale checkpoint.h5.tmp next
 // to the last complete checkpoint. That checkpoint must still restart, and the next
