@@ -54,12 +54,8 @@ std::string read_deck_everywhere(const std::string& path, int rank) {
             text = ss.str();
         }
     }
-    for (std::string* s : {&error, &text}) {
-        long len = static_cast<long>(s->size());
-        GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, MPI_COMM_WORLD));
-        s->resize(len);
-        GRIDSIM_MPI_CHECK(MPI_Bcast(s->data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD));
-    }
+    gridsim::broadcast_string(MPI_COMM_WORLD, error);
+    gridsim::broadcast_string(MPI_COMM_WORLD, text);
     if (!error.empty()) throw ConfigError(error);
     return text;
 }

@@ -91,7 +91,6 @@ template <class T>
 class CudaBackend final : public Backend<T> {
 public:
     explicit CudaBackend(const CudaLaunchConfig& cfg) : cfg_(cfg) {
-        GRIDSIM_CUDA_CHECK(cudaGetDevice(&device_));
         if (cfg_.tiled) {
             if (cfg_.block_x == 0) cfg_.block_x = kTiledBlockX;
             if (cfg_.block_y == 0) cfg_.block_y = kTiledBlockY;
@@ -264,7 +263,6 @@ private:
     }
 
     CudaLaunchConfig cfg_;
-    int device_ = 0;
     Stream boundary_{Stream::Priority::high};
     Stream interior_{Stream::Priority::low};
     Event boundary_done_;

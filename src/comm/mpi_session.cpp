@@ -62,6 +62,13 @@ Communicator::~Communicator() {
 int Communicator::rank() const { return comm_rank(comm_); }
 int Communicator::size() const { return comm_size(comm_); }
 
+void broadcast_string(MPI_Comm comm, std::string& text) {
+    long len = static_cast<long>(text.size());
+    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
+    text.resize(static_cast<std::size_t>(len));
+    GRIDSIM_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, comm));
+}
+
 int comm_rank(MPI_Comm comm) {
     int r = 0;
     GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &r));

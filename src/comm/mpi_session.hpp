@@ -43,6 +43,9 @@ private:
     MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
+// Rank 0's `text` on every rank of `comm` (collective).
+void broadcast_string(MPI_Comm comm, std::string& text);
+
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);
 std::string mpi_library_version();

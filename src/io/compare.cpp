@@ -98,12 +98,9 @@ std::vector<FieldPlan> plan(const CompareOptions& opt, MPI_Comm comm) {
     if (error.empty()) {
         for (const auto& f : fields) wire += fmt::format("{} {}\n", f.name, fmt::join(f.dims, " "));
     }
-    long len = static_cast<long>(wire.size());
     int failed = error.empty() ? 0 : 1;
     GRIDSIM_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, comm));
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
-    wire.resize(len);
-    GRIDSIM_MPI_CHECK(MPI_Bcast(wire.data(), static_cast<int>(len), MPI_CHAR, 0, comm));
+    broadcast_string(comm, wire);
     if (failed != 0) throw ConfigError(wire);
     fields.clear();
     std::size_t at = 0;

@@ -210,10 +210,7 @@ std::string commit(const std::string& tmp, const std::string& path, bool keep_pr
             ::close(dfd);
         }
     }
-    long len = static_cast<long>(error.size());
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
-    error.resize(len);
-    GRIDSIM_MPI_CHECK(MPI_Bcast(error.data(), static_cast<int>(len), MPI_CHAR, 0, comm));
+    broadcast_string(comm, error);
     return error;
 }
 
@@ -330,10 +327,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm, cons
     CheckpointInfo info;
     std::string error;
     if (comm_rank(comm) == 0) error = inspect_checkpoint(path, cfg, info);
-    long len = static_cast<long>(error.size());
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
-    error.resize(len);
-    GRIDSIM_MPI_CHECK(MPI_Bcast(error.data(), static_cast<int>(len), MPI_CHAR, 0, comm));
+    broadcast_string(comm, error);
     if (!error.empty()) throw ConfigError(error);
     long long step = info.step;
     GRIDSIM_MPI_CHECK(MPI_Bcast(&step, 1, MPI_LONG_LONG, 0, comm));

@@ -42,10 +42,7 @@ std::string Simulation<T>::describe_devices() {
     } else {
         gather_strings(topo_.comm(), mine);
     }
-    long len = static_cast<long>(text.size());
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, topo_.comm()));
-    text.resize(len);
-    GRIDSIM_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, topo_.comm()));
+    broadcast_string(topo_.comm(), text);
     return text;
 }
 
