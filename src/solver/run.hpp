@@ -76,6 +76,7 @@ struct RunResult {
     double dt = 0.0;
     double sim_time = 0.0;
     double loop_seconds = 0.0;        // wall time of the step loop, slowest rank
+    double loop_seconds_local = 0.0;  // this rank's
     std::int64_t updated_points = 0;  // per step, all ranks
     std::size_t value_bytes = 8;      // sizeof(T)
     PhaseTimes phases{};              // this rank's

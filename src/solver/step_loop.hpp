@@ -76,6 +76,7 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
                       std::int64_t steps, const LoopClock& clock) {
     RunResult r;
     r.phases = sim.finish();
+    r.loop_seconds_local = clock.elapsed();
     r.loop_seconds = clock.slowest();
     const BackendChoice<T>& be = sim.backend();
     r.backend = be.backend->name();
