@@ -34,11 +34,22 @@ std::string cuda_runtime_version() {
 
 namespace {
 
-bool every_rank_has_a_device(MPI_Comm comm) {
-    int mine = cuda_devices_visible() > 0 ? 1 : 0;
+// 2: every rank has a GPU of its own (or the deck allows sharing), 1: every rank sees one but
+// some node runs more ranks than GPUs, 0: some rank sees none.
+int device_coverage(MPI_Comm comm, bool share) {
+    const int visible = cuda_devices_visible();
+    int mine = visible > 0 ? 2 : 0;
+#ifdef GRIDSIM_HAVE_CUDA
+    int local_rank = 0;
+    int local_ranks = 1;
+    local_rank_and_size(comm, local_rank, local_ranks);
+    if (mine == 2 && !share && local_ranks > visible) mine = 1;
+#else
+    (void)share;
+#endif
     int all = 0;
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
-    return all == 1;
+    return all;
 }
 
 void check_cpu_transport(const Config& cfg) {
@@ -78,11 +89,15 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
             "-DGRIDSIM_CUDA=ON where nvcc is installed); use \"cpu\" or \"auto\"");
     }
     if (cfg.backend == BackendKind::automatic) {
-        cuda = cuda_backend_built() && every_rank_has_a_device(comm);
+        const int coverage = cuda_backend_built() ? device_coverage(comm, cfg.share_gpus) : 0;
+        cuda = coverage == 2;
         choice.note =
-            cuda ? "auto: every rank sees a CUDA device"
-                 : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
-                                         : "auto: built without CUDA, using the CPU");
+            cuda ? "auto: every rank has a CUDA device"
+            : coverage == 1
+                ? "auto: a node runs more ranks than it has GPUs (parallel.share_gpus = true "
+                  "shares them), using the CPU"
+                : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
+                                        : "auto: built without CUDA, using the CPU");
     }
 #ifdef GRIDSIM_HAVE_CUDA
     if (cuda) {
