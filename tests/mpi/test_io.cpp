@@ -43,7 +43,7 @@ RunResult run_with_output(int n, const std::string& deck, const std::vector<std:
                    &sub);
     RunResult result;
     if (sub != MPI_COMM_NULL) {
-        const Config cfg = load_config(deck, "io.toml", sets);
+        const Config cfg = load_config(deck, "io.toml", test::pinned_backend(deck, sets));
         RunOptions opt;
         opt.gather_field = true;
         OutputWriter out(cfg, sub);

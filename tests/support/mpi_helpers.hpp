@@ -23,6 +23,16 @@ inline int world_size() {
     return s;
 }
 
+// The overrides a test run uses: the CPU backend unless the deck or the overrides choose one.
+// Suites that compare runs on different rank counts must not let `auto` pick the GPU for one
+// rank count and the CPU for another (it does on a one-GPU host); the gpu suite asks for CUDA.
+inline std::vector<std::string> pinned_backend(const std::string& deck, std::vector<std::string> sets) {
+    bool chosen = deck.find("backend") != std::string::npos;
+    for (const std::string& s : sets) chosen = chosen || s.rfind("parallel.backend", 0) == 0;
+    if (!chosen) sets.emplace_back("parallel.backend=cpu");
+    return sets;
+}
+
 // Runs `deck` (+ overrides) on world ranks 0..n-1; the others wait at the final barrier.
 // Returns the result on every participating rank (global_field filled on world rank 0).
 inline RunResult run_on_ranks(int n, const std::string& deck,
@@ -31,7 +41,7 @@ inline RunResult run_on_ranks(int n, const std::string& deck,
     MPI_Comm_split(MPI_COMM_WORLD, world_rank() < n ? 0 : MPI_UNDEFINED, world_rank(), &sub);
     RunResult result;
     if (sub != MPI_COMM_NULL) {
-        const Config cfg = load_config(deck, "test.toml", sets);
+        const Config cfg = load_config(deck, "test.toml", pinned_backend(deck, sets));
         RunOptions opt;
         opt.gather_field = true;
         result = run_problem(cfg, sub, opt);
