@@ -26,7 +26,8 @@ inline int world_size() {
 // The overrides a test run uses: the CPU backend unless the deck or the overrides choose one.
 // Suites that compare runs on different rank counts must not let `auto` pick the GPU for one
 // rank count and the CPU for another (it does on a one-GPU host); the gpu suite asks for CUDA.
-inline std::vector<std::string> pinned_backend(const std::string& deck, std::vector<std::string> sets) {
+inline std::vector<std::string> pinned_backend(const std::string& deck,
+                                               std::vector<std::string> sets) {
     bool chosen = deck.find("backend") != std::string::npos;
     for (const std::string& s : sets) chosen = chosen || s.rfind("parallel.backend", 0) == 0;
     if (!chosen) sets.emplace_back("parallel.backend=cpu");
