@@ -129,18 +129,9 @@ std::vector<double> read_rows(const std::string& path, MPI_Comm comm, const Fiel
     hsize_t n = 1;
     for (hsize_t c : count) n *= c;
     std::vector<double> out(n);
-    h5::Id space(h5::check(H5Dget_space(dset), "space"), H5Sclose);
-    h5::Id mem(h5::check(H5Screate_simple(1, &n, nullptr), "memory space"), H5Sclose);
-    if (rows > 0) {
-        h5::check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr,
-                                             count.data(), nullptr),
-                         "slab");
-    } else {
-        H5Sselect_none(space);
-        H5Sselect_none(mem);
-    }
+    const h5::SlabSpaces spaces = h5::slab_spaces(dset, start, count, rows > 0);
     const h5::Id dxpl = h5::collective_transfer();
-    h5::check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, mem, space, dxpl, out.data()),
+    h5::check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, spaces.memory, spaces.file, dxpl, out.data()),
                      "read " + path);
     return out;
 }

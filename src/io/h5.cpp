@@ -91,6 +91,27 @@ std::vector<long long> read_int_attr(hid_t obj, const char* name) {
 
 bool has_attr(hid_t obj, const char* name) { return H5Aexists(obj, name) > 0; }
 
+SlabSpaces slab_spaces(hid_t dset, const std::vector<hsize_t>& start,
+                       const std::vector<hsize_t>& count, bool take_part) {
+    hsize_t elements = 1;
+    for (hsize_t c : count) elements *= c;
+    if (!take_part || elements == 0) {
+        take_part = false;
+        elements = 1;  // a space must have a size; nothing of it is selected
+    }
+    SlabSpaces s{Id(check(H5Screate_simple(1, &elements, nullptr), "memory space"), H5Sclose),
+                 Id(check(H5Dget_space(dset), "file space"), H5Sclose)};
+    if (take_part) {
+        check_status(H5Sselect_hyperslab(s.file, H5S_SELECT_SET, start.data(), nullptr,
+                                         count.data(), nullptr),
+                     "file hyperslab");
+    } else {
+        H5Sselect_none(s.memory);
+        H5Sselect_none(s.file);
+    }
+    return s;
+}
+
 bool is_hdf5(const std::string& path) {
     quiet_errors();
 #if H5_VERSION_GE(1, 12, 0)

@@ -53,6 +53,16 @@ std::string read_string_attr(hid_t obj, const char* name);
 std::vector<double> read_double_attr(hid_t obj, const char* name);
 std::vector<long long> read_int_attr(hid_t obj, const char* name);
 bool has_attr(hid_t obj, const char* name);
+// For one rank's part of a collective transfer of `dset`: a contiguous memory space for the
+// block (start, count) and the dataset's file space with that block selected, or nothing
+// selected in either when the rank takes no part.
+struct SlabSpaces {
+    Id memory;
+    Id file;
+};
+SlabSpaces slab_spaces(hid_t dset, const std::vector<hsize_t>& start,
+                       const std::vector<hsize_t>& count, bool take_part);
+
 // Whether `path` is an HDF5 file we can open (false for a missing, foreign or truncated file).
 bool is_hdf5(const std::string& path);
 

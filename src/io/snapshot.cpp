@@ -73,24 +73,16 @@ void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Blo
     const hsize_t elements =
         b.take_part ? static_cast<hsize_t>(b.count[0]) * b.count[1] * b.count[2] : 0;
     std::vector<char> packed(elements * (f.single ? sizeof(float) : sizeof(double)));
-    const hsize_t mem_len = std::max<hsize_t>(elements, 1);
-    h5::Id mem(h5::check(H5Screate_simple(1, &mem_len, nullptr), "memory space"), H5Sclose);
-    h5::Id file(h5::check(H5Dget_space(dset), "file space"), H5Sclose);
-    if (b.take_part) {
-        h5::check_status(H5Sselect_hyperslab(file, H5S_SELECT_SET, file_start.data(), nullptr,
-                                             count.data(), nullptr),
-                         "file hyperslab");
-    } else {
-        H5Sselect_none(mem);
-        H5Sselect_none(file);
-    }
+    const h5::SlabSpaces spaces = h5::slab_spaces(dset, file_start, count, b.take_part);
     const h5::Id dxpl = h5::collective_transfer();
     const hid_t type = memory_type(f);
     if (write) {
         if (b.take_part) copy_block(f, b, packed.data(), true);
-        h5::check_status(H5Dwrite(dset, type, mem, file, dxpl, packed.data()), "write /fields/u");
+        h5::check_status(H5Dwrite(dset, type, spaces.memory, spaces.file, dxpl, packed.data()),
+                         "write /fields/u");
     } else {
-        h5::check_status(H5Dread(dset, type, mem, file, dxpl, packed.data()), "read /fields/u");
+        h5::check_status(H5Dread(dset, type, spaces.memory, spaces.file, dxpl, packed.data()),
+                         "read /fields/u");
         if (b.take_part) copy_block(f, b, packed.data(), false);
     }
 }
