@@ -19,3 +19,19 @@ if(NOT GRIDSIM_CUDA STREQUAL "OFF")
     endif()
 endif()
 message(STATUS "gridsim: CUDA backend ${GRIDSIM_HAVE_CUDA} (GRIDSIM_CUDA=${GRIDSIM_CUDA})")
+
+# NCCL (the device-to-device halo transport) ships with the CUDA toolkit here and on the GPU
+# hosts; it is used when found next to the CUDA libraries.
+set(GRIDSIM_HAVE_NCCL OFF)
+if(GRIDSIM_HAVE_CUDA)
+    find_path(GRIDSIM_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    find_library(GRIDSIM_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib
+                 ${CUDAToolkit_TARGET_DIR}/lib /usr/local/cuda/lib /usr/local/cuda/lib64)
+    if(GRIDSIM_NCCL_INCLUDE_DIR AND GRIDSIM_NCCL_LIBRARY)
+        set(GRIDSIM_HAVE_NCCL ON)
+        add_library(gridsim::nccl INTERFACE IMPORTED)
+        target_include_directories(gridsim::nccl INTERFACE ${GRIDSIM_NCCL_INCLUDE_DIR})
+        target_link_libraries(gridsim::nccl INTERFACE ${GRIDSIM_NCCL_LIBRARY})
+    endif()
+endif()
+message(STATUS "gridsim: NCCL transport ${GRIDSIM_HAVE_NCCL} (${GRIDSIM_NCCL_LIBRARY})")

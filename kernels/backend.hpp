@@ -55,6 +55,8 @@ public:
     // What the stencil launches use (kernel variant, block shape), for the report.
     [[nodiscard]] virtual std::string launch_description() const = 0;
     [[nodiscard]] virtual bool on_device() const = 0;
+    // The lane's CUDA stream (as void*) for libraries that take one (NCCL); nullptr on the CPU.
+    [[nodiscard]] virtual void* native_stream(Lane lane) const = 0;
     // Elements each field row is aligned to (FieldExtents::make's `align`).
     [[nodiscard]] virtual int row_alignment() const = 0;
 

@@ -57,6 +57,7 @@ public:
     [[nodiscard]] std::string name() const override { return "cpu"; }
     [[nodiscard]] std::string launch_description() const override { return "loops, x innermost"; }
     [[nodiscard]] bool on_device() const override { return false; }
+    [[nodiscard]] void* native_stream(Lane /*lane*/) const override { return nullptr; }
     [[nodiscard]] int row_alignment() const override {
         return static_cast<int>(64 / sizeof(T));
     }  // a cache line

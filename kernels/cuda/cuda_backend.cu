@@ -114,6 +114,7 @@ public:
             cfg_.tiled ? fmt::format(" z-chunk {}", kZChunk) : fmt::format(" rows {}", cfg_.rows));
     }
     [[nodiscard]] bool on_device() const override { return true; }
+    [[nodiscard]] void* native_stream(Lane lane) const override { return stream(lane); }
     // 128 bytes: the span of a warp's 32 float loads, four 32-byte sectors.
     [[nodiscard]] int row_alignment() const override { return static_cast<int>(128 / sizeof(T)); }
 

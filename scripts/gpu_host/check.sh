@@ -69,6 +69,8 @@ else
             bench "multi_jacobi2d_f_${k}_np$n" "$n" bench_jacobi2d.toml --set parallel.kernel=$k
         done
         bench "multi_heat3d_d_naive_np${n}_noovl" "$n" bench_heat3d.toml --set parallel.kernel=naive --set parallel.overlap=false
+        bench "multi_heat3d_d_staged_np$n" "$n" bench_heat3d.toml --set parallel.transport=staged
+        bench "multi_jacobi2d_f_staged_np$n" "$n" bench_jacobi2d.toml --set parallel.transport=staged
         bench "multi_jacobi2d_f_naive_np${n}_noovl" "$n" bench_jacobi2d.toml --set parallel.kernel=naive --set parallel.overlap=false
     done
     # Weak scaling: 512^3 points per GPU.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "comm/cart_topology.hpp"
@@ -128,10 +129,15 @@ private:
 };
 
 template <class T>
+std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
+                                                  const std::vector<HaloFace<T>>& faces);
+
+template <class T>
 class HaloExchange {
 public:
-    // direct: hand device buffers straight to MPI (CUDA-aware MPI only).
-    HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend, bool direct = false)
+    // `transport`: staged, cuda_aware (device buffers straight to a CUDA-aware MPI) or nccl.
+    HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
+                 TransportKind transport = TransportKind::staged)
         : backend_(backend) {
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
@@ -145,7 +151,16 @@ public:
             h.recv_buf = backend.allocate(h.recv.count());
             faces_.push_back(std::move(h));
         }
-        transport_ = std::make_unique<MpiTransport<T>>(topo.comm(), backend, direct, faces_);
+        if (transport == TransportKind::nccl) {
+#ifdef GRIDSIM_HAVE_NCCL
+            transport_ = make_nccl_transport<T>(topo.comm(), backend, faces_);  // nccl_transport.cpp
+#else
+            throw std::logic_error("nccl transport requested from a build without NCCL");  // refused earlier
+#endif
+        } else {
+            transport_ = std::make_unique<MpiTransport<T>>(topo.comm(), backend,
+                                                           transport == TransportKind::cuda_aware, faces_);
+        }
     }
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }

@@ -6,6 +6,7 @@
 
 #include "affinity/binding.hpp"
 #include "comm/mpi_session.hpp"
+#include "comm/nccl_transport.hpp"
 #include "gridsim_version.hpp"
 #include "solver/backend_select.hpp"
 
@@ -24,8 +25,12 @@ std::vector<std::pair<std::string, std::string>> build_versions() {
         {"tomlplusplus", fmt::format("{}.{}.{}", TOML_LIB_MAJOR, TOML_LIB_MINOR, TOML_LIB_PATCH)},
         {"fmt",
          fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
-        {"nccl", "not built"},
     };
+#ifdef GRIDSIM_HAVE_NCCL
+    v.emplace_back("nccl", nccl_version());
+#else
+    v.emplace_back("nccl", "not built");
+#endif
     if (cuda_backend_built()) v.emplace_back("cuda_runtime", cuda_runtime_version());
     return v;
 }

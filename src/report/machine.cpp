@@ -56,7 +56,8 @@ std::string machine_info(MPI_Comm comm) {
     out += fmt::format(
         "  backends      cpu{}\n",
         cuda_backend_built() ? ", cuda (CUDA runtime " + cuda_runtime_version() + ")" : "");
-    out += fmt::format("  transports    staged{}\n", mpi_is_cuda_aware() ? ", cuda-aware" : "");
+    out += fmt::format("  transports    staged{}{}\n", mpi_is_cuda_aware() ? ", cuda-aware" : "",
+                       nccl_built() ? ", nccl (one GPU per rank)" : "");
     out += fmt::format(
         "  CUDA-aware MPI {}\n",
         mpi_is_cuda_aware() ? "yes" : "no (MPIX_Query_cuda_support says no or is absent)");

@@ -8,6 +8,14 @@
 
 namespace gridsim {
 
+bool nccl_built() {
+#ifdef GRIDSIM_HAVE_NCCL
+    return true;
+#else
+    return false;
+#endif
+}
+
 bool cuda_backend_built() {
 #ifdef GRIDSIM_HAVE_CUDA
     return true;
@@ -60,20 +68,32 @@ void check_cpu_transport(const Config& cfg) {
     }
 }
 
-// The GPU transports this build offers: staged always, cuda-aware where MPI says so.
-bool use_direct_mpi(const Config& cfg) {
-    if (cfg.transport == TransportKind::nccl) {
-        throw ConfigError(
-            cfg.where("parallel.transport") +
-            "\"nccl\" is not available in this build yet; use \"staged\" or \"auto\"");
+// The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
+// rank has a GPU of its own (NCCL refuses two ranks on one device). `auto` takes nccl when it
+// can: halos then move GPU to GPU without the host.
+TransportKind gpu_transport(const Config& cfg, bool own_gpus) {
+    switch (cfg.transport) {
+        case TransportKind::staged: return TransportKind::staged;
+        case TransportKind::cuda_aware:
+            if (!mpi_is_cuda_aware()) {
+                throw ConfigError(cfg.where("parallel.transport") +
+                                  "\"cuda-aware\" needs a CUDA-aware MPI, and this one says it is not "
+                                  "(MPIX_Query_cuda_support); use \"staged\" or \"nccl\"");
+            }
+            return TransportKind::cuda_aware;
+        case TransportKind::nccl:
+            if (!nccl_built()) {
+                throw ConfigError(cfg.where("parallel.transport") +
+                                  "\"nccl\": this build has no NCCL; use \"staged\" or \"auto\"");
+            }
+            if (!own_gpus) {
+                throw ConfigError(cfg.where("parallel.transport") +
+                                  "\"nccl\" needs one GPU per rank (ranks share GPUs here); use \"staged\"");
+            }
+            return TransportKind::nccl;
+        case TransportKind::automatic: break;
     }
-    if (cfg.transport != TransportKind::cuda_aware) return false;
-    if (!mpi_is_cuda_aware()) {
-        throw ConfigError(cfg.where("parallel.transport") +
-                          "\"cuda-aware\" needs a CUDA-aware MPI, and this one says it is not "
-                          "(MPIX_Query_cuda_support); use \"staged\"");
-    }
-    return true;
+    return nccl_built() && own_gpus ? TransportKind::nccl : TransportKind::staged;
 }
 
 }  // namespace
@@ -101,7 +121,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
     }
 #ifdef GRIDSIM_HAVE_CUDA
     if (cuda) {
-        choice.direct_mpi = use_direct_mpi(cfg);
+        choice.transport = gpu_transport(cfg, device_coverage(comm, false) == 2);
         choice.device = select_device(comm, cfg.share_gpus, cfg.where("parallel.backend"));
         CudaLaunchConfig launch;
         launch.tiled = cfg.tiled;

@@ -18,7 +18,7 @@ template <class T>
 struct BackendChoice {
     std::unique_ptr<Backend<T>> backend;
     DeviceInfo device;        // device = -1 on the CPU backend
-    bool direct_mpi = false;  // hand device buffers straight to a CUDA-aware MPI
+    TransportKind transport = TransportKind::staged;  // resolved: staged, cuda_aware or nccl
     std::string note;         // why `auto` chose what it chose ("" otherwise)
 };
 
@@ -31,5 +31,6 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm);
 bool cuda_backend_built();
 int cuda_devices_visible();
 std::string cuda_runtime_version();  // "" without CUDA
+bool nccl_built();
 
 }  // namespace gridsim

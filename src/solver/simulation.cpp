@@ -22,7 +22,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
     const FieldExtents ext =
         FieldExtents::make(dom_.dims, sub.size, kStencilRadius, be_.row_alignment());
     for (auto& f : u_) f = be_.allocate_field(ext);
-    halo_ = std::make_unique<HaloExchange<T>>(topo_, kStencilRadius, be_, choice_.direct_mpi);
+    halo_ = std::make_unique<HaloExchange<T>>(topo_, kStencilRadius, be_, choice_.transport);
     owned_ = Box{{0, 0, 0}, sub.size};
     updated_ = updated_box(sub);
     regions_ = split_for_overlap(updated_, sub, kStencilRadius);

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 
+#include "device/device_select.hpp"
 #include "solver/backend_select.hpp"
 #include "support/mpi_helpers.hpp"
 
@@ -137,6 +138,30 @@ TEST_P(GpuDeck, OneTwoAndFourRanksAreBitwiseIdentical) {
         const auto many = field(d.text + kGpu, {}, n);
         if (test::world_rank() == 0) EXPECT_EQ(count_differences(many, one), 0u) << n << " ranks";
     }
+}
+
+// Whether every rank has a GPU of its own (NCCL needs that), decided collectively.
+bool every_rank_has_its_own_gpu() {
+    int local = 0;
+    int local_size = 1;
+    local_rank_and_size(MPI_COMM_WORLD, local, local_size);
+    int mine = local_size <= cuda_devices_visible() ? 1 : 0;
+    int all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all == 1;
+}
+
+TEST_P(GpuDeck, NcclAndStagedAreBitwiseIdentical) {
+    GRIDSIM_REQUIRE_GPU();
+    const int n = test::world_size();
+    if (n < 2 || !every_rank_has_its_own_gpu()) GTEST_SKIP() << "NCCL needs 2 or more ranks with a GPU each";
+    const Deck& d = GetParam();
+    const auto one = field(d.text + kGpu, {}, 1);
+    const auto staged = field(d.text + kGpu, {"parallel.transport=staged"}, n);
+    const auto nccl = field(d.text + kGpu, {"parallel.transport=nccl"}, n);
+    if (test::world_rank() != 0) return;
+    EXPECT_EQ(count_differences(nccl, staged), 0u);
+    EXPECT_EQ(count_differences(nccl, one), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Decks, GpuDeck, testing::ValuesIn(kDecks),

@@ -1,0 +1,123 @@
+#include "comm/nccl_transport.hpp"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gridsim {
+
+namespace {
+
+#define GRIDSIM_NCCL_CHECK(expr)                                                               \
+    do {                                                                                       \
+        const ncclResult_t gridsim_nccl_rc_ = (expr);                                          \
+        if (gridsim_nccl_rc_ != ncclSuccess) nccl_fail(gridsim_nccl_rc_, #expr, __FILE__, __LINE__); \
+    } while (0)
+
+[[noreturn]] void nccl_fail(ncclResult_t rc, const char* expr, const char* file, int line) {
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "gridsim: rank %d: NCCL error in %s at %s:%d: %s\n", rank, expr, file, line,
+                 ncclGetErrorString(rc));
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::abort();
+}
+
+// RAII for an NCCL communicator over the ranks of an MPI communicator.
+class NcclComm {
+public:
+    explicit NcclComm(MPI_Comm comm) {
+        ncclUniqueId id{};
+        if (comm_rank(comm) == 0) GRIDSIM_NCCL_CHECK(ncclGetUniqueId(&id));
+        GRIDSIM_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm));
+        GRIDSIM_NCCL_CHECK(ncclCommInitRank(&comm_, comm_size(comm), id, comm_rank(comm)));
+    }
+    NcclComm(const NcclComm&) = delete;
+    NcclComm& operator=(const NcclComm&) = delete;
+    ~NcclComm() { ncclCommDestroy(comm_); }
+    [[nodiscard]] ncclComm_t get() const { return comm_; }
+
+private:
+    ncclComm_t comm_ = nullptr;
+};
+
+template <class T>
+constexpr ncclDataType_t nccl_type() {
+    return sizeof(T) == 4 ? ncclFloat32 : ncclFloat64;
+}
+
+template <class T>
+class NcclTransport final : public Transport<T> {
+public:
+    NcclTransport(MPI_Comm comm, Backend<T>& backend, const std::vector<HaloFace<T>>& faces)
+        : backend_(backend), comm_(comm), self_(comm_rank(comm)) {
+        // NCCL pairs the k-th send from A to B with the k-th receive on B from A: send in the
+        // order of the face a message leaves through, receive in the order of the face it left
+        // through on the peer (the opposite of our own).
+        for (std::size_t f = 0; f < faces.size(); ++f) {
+            if (faces[f].peer == self_) continue;
+            sends_.push_back(f);
+            recvs_.push_back(f);
+        }
+        std::sort(sends_.begin(), sends_.end(), [&](auto a, auto b) { return faces[a].face < faces[b].face; });
+        std::sort(recvs_.begin(), recvs_.end(), [&](auto a, auto b) {
+            return opposite_face(faces[a].face) < opposite_face(faces[b].face);
+        });
+    }
+    [[nodiscard]] const char* name() const override { return "nccl"; }
+
+    void exchange(std::vector<HaloFace<T>>& faces) override {
+        auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
+        for (std::size_t f = 0; f < faces.size(); ++f) {  // our own periodic faces: a device copy
+            if (faces[f].peer != self_) continue;
+            for (const auto& g : faces) {
+                if (g.face == opposite_face(faces[f].face)) {
+                    backend_.copy(faces[f].recv_buf.data(), g.send_buf.data(), faces[f].count(), Lane::boundary);
+                }
+            }
+        }
+        if (sends_.empty()) return;
+        GRIDSIM_NCCL_CHECK(ncclGroupStart());
+        for (std::size_t f : recvs_) {
+            GRIDSIM_NCCL_CHECK(ncclRecv(faces[f].recv_buf.data(), faces[f].count(), nccl_type<T>(), faces[f].peer,
+                                        comm_.get(), stream));
+        }
+        for (std::size_t f : sends_) {
+            GRIDSIM_NCCL_CHECK(ncclSend(faces[f].send_buf.data(), faces[f].count(), nccl_type<T>(), faces[f].peer,
+                                        comm_.get(), stream));
+        }
+        GRIDSIM_NCCL_CHECK(ncclGroupEnd());
+    }
+
+private:
+    Backend<T>& backend_;
+    NcclComm comm_;
+    int self_;
+    std::vector<std::size_t> sends_;
+    std::vector<std::size_t> recvs_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
+                                                  const std::vector<HaloFace<T>>& faces) {
+    return std::make_unique<NcclTransport<T>>(comm, backend, faces);
+}
+
+template std::unique_ptr<Transport<float>> make_nccl_transport<float>(MPI_Comm, Backend<float>&,
+                                                                      const std::vector<HaloFace<float>>&);
+template std::unique_ptr<Transport<double>> make_nccl_transport<double>(MPI_Comm, Backend<double>&,
+                                                                        const std::vector<HaloFace<double>>&);
+
+std::string nccl_version() {
+    int v = 0;
+    ncclGetVersion(&v);
+    return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+}
+
+}  // namespace gridsim

@@ -1,0 +1,24 @@
+// The `nccl` halo transport: ncclSend/ncclRecv between device buffers, grouped, enqueued on the
+// boundary lane's stream, so halos move GPU to GPU (NVLink within a node) and the host never
+// waits for them. The communicator is bootstrapped over MPI. Built when NCCL is found.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/halo_exchange.hpp"
+
+namespace gridsim {
+
+// Collective over `comm` (ncclCommInitRank). Needs one GPU per rank: NCCL refuses two ranks
+// on one device.
+template <class T>
+std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
+                                                  const std::vector<HaloFace<T>>& faces);
+
+#ifdef GRIDSIM_HAVE_NCCL
+std::string nccl_version();
+#endif
+
+}  // namespace gridsim
