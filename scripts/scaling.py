@@ -54,7 +54,7 @@ def study_plan(args, resolved):
     for n in args.ranks:
         grid = lib.balanced_grid(n, dims)
         # Larger factors on the longer axes (as gridsim does), so blocks stay as cubic as they can.
-        order = sorted(range(dims), key=lambda d: -cells[d])
+        order = sorted(range(dims), key=lambda d: (-cells[d], -d))  # as gridsim: ties to the slower axis
         pg = [1] * dims
         for d, f in zip(order, grid):
             pg[d] = f
@@ -385,7 +385,7 @@ def cmd_model(args):
         cells = [int(c) for c in base["cells"].split("x")]
         dims = len(cells)
         grid = lib.balanced_grid(n, dims)
-        order = sorted(range(dims), key=lambda d: -cells[d])
+        order = sorted(range(dims), key=lambda d: (-cells[d], -d))  # as gridsim: ties to the slower axis
         pg = [1] * dims
         for d, f in zip(order, grid):
             pg[d] = f

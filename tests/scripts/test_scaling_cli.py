@@ -94,8 +94,8 @@ class Studies(unittest.TestCase):
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertIn("Gustafson's law: P = ", rep.stdout)
         _, rows = self.check_outputs(out, "weak", [1, 2, 4])
-        # Cells grow with N, blocks stay 16^3: 1x1x1, 2x1x1, 2x2x1.
-        self.assertEqual([r["cells"] for r in rows], ["16x16x16", "32x16x16", "32x32x16"])
+        # Cells grow with N, blocks stay 16^3; ties split the slower axes first: 1x1x1, 1x1x2, 1x2x2.
+        self.assertEqual([r["cells"] for r in rows], ["16x16x16", "16x16x32", "16x32x32"])
 
     def test_one_rank_count_reports_without_a_fit(self):
         out = os.path.join(self.tmp, "single")
