@@ -153,13 +153,15 @@ public:
         }
         if (transport == TransportKind::nccl) {
 #ifdef GRIDSIM_HAVE_NCCL
-            transport_ = make_nccl_transport<T>(topo.comm(), backend, faces_);  // nccl_transport.cpp
+            transport_ =
+                make_nccl_transport<T>(topo.comm(), backend, faces_);  // nccl_transport.cpp
 #else
-            throw std::logic_error("nccl transport requested from a build without NCCL");  // refused earlier
+            throw std::logic_error(
+                "nccl transport requested from a build without NCCL");  // refused earlier
 #endif
         } else {
-            transport_ = std::make_unique<MpiTransport<T>>(topo.comm(), backend,
-                                                           transport == TransportKind::cuda_aware, faces_);
+            transport_ = std::make_unique<MpiTransport<T>>(
+                topo.comm(), backend, transport == TransportKind::cuda_aware, faces_);
         }
     }
 

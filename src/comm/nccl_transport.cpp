@@ -11,17 +11,18 @@ namespace gridsim {
 
 namespace {
 
-#define GRIDSIM_NCCL_CHECK(expr)                                                               \
-    do {                                                                                       \
-        const ncclResult_t gridsim_nccl_rc_ = (expr);                                          \
-        if (gridsim_nccl_rc_ != ncclSuccess) nccl_fail(gridsim_nccl_rc_, #expr, __FILE__, __LINE__); \
+#define GRIDSIM_NCCL_CHECK(expr)                                    \
+    do {                                                            \
+        const ncclResult_t gridsim_nccl_rc_ = (expr);               \
+        if (gridsim_nccl_rc_ != ncclSuccess)                        \
+            nccl_fail(gridsim_nccl_rc_, #expr, __FILE__, __LINE__); \
     } while (0)
 
 [[noreturn]] void nccl_fail(ncclResult_t rc, const char* expr, const char* file, int line) {
     int rank = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::fprintf(stderr, "gridsim: rank %d: NCCL error in %s at %s:%d: %s\n", rank, expr, file, line,
-                 ncclGetErrorString(rc));
+    std::fprintf(stderr, "gridsim: rank %d: NCCL error in %s at %s:%d: %s\n", rank, expr, file,
+                 line, ncclGetErrorString(rc));
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::abort();
@@ -63,7 +64,8 @@ public:
             sends_.push_back(f);
             recvs_.push_back(f);
         }
-        std::sort(sends_.begin(), sends_.end(), [&](auto a, auto b) { return faces[a].face < faces[b].face; });
+        std::sort(sends_.begin(), sends_.end(),
+                  [&](auto a, auto b) { return faces[a].face < faces[b].face; });
         std::sort(recvs_.begin(), recvs_.end(), [&](auto a, auto b) {
             return opposite_face(faces[a].face) < opposite_face(faces[b].face);
         });
@@ -76,19 +78,20 @@ public:
             if (faces[f].peer != self_) continue;
             for (const auto& g : faces) {
                 if (g.face == opposite_face(faces[f].face)) {
-                    backend_.copy(faces[f].recv_buf.data(), g.send_buf.data(), faces[f].count(), Lane::boundary);
+                    backend_.copy(faces[f].recv_buf.data(), g.send_buf.data(), faces[f].count(),
+                                  Lane::boundary);
                 }
             }
         }
         if (sends_.empty()) return;
         GRIDSIM_NCCL_CHECK(ncclGroupStart());
         for (std::size_t f : recvs_) {
-            GRIDSIM_NCCL_CHECK(ncclRecv(faces[f].recv_buf.data(), faces[f].count(), nccl_type<T>(), faces[f].peer,
-                                        comm_.get(), stream));
+            GRIDSIM_NCCL_CHECK(ncclRecv(faces[f].recv_buf.data(), faces[f].count(), nccl_type<T>(),
+                                        faces[f].peer, comm_.get(), stream));
         }
         for (std::size_t f : sends_) {
-            GRIDSIM_NCCL_CHECK(ncclSend(faces[f].send_buf.data(), faces[f].count(), nccl_type<T>(), faces[f].peer,
-                                        comm_.get(), stream));
+            GRIDSIM_NCCL_CHECK(ncclSend(faces[f].send_buf.data(), faces[f].count(), nccl_type<T>(),
+                                        faces[f].peer, comm_.get(), stream));
         }
         GRIDSIM_NCCL_CHECK(ncclGroupEnd());
     }
@@ -109,10 +112,10 @@ std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& bac
     return std::make_unique<NcclTransport<T>>(comm, backend, faces);
 }
 
-template std::unique_ptr<Transport<float>> make_nccl_transport<float>(MPI_Comm, Backend<float>&,
-                                                                      const std::vector<HaloFace<float>>&);
-template std::unique_ptr<Transport<double>> make_nccl_transport<double>(MPI_Comm, Backend<double>&,
-                                                                        const std::vector<HaloFace<double>>&);
+template std::unique_ptr<Transport<float>> make_nccl_transport<float>(
+    MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&);
+template std::unique_ptr<Transport<double>> make_nccl_transport<double>(
+    MPI_Comm, Backend<double>&, const std::vector<HaloFace<double>>&);
 
 std::string nccl_version() {
     int v = 0;

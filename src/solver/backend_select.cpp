@@ -73,12 +73,14 @@ void check_cpu_transport(const Config& cfg) {
 // can: halos then move GPU to GPU without the host.
 TransportKind gpu_transport(const Config& cfg, bool own_gpus) {
     switch (cfg.transport) {
-        case TransportKind::staged: return TransportKind::staged;
+        case TransportKind::staged:
+            return TransportKind::staged;
         case TransportKind::cuda_aware:
             if (!mpi_is_cuda_aware()) {
-                throw ConfigError(cfg.where("parallel.transport") +
-                                  "\"cuda-aware\" needs a CUDA-aware MPI, and this one says it is not "
-                                  "(MPIX_Query_cuda_support); use \"staged\" or \"nccl\"");
+                throw ConfigError(
+                    cfg.where("parallel.transport") +
+                    "\"cuda-aware\" needs a CUDA-aware MPI, and this one says it is not "
+                    "(MPIX_Query_cuda_support); use \"staged\" or \"nccl\"");
             }
             return TransportKind::cuda_aware;
         case TransportKind::nccl:
@@ -87,11 +89,13 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus) {
                                   "\"nccl\": this build has no NCCL; use \"staged\" or \"auto\"");
             }
             if (!own_gpus) {
-                throw ConfigError(cfg.where("parallel.transport") +
-                                  "\"nccl\" needs one GPU per rank (ranks share GPUs here); use \"staged\"");
+                throw ConfigError(
+                    cfg.where("parallel.transport") +
+                    "\"nccl\" needs one GPU per rank (ranks share GPUs here); use \"staged\"");
             }
             return TransportKind::nccl;
-        case TransportKind::automatic: break;
+        case TransportKind::automatic:
+            break;
     }
     return nccl_built() && own_gpus ? TransportKind::nccl : TransportKind::staged;
 }

@@ -17,9 +17,9 @@ namespace gridsim {
 template <class T>
 struct BackendChoice {
     std::unique_ptr<Backend<T>> backend;
-    DeviceInfo device;        // device = -1 on the CPU backend
+    DeviceInfo device;                                // device = -1 on the CPU backend
     TransportKind transport = TransportKind::staged;  // resolved: staged, cuda_aware or nccl
-    std::string note;         // why `auto` chose what it chose ("" otherwise)
+    std::string note;  // why `auto` chose what it chose ("" otherwise)
 };
 
 // Throws ConfigError (naming parallel.backend or parallel.transport) for a choice this build,

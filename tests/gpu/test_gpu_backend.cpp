@@ -154,7 +154,8 @@ bool every_rank_has_its_own_gpu() {
 TEST_P(GpuDeck, NcclAndStagedAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const int n = test::world_size();
-    if (n < 2 || !every_rank_has_its_own_gpu()) GTEST_SKIP() << "NCCL needs 2 or more ranks with a GPU each";
+    if (n < 2 || !every_rank_has_its_own_gpu())
+        GTEST_SKIP() << "NCCL needs 2 or more ranks with a GPU each";
     const Deck& d = GetParam();
     const auto one = field(d.text + kGpu, {}, 1);
     const auto staged = field(d.text + kGpu, {"parallel.transport=staged"}, n);
