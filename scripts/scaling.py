@@ -52,12 +52,7 @@ def study_plan(args, resolved):
     dims = len(cells)
     plan = []
     for n in args.ranks:
-        grid = lib.balanced_grid(n, dims)
-        # Larger factors on the longer axes (as gridsim does), so blocks stay as cubic as they can.
-        order = sorted(range(dims), key=lambda d: (-cells[d], -d))  # as gridsim: ties to the slower axis
-        pg = [1] * dims
-        for d, f in zip(order, grid):
-            pg[d] = f
+        pg = lib.process_grid(cells, n)  # blocks as cubic as they can be
         sets = [f"parallel.process_grid=[{','.join(map(str, pg))}]"]
         if args.kind == "weak":
             per = args.per_rank_cells or cells
@@ -383,12 +378,7 @@ def cmd_model(args):
 
     def halo_time(n):
         cells = [int(c) for c in base["cells"].split("x")]
-        dims = len(cells)
-        grid = lib.balanced_grid(n, dims)
-        order = sorted(range(dims), key=lambda d: (-cells[d], -d))  # as gridsim: ties to the slower axis
-        pg = [1] * dims
-        for d, f in zip(order, grid):
-            pg[d] = f
+        pg = lib.process_grid(cells, n)
         if weak:
             per = [c // g for c, g in zip(cells, [int(x) for x in base["process_grid"].split("x")])]
             cells = [c * g for c, g in zip(per, pg)]

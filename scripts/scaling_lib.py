@@ -93,6 +93,17 @@ def balanced_grid(n, dims):
     return list(best[1])
 
 
+def process_grid(cells, n):
+    """Ranks per axis (x, y, z order) for n ranks, as gridsim chooses them: the balanced factors,
+    larger ones on longer axes, ties to the slower axis (z, then y: contiguous faces)."""
+    dims = len(cells)
+    order = sorted(range(dims), key=lambda d: (-cells[d], -d))
+    grid = [1] * dims
+    for d, f in zip(order, balanced_grid(n, dims)):
+        grid[d] = f
+    return grid
+
+
 def halo_traffic(cells, grid, periodic, value_bytes):
     """Messages and bytes sent per step by the busiest rank of a block decomposition.
 

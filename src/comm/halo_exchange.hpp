@@ -45,7 +45,8 @@ public:
     Transport& operator=(const Transport&) = delete;
     virtual ~Transport() = default;
     [[nodiscard]] virtual const char* name() const = 0;
-    // Moves every face's packed send buffer to its peer and the peer's into the recv buffer.
+    // Moves every face's packed send buffer to its peer (another rank) and the peer's into the
+    // recv buffer.
     // Called after packing was issued on the boundary lane; unpacking issued after it on the
     // same lane sees the received data.
     virtual void exchange(std::vector<HaloFace<T>>& faces) = 0;
@@ -53,67 +54,47 @@ public:
 
 // MPI_Irecv/MPI_Isend between ranks. `staged`: device buffers go through page-locked host
 // copies (asynchronous copies on the boundary lane); host buffers (CPU backend) and device
-// buffers given to a CUDA-aware MPI (`direct`) go to MPI as they are. A face whose neighbour is
-// this rank (a periodic axis held by one rank) receives its own opposite face by a copy in
-// backend memory: no MPI, no staging. A message's tag is the face it leaves through, so the
-// receiver expects the opposite of its own face.
+// buffers given to a CUDA-aware MPI (`direct`) go to MPI as they are. A message's tag is the
+// face it leaves through, so the receiver expects the opposite of its own face.
 template <class T>
 class MpiTransport final : public Transport<T> {
 public:
     MpiTransport(MPI_Comm comm, Backend<T>& backend, bool direct,
                  const std::vector<HaloFace<T>>& faces)
         : comm_(comm), backend_(backend), stage_(backend.on_device() && !direct), direct_(direct) {
-        int self = 0;
-        GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &self));
+        if (!stage_) return;
         for (const auto& h : faces) {
-            int source = -1;  // index of the face whose send buffer is this face's halo
-            if (h.peer == self) {
-                for (std::size_t g = 0; g < faces.size(); ++g) {
-                    if (faces[g].face == opposite_face(h.face)) source = static_cast<int>(g);
-                }
-            }
-            self_source_.push_back(source);
-            any_mpi_ = any_mpi_ || source < 0;
-            host_send_.push_back(stage_ && source < 0 ? backend.allocate_host(h.send.count())
-                                                      : Buffer<T>());
-            host_recv_.push_back(stage_ && source < 0 ? backend.allocate_host(h.recv.count())
-                                                      : Buffer<T>());
+            host_send_.push_back(backend.allocate_host(h.send.count()));
+            host_recv_.push_back(backend.allocate_host(h.recv.count()));
         }
     }
     [[nodiscard]] const char* name() const override { return direct_ ? "cuda-aware" : "staged"; }
 
     void exchange(std::vector<HaloFace<T>>& faces) override {
-        for (std::size_t f = 0; f < faces.size(); ++f) {
-            if (self_source_[f] >= 0) {
-                backend_.copy(faces[f].recv_buf.data(), faces[self_source_[f]].send_buf.data(),
-                              faces[f].count(), Lane::boundary);
-            } else if (stage_) {
+        if (stage_) {
+            for (std::size_t f = 0; f < faces.size(); ++f) {
                 backend_.copy(host_send_[f].data(), faces[f].send_buf.data(), faces[f].count(),
                               Lane::boundary);
             }
         }
-        if (!any_mpi_) return;          // every halo came from this rank: all stays on the lane
         backend_.wait(Lane::boundary);  // MPI reads the packed (and staged) data from here on
         std::vector<MPI_Request> requests(2 * faces.size(), MPI_REQUEST_NULL);
         for (std::size_t f = 0; f < faces.size(); ++f) {
-            if (self_source_[f] >= 0) continue;
             T* recv = stage_ ? host_recv_[f].data() : faces[f].recv_buf.data();
             GRIDSIM_MPI_CHECK(MPI_Irecv(recv, faces[f].count(), mpi_type<T>(), faces[f].peer,
                                         opposite_face(faces[f].face), comm_, &requests[2 * f]));
         }
         for (std::size_t f = 0; f < faces.size(); ++f) {
-            if (self_source_[f] >= 0) continue;
             T* send = stage_ ? host_send_[f].data() : faces[f].send_buf.data();
             GRIDSIM_MPI_CHECK(MPI_Isend(send, faces[f].count(), mpi_type<T>(), faces[f].peer,
                                         faces[f].face, comm_, &requests[2 * f + 1]));
         }
         GRIDSIM_MPI_CHECK(
             MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+        if (!stage_) return;
         for (std::size_t f = 0; f < faces.size(); ++f) {
-            if (stage_ && self_source_[f] < 0) {
-                backend_.copy(faces[f].recv_buf.data(), host_recv_[f].data(), faces[f].count(),
-                              Lane::boundary);
-            }
+            backend_.copy(faces[f].recv_buf.data(), host_recv_[f].data(), faces[f].count(),
+                          Lane::boundary);
         }
     }
 
@@ -122,8 +103,6 @@ private:
     Backend<T>& backend_;
     bool stage_;
     bool direct_;
-    bool any_mpi_ = false;
-    std::vector<int> self_source_;      // per face: local source face index, or -1 (MPI)
     std::vector<Buffer<T>> host_send_;  // page-locked mirrors of the device buffers (staged)
     std::vector<Buffer<T>> host_recv_;
 };
@@ -149,30 +128,47 @@ public:
             h.recv = recv_box(sub, face, halo);
             h.send_buf = backend.allocate(h.send.count());
             h.recv_buf = backend.allocate(h.recv.count());
-            faces_.push_back(std::move(h));
+            (h.peer == topo.rank() ? local_ : remote_).push_back(std::move(h));
+        }
+        // A periodic axis held by one rank: each face's halo is this rank's opposite face,
+        // copied in backend memory whatever the transport (no MPI, no staging, no NCCL).
+        for (std::size_t f = 0; f < local_.size(); ++f) {
+            for (std::size_t g = 0; g < local_.size(); ++g) {
+                if (local_[g].face == opposite_face(local_[f].face)) local_source_.push_back(g);
+            }
         }
         if (transport == TransportKind::nccl) {
 #ifdef GRIDSIM_HAVE_NCCL
             transport_ =
-                make_nccl_transport<T>(topo.comm(), backend, faces_);  // nccl_transport.cpp
+                make_nccl_transport<T>(topo.comm(), backend, remote_);  // nccl_transport.cpp
 #else
             throw std::logic_error(
                 "nccl transport requested from a build without NCCL");  // refused earlier
 #endif
         } else {
             transport_ = std::make_unique<MpiTransport<T>>(
-                topo.comm(), backend, transport == TransportKind::cuda_aware, faces_);
+                topo.comm(), backend, transport == TransportKind::cuda_aware, remote_);
         }
     }
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
 
     void pack(FieldView<const T> u) {
-        for (auto& h : faces_) backend_.pack(u, h.send, h.send_buf.data(), Lane::boundary);
+        for (auto* faces : {&local_, &remote_}) {
+            for (auto& h : *faces) backend_.pack(u, h.send, h.send_buf.data(), Lane::boundary);
+        }
     }
-    void transfer() { transport_->exchange(faces_); }
+    void transfer() {
+        for (std::size_t f = 0; f < local_.size(); ++f) {
+            backend_.copy(local_[f].recv_buf.data(), local_[local_source_[f]].send_buf.data(),
+                          local_[f].count(), Lane::boundary);
+        }
+        if (!remote_.empty()) transport_->exchange(remote_);
+    }
     void unpack(FieldView<T> u) {
-        for (auto& h : faces_) backend_.unpack(h.recv_buf.data(), u, h.recv, Lane::boundary);
+        for (auto* faces : {&local_, &remote_}) {
+            for (auto& h : *faces) backend_.unpack(h.recv_buf.data(), u, h.recv, Lane::boundary);
+        }
     }
     // All three back to back, complete on return (initialisation, tests).
     void exchange(FieldView<T> u) {
@@ -185,7 +181,9 @@ public:
 private:
     Backend<T>& backend_;
     std::unique_ptr<Transport<T>> transport_;
-    std::vector<HaloFace<T>> faces_;
+    std::vector<HaloFace<T>> local_;         // faces whose neighbour is this rank
+    std::vector<std::size_t> local_source_;  // local_[f]'s halo is local_[local_source_[f]]'s face
+    std::vector<HaloFace<T>> remote_;        // faces exchanged through the transport
 };
 
 }  // namespace gridsim

@@ -55,12 +55,11 @@ template <class T>
 class NcclTransport final : public Transport<T> {
 public:
     NcclTransport(MPI_Comm comm, Backend<T>& backend, const std::vector<HaloFace<T>>& faces)
-        : backend_(backend), comm_(comm), self_(comm_rank(comm)) {
+        : backend_(backend), comm_(comm) {
         // NCCL pairs the k-th send from A to B with the k-th receive on B from A: send in the
         // order of the face a message leaves through, receive in the order of the face it left
         // through on the peer (the opposite of our own).
         for (std::size_t f = 0; f < faces.size(); ++f) {
-            if (faces[f].peer == self_) continue;
             sends_.push_back(f);
             recvs_.push_back(f);
         }
@@ -74,16 +73,6 @@ public:
 
     void exchange(std::vector<HaloFace<T>>& faces) override {
         auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
-        for (std::size_t f = 0; f < faces.size(); ++f) {  // our own periodic faces: a device copy
-            if (faces[f].peer != self_) continue;
-            for (const auto& g : faces) {
-                if (g.face == opposite_face(faces[f].face)) {
-                    backend_.copy(faces[f].recv_buf.data(), g.send_buf.data(), faces[f].count(),
-                                  Lane::boundary);
-                }
-            }
-        }
-        if (sends_.empty()) return;
         GRIDSIM_NCCL_CHECK(ncclGroupStart());
         for (std::size_t f : recvs_) {
             GRIDSIM_NCCL_CHECK(ncclRecv(faces[f].recv_buf.data(), faces[f].count(), nccl_type<T>(),
@@ -99,7 +88,6 @@ public:
 private:
     Backend<T>& backend_;
     NcclComm comm_;
-    int self_;
     std::vector<std::size_t> sends_;
     std::vector<std::size_t> recvs_;
 };

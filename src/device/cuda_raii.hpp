@@ -71,7 +71,7 @@ Buffer<T> device_buffer(std::size_t n) {
     // before the zeros do.
     GRIDSIM_CUDA_CHECK(cudaMemset(p, 0, bytes));
     GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-    return Buffer<T>(static_cast<T*>(p), n, MemorySpace::device, &detail::free_device);
+    return Buffer<T>(static_cast<T*>(p), n, &detail::free_device);
 }
 
 // Page-locked host memory, first touched (zeroed) by the calling thread, so it lands on the
@@ -82,7 +82,7 @@ Buffer<T> pinned_buffer(std::size_t n) {
     const std::size_t bytes = (n == 0 ? 1 : n) * sizeof(T);
     GRIDSIM_CUDA_CHECK(cudaMallocHost(&p, bytes));
     std::memset(p, 0, bytes);
-    return Buffer<T>(static_cast<T*>(p), n, MemorySpace::host, &detail::free_pinned);
+    return Buffer<T>(static_cast<T*>(p), n, &detail::free_pinned);
 }
 
 }  // namespace gridsim

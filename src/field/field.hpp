@@ -60,8 +60,6 @@ struct FieldView {
     }
 };
 
-enum class MemorySpace { host, device };
-
 // Owning, move-only array in host or device memory. The deleter is chosen by whoever
 // allocates (host here, cudaFree in the CUDA backend), so this layer needs no CUDA.
 template <class T>
@@ -70,8 +68,7 @@ public:
     using FreeFn = void (*)(void*);
 
     Buffer() = default;
-    Buffer(T* data, std::size_t size, MemorySpace space, FreeFn free_fn)
-        : data_(data), size_(size), space_(space), free_(free_fn) {}
+    Buffer(T* data, std::size_t size, FreeFn free_fn) : data_(data), size_(size), free_(free_fn) {}
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
     Buffer(Buffer&& o) noexcept { swap(o); }
@@ -90,24 +87,21 @@ public:
         void* p = std::aligned_alloc(64, bytes == 0 ? 64 : bytes);
         if (p == nullptr) throw std::bad_alloc();
         std::memset(p, 0, bytes);
-        return Buffer(static_cast<T*>(p), size, MemorySpace::host, &std::free);
+        return Buffer(static_cast<T*>(p), size, &std::free);
     }
 
     [[nodiscard]] T* data() const { return data_; }
     [[nodiscard]] std::size_t size() const { return size_; }
-    [[nodiscard]] MemorySpace space() const { return space_; }
 
 private:
     void swap(Buffer& o) noexcept {
         std::swap(data_, o.data_);
         std::swap(size_, o.size_);
-        std::swap(space_, o.space_);
         std::swap(free_, o.free_);
     }
 
     T* data_ = nullptr;
     std::size_t size_ = 0;
-    MemorySpace space_ = MemorySpace::host;
     FreeFn free_ = nullptr;
 };
 
@@ -129,7 +123,6 @@ public:
     [[nodiscard]] const FieldExtents& extents() const { return ext_; }
     [[nodiscard]] FieldView<T> view() { return {buf_.data(), ext_}; }
     [[nodiscard]] FieldView<const T> view() const { return {buf_.data(), ext_}; }
-    [[nodiscard]] MemorySpace space() const { return buf_.space(); }
 
 private:
     FieldExtents ext_;

@@ -325,14 +325,19 @@ CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm, cons
     GRIDSIM_MPI_CHECK(MPI_Bcast(&step, 1, MPI_LONG_LONG, 0, comm));
     GRIDSIM_MPI_CHECK(MPI_Bcast(&info.time, 1, MPI_DOUBLE, 0, comm));
     info.step = step;
+    // The history as (step, residual) pairs of doubles in one broadcast (steps are exact in a
+    // double up to 2^53, as they are in the file).
     long n = static_cast<long>(info.residual_history.size());
     GRIDSIM_MPI_CHECK(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
-    info.residual_history.resize(n);
-    for (auto& [s, r] : info.residual_history) {
-        long long ss = s;
-        GRIDSIM_MPI_CHECK(MPI_Bcast(&ss, 1, MPI_LONG_LONG, 0, comm));
-        GRIDSIM_MPI_CHECK(MPI_Bcast(&r, 1, MPI_DOUBLE, 0, comm));
-        s = ss;
+    std::vector<double> flat(2 * static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < info.residual_history.size(); ++k) {
+        flat[2 * k] = static_cast<double>(info.residual_history[k].first);
+        flat[2 * k + 1] = info.residual_history[k].second;
+    }
+    GRIDSIM_MPI_CHECK(MPI_Bcast(flat.data(), static_cast<int>(flat.size()), MPI_DOUBLE, 0, comm));
+    info.residual_history.resize(static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < info.residual_history.size(); ++k) {
+        info.residual_history[k] = {static_cast<std::int64_t>(flat[2 * k]), flat[2 * k + 1]};
     }
     return info;
 }

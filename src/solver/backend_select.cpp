@@ -42,18 +42,16 @@ std::string cuda_runtime_version() {
 
 namespace {
 
-// 2: every rank has a GPU of its own (or the deck allows sharing), 1: every rank sees one but
-// some node runs more ranks than GPUs, 0: some rank sees none.
-int device_coverage(MPI_Comm comm, bool share) {
-    const int visible = cuda_devices_visible();
-    int mine = visible > 0 ? 2 : 0;
+// 2: every rank has a GPU of its own, 1: every rank sees one but some node runs more ranks
+// than GPUs (they would share), 0: some rank sees none (or no CUDA in this build).
+int device_coverage(MPI_Comm comm) {
+    int mine = 0;
 #ifdef GRIDSIM_HAVE_CUDA
+    const int visible = cuda_devices_visible();
     int local_rank = 0;
     int local_ranks = 1;
     local_rank_and_size(comm, local_rank, local_ranks);
-    if (mine == 2 && !share && local_ranks > visible) mine = 1;
-#else
-    (void)share;
+    mine = visible == 0 ? 0 : (local_ranks > visible ? 1 : 2);
 #endif
     int all = 0;
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
@@ -112,9 +110,9 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
             "\"cuda\" is not available: this build has no CUDA backend (configure with "
             "-DGRIDSIM_CUDA=ON where nvcc is installed); use \"cpu\" or \"auto\"");
     }
+    const int coverage = device_coverage(comm);
     if (cfg.backend == BackendKind::automatic) {
-        const int coverage = cuda_backend_built() ? device_coverage(comm, cfg.share_gpus) : 0;
-        cuda = coverage == 2;
+        cuda = coverage == 2 || (coverage == 1 && cfg.share_gpus);
         choice.note =
             cuda ? "auto: every rank has a CUDA device"
             : coverage == 1
@@ -125,7 +123,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
     }
 #ifdef GRIDSIM_HAVE_CUDA
     if (cuda) {
-        choice.transport = gpu_transport(cfg, device_coverage(comm, false) == 2);
+        choice.transport = gpu_transport(cfg, coverage == 2);
         choice.device = select_device(comm, cfg.share_gpus, cfg.where("parallel.backend"));
         CudaLaunchConfig launch;
         launch.tiled = cfg.tiled;

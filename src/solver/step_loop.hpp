@@ -8,6 +8,7 @@
 
 #include "comm/mpi_check.hpp"
 #include "solver/run.hpp"
+#include "solver/simulation.hpp"
 
 namespace gridsim {
 
@@ -62,12 +63,6 @@ private:
     MPI_Comm comm_;
     std::chrono::steady_clock::time_point start_;
 };
-
-}  // namespace gridsim
-
-#include "solver/simulation.hpp"
-
-namespace gridsim {
 
 // The parts of a RunResult every problem fills the same way, once the loop is over: waits for
 // all work, then measures the copy bandwidth the report compares against.
