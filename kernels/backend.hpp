@@ -15,6 +15,7 @@
 
 #include "field/field.hpp"
 #include "grid/box.hpp"
+#include "kernels/initial.hpp"
 #include "kernels/stencil.hpp"
 
 namespace gridsim {
@@ -66,15 +67,34 @@ public:
     virtual Buffer<T> allocate_host(std::size_t elements) = 0;
     Field<T> allocate_field(const FieldExtents& ext) { return Field<T>(ext, allocate(ext.total)); }
 
+    // u(i, j, k) = initial_value(p, origin + (i, j, k)) at every owned point, computed where the
+    // field lives (halos untouched), ordered on the boundary lane.
+    virtual void fill_initial(const InitialParams& p, FieldView<T> u,
+                              const std::array<int, 3>& origin) = 0;
     // Whole-field copies between host vectors and backend memory, halos included (blocking).
     virtual void upload(const std::vector<T>& host, FieldView<T> dst) = 0;
     virtual void download(FieldView<const T> src, std::vector<T>& host) = 0;
     // Asynchronous copy of n elements in any direction, ordered on `lane`.
     virtual void copy(T* dst, const T* src, std::size_t n, Lane lane) = 0;
 
-    // out(p) = stencil(in, p) for every p in `box`.
+    // out(p) = stencil(in, p) for every p in `box`. With `residual`, the same pass also sums
+    // (out(p) - in(p))^2 over the box (in double) into this check's residual partials.
     virtual void apply(const StencilParams<T>& params, FieldView<const T> in, FieldView<T> out,
-                       const Box& box, Lane lane) = 0;
+                       const Box& box, Lane lane, bool residual) = 0;
+    // The fused residual: adds every partial written since the last call in a fixed order (the
+    // same inputs give the same bits) into one double in backend memory, after the work of both
+    // lanes so far but without making either lane wait (the CUDA backend folds on a stream of
+    // its own); returns its address (overwritten by the next call).
+    virtual double* fold_residual() = 0;
+    // Makes `lane`'s later work wait for the last fold (before a collective on that lane uses
+    // its result).
+    virtual void join_fold(Lane lane) = 0;
+    // Copies one double from backend memory to the host without waiting, ordered after the last
+    // fold, or after the boundary lane's work so far; finish_read() waits for the oldest
+    // unfinished read and returns its value.
+    enum class ReadAfter { fold, boundary_lane };
+    virtual void start_read(const double* src, ReadAfter after) = 0;
+    virtual double finish_read() = 0;
     // Copies `box` of `u` to/from a contiguous buffer (x fastest) in backend memory.
     virtual void pack(FieldView<const T> u, const Box& box, T* dst, Lane lane) = 0;
     virtual void unpack(const T* src, FieldView<T> u, const Box& box, Lane lane) = 0;

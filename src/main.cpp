@@ -5,6 +5,7 @@
 // text), so every rank returns 2 together and rank 0 prints the message once.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <chrono>
 
 #include <cerrno>
 #include <cstdio>
@@ -24,6 +25,9 @@
 #include "solver/run.hpp"
 
 namespace {
+
+// When main() began: the run report's start-up time runs from here to the first step.
+std::chrono::steady_clock::time_point g_process_start;
 
 using gridsim::Config;
 using gridsim::ConfigError;
@@ -93,6 +97,7 @@ int cmd_run(const Options& opt, int rank) {
     const Config cfg = load(opt, rank);
     gridsim::RunOptions run_opt;
     run_opt.measure_copy_bandwidth = true;
+    run_opt.process_start = g_process_start;
     run_opt.on_progress = [rank](const gridsim::ProgressSample& s) {
         if (rank == 0) std::cout << gridsim::progress_line(s) << std::endl;
     };
@@ -126,6 +131,7 @@ void add_deck_options(CLI::App& cmd, Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    g_process_start = std::chrono::steady_clock::now();
     gridsim::MpiSession mpi(&argc, &argv);
     const int rank = mpi.rank();
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <limits>
 
 #include "kernels/backend.hpp"
@@ -19,12 +20,28 @@ void for_each_row(const Box& b, F&& row) {
     }
 }
 
-template <class T, int Dims, StencilKind Kind>
-void apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r) {
+// Updates `b` and returns the sum of (out - in)^2 over it when `Residual` (else 0).
+template <class T, int Dims, StencilKind Kind, bool Residual>
+double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r) {
+    double sum = 0.0;
     for_each_row(b, [&](int j, int k) {
         T* __restrict__ dst = &out(0, j, k);
         for (int i = b.lo[0]; i < b.hi[0]; ++i) dst[i] = stencil_at<T, Dims, Kind>(in, i, j, k, r);
+        if constexpr (Residual) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) {
+                const double d = static_cast<double>(dst[i]) - static_cast<double>(in(i, j, k));
+                sum += d * d;
+            }
+        }
     });
+    return sum;
+}
+
+template <class T, int Dims, StencilKind Kind>
+double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
+                 bool residual) {
+    return residual ? apply_box<T, Dims, Kind, true>(in, out, b, r)
+                    : apply_box<T, Dims, Kind, false>(in, out, b, r);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -68,6 +85,16 @@ public:
         std::memcpy(dst, src, n * sizeof(T));
     }
 
+    void fill_initial(const InitialParams& p, FieldView<T> u,
+                      const std::array<int, 3>& origin) override {
+        const Box owned{{0, 0, 0}, u.ext.n};
+        for_each_row(owned, [&](int j, int k) {
+            for (int i = 0; i < u.ext.n[0]; ++i) {
+                const int g[3] = {origin[0] + i, origin[1] + j, origin[2] + k};
+                u(i, j, k) = static_cast<T>(initial_value(p, g));
+            }
+        });
+    }
     void upload(const std::vector<T>& host, FieldView<T> dst) override {
         std::copy(host.begin(), host.end(), dst.data);
     }
@@ -76,16 +103,33 @@ public:
     }
 
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
-               Lane /*lane*/) override {
+               Lane /*lane*/, bool residual) override {
         if (b.empty()) return;
         const bool heat = p.kind == StencilKind::heat;
+        double sum = 0.0;
         if (in.ext.dims == 2) {
-            heat ? apply_box<T, 2, StencilKind::heat>(in, out, b, p.r)
-                 : apply_box<T, 2, StencilKind::jacobi>(in, out, b, p.r);
+            sum = heat ? apply_box<T, 2, StencilKind::heat>(in, out, b, p.r, residual)
+                       : apply_box<T, 2, StencilKind::jacobi>(in, out, b, p.r, residual);
         } else {
-            heat ? apply_box<T, 3, StencilKind::heat>(in, out, b, p.r)
-                 : apply_box<T, 3, StencilKind::jacobi>(in, out, b, p.r);
+            sum = heat ? apply_box<T, 3, StencilKind::heat>(in, out, b, p.r, residual)
+                       : apply_box<T, 3, StencilKind::jacobi>(in, out, b, p.r, residual);
         }
+        partial_sum_ += sum;
+    }
+    // Boxes are applied in a fixed order on one thread, so the running sum is reproducible.
+    double* fold_residual() override {
+        folded_ = partial_sum_;
+        partial_sum_ = 0.0;
+        return &folded_;
+    }
+    void join_fold(Lane /*lane*/) override {}
+    void start_read(const double* src, typename Backend<T>::ReadAfter /*after*/) override {
+        reads_.push_back(*src);
+    }
+    double finish_read() override {
+        const double v = reads_.front();
+        reads_.pop_front();
+        return v;
     }
 
     void pack(FieldView<const T> u, const Box& b, T* dst, Lane /*lane*/) override {
@@ -163,6 +207,11 @@ public:
         }
         return 2.0 * static_cast<double>(n * sizeof(T)) / best;
     }
+
+private:
+    double partial_sum_ = 0.0;  // fused residual since the last fold
+    double folded_ = 0.0;
+    std::deque<double> reads_;
 };
 
 }  // namespace

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "device/cuda_raii.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/initial.cuh"
 #include "kernels/cuda/reductions.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
 
@@ -15,16 +17,29 @@ namespace gridsim {
 
 namespace {
 
-// Default tiled block: the fastest of 32x4, 32x8, 32x16, 64x4, 64x8, 128x2, 128x4 and 256x1
-// for both benchmark decks on an H100 (docs/performance.md, "Tiled block size").
-constexpr int kTiledBlockX = 32;
-constexpr int kTiledBlockY = 4;
-constexpr int kZChunk = 16;  // planes a tiled 3D block marches through
-// Default naive rows per thread by value size: enough bytes in flight per thread
-// (docs/performance.md has the measurement behind the choice).
+// Default launch shapes per variant, the fastest measured on an H200 (docs/performance.md,
+// "Kernel variants"); parallel.block and parallel.rows_per_thread override them. The stream
+// kernel's x extent counts threads, each of which covers 16 bytes of x points on wide boxes.
+struct LaunchDefaults {
+    int block_x, block_y, points;
+};
+constexpr LaunchDefaults kStream2d{128, 1, 8};
+constexpr LaunchDefaults kStream3dDouble{32, 4, 8};
+constexpr LaunchDefaults kStream3dFloat{16, 8, 8};
+constexpr LaunchDefaults kTiled2d{128, 1, 8};
+constexpr LaunchDefaults kTiled3d{64, 4, 8};
+// Naive: points per thread by value size, enough bytes in flight per thread.
 constexpr int kNaiveRowsFloat = 4;
 constexpr int kNaiveRowsDouble = 2;
 constexpr int kCopyThreads = 256;
+constexpr int kFoldThreads = 1024;
+constexpr int kReadSlots = 8;  // residual read-backs that may be in flight at once
+#ifndef GRIDSIM_STREAM_VECTOR
+#define GRIDSIM_STREAM_VECTOR 1  // stream kernel: 16-byte packs of x points on wide boxes
+#endif
+#ifndef GRIDSIM_WALK_BYTES
+#define GRIDSIM_WALK_BYTES 32  // bytes of walk-axis loads in flight per thread (measured)
+#endif
 
 // CUDA-event intervals per lane: events are recorded on the lane's stream and read back only
 // once they have completed (collect() never blocks unless asked), so timing adds no
@@ -87,31 +102,77 @@ int blocks_for(long long n) {
     return static_cast<int>(std::clamp<long long>((n + kCopyThreads - 1) / kCopyThreads, 1, 65535));
 }
 
+unsigned pow2_ceil(int n) {
+    unsigned p = 1;
+    while (p < static_cast<unsigned>(n)) p *= 2;
+    return p;
+}
+
+unsigned ceil_div(long long n, long long d) { return static_cast<unsigned>((n + d - 1) / d); }
+
+// A launch's grid, block and dynamic shared memory.
+struct Launch {
+    dim3 grid;
+    dim3 block;
+    std::size_t smem = 0;
+    [[nodiscard]] long long blocks() const {
+        return static_cast<long long>(grid.x) * grid.y * grid.z;
+    }
+};
+
+// The block shape for `box`: the configured one, narrowed for thin boxes (the shell slabs of the
+// overlap recipe) so that threads are not launched for points that do not exist: an x face one
+// point thick runs with blocks of 1 x (bx * by) instead of leaving 31 of 32 lanes idle.
+dim3 fit_block(int bx, int by, int nx, int ny) {
+    const unsigned x = std::min<unsigned>(bx, pow2_ceil(nx));
+    const unsigned y =
+        std::min<unsigned>(std::max(1u, static_cast<unsigned>(bx * by) / x), pow2_ceil(ny));
+    return {x, y, 1};
+}
+
+// One block adds `count` partials in a fixed order (thread t: t, t + blockDim.x, ... in
+// order, then store_block_sum's fixed tree), so a rerun reproduces the sum bit for bit.
+__global__ void fold_kernel(const double* __restrict__ partials, long long count,
+                            double* __restrict__ result) {
+    double sum = 0.0;
+    for (long long t = threadIdx.x; t < count; t += blockDim.x) sum += partials[t];
+    cuda::store_block_sum(sum, result);
+}
+
 template <class T>
 class CudaBackend final : public Backend<T> {
 public:
     explicit CudaBackend(const CudaLaunchConfig& cfg) : cfg_(cfg) {
-        if (cfg_.tiled) {
-            if (cfg_.block_x == 0) cfg_.block_x = kTiledBlockX;
-            if (cfg_.block_y == 0) cfg_.block_y = kTiledBlockY;
-        } else if (cfg_.block_x == 0 || cfg_.block_y == 0) {
-            // The occupancy API's block size for the naive 3D heat kernel, as 32 x (n / 32).
-            int min_grid = 0;
-            int block = 0;
-            GRIDSIM_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(
-                &min_grid, &block, cuda::stencil_naive_kernel<T, 3, StencilKind::heat, 1>, 0, 0));
-            cfg_.block_x = 32;
-            cfg_.block_y = std::max(1, block / 32);
+        if (cfg_.kernel == KernelKind::naive) {
+            if (cfg_.block_x == 0) {
+                // The occupancy API's block size for the naive 3D heat kernel, as 32 x (n / 32).
+                int min_grid = 0;
+                int block = 0;
+                GRIDSIM_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(
+                    &min_grid, &block,
+                    cuda::stencil_naive_kernel<T, 3, StencilKind::heat, 1, false>, 0, 0));
+                cfg_.block_x = 32;
+                cfg_.block_y = std::max(1, block / 32);
+            }
+            if (cfg_.points == 0) cfg_.points = sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble;
         }
-        if (cfg_.rows == 0)
-            cfg_.rows = cfg_.tiled ? 1 : (sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble);
+        GRIDSIM_CUDA_CHECK(cudaMallocHost(&reads_, kReadSlots * sizeof(double)));
+        result_ = device_buffer<double>(1);
     }
+    ~CudaBackend() override { cudaFreeHost(reads_); }
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
     [[nodiscard]] std::string launch_description() const override {
-        return fmt::format(
-            "{} {}x{}{}", cfg_.tiled ? "tiled" : "naive", cfg_.block_x, cfg_.block_y,
-            cfg_.tiled ? fmt::format(" z-chunk {}", kZChunk) : fmt::format(" rows {}", cfg_.rows));
+        if (cfg_.kernel == KernelKind::naive)
+            return fmt::format("naive {}x{} rows {}", cfg_.block_x, cfg_.block_y, cfg_.points);
+        const char* kind = cfg_.kernel == KernelKind::tiled ? "tiled" : "stream";
+        if (cfg_.block_x != 0)
+            return fmt::format("{} {}x{} points {}", kind, cfg_.block_x, cfg_.block_y, cfg_.points);
+        const LaunchDefaults d2 = defaults(2);
+        const LaunchDefaults d3 = defaults(3);
+        return fmt::format("{} 2D {}x{} points {} / 3D {}x{} points {}", kind, d2.block_x,
+                           d2.block_y, cfg_.points != 0 ? cfg_.points : d2.points, d3.block_x,
+                           d3.block_y, cfg_.points != 0 ? cfg_.points : d3.points);
     }
     [[nodiscard]] bool on_device() const override { return true; }
     [[nodiscard]] void* native_stream(Lane lane) const override { return stream(lane); }
@@ -121,6 +182,10 @@ public:
     Buffer<T> allocate(std::size_t n) override { return device_buffer<T>(n); }
     Buffer<T> allocate_host(std::size_t n) override { return pinned_buffer<T>(n); }
 
+    void fill_initial(const InitialParams& p, FieldView<T> u,
+                      const std::array<int, 3>& origin) override {
+        cuda::fill_initial(p, u, origin, boundary_.get());
+    }
     // Ordered on the boundary stream and waited for: a plain cudaMemcpy from pageable memory
     // may return before its DMA lands, and our streams do not synchronise with the legacy one.
     void upload(const std::vector<T>& host, FieldView<T> dst) override {
@@ -142,16 +207,49 @@ public:
     }
 
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
-               Lane lane) override {
+               Lane lane, bool residual) override {
         if (b.empty()) return;
         const bool heat = p.kind == StencilKind::heat;
         if (in.ext.dims == 2) {
-            heat ? launch<2, StencilKind::heat>(in, out, b, p.r, lane)
-                 : launch<2, StencilKind::jacobi>(in, out, b, p.r, lane);
+            heat ? dispatch<2, StencilKind::heat>(in, out, b, p.r, lane, residual)
+                 : dispatch<2, StencilKind::jacobi>(in, out, b, p.r, lane, residual);
         } else {
-            heat ? launch<3, StencilKind::heat>(in, out, b, p.r, lane)
-                 : launch<3, StencilKind::jacobi>(in, out, b, p.r, lane);
+            heat ? dispatch<3, StencilKind::heat>(in, out, b, p.r, lane, residual)
+                 : dispatch<3, StencilKind::jacobi>(in, out, b, p.r, lane, residual);
         }
+    }
+
+    double* fold_residual() override {
+        const int set = partial_set_;
+        boundary_done_.record(boundary_.get());
+        interior_done_.record(interior_.get());
+        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(reduce_.get(), boundary_done_.get(), 0));
+        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(reduce_.get(), interior_done_.get(), 0));
+        fold_kernel<<<1, kFoldThreads, 0, reduce_.get()>>>(partials_[set].data(), partials_used_,
+                                                           result_.data());
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        fold_done_[set].record(reduce_.get());
+        folded_[set] = true;
+        partial_set_ = 1 - set;  // the next check writes the other set while this one is read
+        partials_used_ = 0;
+        return result_.data();
+    }
+    void join_fold(Lane lane) override {
+        GRIDSIM_CUDA_CHECK(
+            cudaStreamWaitEvent(stream(lane), fold_done_[1 - partial_set_].get(), 0));
+    }
+    void start_read(const double* src, typename Backend<T>::ReadAfter after) override {
+        const cudaStream_t s =
+            after == Backend<T>::ReadAfter::fold ? reduce_.get() : boundary_.get();
+        const int slot = static_cast<int>(reads_issued_++ % kReadSlots);
+        GRIDSIM_CUDA_CHECK(
+            cudaMemcpyAsync(&reads_[slot], src, sizeof(double), cudaMemcpyDeviceToHost, s));
+        read_done_[slot].record(s);
+    }
+    double finish_read() override {
+        const int slot = static_cast<int>(reads_finished_++ % kReadSlots);
+        GRIDSIM_CUDA_CHECK(cudaEventSynchronize(read_done_[slot].get()));
+        return reads_[slot];
     }
 
     void pack(FieldView<const T> u, const Box& b, T* dst, Lane lane) override {
@@ -222,43 +320,135 @@ private:
     void sync_all() {
         wait(Lane::boundary);
         wait(Lane::interior);
+        GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(reduce_.get()));
+    }
+    [[nodiscard]] LaunchDefaults defaults(int dims) const {
+        if (cfg_.kernel == KernelKind::tiled) return dims == 2 ? kTiled2d : kTiled3d;
+        if (dims == 2) return kStream2d;
+        return sizeof(T) == 4 ? kStream3dFloat : kStream3dDouble;
+    }
+
+    // Room for `more` block partials after those already written this check, in the current
+    // set. Its first use waits (both lanes) for the fold that last read the set, two checks ago.
+    // Grows only in the first sweep that needs it; earlier partials of that sweep are kept.
+    double* partial_slots(long long more) {
+        Buffer<double>& buf = partials_[partial_set_];
+        if (partials_used_ == 0 && folded_[partial_set_]) {
+            for (cudaStream_t s : {boundary_.get(), interior_.get()})
+                GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(s, fold_done_[partial_set_].get(), 0));
+        }
+        const long long need = partials_used_ + more;
+        if (need > static_cast<long long>(buf.size())) {
+            sync_all();
+            Buffer<double> bigger = device_buffer<double>(static_cast<std::size_t>(need));
+            if (partials_used_ > 0) {
+                GRIDSIM_CUDA_CHECK(cudaMemcpy(bigger.data(), buf.data(),
+                                              partials_used_ * sizeof(double),
+                                              cudaMemcpyDeviceToDevice));
+            }
+            buf = std::move(bigger);
+        }
+        double* slots = buf.data() + partials_used_;
+        partials_used_ = need;
+        return slots;
+    }
+
+    // The launch of a walking variant (stream, tiled) over `b`.
+    // `vector`: points per thread along x (a thread then covers x from box.lo[0] rounded down to
+    // a multiple of `vector`).
+    template <int Dims>
+    Launch walk_launch(const Box& b, int vector = 1) const {
+        const LaunchDefaults d = defaults(Dims);
+        const int bx = cfg_.block_x != 0 ? cfg_.block_x : d.block_x;
+        const int by = cfg_.block_x != 0 ? cfg_.block_y : d.block_y;
+        const int points = cfg_.points != 0 ? cfg_.points : d.points;
+        const int x0 = b.lo[0] - ((b.lo[0] % vector) + vector) % vector;
+        const int nx = static_cast<int>(ceil_div(b.hi[0] - x0, vector));
+        const int ny = b.hi[1] - b.lo[1];
+        const int nz = b.hi[2] - b.lo[2];
+        Launch l;
+        if constexpr (Dims == 3) {
+            l.block = fit_block(bx, by, nx, ny);
+            l.grid = dim3(ceil_div(nx, l.block.x), ceil_div(ny, l.block.y), ceil_div(nz, points));
+        } else {
+            const int chunks = static_cast<int>(ceil_div(ny, points));
+            l.block = fit_block(bx, by, nx, chunks);
+            l.grid = dim3(ceil_div(nx, l.block.x), ceil_div(chunks, l.block.y), 1);
+        }
+        if (cfg_.kernel == KernelKind::tiled) {
+            const std::size_t rows = Dims == 3 ? l.block.y + 2 : l.block.y;
+            l.smem = 2 * (l.block.x + 2) * rows * sizeof(T);
+        }
+        return l;
     }
 
     template <int Dims, StencilKind Kind>
+    void dispatch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
+                  Lane lane, bool residual) {
+        residual ? launch<Dims, Kind, true>(in, out, b, r, lane)
+                 : launch<Dims, Kind, false>(in, out, b, r, lane);
+    }
+
+    template <int Dims, StencilKind Kind, bool Residual>
     void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
                 Lane lane) {
-        const dim3 block(cfg_.block_x, cfg_.block_y, 1);
+        const cudaStream_t s = stream(lane);
+        if (cfg_.kernel == KernelKind::naive) {
+            launch_naive<Dims, Kind, Residual>(in, out, b, r, s);
+            return;
+        }
+        const int points = cfg_.points != 0 ? cfg_.points : defaults(Dims).points;
+        // Walk-axis loads each thread keeps in flight, the depth of the pipeline.
+        constexpr int kUnroll = GRIDSIM_WALK_BYTES / static_cast<int>(sizeof(T));
+        constexpr int kVector = 16 / static_cast<int>(sizeof(T));
+        if (GRIDSIM_STREAM_VECTOR && cfg_.kernel == KernelKind::stream &&
+            b.hi[0] - b.lo[0] >= 32 * kVector) {
+            const Launch l = walk_launch<Dims>(b, kVector);
+            double* partial = Residual ? partial_slots(l.blocks()) : nullptr;
+            cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector, kVector, Residual>
+                <<<l.grid, l.block, 0, s>>>(in, out, b, r, points, partial);
+            GRIDSIM_CUDA_CHECK(cudaGetLastError());
+            return;
+        }
+        const Launch l = walk_launch<Dims>(b);
+        double* partial = Residual ? partial_slots(l.blocks()) : nullptr;
+        if (cfg_.kernel == KernelKind::tiled) {
+            cuda::stencil_tiled_kernel<T, Dims, Kind, kUnroll, Residual>
+                <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, points, partial);
+        } else {
+            cuda::stencil_stream_kernel<T, Dims, Kind, kUnroll, Residual>
+                <<<l.grid, l.block, 0, s>>>(in, out, b, r, points, partial);
+        }
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
+    template <int Dims, StencilKind Kind, bool Residual>
+    void launch_naive(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
+                      cudaStream_t s) {
         const int nx = b.hi[0] - b.lo[0];
         const int ny = b.hi[1] - b.lo[1];
-        const int nz = b.hi[2] - b.lo[2];
-        const unsigned gx = (nx + block.x - 1) / block.x;
-        const unsigned gy = (ny + block.y - 1) / block.y;
-        if (cfg_.tiled) {
-            const unsigned gz = Dims == 3 ? (nz + kZChunk - 1) / kZChunk : 1;
-            const std::size_t smem = (block.x + 2) * (block.y + 2) * sizeof(T);
-            cuda::stencil_tiled_kernel<T, Dims, Kind>
-                <<<dim3(gx, gy, gz), block, smem, stream(lane)>>>(in, out, b, r, kZChunk);
-        } else {
-            const unsigned gy_rows = (ny + block.y * cfg_.rows - 1) / (block.y * cfg_.rows);
-            const dim3 grid(gx, gy_rows, nz);
-            switch (cfg_.rows) {
-                case 1:
-                    cuda::stencil_naive_kernel<T, Dims, Kind, 1>
-                        <<<grid, block, 0, stream(lane)>>>(in, out, b, r);
-                    break;
-                case 2:
-                    cuda::stencil_naive_kernel<T, Dims, Kind, 2>
-                        <<<grid, block, 0, stream(lane)>>>(in, out, b, r);
-                    break;
-                case 4:
-                    cuda::stencil_naive_kernel<T, Dims, Kind, 4>
-                        <<<grid, block, 0, stream(lane)>>>(in, out, b, r);
-                    break;
-                default:
-                    cuda::stencil_naive_kernel<T, Dims, Kind, 8>
-                        <<<grid, block, 0, stream(lane)>>>(in, out, b, r);
-                    break;
-            }
+        const dim3 block = fit_block(cfg_.block_x, cfg_.block_y, nx, ny);
+        const dim3 grid(ceil_div(nx, block.x), ceil_div(ny, block.y * cfg_.points),
+                        b.hi[2] - b.lo[2]);
+        double* partial =
+            Residual ? partial_slots(static_cast<long long>(grid.x) * grid.y * grid.z) : nullptr;
+        switch (cfg_.points) {
+            case 1:
+                cuda::stencil_naive_kernel<T, Dims, Kind, 1, Residual>
+                    <<<grid, block, 0, s>>>(in, out, b, r, partial);
+                break;
+            case 2:
+                cuda::stencil_naive_kernel<T, Dims, Kind, 2, Residual>
+                    <<<grid, block, 0, s>>>(in, out, b, r, partial);
+                break;
+            case 4:
+                cuda::stencil_naive_kernel<T, Dims, Kind, 4, Residual>
+                    <<<grid, block, 0, s>>>(in, out, b, r, partial);
+                break;
+            default:
+                cuda::stencil_naive_kernel<T, Dims, Kind, 8, Residual>
+                    <<<grid, block, 0, s>>>(in, out, b, r, partial);
+                break;
         }
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
@@ -269,6 +459,20 @@ private:
     Event boundary_done_;
     Event interior_done_;
     cuda::ReductionScratch scratch_;
+    // Fused residual: one partial per block of every residual launch of a check, in two sets
+    // that alternate between checks (one is written while the other is folded); the folded sum
+    // (device); a ring of page-locked doubles it is read back into.
+    Stream reduce_{Stream::Priority::high};
+    std::array<Buffer<double>, 2> partials_;
+    std::array<Event, 2> fold_done_;
+    std::array<bool, 2> folded_{false, false};
+    int partial_set_ = 0;
+    long long partials_used_ = 0;
+    Buffer<double> result_;
+    double* reads_ = nullptr;
+    std::array<Event, kReadSlots> read_done_;
+    std::uint64_t reads_issued_ = 0;
+    std::uint64_t reads_finished_ = 0;
 };
 
 }  // namespace

@@ -4,15 +4,18 @@
 
 #include <memory>
 
+#include "config/config.hpp"
 #include "kernels/backend.hpp"
 
 namespace gridsim {
 
 struct CudaLaunchConfig {
-    bool tiled = false;  // shared-memory tiled stencil; false: naive
-    int block_x = 0;     // threads per block in x and y; 0: the default for the variant
+    KernelKind kernel = KernelKind::stream;
+    int block_x = 0;  // threads per block in x and y; 0: the default for the variant
     int block_y = 0;
-    int rows = 0;  // naive: points per thread along y (1, 2, 4 or 8); 0: the default
+    // Points per thread along the walk axis (stream, tiled: any; naive: 1, 2, 4 or 8); 0: the
+    // variant's default.
+    int points = 0;
 };
 
 // Uses the current device (select_device() has set it).

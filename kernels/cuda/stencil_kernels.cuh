@@ -1,87 +1,367 @@
-// CUDA stencil kernels (the only place __global__ appears, with reductions.cu). Every variant
-// computes a point through stencil_point() of kernels/stencil.hpp, so naive and tiled give the
-// same bits, and the math is the CPU backend's.
+// CUDA stencil kernels (the only place __global__ appears, with reductions.cu and initial.cu).
+// Every variant computes a point through stencil_point() of kernels/stencil.hpp, so all give
+// the same bits, and the math is the CPU backend's.
+//
+// The three variants, all for one box of a field (in and out share one FieldExtents):
+//  - naive:  neighbours straight from global memory, `Rows` points per thread spaced
+//            blockDim.y apart (the reference the others are checked against);
+//  - stream: a thread walks `points` consecutive points along the slowest axis (y in 2D, z in
+//            3D), carrying the previous, current and next value of that axis in registers, so
+//            each value of the walk axis comes from DRAM once; the other neighbours come through
+//            L1 from the threads beside it;
+//  - tiled:  the same walk, with the cross-section (an x row in 2D, an x-y tile with its halo
+//            ring in 3D) staged in shared memory, double-buffered: one barrier per step.
+// With `Residual` (jacobi) a kernel also sums (out - in)^2 over its points, in double, and each
+// block writes one partial; the backend later adds the partials in a fixed order.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "grid/box.hpp"
 #include "kernels/stencil.hpp"
 
+// The walking kernels' register cap: __launch_bounds__(256 threads, GRIDSIM_WALK_MIN_BLOCKS
+// blocks per multiprocessor), 0 = none.
+#ifndef GRIDSIM_WALK_MIN_BLOCKS
+#define GRIDSIM_WALK_MIN_BLOCKS 0
+#endif
+#if GRIDSIM_WALK_MIN_BLOCKS > 0
+#define GRIDSIM_WALK_BOUNDS __launch_bounds__(256, GRIDSIM_WALK_MIN_BLOCKS)
+#else
+#define GRIDSIM_WALK_BOUNDS
+#endif
+
 namespace gridsim::cuda {
 
-// Naive: neighbours straight from global memory (through L1/L2), no staging. With Rows = 1 it
-// is one thread per point. With Rows > 1 a thread updates Rows points of one column, blockDim.y
-// apart (so a warp's accesses stay coalesced), computing all before storing any: the loads of
-// all its points are in flight together. A memory-bound kernel needs that many bytes in flight,
-// and one 4-byte point per thread is too few to cover DRAM latency (docs/performance.md).
-template <class T, int Dims, StencilKind Kind, int Rows>
-__global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Box box,
-                                     HeatCoeffs<T> r) {
-    const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-    const int j0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y * Rows + threadIdx.y);
-    const int k = box.lo[2] + static_cast<int>(blockIdx.z);
-    if (i >= box.hi[0]) return;
-    T v[Rows];
-#pragma unroll
-    for (int p = 0; p < Rows; ++p) {
-        const int j = j0 + p * static_cast<int>(blockDim.y);
-        if (j < box.hi[1]) v[p] = stencil_at<T, Dims, Kind>(in, i, j, k, r);
-    }
-#pragma unroll
-    for (int p = 0; p < Rows; ++p) {
-        const int j = j0 + p * static_cast<int>(blockDim.y);
-        if (j < box.hi[1]) out(i, j, k) = v[p];
+// The block's sum of `v` in a fixed order (lanes by shuffles, then warps in index order),
+// written by thread 0 to partial[linear block index]. Every thread of the block must call it.
+__device__ inline void store_block_sum(double v, double* __restrict__ partial) {
+    __shared__ double warp_sums[32];
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (tid % 32 == 0) warp_sums[tid / 32] = v;
+    __syncthreads();
+    if (tid == 0) {
+        double sum = 0.0;
+        for (unsigned w = 0; w < (threads + 31) / 32; ++w) sum += warp_sums[w];
+        partial[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)] = sum;
     }
 }
 
-// Tiled: a block stages its (bx+2) x (by+2) tile of one x-y plane (points plus the x/y halo
-// ring) in shared memory, so each value is read from global memory once per plane instead of
-// up to five times. In 3D the block marches along z through `zchunk` planes, keeping the
-// point's z-neighbours in registers (below, centre, above) and reading one new plane per step.
-// Tile cells beyond box.hi + 1 are never read, so partial blocks load nothing out of bounds.
-template <class T, int Dims, StencilKind Kind>
-__global__ void stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out, Box box,
-                                     HeatCoeffs<T> r, int zchunk) {
-    extern __shared__ unsigned char smem_raw[];
-    T* tile = reinterpret_cast<T*>(smem_raw);
-    const int tw = static_cast<int>(blockDim.x) + 2;
+// Squared change of one point, in double as the stand-alone residual pass computes it.
+template <class T>
+__device__ inline double squared_change(T updated, T old) {
+    const double d = static_cast<double>(updated) - static_cast<double>(old);
+    return d * d;
+}
+
+template <class T, int Dims, StencilKind Kind, int Rows, bool Residual>
+__global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Box box,
+                                     HeatCoeffs<T> r, double* __restrict__ partial) {
+    const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    const int j0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y * Rows + threadIdx.y);
+    const int k = box.lo[2] + static_cast<int>(blockIdx.z);
+    double acc = 0.0;
+    if (i < box.hi[0]) {
+        T v[Rows];
+#pragma unroll
+        for (int p = 0; p < Rows; ++p) {
+            const int j = j0 + p * static_cast<int>(blockDim.y);
+            if (j < box.hi[1]) v[p] = stencil_at<T, Dims, Kind>(in, i, j, k, r);
+        }
+#pragma unroll
+        for (int p = 0; p < Rows; ++p) {
+            const int j = j0 + p * static_cast<int>(blockDim.y);
+            if (j >= box.hi[1]) continue;
+            out(i, j, k) = v[p];
+            if constexpr (Residual) acc += squared_change(v[p], in(i, j, k));
+        }
+    }
+    if constexpr (Residual) store_block_sum(acc, partial);
+}
+
+// Where a walking thread starts: its cross-section point and its chunk [w0, w_end) of the walk
+// axis. 3D: thread (x, y) of the block is point (i, j), blockIdx.z picks the z chunk. 2D: the
+// thread row y of the block picks the chunk (blockDim.y chunks per block, stacked along y).
+template <int Dims>
+struct WalkStart {
+    int i, j, w0, w_end;
+    __device__ WalkStart(const Box& box, int points) {
+        i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+        if constexpr (Dims == 3) {
+            j = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+            w0 = box.lo[2] + static_cast<int>(blockIdx.z) * points;
+            w_end = min(w0 + points, box.hi[2]);
+        } else {
+            j = 0;
+            w0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) * points;
+            w_end = min(w0 + points, box.hi[1]);
+        }
+    }
+    [[nodiscard]] __device__ bool owns_point(const Box& box) const {
+        return i < box.hi[0] && (Dims == 2 || j < box.hi[1]);
+    }
+    [[nodiscard]] __device__ std::int64_t first_index(const FieldExtents& e) const {
+        return Dims == 3 ? e.index(i, j, w0) : e.index(i, w0, 0);
+    }
+};
+
+// Register streaming, software-pipelined: ahead[u] holds the walk-axis value `Unroll` points
+// ahead of the point that will consume it, and is refilled as soon as it is consumed, so every
+// thread keeps `Unroll` independent DRAM loads in flight for its whole walk. ahead[] is indexed
+// only by unrolled constants, so it stays in registers.
+template <class T, int Dims, StencilKind Kind, int Unroll, bool Residual>
+__global__ void GRIDSIM_WALK_BOUNDS stencil_stream_kernel(FieldView<const T> in, FieldView<T> out,
+                                                          Box box, HeatCoeffs<T> r, int points,
+                                                          double* __restrict__ partial) {
+    const WalkStart<Dims> s(box, points);
+    const T* __restrict__ src = in.data;
+    T* __restrict__ dst = out.data;
+    const std::int64_t sy = in.ext.sy;
+    const std::int64_t sw = Dims == 3 ? in.ext.sz : sy;  // stride of the walk axis
+    double acc = 0.0;
+    if (s.owns_point(box) && s.w0 < s.w_end) {
+        std::int64_t p = s.first_index(in.ext);
+        T below = src[p - sw];
+        T centre = src[p];
+        T ahead[Unroll];  // values at walk positions w0 + 1 + u, then refilled Unroll further on
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            if (s.w0 + u < s.w_end) ahead[u] = src[p + (u + 1) * sw];
+        }
+        for (int w = s.w0; w < s.w_end; w += Unroll) {
+#pragma unroll
+            for (int u = 0; u < Unroll; ++u) {
+                if (w + u >= s.w_end) break;
+                const T above = ahead[u];
+                const std::int64_t pu = p + u * sw;
+                if (w + u + Unroll < s.w_end) ahead[u] = src[pu + (Unroll + 1) * sw];
+                T v;
+                if constexpr (Dims == 3) {
+                    v = stencil_point<T, 3, Kind>(centre, src[pu - 1], src[pu + 1], src[pu - sy],
+                                                  src[pu + sy], below, above, r);
+                } else {
+                    v = stencil_point<T, 2, Kind>(centre, src[pu - 1], src[pu + 1], below, above,
+                                                  centre, centre, r);
+                }
+                dst[pu] = v;
+                if constexpr (Residual) acc += squared_change(v, centre);
+                below = centre;
+                centre = above;
+            }
+            p += Unroll * sw;
+        }
+    }
+    if constexpr (Residual) store_block_sum(acc, partial);
+}
+
+// V consecutive x points as one 16-byte (or V * sizeof(T)-byte) aligned unit.
+template <class T, int V>
+struct alignas(sizeof(T) * V) Pack {
+    T v[V];
+};
+
+// The stream kernel with V consecutive x points per thread, moved as 16-byte vector loads and
+// stores: a thread's pack starts at an x index that is a multiple of V (rows are aligned, so
+// the address is too). Per pack and step it loads one walk-axis pack, the two y-neighbour packs
+// (3D) and the two x neighbours beyond the pack, instead of 3 to 5 scalar loads per point.
+// Points of a pack outside the box are read but never written.
+template <class T, int Dims, StencilKind Kind, int Unroll, int V, bool Residual>
+__global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T> in,
+                                                              FieldView<T> out, Box box,
+                                                              HeatCoeffs<T> r, int points,
+                                                              double* __restrict__ partial) {
+    using P = Pack<T, V>;
+    const int x0 = box.lo[0] - ((box.lo[0] % V) + V) % V;  // box.lo[0] rounded down to V
+    const int i = x0 + V * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    int j = 0;
+    int w0 = 0;
+    if constexpr (Dims == 3) {
+        j = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+        w0 = box.lo[2] + static_cast<int>(blockIdx.z) * points;
+    } else {
+        w0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) * points;
+    }
+    const int w_end = min(w0 + points, box.hi[Dims - 1]);
+    const T* __restrict__ src = in.data;
+    T* __restrict__ dst = out.data;
+    const std::int64_t sy = in.ext.sy;
+    const std::int64_t sw = Dims == 3 ? in.ext.sz : sy;
+    double acc = 0.0;
+    if (i < box.hi[0] && (Dims == 2 || j < box.hi[1]) && w0 < w_end) {
+        bool keep[V];
+        bool whole = true;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            keep[e] = i + e >= box.lo[0] && i + e < box.hi[0];
+            whole = whole && keep[e];
+        }
+        std::int64_t p = Dims == 3 ? in.ext.index(i, j, w0) : in.ext.index(i, w0, 0);
+        auto load = [&](std::int64_t at) { return *reinterpret_cast<const P*>(src + at); };
+        P below = load(p - sw);
+        P centre = load(p);
+        P ahead[Unroll];
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            if (w0 + u < w_end) ahead[u] = load(p + (u + 1) * sw);
+        }
+        for (int w = w0; w < w_end; w += Unroll) {
+#pragma unroll
+            for (int u = 0; u < Unroll; ++u) {
+                if (w + u >= w_end) break;
+                const P above = ahead[u];
+                const std::int64_t pu = p + u * sw;
+                if (w + u + Unroll < w_end) ahead[u] = load(pu + (Unroll + 1) * sw);
+                const T left = src[pu - 1];
+                const T right = src[pu + V];
+                P ym{};
+                P yp{};
+                if constexpr (Dims == 3) {
+                    ym = load(pu - sy);
+                    yp = load(pu + sy);
+                }
+                P v;
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    const T xm = e == 0 ? left : centre.v[e - 1];
+                    const T xp = e == V - 1 ? right : centre.v[e + 1];
+                    if constexpr (Dims == 3) {
+                        v.v[e] = stencil_point<T, 3, Kind>(centre.v[e], xm, xp, ym.v[e], yp.v[e],
+                                                           below.v[e], above.v[e], r);
+                    } else {
+                        v.v[e] = stencil_point<T, 2, Kind>(centre.v[e], xm, xp, below.v[e],
+                                                           above.v[e], centre.v[e], centre.v[e], r);
+                    }
+                    if constexpr (Residual) {
+                        if (keep[e]) acc += squared_change(v.v[e], centre.v[e]);
+                    }
+                }
+                if (whole) {
+                    *reinterpret_cast<P*>(dst + pu) = v;
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; ++e) {
+                        if (keep[e]) dst[pu + e] = v.v[e];
+                    }
+                }
+                below = centre;
+                centre = above;
+            }
+            p += Unroll * sw;
+        }
+    }
+    if constexpr (Residual) store_block_sum(acc, partial);
+}
+
+// Shared-memory tiled walk (2.5D in 3D). Tile cell of thread (tx, ty): 3D (ty+1, tx+1) of a
+// (bx+2) x (by+2) tile whose ring holds the x and y halo; 2D (ty, tx+1) of by rows of bx+2,
+// one row per thread row. Two tiles alternate between steps: a thread that writes tile b at
+// step q+2 has passed the barrier of step q+1, so every reader of tile b at step q is done.
+// The walk-axis values are pipelined as in the stream kernel (`Unroll` loads ahead), and the
+// ring cells an edge thread stages are loaded one step before they are stored, so no load
+// latency sits between two barriers. Cells beyond box.hi + 1 are never read, so partial blocks
+// load nothing out of bounds.
+template <class T, int Dims, StencilKind Kind, int Unroll, bool Residual>
+__global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out,
+                                                         Box box, HeatCoeffs<T> r, int points,
+                                                         double* __restrict__ partial) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T* const tiles = reinterpret_cast<T*>(smem_raw);
+    const WalkStart<Dims> s(box, points);
+    const T* __restrict__ src = in.data;
+    T* __restrict__ dst = out.data;
+    const std::int64_t sy = in.ext.sy;
+    const std::int64_t sw = Dims == 3 ? in.ext.sz : sy;
     const int tx = static_cast<int>(threadIdx.x);
     const int ty = static_cast<int>(threadIdx.y);
-    const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x) + tx;
-    const int j = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y) + ty;
-    const bool active = i < box.hi[0] && j < box.hi[1];
-    const bool loads = i <= box.hi[0] && j <= box.hi[1];  // own tile cell is needed by a neighbour
-    // The block's last column/row also loads the ring cell beyond it, if that is still needed.
-    const bool last_x = loads && tx == static_cast<int>(blockDim.x) - 1 && i + 1 <= box.hi[0];
-    const bool last_y = loads && ty == static_cast<int>(blockDim.y) - 1 && j + 1 <= box.hi[1];
-    T* cell = tile + (ty + 1) * tw + (tx + 1);
+    const int bx = static_cast<int>(blockDim.x);
+    const int tw = bx + 2;
+    const int tile_size =
+        Dims == 3 ? tw * (static_cast<int>(blockDim.y) + 2) : tw * static_cast<int>(blockDim.y);
+    const int cell = Dims == 3 ? (ty + 1) * tw + tx + 1 : ty * tw + tx + 1;
 
-    const int k_begin = Dims == 3 ? box.lo[2] + static_cast<int>(blockIdx.z) * zchunk : box.lo[2];
-    const int k_end = Dims == 3 ? min(k_begin + zchunk, box.hi[2]) : box.lo[2] + 1;
-    T below{}, centre{}, above{};
-    if (active) {
-        centre = in(i, j, k_begin);
-        if constexpr (Dims == 3) below = in(i, j, k_begin - 1);
-    }
-    for (int k = k_begin; k < k_end; ++k) {
-        if constexpr (Dims == 3) {
-            if (active) above = in(i, j, k + 1);  // issued early: in flight during the barrier
+    const bool active = s.owns_point(box);
+    // This thread's cell is a neighbour of an updated point (it lies at most one past the box).
+    const bool loads = s.i <= box.hi[0] && (Dims == 2 || s.j <= box.hi[1]);
+    // Ring cells this thread stages besides its own, in fixed slots: x low, x high (first and
+    // last thread of a row), y low, y high (3D: first and last row). A thread of a block one
+    // thread wide holds both x slots.
+    constexpr int kRings = Dims == 3 ? 4 : 2;
+    const int by = static_cast<int>(blockDim.y);
+    const bool ring[4] = {loads && tx == 0, loads && tx == bx - 1 && s.i + 1 <= box.hi[0],
+                          Dims == 3 && loads && ty == 0,
+                          Dims == 3 && loads && ty == by - 1 && s.j + 1 <= box.hi[1]};
+    const int ring_cell[4] = {-1, 1, -tw, tw};
+    const std::int64_t ring_off[4] = {-1, 1, -sy, sy};
+    std::int64_t p = loads ? s.first_index(in.ext) : 0;
+    T below{};
+    T centre{};
+    T ahead[Unroll];
+    T ring_next[kRings] = {};  // ring values of the next step
+    if (loads && s.w0 < s.w_end) {
+        if (active) below = src[p - sw];
+        centre = src[p];
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            if (active && s.w0 + u < s.w_end) ahead[u] = src[p + (u + 1) * sw];
         }
-        __syncthreads();  // the previous plane's readers are done with the tile
-        if (loads) cell[0] = active ? centre : in(i, j, k);
-        if (loads && tx == 0) cell[-1] = in(i - 1, j, k);
-        if (last_x) cell[1] = in(i + 1, j, k);
-        if (loads && ty == 0) cell[-tw] = in(i, j - 1, k);
-        if (last_y) cell[tw] = in(i, j + 1, k);
-        __syncthreads();
-        if (active) {
-            out(i, j, k) = stencil_point<T, Dims, Kind>(centre, cell[-1], cell[1], cell[-tw],
-                                                        cell[tw], below, above, r);
+#pragma unroll
+        for (int g = 0; g < kRings; ++g) {
+            if (ring[g]) ring_next[g] = src[p + ring_off[g]];
         }
-        below = centre;
-        centre = above;
     }
+    double acc = 0.0;
+    // Same trip count for the whole block (every thread reaches every barrier).
+    for (int q0 = 0; q0 < points; q0 += Unroll) {
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            const int q = q0 + u;
+            if (q >= points) break;
+            const int w = s.w0 + q;
+            const bool step = w < s.w_end;
+            T* const tile = tiles + (q & 1) * tile_size;
+            T above{};
+            if (step && loads) {
+                tile[cell] = centre;
+#pragma unroll
+                for (int g = 0; g < kRings; ++g) {
+                    if (ring[g]) tile[cell + ring_cell[g]] = ring_next[g];
+                }
+                const bool next = w + 1 < s.w_end;
+                if (active) {
+                    above = ahead[u];
+                    if (w + Unroll < s.w_end) ahead[u] = src[p + (Unroll + 1) * sw];
+                } else if (next) {
+                    above = src[p + sw];  // a cell just past the box: its next value
+                }
+#pragma unroll
+                for (int g = 0; g < kRings; ++g) {
+                    if (next && ring[g]) ring_next[g] = src[p + sw + ring_off[g]];
+                }
+            }
+            __syncthreads();
+            if (step && active) {
+                T v;
+                if constexpr (Dims == 3) {
+                    v = stencil_point<T, 3, Kind>(centre, tile[cell - 1], tile[cell + 1],
+                                                  tile[cell - tw], tile[cell + tw], below, above,
+                                                  r);
+                } else {
+                    v = stencil_point<T, 2, Kind>(centre, tile[cell - 1], tile[cell + 1], below,
+                                                  above, centre, centre, r);
+                }
+                dst[p] = v;
+                if constexpr (Residual) acc += squared_change(v, centre);
+            }
+            below = centre;
+            centre = above;
+            p += sw;
+        }
+    }
+    if constexpr (Residual) store_block_sum(acc, partial);
 }
 
 // Box <-> contiguous buffer (x fastest), one thread per element, grid-stride.

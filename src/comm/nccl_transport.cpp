@@ -84,6 +84,12 @@ public:
         }
         GRIDSIM_NCCL_CHECK(ncclGroupEnd());
     }
+    [[nodiscard]] bool reduces_on_device() const override { return true; }
+    void allreduce_sum_on_lane(double* value) override {
+        auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
+        GRIDSIM_NCCL_CHECK(
+            ncclAllReduce(value, value, 1, ncclFloat64, ncclSum, comm_.get(), stream));
+    }
 
 private:
     Backend<T>& backend_;

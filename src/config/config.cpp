@@ -65,6 +65,7 @@ constexpr const char* kAxisBcNames[] = {"dirichlet", "periodic"};
 constexpr const char* kInitialNames[] = {"sine", "hotspot", "constant"};
 constexpr const char* kBackendNames[] = {"auto", "cpu", "cuda"};
 constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl"};
+constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 
 // An array key whose length must equal the number of grid dimensions.
 template <class T>
@@ -263,28 +264,15 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     }
     if (auto v = r.boolean("parallel.overlap")) c.overlap = *v;
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
-    if (auto v = r.choice("parallel.kernel", {"tiled", "naive"})) c.tiled = *v == 0;
+    if (auto v = r.choice("parallel.kernel", {"stream", "tiled", "naive"}))
+        c.kernel = KernelKind(*v);
     if (auto v = r.integers("parallel.block")) read_block(r, *v, c.block);
-    if (auto v = r.integer("parallel.rows_per_thread", 0, 8)) {
-        if (*v != 0 && *v != 1 && *v != 2 && *v != 4 && *v != 8) {
-            r.fail("parallel.rows_per_thread", "must be 1, 2, 4 or 8 (0 = default)");
+    if (auto v = r.integer("parallel.rows_per_thread", 0, 4096)) {
+        const bool pow2 = *v != 0 && (*v & (*v - 1)) == 0;
+        if (c.kernel == KernelKind::naive && *v != 0 && (!pow2 || *v > 8)) {
+            r.fail("parallel.rows_per_thread", "the naive kernel takes 1, 2, 4 or 8 (0 = default)");
         }
         c.rows = static_cast<int>(*v);
-    }
-    if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
-    if (auto v = r.choice("parallel.kernel", {"tiled", "naive"})) c.tiled = *v == 0;
-    if (auto v = r.integers("parallel.block")) {
-        if (v->size() != 2)
-            r.fail("parallel.block", fmt::format("expected 2 values [x, y], got {}", v->size()));
-        for (int d = 0; d < 2; ++d) {
-            if ((*v)[d] < 0 || (*v)[d] > 1024)
-                r.fail("parallel.block", "values must be in [0, 1024] (0 = default)");
-            c.block[d] = static_cast<int>((*v)[d]);
-        }
-        if (c.block[0] * c.block[1] > 1024)
-            r.fail("parallel.block", "at most 1024 threads per block");
-        if ((c.block[0] == 0) != (c.block[1] == 0))
-            r.fail("parallel.block", "give both values or neither");
     }
     if (auto v = r.integer("output.progress_every", 0, std::numeric_limits<std::int64_t>::max())) {
         c.progress_every = *v;
@@ -344,6 +332,7 @@ const char* to_string(AxisBc v) { return kAxisBcNames[static_cast<int>(v)]; }
 const char* to_string(InitialKind v) { return kInitialNames[static_cast<int>(v)]; }
 const char* to_string(BackendKind v) { return kBackendNames[static_cast<int>(v)]; }
 const char* to_string(TransportKind v) { return kTransportNames[static_cast<int>(v)]; }
+const char* to_string(KernelKind v) { return kKernelNames[static_cast<int>(v)]; }
 
 namespace {
 
@@ -385,7 +374,7 @@ toml::table to_table(const Config& c) {
                                  {"transport", to_string(c.transport)},
                                  {"overlap", c.overlap},
                                  {"share_gpus", c.share_gpus},
-                                 {"kernel", c.tiled ? "tiled" : "naive"},
+                                 {"kernel", to_string(c.kernel)},
                                  {"block", toml::array{c.block[0], c.block[1]}},
                                  {"rows_per_thread", c.rows}}},
         {"output", toml::table{{"progress_every", c.progress_every},

@@ -25,6 +25,8 @@ enum class AxisBc { dirichlet, periodic };
 enum class InitialKind { sine, hotspot, constant };
 enum class BackendKind { automatic, cpu, cuda };
 enum class TransportKind { automatic, staged, cuda_aware, nccl };
+// CUDA stencil variants (kernels/cuda/stencil_kernels.cuh); all give bitwise the same fields.
+enum class KernelKind { stream, tiled, naive };
 
 struct Config {
     // [problem]
@@ -63,12 +65,13 @@ struct Config {
     TransportKind transport = TransportKind::automatic;
     bool overlap = true;
     bool share_gpus = false;  // allow more ranks than GPUs on a node
-    // CUDA stencil kernel: naive (global loads, `rows` points per thread) or tiled (shared
-    // memory). Naive is the default because it measured faster on H100 and H200 for every
-    // benchmark deck (docs/performance.md); both give bitwise the same fields.
-    bool tiled = false;
+    // CUDA stencil kernel: stream (each thread walks `rows` points along the slowest axis,
+    // neighbours on that axis in registers), tiled (the same walk with the cross-section in
+    // shared memory) or naive (global loads only). The default is the fastest measured on the
+    // benchmark decks (docs/performance.md).
+    KernelKind kernel = KernelKind::stream;
     std::array<int, 2> block{0, 0};  // CUDA threads per block (x, y); 0 = the variant's default
-    int rows = 0;                    // CUDA naive: points per thread along y; 0 = default
+    int rows = 0;  // CUDA: points per thread along the slowest axis; 0 = the variant's default
 
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)
@@ -115,5 +118,6 @@ const char* to_string(AxisBc v);
 const char* to_string(InitialKind v);
 const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
+const char* to_string(KernelKind v);
 
 }  // namespace gridsim

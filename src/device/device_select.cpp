@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "comm/mpi_check.hpp"
+#include "comm/mpi_session.hpp"
 #include "config/config.hpp"
 #include "device/cuda_check.hpp"
 
@@ -37,14 +38,6 @@ int visible_cuda_devices() {
         return 0;
     }
     return n;
-}
-
-void local_rank_and_size(MPI_Comm comm, int& rank, int& size) {
-    MPI_Comm node = MPI_COMM_NULL;
-    GRIDSIM_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    GRIDSIM_MPI_CHECK(MPI_Comm_rank(node, &rank));
-    GRIDSIM_MPI_CHECK(MPI_Comm_size(node, &size));
-    GRIDSIM_MPI_CHECK(MPI_Comm_free(&node));
 }
 
 namespace {

@@ -30,7 +30,4 @@ DeviceInfo describe_device(int local_rank, int local_ranks);
 // round-robin. Collective over `comm`.
 DeviceInfo select_device(MPI_Comm comm, bool allow_sharing, const std::string& where);
 
-// The node-local rank and size, without touching CUDA.
-void local_rank_and_size(MPI_Comm comm, int& rank, int& size);
-
 }  // namespace gridsim

@@ -3,7 +3,8 @@
 // z plane and no z halo). Owned point (i, j, k), 0 <= i < n[0], sits at
 // origin + i + j*sy + k*sz; halo points have indices -halo..-1 and n..n+halo-1.
 // With `align` > 1 every row is padded so that owned point (0, j, k) starts an `align`-element
-// boundary: a warp's (or a vector unit's) row access then touches no extra memory sector.
+// boundary: a warp's (or a vector unit's) row access then touches no extra memory sector, and
+// a 16-byte vector load of points (i, j, k)..(i + V - 1, j, k) with i a multiple of V is aligned.
 #pragma once
 
 #include <array>
@@ -38,7 +39,9 @@ struct FieldExtents {
         e.sy = ((lead + n[0] + 2 * halo + align - 1) / align) * align;
         e.sz = e.sy * (n[1] + 2 * halo);
         e.origin = lead + halo + e.sy * halo + e.sz * hz;
-        e.total = e.sz * (n[2] + 2 * hz);
+        // `align` elements of slack at the end: a vector load that starts on an aligned point of
+        // the last row may reach past the row's padding (its unused lanes are never stored).
+        e.total = e.sz * (n[2] + 2 * hz) + (align > 1 ? align : 0);
         return e;
     }
     GRIDSIM_HD std::int64_t index(int i, int j, int k) const {

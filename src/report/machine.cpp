@@ -105,6 +105,53 @@ double ping_pong(MPI_Comm comm, Backend<T>& be, std::size_t bytes, int reps) {
     return ping ? static_cast<double>(bytes) / best : 0.0;
 }
 
+// Seconds of the fastest of `reps` calls of f (after one warm-up call).
+template <class F>
+double best_seconds(int reps, F&& f) {
+    f();
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        const double t0 = MPI_Wtime();
+        f();
+        best = std::min(best, MPI_Wtime() - t0);
+    }
+    return best;
+}
+
+// The stand-alone reductions on a field of about `bytes`, as bandwidth (bytes each must read
+// over its time) and as a share of the copy bandwidth `copy`. Each call waits for its result,
+// as a run's statistics do.
+template <class T>
+std::string reduction_rows(Backend<T>& be, std::size_t bytes, int reps, double copy) {
+    const int nx = 1024;
+    const int ny = 512;
+    const int nz = std::max<int>(1, static_cast<int>(bytes / (sizeof(T) * nx * ny)));
+    const FieldExtents e = FieldExtents::make(3, {nx, ny, nz}, 1, be.row_alignment());
+    std::vector<T> host(e.total);
+    for (std::size_t p = 0; p < host.size(); ++p) host[p] = static_cast<T>(p % 1000) * T(0.001);
+    Field<T> a = be.allocate_field(e);
+    Field<T> b = be.allocate_field(e);
+    be.upload(host, a.view());
+    be.upload(host, b.view());
+    const Box box{{0, 0, 0}, {nx, ny, nz}};
+    const double field_bytes = static_cast<double>(box.count()) * sizeof(T);
+    const char* type = sizeof(T) == 4 ? "float" : "double";
+    std::string out;
+    auto row = [&](const char* what, double read, double seconds) {
+        out += fmt::format("  {:<44} {:10.1f} GB/s  ({:.2f} of copy)\n",
+                           fmt::format("{} ({}, {} MiB field)", what, type,
+                                       static_cast<long long>(field_bytes) >> 20),
+                           read / seconds / 1e9, read / seconds / copy);
+    };
+    row("reduction: stats (min/max/sum/non-finite)", field_bytes,
+        best_seconds(reps, [&] { be.stats(a.view(), box); }));
+    row("reduction: sum of squares", field_bytes,
+        best_seconds(reps, [&] { be.sum_sq(a.view(), box); }));
+    row("reduction: sum of squared differences", 2 * field_bytes,
+        best_seconds(reps, [&] { be.sum_sq_diff(a.view(), b.view(), box); }));
+    return out;
+}
+
 }  // namespace
 
 std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
@@ -137,6 +184,11 @@ std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
         }
     }
 #endif
+    out += reduction_rows(be, opt.bytes, opt.reps, copy);
+    {
+        BackendChoice<float> single = choose_backend<float>(cfg, comm);
+        out += reduction_rows(*single.backend, opt.bytes, opt.reps, copy);
+    }
     const double pp = ping_pong(comm, be, std::size_t{8} << 20, opt.reps);
     if (comm_size(comm) >= 2) {
         out += fmt::format("  {:<44} {:10.2f} GB/s\n", "halo ping-pong rank 0 <-> 1, 8 MiB, staged",

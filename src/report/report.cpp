@@ -111,6 +111,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"dt", r.dt},
         {"sim_time", r.sim_time},
         {"loop_seconds", r.loop_seconds},
+        {"startup_s", r.startup_seconds},
         {"time_per_step_s", per_step},
         {"updated_points_per_step", r.updated_points},
         {"glups", r.loop_seconds > 0 ? lups / r.loop_seconds / 1e9 : 0.0},
@@ -183,8 +184,8 @@ std::string summary_text(const nlohmann::json& d) {
     out += fmt::format("  steps           {}", d["steps"].get<std::int64_t>());
     if (d["problem"] == "heat")
         out += fmt::format("  (dt = {:.4e}, t = {:.4e})", num("dt"), num("sim_time"));
-    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s)\n", num("time_per_step_s"),
-                       num("loop_seconds"));
+    out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s, start-up {:.3f} s)\n",
+                       num("time_per_step_s"), num("loop_seconds"), num("startup_s"));
     out += fmt::format("  throughput      {:.4f} GLUP/s, effective bandwidth {:.2f} GB/s\n",
                        num("glups"), num("effective_bandwidth_GBps"));
     out += fmt::format(

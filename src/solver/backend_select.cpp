@@ -126,10 +126,10 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         choice.transport = gpu_transport(cfg, coverage == 2);
         choice.device = select_device(comm, cfg.share_gpus, cfg.where("parallel.backend"));
         CudaLaunchConfig launch;
-        launch.tiled = cfg.tiled;
+        launch.kernel = cfg.kernel;
         launch.block_x = cfg.block[0];
         launch.block_y = cfg.block[1];
-        launch.rows = cfg.rows;
+        launch.points = cfg.rows;
         choice.backend = make_cuda_backend<T>(launch);
         return choice;
     }

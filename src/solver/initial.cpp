@@ -9,22 +9,6 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// The value a global Dirichlet point holds, or nullopt for a point that is updated.
-std::optional<double> dirichlet_value(const Config& cfg, const Domain& dom,
-                                      const std::array<int, 3>& g) {
-    if (cfg.benchmark) {  // columns 0 and nx-1: sin(2 pi iy / (ny-1))
-        if (g[0] == 0 || g[0] == dom.cells[0] - 1)
-            return std::sin(2.0 * kPi * g[1] / (dom.cells[1] - 1));
-        return std::nullopt;
-    }
-    for (int d = 0; d < dom.dims; ++d) {
-        if (dom.periodic[d]) continue;
-        if (g[d] == 0) return cfg.face_value[2 * d];
-        if (g[d] == dom.cells[d] - 1) return cfg.face_value[2 * d + 1];
-    }
-    return std::nullopt;
-}
-
 }  // namespace
 
 HeatMode make_heat_mode(const Config& cfg) {
@@ -58,31 +42,33 @@ bool heat_has_analytic_solution(const Config& cfg) {
     return true;
 }
 
-InitialCondition::InitialCondition(const Config& cfg, const Domain& dom)
-    : cfg_(cfg),
-      dom_(dom),
-      mode_(cfg.initial == InitialKind::sine ? make_heat_mode(cfg) : HeatMode{}) {}
-
-double InitialCondition::operator()(const std::array<int, 3>& g) const {
-    if (auto v = dirichlet_value(cfg_, dom_, g)) return *v;
-    switch (cfg_.initial) {
-        case InitialKind::sine:
-            return mode_.shape(g);
-        case InitialKind::constant:
-            return cfg_.initial_value;
-        case InitialKind::hotspot: {
-            const double shortest =
-                *std::min_element(cfg_.length.begin(), cfg_.length.begin() + cfg_.dims);
-            const double r = cfg_.radius * shortest;
-            double dist2 = 0.0;
-            for (int d = 0; d < cfg_.dims; ++d) {
-                const double dx = g[d] * dom_.spacing[d] - cfg_.center[d] * cfg_.length[d];
-                dist2 += dx * dx;
-            }
-            return dist2 <= r * r ? cfg_.amplitude : cfg_.initial_value;
+InitialParams make_initial_params(const Config& cfg, const Domain& dom) {
+    InitialParams p;
+    p.shape = cfg.initial == InitialKind::sine      ? InitialShape::sine
+              : cfg.initial == InitialKind::hotspot ? InitialShape::hotspot
+                                                    : InitialShape::constant;
+    p.dims = dom.dims;
+    p.benchmark = cfg.benchmark;
+    p.amplitude = cfg.amplitude;
+    p.value = cfg.initial_value;
+    for (int d = 0; d < 3; ++d) {
+        p.cells[d] = dom.cells[d];
+        p.spacing[d] = dom.spacing[d];
+        p.dirichlet[d] = !dom.periodic[d];
+        p.centre[d] = cfg.center[d] * cfg.length[d];
+    }
+    for (int f = 0; f < 6; ++f) p.face_value[f] = cfg.face_value[f];
+    if (cfg.initial == InitialKind::sine) {
+        const HeatMode mode = make_heat_mode(cfg);
+        for (int d = 0; d < 3; ++d) {
+            p.kappa[d] = mode.kappa[d];
+            p.cosine[d] = mode.cosine[d];
         }
     }
-    return 0.0;
+    const double shortest = *std::min_element(cfg.length.begin(), cfg.length.begin() + cfg.dims);
+    const double r = cfg.radius * shortest;
+    p.radius2 = r * r;
+    return p;
 }
 
 }  // namespace gridsim

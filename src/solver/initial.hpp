@@ -1,4 +1,4 @@
-// Initial and boundary values, and the analytic heat solution (DESIGN.md section 2).
+// Initial and boundary values, and the analytic heat solution.
 #pragma once
 
 #include <array>
@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "grid/domain.hpp"
+#include "kernels/initial.hpp"
 
 namespace gridsim {
 
@@ -38,16 +39,7 @@ HeatMode make_heat_mode(const Config& cfg);
 // The solution is a pure mode only for the sine initial condition with zero Dirichlet faces.
 bool heat_has_analytic_solution(const Config& cfg);
 
-// The value at full-array index g (the point x = g * h) at t = 0, Dirichlet points included.
-class InitialCondition {
-public:
-    InitialCondition(const Config& cfg, const Domain& dom);
-    [[nodiscard]] double operator()(const std::array<int, 3>& g) const;
-
-private:
-    const Config& cfg_;
-    const Domain& dom_;
-    HeatMode mode_;  // for the sine kind
-};
+// The initial condition of `cfg` in the form every backend evaluates (kernels/initial.hpp).
+InitialParams make_initial_params(const Config& cfg, const Domain& dom);
 
 }  // namespace gridsim

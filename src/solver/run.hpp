@@ -1,6 +1,7 @@
 // Runs one deck to completion on a communicator and returns what the report needs.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -48,7 +49,9 @@ struct OutputContext {
 };
 
 struct RunOptions {
-    bool gather_field = false;            // fill RunResult::global_field on rank 0
+    bool gather_field = false;  // fill RunResult::global_field on rank 0
+    // When the process began (main() entry); set, the report gets the start-up time.
+    std::optional<std::chrono::steady_clock::time_point> process_start;
     bool measure_copy_bandwidth = false;  // the report's ceiling (costs a large copy)
     std::function<void(const ProgressSample&)> on_progress;
     // Output: asked after every step (the answer must be the same on every rank); when true,
@@ -77,6 +80,7 @@ struct RunResult {
     double sim_time = 0.0;
     double loop_seconds = 0.0;        // wall time of the step loop, slowest rank
     double loop_seconds_local = 0.0;  // this rank's
+    double startup_seconds = 0.0;     // process start to the first step, slowest rank (0: unknown)
     std::int64_t updated_points = 0;  // per step, all ranks
     std::size_t value_bytes = 8;      // sizeof(T)
     PhaseTimes phases{};              // this rank's

@@ -46,30 +46,27 @@ std::string Simulation<T>::describe_devices() {
     return text;
 }
 
+// The initial condition is computed where the field lives (on the device for the CUDA backend:
+// nothing crosses the host); a restart's field is read on the host and uploaded. Either way the
+// first field's halos are exchanged and the whole field, halos included, copied to the second.
 template <class T>
 void Simulation<T>::initialise(const std::function<void(const HostField&)>& load) {
     const Subdomain& sub = topo_.subdomain();
     const FieldExtents& ext = u_[0].extents();
-    std::vector<T> host(ext.total, T(0));
     if (load) {
+        std::vector<T> host(ext.total, T(0));
         load(HostField{host.data(), sizeof(T) == 4, ext});
+        be_.upload(host, u_[0].view());
     } else {
-        const InitialCondition initial(cfg_, dom_);
-        for (int k = 0; k < sub.size[2]; ++k) {
-            for (int j = 0; j < sub.size[1]; ++j) {
-                for (int i = 0; i < sub.size[0]; ++i) {
-                    const std::array<int, 3> g{sub.offset[0] + i + dom_.solved_origin[0],
-                                               sub.offset[1] + j + dom_.solved_origin[1],
-                                               sub.offset[2] + k + dom_.solved_origin[2]};
-                    host[ext.index(i, j, k)] = static_cast<T>(initial(g));
-                }
-            }
-        }
+        const std::array<int, 3> origin{sub.offset[0] + dom_.solved_origin[0],
+                                        sub.offset[1] + dom_.solved_origin[1],
+                                        sub.offset[2] + dom_.solved_origin[2]};
+        be_.fill_initial(make_initial_params(cfg_, dom_), u_[0].view(), origin);
     }
-    for (auto& f : u_) {
-        be_.upload(host, f.view());
-        halo_->exchange(f.view());
-    }
+    halo_->exchange(u_[0].view());
+    be_.copy(u_[1].view().data, u_[0].view().data, static_cast<std::size_t>(ext.total),
+             Lane::boundary);
+    be_.wait(Lane::boundary);
     cur_ = 0;
 }
 
@@ -79,13 +76,14 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
 // at join_lanes(): no device-wide synchronisation. overlap = false runs the same phases one
 // after another on the boundary lane.
 template <class T>
-void Simulation<T>::sweep(const StencilParams<T>& p) {
+void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
     be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
     timer_.poll();
     const Lane interior_lane = cfg_.overlap ? Lane::interior : Lane::boundary;
     {
         auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
-        for (const Box& b : regions_.shell) be_.apply(p, current(), next(), b, Lane::boundary);
+        for (const Box& b : regions_.shell)
+            be_.apply(p, current(), next(), b, Lane::boundary, residual);
     }
     {
         auto t = timer_.on_lane(Phase::pack, Lane::boundary);
@@ -93,7 +91,7 @@ void Simulation<T>::sweep(const StencilParams<T>& p) {
     }
     if (cfg_.overlap) {
         auto t = timer_.on_lane(Phase::interior, interior_lane);
-        be_.apply(p, current(), next(), regions_.interior, interior_lane);
+        be_.apply(p, current(), next(), regions_.interior, interior_lane, residual);
     }
     {
         auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
@@ -105,7 +103,7 @@ void Simulation<T>::sweep(const StencilParams<T>& p) {
     }
     if (!cfg_.overlap) {
         auto t = timer_.on_lane(Phase::interior, interior_lane);
-        be_.apply(p, current(), next(), regions_.interior, interior_lane);
+        be_.apply(p, current(), next(), regions_.interior, interior_lane, residual);
     }
     cur_ = 1 - cur_;
 }
@@ -117,8 +115,37 @@ double Simulation<T>::allreduce_sum(double local) {
     return global;
 }
 
+// The fold and the read-back run beside the next sweep: neither lane waits for them. Only an
+// all-reduce on the device (NCCL, several ranks) is ordered on the boundary lane, after the
+// fold, like the halo messages of the same communicator.
 template <class T>
-double Simulation<T>::residual() {
+void Simulation<T>::request_residual() {
+    double* sum = be_.fold_residual();
+    const bool on_device = topo_.size() > 1 && halo_->reduces_on_device();
+    if (on_device) {
+        be_.join_fold(Lane::boundary);
+        auto t = timer_.on_lane(Phase::reduction, Lane::boundary);
+        halo_->allreduce_sum_on_lane(sum);
+    }
+    be_.start_read(sum,
+                   on_device ? Backend<T>::ReadAfter::boundary_lane : Backend<T>::ReadAfter::fold);
+    pending_global_.push_back(on_device || topo_.size() == 1);
+}
+
+// The wait in finish_read() is for the requesting sweep itself to finish, so it is not timed as
+// a reduction; the host all-reduce is.
+template <class T>
+double Simulation<T>::take_residual() {
+    const double sum = be_.finish_read();
+    const bool global = pending_global_.front();
+    pending_global_.pop_front();
+    if (global) return std::sqrt(sum);
+    auto t = timer_.on_host(Phase::reduction);
+    return std::sqrt(allreduce_sum(sum));
+}
+
+template <class T>
+double Simulation<T>::residual_separate_pass() {
     auto t = timer_.on_host(Phase::reduction);
     return std::sqrt(allreduce_sum(be_.sum_sq_diff(current(), u_[1 - cur_].view(), updated_)));
 }

@@ -3,6 +3,7 @@
 // step that moves them forward (DESIGN.md section 5).
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -26,10 +27,20 @@ public:
     // current = initial condition (Dirichlet points included), or what `load` reads into the
     // owned points (a restart); halos exchanged; next = current.
     void initialise(const std::function<void(const HostField&)>& load = {});
-    // One sweep next = stencil(current) by the overlap recipe, then current <-> next.
-    void sweep(const StencilParams<T>& params);
-    // sqrt of the global sum over updated points of (current - previous)^2.
-    double residual();
+    // One sweep next = stencil(current) by the overlap recipe, then current <-> next. With
+    // `residual`, the sweep also sums its squared updates (the fused jacobi residual).
+    void sweep(const StencilParams<T>& params, bool residual = false);
+    // After a sweep(params, true): folds that sweep's residual on the device, all-reduces it
+    // there when the transport can (NCCL), and starts copying it to the host. Does not wait.
+    void request_residual();
+    // Waits for the oldest requested residual: sqrt of the global sum over updated points of
+    // (u^n - u^{n-1})^2 for the sweep n that requested it.
+    double take_residual();
+    // Returns to the field of the previous sweep (still held in the other buffer, halos
+    // included): a sweep issued before a convergence test read its result is undone.
+    void roll_back() { cur_ = 1 - cur_; }
+    // The stand-alone pass for the same residual (tests compare the fused value against it).
+    double residual_separate_pass();
     // sqrt of the global sum over owned points of current^2.
     double norm();
     // Global min/max/sum/non-finite count of the current field over owned points.
@@ -76,6 +87,8 @@ private:
     PhaseTimer timer_;
     std::vector<T> host_copy_;
     std::string devices_;
+    // Per requested residual not yet taken: whether it was all-reduced on the device.
+    std::deque<bool> pending_global_;
 };
 
 }  // namespace gridsim

@@ -52,14 +52,19 @@ public:
     [[nodiscard]] double elapsed() const {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     }
-    [[nodiscard]] double slowest() const {
-        double mine = elapsed();
+    [[nodiscard]] double slowest() const { return max_over_ranks(elapsed()); }
+    // Seconds from `t` to the start of the loop, slowest rank (collective).
+    [[nodiscard]] double since(std::chrono::steady_clock::time_point t) const {
+        return max_over_ranks(std::chrono::duration<double>(start_ - t).count());
+    }
+
+private:
+    [[nodiscard]] double max_over_ranks(double mine) const {
         double max = 0.0;
         GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &max, 1, MPI_DOUBLE, MPI_MAX, comm_));
         return max;
     }
 
-private:
     MPI_Comm comm_;
     std::chrono::steady_clock::time_point start_;
 };
@@ -73,6 +78,7 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.phases = sim.finish();
     r.loop_seconds_local = clock.elapsed();
     r.loop_seconds = clock.slowest();
+    if (opt.process_start) r.startup_seconds = clock.since(*opt.process_start);
     const BackendChoice<T>& be = sim.backend();
     r.backend = be.backend->name();
     r.backend_note = be.note;

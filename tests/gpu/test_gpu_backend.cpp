@@ -2,7 +2,10 @@
 // collectively whether every rank sees a GPU, and all ranks skip together if not (CI has none).
 //  - GPU vs CPU: whole fields agree to a stated tolerance, not bitwise: nvcc contracts
 //    a*b + c into fused multiply-adds (one rounding instead of two), the host compiler does not.
-//  - naive vs tiled, overlap on vs off, 1 vs 2 vs 4 ranks: bitwise identical on the GPU.
+//  - kernel variants (stream, tiled, naive), overlap on vs off, 1 vs 2 vs 4 ranks: bitwise
+//    identical on the GPU.
+//  - the fused jacobi residual: equal to the stand-alone pass to rounding, and bitwise the
+//    same on a rerun.
 // Ranks may share a GPU here (parallel.share_gpus), so the suite runs on one-GPU hosts too.
 #include <gtest/gtest.h>
 
@@ -12,8 +15,9 @@
 #include <limits>
 #include <random>
 
-#include "device/device_select.hpp"
+#include "comm/mpi_session.hpp"
 #include "solver/backend_select.hpp"
+#include "solver/simulation.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;
@@ -42,7 +46,7 @@ void PrintTo(const Deck& d, std::ostream* os) { *os << d.name; }
 
 const std::string kGpu = "[parallel]\nbackend = \"cuda\"\nshare_gpus = true\n";
 
-// Odd sizes (no multiple of the 32 x 8 tile), Dirichlet, periodic and mixed faces, both
+// Odd sizes (no multiple of any block shape), Dirichlet, periodic and mixed faces, both
 // problems, 2D and 3D, float and double.
 const std::vector<Deck> kDecks = {
     {"heat2d_double",
@@ -60,6 +64,16 @@ const std::vector<Deck> kDecks = {
      "[problem]\nname = \"jacobi\"\n[grid]\ncells = [45, 38]\n[boundary]\nkind = \"benchmark\"\n"
      "[time]\nsteps = 40\nnorm_every = 10\n",
      2e-5},
+    // Wide enough (x >= 128 floats, 64 doubles) for the stream kernel's 16-byte packs, with
+    // x ranges that start and end off a pack boundary.
+    {"jacobi2d_wide_float",
+     "[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 23]\n[boundary]\nkind = "
+     "\"benchmark\"\n[time]\nsteps = 20\nnorm_every = 5\n",
+     2e-5},
+    {"heat3d_wide_double",
+     "[grid]\ncells = [135, 9, 11]\n[initial]\nkind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = "
+     "15\n",
+     1e-12},
     {"jacobi3d_double",
      "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [23, 17, 13]\n"
      "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 30\n",
@@ -100,22 +114,25 @@ TEST_P(GpuDeck, AgreesWithTheCpuBackend) {
     EXPECT_GT(max_abs(cpu), 0.0);
 }
 
-TEST_P(GpuDeck, NaiveAndTiledAreBitwiseIdentical) {
+// Every variant, block shape (thin shapes included) and walk length against naive rows 1.
+TEST_P(GpuDeck, AllKernelVariantsAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
-    const auto tiled = field(d.text + kGpu, {"parallel.kernel=tiled"});
-    for (const char* block : {"[0, 0]", "[16, 4]", "[64, 2]"}) {
-        const auto tiled_b = field(
-            d.text + kGpu, {"parallel.kernel=tiled", fmt::format("parallel.block={}", block)});
-        if (test::world_rank() == 0)
-            EXPECT_EQ(count_differences(tiled_b, tiled), 0u) << "tiled, block " << block;
-        for (int rows : {1, 2, 4, 8}) {
-            const auto naive = field(
-                d.text + kGpu, {"parallel.kernel=naive", fmt::format("parallel.block={}", block),
-                                fmt::format("parallel.rows_per_thread={}", rows)});
-            if (test::world_rank() == 0)
-                EXPECT_EQ(count_differences(naive, tiled), 0u)
-                    << "naive, block " << block << " rows " << rows;
+    const auto reference =
+        field(d.text + kGpu, {"parallel.kernel=naive", "parallel.rows_per_thread=1"});
+    for (const char* block : {"[0, 0]", "[16, 4]", "[64, 2]", "[1, 32]"}) {
+        for (const char* kernel : {"stream", "tiled", "naive"}) {
+            for (int points : {1, 3, 16}) {
+                if (std::string(kernel) == "naive" && points == 3) continue;  // 1, 2, 4, 8 only
+                if (std::string(kernel) == "naive" && points == 16) points = 4;
+                const auto got =
+                    field(d.text + kGpu, {fmt::format("parallel.kernel={}", kernel),
+                                          fmt::format("parallel.block={}", block),
+                                          fmt::format("parallel.rows_per_thread={}", points)});
+                if (test::world_rank() == 0)
+                    EXPECT_EQ(count_differences(got, reference), 0u)
+                        << kernel << ", block " << block << ", points " << points;
+            }
         }
     }
 }
@@ -226,4 +243,49 @@ TEST(GpuReductions, MatchTheCpuAndRepeatExactly) {
     EXPECT_NEAR(gsq, cpu->sum_sq(c.view(), inner), 1e-12 * gsq);
     EXPECT_EQ(gpu->sum_sq(g.view(), inner), gsq);
     EXPECT_EQ(gpu->sum_sq_diff(g.view(), g.view(), inner), 0.0);
+}
+
+// The residual summed inside the sweep (one partial per block, folded in a fixed order) against
+// the stand-alone reduction over the same two fields, for every variant, 2D and 3D, with the
+// overlap recipe's shell and interior boxes; and the whole residual history of a rerun.
+TEST(GpuResidual, FusedEqualsTheSeparatePassAndRepeatsExactly) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::vector<std::string> decks = {
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [45, 38]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 30\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [23, 17, 29]\n"
+        "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 30\nnorm_every = 1\n"};
+    for (const std::string& text : decks) {
+        for (const char* kernel : {"stream", "tiled", "naive"}) {
+            SCOPED_TRACE(text + kernel);
+            const std::vector<std::string> sets = {fmt::format("parallel.kernel={}", kernel)};
+            const Config cfg = load_config(text + kGpu, "t.toml", sets);
+            auto check = [&](auto precision_tag) {
+                using T = decltype(precision_tag);
+                Simulation<T> sim(cfg, MPI_COMM_WORLD);
+                sim.initialise();
+                StencilParams<T> p;
+                p.kind = StencilKind::jacobi;
+                for (int s = 0; s < 5; ++s) {
+                    sim.sweep(p, true);
+                    sim.request_residual();
+                    const double fused = sim.take_residual();
+                    const double separate = sim.residual_separate_pass();
+                    EXPECT_GT(separate, 0.0);
+                    EXPECT_NEAR(fused, separate, 1e-12 * separate) << "sweep " << s + 1;
+                }
+            };
+            if (cfg.precision == Precision::float32) {
+                check(float{});
+            } else {
+                check(double{});
+            }
+            const int n = test::world_size();
+            const auto a = test::run_on_ranks(n, text + kGpu, sets).residual_history;
+            const auto b = test::run_on_ranks(n, text + kGpu, sets).residual_history;
+            if (test::world_rank() != 0) continue;
+            ASSERT_EQ(a.size(), 30u);
+            EXPECT_EQ(a, b);
+        }
+    }
 }

@@ -94,3 +94,39 @@ TEST(Jacobi3D, ConvergesToTheConstantSteadyState) {
     for (double v : r.global_field) worst = std::max(worst, std::abs(v - 1.0));
     EXPECT_LT(worst, 1e-7);
 }
+
+// The residual of sweep n is read after sweep n+1 was issued; a run that converges at n must
+// stop exactly there: the sweep it reports, its history and its field are those of a run that
+// was told to stop at n. The tolerance is placed between two residuals of a reference run.
+TEST(JacobiTolerance, StopsAtExactlyTheSweepThatConverged) {
+    const std::string deck =
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [17, 13]\n"
+        "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 60\nnorm_every = 1\n";
+    const int n = test::world_size();
+    const RunResult all = test::run_on_ranks(n, deck, {});
+    double tol = 0.0;
+    std::int64_t expected = 0;
+    if (test::world_rank() == 0) {
+        ASSERT_EQ(all.residual_history.size(), 60u);
+        expected = all.residual_history[36].first;  // sweep 37 is the first below tol
+        tol = 0.5 * (all.residual_history[35].second + all.residual_history[36].second);
+        ASSERT_LT(all.residual_history[36].second, all.residual_history[35].second);
+    }
+    MPI_Bcast(&tol, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&expected, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    for (int every : {1, 37}) {
+        const RunResult stopped = test::run_on_ranks(
+            n, deck,
+            {fmt::format("time.tolerance={:.17g}", tol), fmt::format("time.norm_every={}", every)});
+        const RunResult fixed = test::run_on_ranks(
+            n, deck, {fmt::format("time.steps={}", expected), "time.norm_every=1"});
+        if (test::world_rank() != 0) continue;
+        SCOPED_TRACE(every);
+        EXPECT_TRUE(stopped.converged);
+        EXPECT_EQ(stopped.steps, expected);
+        ASSERT_FALSE(stopped.residual_history.empty());
+        EXPECT_EQ(stopped.residual_history.back().first, expected);
+        EXPECT_EQ(stopped.residual_history.back().second, fixed.residual_history.back().second);
+        EXPECT_EQ(stopped.global_field, fixed.global_field);
+    }
+}

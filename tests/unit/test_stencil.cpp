@@ -47,7 +47,7 @@ TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
     StencilParams<double> p;
     p.kind = StencilKind::heat;
     p.r = {0.1, 0.15, 0.2};
-    be->apply(p, in.view(), out.view(), box, Lane::interior);
+    be->apply(p, in.view(), out.view(), box, Lane::interior, false);
     std::vector<double> got;
     be->download(out.view(), got);
     // Direct index arithmetic, independent of FieldView: x stride 1, y stride 7, z stride 42.

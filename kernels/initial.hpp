@@ -1,0 +1,87 @@
+// The initial condition at one point, written once for every backend: the CPU backend loops over
+// it and the CUDA backend evaluates it on the device (Thrust over counting iterators), so a
+// field is set up where it lives. Values at Dirichlet points are the boundary values.
+#pragma once
+
+#include <cmath>
+
+#include "field/host_device.hpp"
+
+namespace gridsim {
+
+enum class InitialShape { sine, hotspot, constant };
+
+// Everything initial_value() needs, resolved from the configuration on the host (plain data,
+// copied to the device by value).
+struct InitialParams {
+    InitialShape shape = InitialShape::constant;
+    int dims = 3;
+    int cells[3] = {1, 1, 1};  // global points per axis
+    double spacing[3] = {1.0, 1.0, 1.0};
+    bool dirichlet[3] = {true, true, true};  // a non-periodic axis: its end points are fixed
+    double face_value[6] = {0, 0, 0, 0, 0, 0};
+    bool benchmark = false;  // jacobi benchmark boundary: columns 0, nx-1 hold sin(2 pi y/(ny-1))
+    double amplitude = 1.0;
+    // sine: amplitude * prod_d phi_d(x_d), phi_d = cos(kappa_d x) on periodic axes, else sin.
+    double kappa[3] = {0, 0, 0};
+    bool cosine[3] = {false, false, false};
+    // hotspot: `amplitude` where |x - centre|^2 <= radius2, else `value`.
+    double centre[3] = {0, 0, 0};
+    double radius2 = 0.0;
+    double value = 0.0;  // constant, and the hotspot's background
+};
+
+// a * b - c with two roundings on every compiler: nvcc would otherwise fuse it into one FMA and
+// a point on the hot spot's sphere could fall on different sides on the CPU and the GPU.
+GRIDSIM_HD inline double mul_sub_rn(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+    return __dsub_rn(__dmul_rn(a, b), c);
+#else
+    return a * b - c;
+#endif
+}
+GRIDSIM_HD inline double mul_add_rn(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(__dmul_rn(a, b), c);
+#else
+    return a * b + c;
+#endif
+}
+
+// The value at global full-array index g (the point x = g * h) at t = 0. Where faces meet, the
+// x face's value wins, then y's.
+GRIDSIM_HD inline double initial_value(const InitialParams& p, const int g[3]) {
+    constexpr double kPi = 3.14159265358979323846;
+    if (p.benchmark) {
+        if (g[0] == 0 || g[0] == p.cells[0] - 1) return sin(2.0 * kPi * g[1] / (p.cells[1] - 1));
+    } else {
+        for (int d = 0; d < p.dims; ++d) {
+            if (!p.dirichlet[d]) continue;
+            if (g[d] == 0) return p.face_value[2 * d];
+            if (g[d] == p.cells[d] - 1) return p.face_value[2 * d + 1];
+        }
+    }
+    switch (p.shape) {
+        case InitialShape::sine: {
+            double v = p.amplitude;
+            for (int d = 0; d < p.dims; ++d) {
+                const double kx = p.kappa[d] * (g[d] * p.spacing[d]);
+                v *= p.cosine[d] ? cos(kx) : sin(kx);
+            }
+            return v;
+        }
+        case InitialShape::hotspot: {
+            double dist2 = 0.0;
+            for (int d = 0; d < p.dims; ++d) {
+                const double dx = mul_sub_rn(g[d], p.spacing[d], p.centre[d]);
+                dist2 = mul_add_rn(dx, dx, dist2);
+            }
+            return dist2 <= p.radius2 ? p.amplitude : p.value;
+        }
+        case InitialShape::constant:
+            break;
+    }
+    return p.value;
+}
+
+}  // namespace gridsim
