@@ -9,14 +9,15 @@ def row(path):
     c = d["config"]
     cells = "x".join(str(n) for n in c["grid"]["cells"])
     ph = d["phases"]
-    return (f"{path.split('/')[-1]:<34} {d['problem']:<6} {cells:<14} {d['precision']:<6} "
-            f"{d['ranks']:>2} {d['launch'][:22]:<22} {'on ' if d['overlap'] else 'off'} "
+    every = c["time"]["norm_every"] if d["problem"] == "jacobi" else "-"
+    return (f"{path.split('/')[-1]:<38} {d['problem']:<6} {cells:<16} {d['precision']:<6} "
+            f"{d['ranks']:>2} {d['launch'][:36]:<36} {every:>4} {'on ' if d['overlap'] else 'off'} "
             f"{d['time_per_step_s']*1e3:9.4f} {d['glups']:8.2f} {d['effective_bandwidth_GBps']:8.1f} "
             f"{d['copy_bandwidth_GBps']:7.0f} {d['bandwidth_ratio']*100:5.1f}% "
             f"{ph['interior']['max']:7.3f} {ph['transfer']['max']:7.3f}")
 
 
-print(f"{'report':<34} {'prob':<6} {'cells':<14} {'prec':<6} {'np':>2} {'launch':<22} ovl "
+print(f"{'report':<38} {'prob':<6} {'cells':<16} {'prec':<6} {'np':>2} {'launch':<36} norm ovl "
       f"{'ms/step':>9} {'GLUP/s':>8} {'GB/s':>8} {'copyGB/s':>7} {'ratio':>6} {'int[s]':>7} {'xfer[s]':>7}")
 for p in sys.argv[1:]:
     try:

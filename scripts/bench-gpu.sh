@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# scripts/bench-gpu.sh [matrix|tune|profile|all] [BUILD_DIR]
+#
+# The GPU benchmark matrix, run on a GPU host from the repository root: decks x kernel variants
+# x precisions x residual cadence x the GPU counts the host has. Every run writes its JSON report;
+# the last thing printed is one table (ms/step, GLUP/s, share of the device copy bandwidth
+# measured in the same run). Modes:
+#   matrix   the benchmark decks with every kernel variant (default)
+#   tune     block shapes and points per thread of the stream and tiled kernels
+#   profile  Nsight Compute on one sweep of each variant (needs ncu)
+#   all      matrix, tune and profile
+# gridsim comes from BUILD_DIR (default: PATH, else build/). Reports and logs go to $OUT (or
+# out/bench): reports.tgz, bench.log, table.txt, ncu.txt. Runs with mpirun; where no MPI is
+# installed, source the relocatable runtime first (README, "GPU hosts without MPI").
+# BENCH_LARGE=0 leaves out the 2048^3 deck (69 GB of fields: H100 or H200 only).
+set -uo pipefail
+mode=${1:-matrix}
+build=${2:-}
+out=${OUT:-out/bench}
+reports=$(mktemp -d /tmp/gridsim-bench.XXXXXX)
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}   # no NVLink multicast on shared hosts
+g=$(command -v gridsim || echo "${build:-build}/gridsim")
+[ -n "$build" ] && g="$build/gridsim"
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+[ "$ngpu" -gt 0 ] || { echo "bench-gpu.sh: no GPU found (nvidia-smi -L)" >&2; exit 2; }
+log() { echo "=== $*" >>"$out/bench.log"; }
+
+# bench NAME RANKS DECK [--set ...]: one run, its report in $reports/NAME.json.
+bench() {
+    local name=$1 n=$2 deck=$3; shift 3
+    log "mpirun -np $n $g run inputs/$deck --quiet --report $name.json $*"
+    mpirun -np "$n" "$g" run "inputs/$deck" --quiet --report "$reports/$name.json" "$@" \
+        >>"$out/bench.log" 2>&1 || echo "FAILED: $name (see bench.log)"
+}
+
+matrix() {
+    for n in 1 2 4; do
+        [ "$n" -gt "$ngpu" ] && continue
+        for k in stream tiled naive; do
+            for every in 100 1; do
+                bench "np${n}_jacobi2d_f_${k}_norm${every}" "$n" bench_jacobi2d.toml \
+                    --set parallel.kernel=$k --set time.norm_every=$every
+            done
+            bench "np${n}_jacobi2d_d_${k}_norm100" "$n" bench_jacobi2d.toml \
+                --set parallel.kernel=$k --set problem.precision=double
+            bench "np${n}_heat3d_d_${k}" "$n" bench_heat3d.toml --set parallel.kernel=$k
+            bench "np${n}_heat3d_f_${k}" "$n" bench_heat3d.toml --set parallel.kernel=$k \
+                --set problem.precision=float
+            [ "$n" -eq 1 ] && [ "${BENCH_LARGE:-1}" = 1 ] &&
+                bench "np1_jacobi3d_f_${k}" 1 bench_jacobi3d.toml --set parallel.kernel=$k
+        done
+    done
+}
+
+tune() {
+    for k in stream tiled; do
+        for b in 128,1 256,1 512,1 64,4; do
+            for pts in 8 16 32; do
+                bench "tune_jacobi2d_f_${k}_${b/,/x}_p$pts" 1 bench_jacobi2d.toml --set time.steps=300 \
+                    --set parallel.kernel=$k --set "parallel.block=[$b]" --set parallel.rows_per_thread=$pts
+            done
+        done
+        for b in 32,8 64,4 32,4 128,2; do
+            for pts in 8 16 32; do
+                for prec in double float; do
+                    bench "tune_heat3d_${prec:0:1}_${k}_${b/,/x}_p$pts" 1 bench_heat3d.toml --set time.steps=150 \
+                        --set parallel.kernel=$k --set "parallel.block=[$b]" \
+                        --set parallel.rows_per_thread=$pts --set problem.precision=$prec
+                done
+            done
+        done
+    done
+}
+
+# One profiled sweep per variant and deck: DRAM throughput, L1/L2 hit rates, occupancy, the top
+# stall reasons. --clock-control none: the clocks the benchmarks run at.
+profile() {
+    command -v ncu >/dev/null || { echo "no ncu: profile skipped"; return; }
+    local metrics=dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__average_warp_latency_issue_stalled_barrier,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_short_scoreboard,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,launch__registers_per_thread
+    for k in stream tiled naive; do
+        for deck in bench_jacobi2d.toml bench_heat3d.toml; do
+            log "ncu $k $deck"
+            ncu --clock-control none --metrics "$metrics" -k "regex:stencil_|reduce_box|fold" \
+                --launch-skip 20 --launch-count 3 \
+                "$g" run "inputs/$deck" --quiet --set time.steps=40 --set time.norm_every=1 \
+                --set parallel.kernel=$k >>"$out/ncu.txt" 2>&1
+        done
+    done
+    grep -E "stencil_|reduce_box|fold|dram__|lts__|l1tex__|sm__warps|gpu__time|stalled|registers" \
+        "$out/ncu.txt" >"$out/ncu-summary.txt" || true
+}
+
+mpirun -np 1 "$g" bench --size-mib 1024 | tee -a "$out/bench.log"
+case "$mode" in
+    matrix) matrix ;;
+    tune) tune ;;
+    profile) profile ;;
+    all) matrix; tune; profile ;;
+    *) echo "bench-gpu.sh: unknown mode '$mode' (matrix, tune, profile or all)" >&2; exit 2 ;;
+esac
+tar -C "$reports" -czf "$out/reports.tgz" .
+echo
+python3 "$(dirname "$0")/gpu_host/summarize.py" "$reports"/*.json | tee "$out/table.txt"
