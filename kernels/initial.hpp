@@ -31,23 +31,6 @@ struct InitialParams {
     double value = 0.0;  // constant, and the hotspot's background
 };
 
-// a * b - c with two roundings on every compiler: nvcc would otherwise fuse it into one FMA and
-// a point on the hot spot's sphere could fall on different sides on the CPU and the GPU.
-GRIDSIM_HD inline double mul_sub_rn(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-    return __dsub_rn(__dmul_rn(a, b), c);
-#else
-    return a * b - c;
-#endif
-}
-GRIDSIM_HD inline double mul_add_rn(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-    return __dadd_rn(__dmul_rn(a, b), c);
-#else
-    return a * b + c;
-#endif
-}
-
 // The value at global full-array index g (the point x = g * h) at t = 0. Where faces meet, the
 // x face's value wins, then y's.
 GRIDSIM_HD inline double initial_value(const InitialParams& p, const int g[3]) {

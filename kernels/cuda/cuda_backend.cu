@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "device/cuda_raii.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/cuda_raii.hpp"
 #include "kernels/cuda/initial.cuh"
 #include "kernels/cuda/reductions.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
@@ -142,7 +142,7 @@ __global__ void fold_kernel(const double* __restrict__ partials, long long count
 template <class T>
 class CudaBackend final : public Backend<T> {
 public:
-    explicit CudaBackend(const CudaLaunchConfig& cfg) : cfg_(cfg) {
+    explicit CudaBackend(const LaunchConfig& cfg) : cfg_(cfg) {
         if (cfg_.kernel == KernelKind::naive) {
             if (cfg_.block_x == 0) {
                 // The occupancy API's block size for the naive 3D heat kernel, as 32 x (n / 32).
@@ -453,7 +453,7 @@ private:
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    CudaLaunchConfig cfg_;
+    LaunchConfig cfg_;
     Stream boundary_{Stream::Priority::high};
     Stream interior_{Stream::Priority::low};
     Event boundary_done_;
@@ -478,11 +478,11 @@ private:
 }  // namespace
 
 template <class T>
-std::unique_ptr<Backend<T>> make_cuda_backend(const CudaLaunchConfig& cfg) {
+std::unique_ptr<Backend<T>> make_cuda_backend(const LaunchConfig& cfg) {
     return std::make_unique<CudaBackend<T>>(cfg);
 }
 
-template std::unique_ptr<Backend<float>> make_cuda_backend<float>(const CudaLaunchConfig&);
-template std::unique_ptr<Backend<double>> make_cuda_backend<double>(const CudaLaunchConfig&);
+template std::unique_ptr<Backend<float>> make_cuda_backend<float>(const LaunchConfig&);
+template std::unique_ptr<Backend<double>> make_cuda_backend<double>(const LaunchConfig&);
 
 }  // namespace gridsim

@@ -4,7 +4,7 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
-#include "device/cuda_check.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/initial.cuh"
 
 namespace gridsim::cuda {

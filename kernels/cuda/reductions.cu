@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "device/cuda_check.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/reductions.cuh"
 
 namespace gridsim::cuda {

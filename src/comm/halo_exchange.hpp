@@ -142,13 +142,7 @@ public:
             }
         }
         if (transport == TransportKind::nccl) {
-#ifdef GRIDSIM_HAVE_NCCL
-            transport_ =
-                make_nccl_transport<T>(topo.comm(), backend, remote_);  // nccl_transport.cpp
-#else
-            throw std::logic_error(
-                "nccl transport requested from a build without NCCL");  // refused earlier
-#endif
+            transport_ = make_nccl_transport<T>(topo.comm(), backend, remote_);
         } else {
             transport_ = std::make_unique<MpiTransport<T>>(
                 topo.comm(), backend, transport == TransportKind::cuda_aware, remote_);

@@ -8,6 +8,7 @@
 #endif
 
 #include "comm/mpi_check.hpp"
+#include "kernels/device_runtime.hpp"
 
 namespace gridsim {
 
@@ -26,6 +27,16 @@ void mpi_fail(int code, const char* expr, const char* file, int line) {
     std::abort();  // MPI_Abort does not return; keeps [[noreturn]] honest if it did
 }
 
+// The device backends' fatal errors (kernels/device_runtime.hpp): say which rank, end all.
+[[noreturn]] void abort_all_ranks(const char* message) {
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "gridsim: rank %d: %s\n", rank, message);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::abort();
+}
+
 }  // namespace detail
 
 MpiSession::MpiSession(int* argc, char*** argv) {
@@ -40,6 +51,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
     GRIDSIM_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     GRIDSIM_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
     GRIDSIM_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+    set_fatal_error_handler(&detail::abort_all_ranks);
 }
 
 MpiSession::~MpiSession() { MPI_Finalize(); }

@@ -7,8 +7,10 @@
 
 namespace gridsim {
 
-// Initialises MPI (funneled threading) and finalises it on destruction. Errors are returned
-// to the caller (MPI_ERRORS_RETURN) so GRIDSIM_MPI_CHECK can say where they happened.
+// Initialises MPI (funneled threading) and finalises it on destruction; installs the handler
+// that makes a device backend's fatal error (a failed CUDA call) name its rank and end every
+// rank (MPI_Abort). MPI errors are returned to the caller (MPI_ERRORS_RETURN) so
+// GRIDSIM_MPI_CHECK can say where they happened.
 class MpiSession {
 public:
     MpiSession(int* argc, char*** argv);

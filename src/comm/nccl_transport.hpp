@@ -1,6 +1,7 @@
 // The `nccl` halo transport: ncclSend/ncclRecv between device buffers, grouped, enqueued on the
 // boundary lane's stream, so halos move GPU to GPU (NVLink within a node) and the host never
-// waits for them. The communicator is bootstrapped over MPI. Built when NCCL is found.
+// waits for them. The communicator is bootstrapped over MPI. Built when NCCL is found (the one
+// file outside kernels/cuda/ that includes a CUDA header: NCCL takes a cudaStream_t).
 #pragma once
 
 #include <memory>
@@ -17,8 +18,10 @@ template <class T>
 std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
                                                   const std::vector<HaloFace<T>>& faces);
 
-#ifdef GRIDSIM_HAVE_NCCL
+// Whether this build has the NCCL transport, and the NCCL version ("" without it). A build
+// without NCCL links comm/no_nccl.cpp, whose make_nccl_transport throws (the backend choice
+// refuses `nccl` before that).
+bool nccl_built();
 std::string nccl_version();
-#endif
 
 }  // namespace gridsim

@@ -26,11 +26,7 @@ std::vector<std::pair<std::string, std::string>> build_versions() {
         {"fmt",
          fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
     };
-#ifdef GRIDSIM_HAVE_NCCL
-    v.emplace_back("nccl", nccl_version());
-#else
-    v.emplace_back("nccl", "not built");
-#endif
+    v.emplace_back("nccl", nccl_built() ? nccl_version() : "not built");
     if (cuda_backend_built()) v.emplace_back("cuda_runtime", cuda_runtime_version());
     return v;
 }

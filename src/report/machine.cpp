@@ -8,14 +8,11 @@
 #include "comm/gather.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
+#include "comm/nccl_transport.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/device_runtime.hpp"
 #include "report/report.hpp"
 #include "solver/backend_select.hpp"
-#ifdef GRIDSIM_HAVE_CUDA
-#include "device/bandwidth.hpp"
-#include "device/device_select.hpp"
-#include "kernels/cuda/cuda_backend.hpp"
-#endif
 
 namespace gridsim {
 
@@ -25,7 +22,6 @@ namespace {
 std::string rank_line(MPI_Comm comm) {
     const Placement p = current_placement();
     std::string gpu = "no GPU";
-#ifdef GRIDSIM_HAVE_CUDA
     int local = 0;
     int local_size = 1;
     local_rank_and_size(comm, local, local_size);
@@ -36,9 +32,6 @@ std::string rank_line(MPI_Comm comm) {
                           numa < 0 ? std::string("unknown") : std::to_string(numa),
                           local_size > d.visible_devices ? " [shared: more ranks than GPUs]" : "");
     }
-#else
-    (void)comm;
-#endif
     return fmt::format("host {}, cpus {}, {}", p.host, p.cpus, gpu);
 }
 
@@ -164,9 +157,9 @@ std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
     const double copy = be.measure_copy_bandwidth();
     out += fmt::format("  {:<44} {:10.1f} GB/s\n", "device copy (read + write, as the run report)",
                        copy / 1e9);
-#ifdef GRIDSIM_HAVE_CUDA
     if (be.on_device()) {
-        const double peak = theoretical_memory_bandwidth();
+        const DeviceRuntime& rt = *device_runtime();
+        const double peak = rt.theoretical_memory_bandwidth();
         out += fmt::format("  {:<44} {:10.1f} GB/s  (copy reaches {:.0f}%)\n",
                            "theoretical peak (2 x clock x bus width)", peak / 1e9,
                            100.0 * copy / peak);
@@ -180,10 +173,9 @@ std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
                     {"device -> host, pageable", HostMemory::pageable, Direction::device_to_host}};
         for (const auto& row : rows) {
             out += fmt::format("  {:<44} {:10.1f} GB/s\n", row.what,
-                               transfer_bandwidth(row.mem, row.dir, opt.bytes, opt.reps) / 1e9);
+                               rt.transfer_bandwidth(row.mem, row.dir, opt.bytes, opt.reps) / 1e9);
         }
     }
-#endif
     out += reduction_rows(be, opt.bytes, opt.reps, copy);
     {
         BackendChoice<float> single = choose_backend<float>(cfg, comm);

@@ -1,43 +1,31 @@
 #include "solver/backend_select.hpp"
 
+#include <fmt/format.h>
+
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
-#ifdef GRIDSIM_HAVE_CUDA
-#include "kernels/cuda/cuda_backend.hpp"
-#endif
+#include "comm/nccl_transport.hpp"
 
 namespace gridsim {
 
-bool nccl_built() {
-#ifdef GRIDSIM_HAVE_NCCL
-    return true;
-#else
-    return false;
-#endif
-}
-
-bool cuda_backend_built() {
-#ifdef GRIDSIM_HAVE_CUDA
-    return true;
-#else
-    return false;
-#endif
-}
+bool cuda_backend_built() { return device_runtime() != nullptr; }
 
 int cuda_devices_visible() {
-#ifdef GRIDSIM_HAVE_CUDA
-    return visible_cuda_devices();
-#else
-    return 0;
-#endif
+    return cuda_backend_built() ? device_runtime()->visible_devices() : 0;
 }
 
 std::string cuda_runtime_version() {
-#ifdef GRIDSIM_HAVE_CUDA
-    return cuda_runtime_version_string();
-#else
-    return {};
-#endif
+    return cuda_backend_built() ? device_runtime()->version() : std::string();
+}
+
+DeviceInfo describe_device(int local_rank, int local_ranks) {
+    DeviceInfo info;
+    const int visible = cuda_devices_visible();
+    if (visible > 0) info = device_runtime()->describe(local_rank % visible);
+    info.local_rank = local_rank;
+    info.local_ranks = local_ranks;
+    info.visible_devices = visible;
+    return info;
 }
 
 namespace {
@@ -46,16 +34,42 @@ namespace {
 // than GPUs (they would share), 0: some rank sees none (or no CUDA in this build).
 int device_coverage(MPI_Comm comm) {
     int mine = 0;
-#ifdef GRIDSIM_HAVE_CUDA
     const int visible = cuda_devices_visible();
-    int local_rank = 0;
-    int local_ranks = 1;
-    local_rank_and_size(comm, local_rank, local_ranks);
-    mine = visible == 0 ? 0 : (local_ranks > visible ? 1 : 2);
-#endif
+    if (visible > 0) {
+        int local_rank = 0;
+        int local_ranks = 1;
+        local_rank_and_size(comm, local_rank, local_ranks);
+        mine = local_ranks > visible ? 1 : 2;
+    }
     int all = 0;
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
     return all;
+}
+
+// Selects device = node-local rank and makes it current. Throws ConfigError (prefixed with
+// `where`) when the node has more ranks than devices and `allow_sharing` is false; then ranks
+// share devices round-robin. Collective over `comm`: every rank throws the same error or none.
+DeviceInfo select_device(MPI_Comm comm, bool allow_sharing, const std::string& where) {
+    int local_rank = 0;
+    int local_ranks = 1;
+    local_rank_and_size(comm, local_rank, local_ranks);
+    const int visible = cuda_devices_visible();
+    int too_many = local_ranks > visible ? 1 : 0;
+    int any = 0;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&too_many, &any, 1, MPI_INT, MPI_MAX, comm));
+    int fewest = 0;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&visible, &fewest, 1, MPI_INT, MPI_MIN, comm));
+    if (fewest == 0) throw ConfigError(where + "a rank sees no CUDA device");
+    if (any != 0 && !allow_sharing) {
+        throw ConfigError(
+            where +
+            fmt::format("a node runs more ranks than it has GPUs ({} ranks, {} GPUs); use one "
+                        "rank per GPU or set parallel.share_gpus = true",
+                        local_ranks, visible));
+    }
+    const DeviceInfo info = describe_device(local_rank, local_ranks);
+    device_runtime()->select(info.device);
+    return info;
 }
 
 void check_cpu_transport(const Config& cfg) {
@@ -121,19 +135,17 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
                 : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
                                         : "auto: built without CUDA, using the CPU");
     }
-#ifdef GRIDSIM_HAVE_CUDA
     if (cuda) {
         choice.transport = gpu_transport(cfg, coverage == 2);
         choice.device = select_device(comm, cfg.share_gpus, cfg.where("parallel.backend"));
-        CudaLaunchConfig launch;
+        LaunchConfig launch;
         launch.kernel = cfg.kernel;
         launch.block_x = cfg.block[0];
         launch.block_y = cfg.block[1];
         launch.points = cfg.rows;
-        choice.backend = make_cuda_backend<T>(launch);
+        choice.backend = make_device_backend<T>(*device_runtime(), launch);
         return choice;
     }
-#endif
     check_cpu_transport(cfg);
     choice.backend = make_cpu_backend<T>();
     return choice;

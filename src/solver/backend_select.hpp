@@ -1,6 +1,7 @@
-// Chooses and creates the backend a deck asks for (DESIGN.md sections 6-7): `cpu`, `cuda` (one
-// GPU per rank, device = node-local rank), or `auto` (CUDA when this build has it and every
-// rank sees a device, else CPU, saying why). Collective over `comm`.
+// Chooses and creates the backend a deck asks for: `cpu`, `cuda` (one GPU per rank, device =
+// node-local rank), or `auto` (CUDA when this build has it and every rank sees a device, else
+// CPU, saying why). The device backend is reached only through DeviceRuntime
+// (kernels/device_runtime.hpp). Collective over `comm`.
 #pragma once
 
 #include <memory>
@@ -9,8 +10,8 @@
 #include <mpi.h>
 
 #include "config/config.hpp"
-#include "device/device_select.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/device_runtime.hpp"
 
 namespace gridsim {
 
@@ -27,10 +28,13 @@ struct BackendChoice {
 template <class T>
 BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm);
 
-// Whether this build has the CUDA backend, and how many devices this process sees.
+// Whether this build has the CUDA backend, how many devices this process sees, and the
+// version of the CUDA runtime linked in ("" without CUDA).
 bool cuda_backend_built();
 int cuda_devices_visible();
-std::string cuda_runtime_version();  // "" without CUDA
-bool nccl_built();
+std::string cuda_runtime_version();
+
+// The device `local_rank % visible` would be, without selecting it (gridsim info).
+DeviceInfo describe_device(int local_rank, int local_ranks);
 
 }  // namespace gridsim

@@ -1,7 +1,7 @@
 // GRIDSIM_CUDA_CHECK(expr): every CUDA runtime call goes through it; launches are followed by
-// GRIDSIM_CUDA_CHECK(cudaGetLastError()). A failure reports the expression, file, line, rank
-// and CUDA's error string, then aborts every MPI rank (an error on one GPU must not leave the
-// other ranks waiting in a collective).
+// GRIDSIM_CUDA_CHECK(cudaGetLastError()). A failure reports the expression, file, line and
+// CUDA's error string through fatal_error(), whose handler (installed by the MPI session) names
+// the rank and ends every rank: an error on one GPU must not leave the others waiting.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-#include "device/cuda_check.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 #include "field/field.hpp"
 
 namespace gridsim {

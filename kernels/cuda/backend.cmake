@@ -1,0 +1,12 @@
+# The CUDA backend: everything that includes a CUDA header lives in this folder. Included by
+# kernels/CMakeLists.txt when the build has CUDA (cmake/GridsimCuda.cmake decides).
+# Three CUDA translation units: the stencil/pack kernels with the backend, the CUB reductions
+# and the Thrust initial conditions (the library ones compile slowly, so they are kept small);
+# runtime.cpp is plain C++ on the CUDA runtime (devices, probes, errors).
+add_library(gridsim_kernels_cuda STATIC cuda/cuda_backend.cu cuda/reductions.cu cuda/initial.cu)
+target_link_libraries(gridsim_kernels_cuda PUBLIC gridsim_kernels CUDA::cudart_static fmt::fmt)
+target_compile_options(gridsim_kernels_cuda PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo -Xcompiler=-Wall>)
+
+add_library(gridsim_device_runtime STATIC cuda/runtime.cpp)
+target_link_libraries(gridsim_device_runtime PUBLIC gridsim_kernels_cuda PRIVATE gridsim_warnings)
