@@ -84,10 +84,10 @@ public:
     // The fused residual: adds every partial written since the last call in a fixed order (the
     // same inputs give the same bits) into one double in backend memory, after the work of both
     // lanes so far but without making either lane wait (the CUDA backend folds on a stream of
-    // its own); returns its address (overwritten by the next call).
+    // its own); returns its address (overwritten by the next call but one).
     virtual double* fold_residual() = 0;
-    // Makes `lane`'s later work wait for the last fold (before a collective on that lane uses
-    // its result).
+    // Makes `lane`'s later work wait for the last fold, and so for every earlier one (before a
+    // collective on that lane uses a result).
     virtual void join_fold(Lane lane) = 0;
     // Copies one double from backend memory to the host without waiting, ordered after the last
     // fold, or after the boundary lane's work so far; finish_read() waits for the oldest

@@ -54,21 +54,33 @@ matrix() {
 }
 
 tune() {
-    for k in stream tiled; do
-        for b in 128,1 256,1 512,1 64,4; do
-            for pts in 8 16 32; do
-                bench "tune_jacobi2d_f_${k}_${b/,/x}_p$pts" 1 bench_jacobi2d.toml --set time.steps=300 \
-                    --set parallel.kernel=$k --set "parallel.block=[$b]" --set parallel.rows_per_thread=$pts
+    local b pts prec
+    for b in 128,1 64,1 32,4 256,1; do
+        for pts in 4 8 16; do
+            bench "tune_jacobi2d_f_stream_${b/,/x}_p$pts" 1 bench_jacobi2d.toml --set time.steps=300 \
+                --set parallel.kernel=stream --set "parallel.block=[$b]" --set parallel.rows_per_thread=$pts
+        done
+    done
+    for b in 32,4 16,8 16,4 32,2 64,4 32,8; do
+        for pts in 4 8; do
+            for prec in double float; do
+                bench "tune_heat3d_${prec:0:1}_stream_${b/,/x}_p$pts" 1 bench_heat3d.toml --set time.steps=150 \
+                    --set parallel.kernel=stream --set "parallel.block=[$b]" \
+                    --set parallel.rows_per_thread=$pts --set problem.precision=$prec
             done
         done
-        for b in 32,8 64,4 32,4 128,2; do
-            for pts in 8 16 32; do
-                for prec in double float; do
-                    bench "tune_heat3d_${prec:0:1}_${k}_${b/,/x}_p$pts" 1 bench_heat3d.toml --set time.steps=150 \
-                        --set parallel.kernel=$k --set "parallel.block=[$b]" \
-                        --set parallel.rows_per_thread=$pts --set problem.precision=$prec
-                done
-            done
+    done
+    for b in 128,1 256,1; do
+        for pts in 8 16; do
+            bench "tune_jacobi2d_f_tiled_${b/,/x}_p$pts" 1 bench_jacobi2d.toml --set time.steps=300 \
+                --set parallel.kernel=tiled --set "parallel.block=[$b]" --set parallel.rows_per_thread=$pts
+        done
+    done
+    for b in 64,4 128,2 32,8; do
+        for prec in double float; do
+            bench "tune_heat3d_${prec:0:1}_tiled_${b/,/x}_p8" 1 bench_heat3d.toml --set time.steps=150 \
+                --set parallel.kernel=tiled --set "parallel.block=[$b]" \
+                --set parallel.rows_per_thread=8 --set problem.precision=$prec
         done
     done
 }

@@ -23,7 +23,7 @@ namespace {
 struct LaunchDefaults {
     int block_x, block_y, points;
 };
-constexpr LaunchDefaults kStream2d{128, 1, 8};
+constexpr LaunchDefaults kStream2d{32, 4, 4};
 constexpr LaunchDefaults kStream3dDouble{32, 4, 8};
 constexpr LaunchDefaults kStream3dFloat{16, 8, 8};
 constexpr LaunchDefaults kTiled2d{128, 1, 8};
@@ -157,7 +157,7 @@ public:
             if (cfg_.points == 0) cfg_.points = sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble;
         }
         GRIDSIM_CUDA_CHECK(cudaMallocHost(&reads_, kReadSlots * sizeof(double)));
-        result_ = device_buffer<double>(1);
+        result_ = device_buffer<double>(2);
     }
     ~CudaBackend() override { cudaFreeHost(reads_); }
 
@@ -226,13 +226,13 @@ public:
         GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(reduce_.get(), boundary_done_.get(), 0));
         GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(reduce_.get(), interior_done_.get(), 0));
         fold_kernel<<<1, kFoldThreads, 0, reduce_.get()>>>(partials_[set].data(), partials_used_,
-                                                           result_.data());
+                                                           result_.data() + set);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
         fold_done_[set].record(reduce_.get());
         folded_[set] = true;
         partial_set_ = 1 - set;  // the next check writes the other set while this one is read
         partials_used_ = 0;
-        return result_.data();
+        return result_.data() + set;
     }
     void join_fold(Lane lane) override {
         GRIDSIM_CUDA_CHECK(
@@ -461,7 +461,7 @@ private:
     cuda::ReductionScratch scratch_;
     // Fused residual: one partial per block of every residual launch of a check, in two sets
     // that alternate between checks (one is written while the other is folded); the folded sum
-    // (device); a ring of page-locked doubles it is read back into.
+    // (device, one per set); a ring of page-locked doubles it is read back into.
     Stream reduce_{Stream::Priority::high};
     std::array<Buffer<double>, 2> partials_;
     std::array<Event, 2> fold_done_;

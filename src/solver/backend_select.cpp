@@ -82,8 +82,8 @@ void check_cpu_transport(const Config& cfg) {
 
 // The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
 // rank has a GPU of its own (NCCL refuses two ranks on one device). `auto` takes nccl when it
-// can: halos then move GPU to GPU without the host.
-TransportKind gpu_transport(const Config& cfg, bool own_gpus) {
+// can and there is more than one rank: halos then move GPU to GPU without the host.
+TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm) {
     switch (cfg.transport) {
         case TransportKind::staged:
             return TransportKind::staged;
@@ -109,7 +109,9 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus) {
         case TransportKind::automatic:
             break;
     }
-    return nccl_built() && own_gpus ? TransportKind::nccl : TransportKind::staged;
+    // One rank has no peer: every halo is a copy in device memory, so no NCCL communicator.
+    return nccl_built() && own_gpus && comm_size(comm) > 1 ? TransportKind::nccl
+                                                           : TransportKind::staged;
 }
 
 }  // namespace
@@ -136,7 +138,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
                                         : "auto: built without CUDA, using the CPU");
     }
     if (cuda) {
-        choice.transport = gpu_transport(cfg, coverage == 2);
+        choice.transport = gpu_transport(cfg, coverage == 2, comm);
         choice.device = select_device(comm, cfg.share_gpus, cfg.where("parallel.backend"));
         LaunchConfig launch;
         launch.kernel = cfg.kernel;

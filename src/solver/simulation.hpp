@@ -30,8 +30,8 @@ public:
     // One sweep next = stencil(current) by the overlap recipe, then current <-> next. With
     // `residual`, the sweep also sums its squared updates (the fused jacobi residual).
     void sweep(const StencilParams<T>& params, bool residual = false);
-    // After a sweep(params, true): folds that sweep's residual on the device, all-reduces it
-    // there when the transport can (NCCL), and starts copying it to the host. Does not wait.
+    // After a sweep(params, true): folds that sweep's residual on the device and, unless the
+    // ranks sum it there (NCCL: at take_residual), starts copying it to the host. Never waits.
     void request_residual();
     // Waits for the oldest requested residual: sqrt of the global sum over updated points of
     // (u^n - u^{n-1})^2 for the sweep n that requested it.
@@ -68,6 +68,8 @@ private:
     [[nodiscard]] FieldView<const T> current() const { return u_[cur_].view(); }
     [[nodiscard]] FieldView<T> next() { return u_[1 - cur_].view(); }
     double allreduce_sum(double local);
+    // All-reduces a folded sum on the boundary lane (NCCL) and starts reading it back.
+    void reduce_on_device_and_read(double* sum);
     std::string describe_devices();
 
     const Config& cfg_;
@@ -87,8 +89,13 @@ private:
     PhaseTimer timer_;
     std::vector<T> host_copy_;
     std::string devices_;
-    // Per requested residual not yet taken: whether it was all-reduced on the device.
-    std::deque<bool> pending_global_;
+    // Requested residuals not yet taken, oldest first: the folded local sum (backend memory)
+    // and whether the ranks sum it on the device (NCCL) when it is taken.
+    struct PendingResidual {
+        double* sum;
+        bool on_device;
+    };
+    std::deque<PendingResidual> pending_;
 };
 
 }  // namespace gridsim
