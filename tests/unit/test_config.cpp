@@ -163,3 +163,25 @@ INSTANTIATE_TEST_SUITE_P(
                 {"time.steps=1.5"},
                 "--set time.steps=1.5: time.steps: expected an integer"}),
     [](const testing::TestParamInfo<BadDeck>& info) { return info.param.name; });
+
+// The CUDA kernel keys: every variant by name, any walk length for the walking kernels, and the
+// naive kernel's compiled row counts only.
+TEST(Config, KernelVariantsAndPointsPerThread) {
+    EXPECT_EQ(load_config(kDeck, "deck.toml", {}).kernel, KernelKind::stream);
+    const Config t = load_config(kDeck, "deck.toml",
+                                 {"parallel.kernel=\"tiled\"", "parallel.rows_per_thread=3"});
+    EXPECT_EQ(t.kernel, KernelKind::tiled);
+    EXPECT_EQ(t.rows, 3);
+    EXPECT_EQ(load_config(kDeck, "deck.toml", {"parallel.kernel=\"naive\""}).kernel,
+              KernelKind::naive);
+    EXPECT_NE(error_of(kDeck, {"parallel.kernel=\"naive\"", "parallel.rows_per_thread=3"})
+                  .find("parallel.rows_per_thread"),
+              std::string::npos);
+    EXPECT_NE(error_of(kDeck, {"parallel.kernel=\"naive\"", "parallel.rows_per_thread=16"})
+                  .find("1, 2, 4 or 8"),
+              std::string::npos);
+    EXPECT_NE(error_of(kDeck, {"parallel.kernel=\"fast\""}).find("parallel.kernel"),
+              std::string::npos);
+    EXPECT_NE(error_of(kDeck, {"parallel.rows_per_thread=-1"}).find("parallel.rows_per_thread"),
+              std::string::npos);
+}
