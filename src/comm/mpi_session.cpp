@@ -114,12 +114,4 @@ bool mpi_is_cuda_aware() {
 #endif
 }
 
-void local_rank_and_size(MPI_Comm comm, int& rank, int& size) {
-    MPI_Comm node = MPI_COMM_NULL;
-    GRIDSIM_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    GRIDSIM_MPI_CHECK(MPI_Comm_rank(node, &rank));
-    GRIDSIM_MPI_CHECK(MPI_Comm_size(node, &size));
-    GRIDSIM_MPI_CHECK(MPI_Comm_free(&node));
-}
-
 }  // namespace gridsim

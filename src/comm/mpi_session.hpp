@@ -48,9 +48,6 @@ private:
 // Rank 0's `text` on every rank of `comm` (collective).
 void broadcast_string(MPI_Comm comm, std::string& text);
 
-// This rank's index and the rank count on its node (MPI_Comm_split_type SHARED).
-void local_rank_and_size(MPI_Comm comm, int& rank, int& size);
-
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);
 std::string mpi_library_version();

@@ -22,15 +22,13 @@ namespace {
 std::string rank_line(MPI_Comm comm) {
     const Placement p = current_placement();
     std::string gpu = "no GPU";
-    int local = 0;
-    int local_size = 1;
-    local_rank_and_size(comm, local, local_size);
-    const DeviceInfo d = describe_device(local, local_size);
+    const DevicePlan plan = plan_device(comm);
+    const DeviceInfo& d = plan.info;
     if (d.device >= 0) {
         const int numa = numa_node_of_pci(d.pci_bus_id);
         gpu = fmt::format("GPU {} {} ({}), NUMA node {}{}", d.device, d.name, d.pci_bus_id,
                           numa < 0 ? std::string("unknown") : std::to_string(numa),
-                          local_size > d.visible_devices ? " [shared: more ranks than GPUs]" : "");
+                          plan.shared ? " [shared with another rank of this node]" : "");
     }
     return fmt::format("host {}, cpus {}, {}", p.host, p.cpus, gpu);
 }

@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+#include <sstream>
+
+#include "comm/gather.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "comm/nccl_transport.hpp"
+#include "solver/device_map.hpp"
 
 namespace gridsim {
 
@@ -18,58 +23,76 @@ std::string cuda_runtime_version() {
     return cuda_backend_built() ? device_runtime()->version() : std::string();
 }
 
-DeviceInfo describe_device(int local_rank, int local_ranks) {
-    DeviceInfo info;
-    const int visible = cuda_devices_visible();
-    if (visible > 0) info = device_runtime()->describe(local_rank % visible);
-    info.local_rank = local_rank;
-    info.local_ranks = local_ranks;
-    info.visible_devices = visible;
-    return info;
+namespace {
+
+// The identities of the devices this process sees, in its visible order.
+std::vector<std::string> visible_device_ids() {
+    std::vector<std::string> ids;
+    for (int d = 0; d < cuda_devices_visible(); ++d)
+        ids.push_back(device_runtime()->describe(d).pci_bus_id);
+    return ids;
+}
+
+// Every node-local rank's visible device list, in local-rank order, on every rank of the node.
+std::vector<std::vector<std::string>> node_device_lists(MPI_Comm node) {
+    std::string mine;
+    for (const std::string& id : visible_device_ids()) mine += id + ' ';
+    std::string all;
+    for (const std::string& rank_list : gather_strings(node, mine)) all += rank_list + '\n';
+    broadcast_string(node, all);
+    std::vector<std::vector<std::string>> lists;
+    std::istringstream lines(all);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        lists.emplace_back(std::istream_iterator<std::string>(words),
+                           std::istream_iterator<std::string>());
+    }
+    return lists;
+}
+
+}  // namespace
+
+DevicePlan plan_device(MPI_Comm comm) {
+    MPI_Comm node = MPI_COMM_NULL;
+    GRIDSIM_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    const Communicator owned(node);
+    const std::vector<DeviceAssignment> map = assign_devices(node_device_lists(node));
+    DevicePlan plan;
+    const DeviceAssignment& mine = map[owned.rank()];
+    if (mine.device >= 0) plan.info = device_runtime()->describe(mine.device);
+    plan.info.local_rank = owned.rank();
+    plan.info.local_ranks = owned.size();
+    plan.info.visible_devices = cuda_devices_visible();
+    plan.shared = mine.shared;
+    return plan;
 }
 
 namespace {
 
-// 2: every rank has a GPU of its own, 1: every rank sees one but some node runs more ranks
-// than GPUs (they would share), 0: some rank sees none (or no CUDA in this build).
-int device_coverage(MPI_Comm comm) {
-    int mine = 0;
-    const int visible = cuda_devices_visible();
-    if (visible > 0) {
-        int local_rank = 0;
-        int local_ranks = 1;
-        local_rank_and_size(comm, local_rank, local_ranks);
-        mine = local_ranks > visible ? 1 : 2;
-    }
+// 2: every rank has a GPU of its own, 1: every rank has one but some share a physical GPU,
+// 0: some rank sees none (or no CUDA in this build). Collective over `comm`.
+int device_coverage(MPI_Comm comm, const DevicePlan& plan) {
+    const int mine = plan.info.device < 0 ? 0 : (plan.shared ? 1 : 2);
     int all = 0;
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
     return all;
 }
 
-// Selects device = node-local rank and makes it current. Throws ConfigError (prefixed with
-// `where`) when the node has more ranks than devices and `allow_sharing` is false; then ranks
-// share devices round-robin. Collective over `comm`: every rank throws the same error or none.
-DeviceInfo select_device(MPI_Comm comm, bool allow_sharing, const std::string& where) {
-    int local_rank = 0;
-    int local_ranks = 1;
-    local_rank_and_size(comm, local_rank, local_ranks);
-    const int visible = cuda_devices_visible();
-    int too_many = local_ranks > visible ? 1 : 0;
-    int any = 0;
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(&too_many, &any, 1, MPI_INT, MPI_MAX, comm));
-    int fewest = 0;
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(&visible, &fewest, 1, MPI_INT, MPI_MIN, comm));
-    if (fewest == 0) throw ConfigError(where + "a rank sees no CUDA device");
-    if (any != 0 && !allow_sharing) {
+// Makes the planned device current. Throws ConfigError (prefixed with `where`) when some rank has
+// none, or ranks would share a GPU and `allow_sharing` is false; `coverage` is collective, so
+// every rank throws the same error or none does.
+DeviceInfo select_device(const DevicePlan& plan, int coverage, bool allow_sharing,
+                         const std::string& where) {
+    if (coverage == 0) throw ConfigError(where + "a rank sees no CUDA device");
+    if (coverage == 1 && !allow_sharing) {
         throw ConfigError(
-            where +
-            fmt::format("a node runs more ranks than it has GPUs ({} ranks, {} GPUs); use one "
-                        "rank per GPU or set parallel.share_gpus = true",
-                        local_ranks, visible));
+            where + fmt::format("ranks of a node would share a GPU (this node: {} ranks, this rank "
+                                "sees {} GPU(s)); use one rank per GPU or set "
+                                "parallel.share_gpus = true",
+                                plan.info.local_ranks, plan.info.visible_devices));
     }
-    const DeviceInfo info = describe_device(local_rank, local_ranks);
-    device_runtime()->select(info.device);
-    return info;
+    device_runtime()->select(plan.info.device);
+    return plan.info;
 }
 
 void check_cpu_transport(const Config& cfg) {
@@ -126,20 +149,23 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
             "\"cuda\" is not available: this build has no CUDA backend (configure with "
             "-DGRIDSIM_CUDA=ON where nvcc is installed); use \"cpu\" or \"auto\"");
     }
-    const int coverage = device_coverage(comm);
+    const DevicePlan plan = plan_device(comm);
+    const int coverage = device_coverage(comm, plan);
     if (cfg.backend == BackendKind::automatic) {
         cuda = coverage == 2 || (coverage == 1 && cfg.share_gpus);
         choice.note =
-            cuda ? "auto: every rank has a CUDA device"
+            cuda ? (coverage == 2 ? "auto: every rank has a CUDA device of its own"
+                                  : "auto: ranks share GPUs (parallel.share_gpus = true)")
             : coverage == 1
-                ? "auto: a node runs more ranks than it has GPUs (parallel.share_gpus = true "
+                ? "auto: ranks of a node would share a GPU (parallel.share_gpus = true "
                   "shares them), using the CPU"
                 : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
                                         : "auto: built without CUDA, using the CPU");
     }
     if (cuda) {
         choice.transport = gpu_transport(cfg, coverage == 2, comm);
-        choice.device = select_device(comm, cfg.share_gpus, cfg.where("parallel.backend"));
+        choice.device =
+            select_device(plan, coverage, cfg.share_gpus, cfg.where("parallel.backend"));
         LaunchConfig launch;
         launch.kernel = cfg.kernel;
         launch.block_x = cfg.block[0];

@@ -1,7 +1,8 @@
-// Chooses and creates the backend a deck asks for: `cpu`, `cuda` (one GPU per rank, device =
-// node-local rank), or `auto` (CUDA when this build has it and every rank sees a device, else
-// CPU, saying why). The device backend is reached only through DeviceRuntime
-// (kernels/device_runtime.hpp). Collective over `comm`.
+// Chooses and creates the backend a deck asks for: `cpu`, `cuda` (one GPU per rank, chosen from
+// the devices every rank of the node sees, whatever the launcher made visible), or `auto` (CUDA
+// when this build has it and every rank has a GPU of its own, else CPU, saying why). The device
+// backend is reached only through DeviceRuntime (kernels/device_runtime.hpp). Collective over
+// `comm`.
 #pragma once
 
 #include <memory>
@@ -34,7 +35,13 @@ bool cuda_backend_built();
 int cuda_devices_visible();
 std::string cuda_runtime_version();
 
-// The device `local_rank % visible` would be, without selecting it (gridsim info).
-DeviceInfo describe_device(int local_rank, int local_ranks);
+// The device this rank drives (device = -1: none) and whether another rank of its node drives
+// the same physical GPU, decided from the PCI bus ids every rank of the node sees
+// (solver/device_map.hpp), without selecting it. Collective over `comm`.
+struct DevicePlan {
+    DeviceInfo info;
+    bool shared = false;
+};
+DevicePlan plan_device(MPI_Comm comm);
 
 }  // namespace gridsim

@@ -15,7 +15,6 @@
 #include <limits>
 #include <random>
 
-#include "comm/mpi_session.hpp"
 #include "solver/backend_select.hpp"
 #include "solver/simulation.hpp"
 #include "support/mpi_helpers.hpp"
@@ -159,10 +158,8 @@ TEST_P(GpuDeck, OneTwoAndFourRanksAreBitwiseIdentical) {
 
 // Whether every rank has a GPU of its own (NCCL needs that), decided collectively.
 bool every_rank_has_its_own_gpu() {
-    int local = 0;
-    int local_size = 1;
-    local_rank_and_size(MPI_COMM_WORLD, local, local_size);
-    int mine = local_size <= cuda_devices_visible() ? 1 : 0;
+    const DevicePlan plan = plan_device(MPI_COMM_WORLD);
+    int mine = plan.info.device >= 0 && !plan.shared ? 1 : 0;
     int all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return all == 1;
