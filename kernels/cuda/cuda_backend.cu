@@ -159,7 +159,13 @@ public:
         GRIDSIM_CUDA_CHECK(cudaMallocHost(&reads_, kReadSlots * sizeof(double)));
         result_ = device_buffer<double>(2);
     }
-    ~CudaBackend() override { cudaFreeHost(reads_); }
+    // A residual read still in flight writes into reads_: wait for it (errors ignored, as in
+    // every destructor) before freeing.
+    ~CudaBackend() override {
+        cudaStreamSynchronize(reduce_.get());
+        cudaStreamSynchronize(boundary_.get());
+        cudaFreeHost(reads_);
+    }
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
     [[nodiscard]] std::string launch_description() const override {

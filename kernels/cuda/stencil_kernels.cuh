@@ -8,7 +8,8 @@
 //  - stream: a thread walks `points` consecutive points along the slowest axis (y in 2D, z in
 //            3D), carrying the previous, current and next value of that axis in registers, so
 //            each value of the walk axis comes from DRAM once; the other neighbours come through
-//            L1 from the threads beside it;
+//            L1 from the threads beside it. On boxes wide enough, each thread moves 16 bytes of
+//            consecutive x points at once (stencil_stream_vec_kernel);
 //  - tiled:  the same walk, with the cross-section (an x row in 2D, an x-y tile with its halo
 //            ring in 3D) staged in shared memory, double-buffered: one barrier per step.
 // With `Residual` (jacobi) a kernel also sums (out - in)^2 over its points, in double, and each
@@ -41,8 +42,15 @@ __device__ inline void store_block_sum(double v, double* __restrict__ partial) {
     __shared__ double warp_sums[32];
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (tid % 32 == 0) warp_sums[tid / 32] = v;
+    // The last warp may be partial (a block of, say, 3 x 5 threads): only its lanes take part.
+    const unsigned lane = tid % 32;
+    const unsigned lanes = min(32u, threads - (tid - lane));
+    const unsigned mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+    for (unsigned offset = 16; offset > 0; offset /= 2) {
+        const double other = __shfl_down_sync(mask, v, offset);
+        if (lane + offset < lanes) v += other;
+    }
+    if (lane == 0) warp_sums[tid / 32] = v;
     __syncthreads();
     if (tid == 0) {
         double sum = 0.0;
