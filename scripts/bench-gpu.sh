@@ -7,11 +7,11 @@
 # measured in the same run). Modes:
 #   matrix   the benchmark decks with every kernel variant (default)
 #   tune     block shapes and points per thread of the stream and tiled kernels
-#   profile  Nsight Compute on one sweep of each variant (needs ncu)
+#   profile  Nsight Compute on a few sweeps of each variant and deck (needs ncu)
 #   all      matrix, tune and profile
 # gridsim comes from BUILD_DIR (default: PATH, else build/). Reports and logs go to $OUT (or
 # out/bench): reports.tgz, bench.log, table.txt, ncu.txt. Runs with mpirun; where no MPI is
-# installed, source the relocatable runtime first (README, "GPU hosts without MPI").
+# installed, source the relocatable runtime first (README, section "GPUs").
 # BENCH_LARGE=0 leaves out the 2048^3 deck (69 GB of fields: H100 or H200 only).
 set -uo pipefail
 mode=${1:-matrix}

@@ -1,6 +1,7 @@
-// CUDA stencil kernels (the only place __global__ appears, with reductions.cu and initial.cu).
-// Every variant computes a point through stencil_point() of kernels/stencil.hpp, so all give
-// the same bits, and the math is the CPU backend's.
+// CUDA stencil kernels. __global__ appears only in kernels/cuda/: here, the residual fold in
+// cuda_backend.cu, reductions.cu and initial.cu. Every variant computes a point through
+// stencil_point() of kernels/stencil.hpp, so all give the same bits, and the math is the CPU
+// backend's.
 //
 // The three variants, all for one box of a field (in and out share one FieldExtents):
 //  - naive:  neighbours straight from global memory, `Rows` points per thread spaced

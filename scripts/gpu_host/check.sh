@@ -6,7 +6,7 @@
 #                                          # compute-sanitizer memcheck and racecheck of every
 #                                          # kernel variant, with and without the fused residual
 # Needs gridsim and gpu_backend_test on PATH (a build directory, or the relocatable runtime:
-# README, "GPU hosts without MPI"). Logs go to $OUT (or out/check); a summary is printed last.
+# README, section "GPUs"). Logs go to $OUT (or out/check); a summary is printed last.
 set -uo pipefail
 out=${OUT:-out/check}
 mkdir -p "$out"
