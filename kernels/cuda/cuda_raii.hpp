@@ -8,8 +8,8 @@
 #include <cstring>
 #include <utility>
 
-#include "kernels/cuda/cuda_check.hpp"
 #include "field/field.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 
 namespace gridsim {
 

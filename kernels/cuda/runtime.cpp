@@ -78,9 +78,8 @@ public:
             // cudaMemcpy returns when the copy is done, so a host clock times it.
             const auto t0 = std::chrono::steady_clock::now();
             GRIDSIM_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
-            best = std::min(best, std::chrono::duration<double>(
-                                      std::chrono::steady_clock::now() - t0)
-                                      .count());
+            best = std::min(
+                best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
         return static_cast<double>(bytes) / best;
     }
