@@ -46,19 +46,39 @@ def resolved_deck(gridsim, deck, sets):
     return json.loads(out.stdout)
 
 
+def gridsim_grid(gridsim, deck, sets, n):
+    """The process grid gridsim would run the deck on with n ranks (`gridsim check --ranks n`):
+    the deck's own, or its halo-cost model's cheapest. The study never re-implements it."""
+    out = subprocess.run([gridsim, "check", deck, "--json", "--ranks", str(n)]
+                         + [a for s in sets for a in ("--set", s)],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise UsageError(f"deck {deck} on {n} ranks: {tail(out.stderr, 1)}")
+    return json.loads(out.stdout)["process_grid_for_ranks"]["grid"]
+
+
+def cells_arg(cells):
+    return f"grid.cells=[{','.join(map(str, cells))}]"
+
+
 def study_plan(args, resolved):
-    """[(n, [--set ...])] for every rank count."""
+    """[(n, [--set ...])] for every rank count. Strong: gridsim's grid for the deck. Weak: the
+    grid gridsim picks for a domain shaped like one rank's block, each rank then holding that
+    block (the global grid is the block times the process grid)."""
     cells = resolved["grid"]["cells"]
     dims = len(cells)
+    per = args.per_rank_cells or cells
+    if args.kind == "weak" and len(per) != dims:
+        raise UsageError(f"--per-rank-cells needs {dims} values for this {dims}D deck")
     plan = []
     for n in args.ranks:
-        pg = lib.process_grid(cells, n)  # blocks as cubic as they can be
-        sets = [f"parallel.process_grid=[{','.join(map(str, pg))}]"]
         if args.kind == "weak":
-            per = args.per_rank_cells or cells
-            if len(per) != dims:
-                raise UsageError(f"--per-rank-cells needs {dims} values for this {dims}D deck")
-            sets.append(f"grid.cells=[{','.join(str(c * g) for c, g in zip(per, pg))}]")
+            pg = gridsim_grid(args.gridsim, args.deck, args.set + [cells_arg(per)], n)
+            sets = [f"parallel.process_grid=[{','.join(map(str, pg))}]",
+                    cells_arg([c * g for c, g in zip(per, pg)])]
+        else:
+            pg = gridsim_grid(args.gridsim, args.deck, args.set, n)
+            sets = [f"parallel.process_grid=[{','.join(map(str, pg))}]"]
         plan.append((n, sets))
     return plan
 
@@ -351,6 +371,10 @@ def cmd_report(args):
 # ----------------------------------------------------------------------------- model
 def cmd_model(args):
     study, runs = load_study(args.dir)
+    gridsim = args.gridsim
+    if not os.access(gridsim, os.X_OK):
+        raise UsageError(f"gridsim executable {gridsim} not found: it chooses the predicted "
+                         "process grids (build first, or --gridsim)")
     rows = summarise(study, runs)
     p, fit_note = analyse(study, rows)
     weak = study["kind"] == "weak"
@@ -378,10 +402,13 @@ def cmd_model(args):
 
     def halo_time(n):
         cells = [int(c) for c in base["cells"].split("x")]
-        pg = lib.process_grid(cells, n)
+        deck, sets = study["deck_path"], study.get("set", [])
         if weak:
             per = [c // g for c, g in zip(cells, [int(x) for x in base["process_grid"].split("x")])]
+            pg = gridsim_grid(gridsim, deck, sets + [cells_arg(per)], n)
             cells = [c * g for c, g in zip(per, pg)]
+        else:
+            pg = gridsim_grid(gridsim, deck, sets + [cells_arg(cells)], n)
         pts = 1
         for c in cells:
             pts *= c
@@ -442,6 +469,8 @@ def main(argv=None):
     mod = sub.add_parser("model", help="extrapolate to more ranks")
     mod.add_argument("dir")
     mod.add_argument("--predict", type=int, nargs="+", required=True)
+    mod.add_argument("--gridsim", default=os.environ.get("GRIDSIM", DEFAULT_GRIDSIM),
+                     help="the gridsim whose process-grid choice the predictions use")
     args = ap.parse_args(argv)
     try:
         if args.command == "run":

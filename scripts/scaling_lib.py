@@ -77,33 +77,6 @@ def karp_flatt(n, s):
     return (1.0 / s - 1.0 / n) / (1.0 - 1.0 / n)
 
 
-def balanced_grid(n, dims):
-    """The most balanced factorisation of n into `dims` factors (largest first)."""
-    best = None
-    for a in range(1, n + 1):
-        if n % a:
-            continue
-        rest = n // a
-        cands = [(a, rest)] if dims == 2 else [
-            (a, b, rest // b) for b in range(1, rest + 1) if rest % b == 0]
-        for c in cands:
-            key = (max(c) / min(c), sorted(c, reverse=True))
-            if best is None or key < best[0]:
-                best = (key, tuple(sorted(c, reverse=True)))
-    return list(best[1])
-
-
-def process_grid(cells, n):
-    """Ranks per axis (x, y, z order) for n ranks, as gridsim chooses them: the balanced factors,
-    larger ones on longer axes, ties to the slower axis (z, then y: contiguous faces)."""
-    dims = len(cells)
-    order = sorted(range(dims), key=lambda d: (-cells[d], -d))
-    grid = [1] * dims
-    for d, f in zip(order, balanced_grid(n, dims)):
-        grid[d] = f
-    return grid
-
-
 def halo_traffic(cells, grid, periodic, value_bytes):
     """Messages and bytes sent per step by the busiest rank of a block decomposition.
 

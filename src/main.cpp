@@ -5,9 +5,9 @@
 // text), so every rank returns 2 together and rank 0 prints the message once.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
-#include <chrono>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -15,11 +15,13 @@
 #include <iostream>
 #include <sstream>
 
+#include "comm/cart_topology.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "config/config.hpp"
 #include "io/compare.hpp"
 #include "io/output.hpp"
+#include "kernels/stencil.hpp"
 #include "report/machine.hpp"
 #include "report/report.hpp"
 #include "solver/run.hpp"
@@ -42,6 +44,7 @@ struct Options {
     bool quiet = false;
     bool json = false;
     std::string restart;
+    int ranks = 0;  // check: also print the process grid this many ranks would use
 };
 
 // Rank 0 reads the deck; every rank gets its text (or the same error).
@@ -82,13 +85,35 @@ Config load(const Options& opt, int rank) {
     return cfg;
 }
 
+// The process grid `ranks` ranks would run `cfg` on (the deck's, or the modelled cheapest);
+// throws ConfigError when it cannot be decomposed that way.
+std::array<int, 3> grid_for_ranks(const Config& cfg, int ranks) {
+    const gridsim::Domain dom = gridsim::make_domain(cfg);
+    const std::array<int, 3> grid = gridsim::choose_process_grid(cfg, dom, ranks);
+    if (const std::string why =
+            gridsim::decomposition_problem(dom, grid, ranks, gridsim::kStencilRadius);
+        !why.empty()) {
+        throw ConfigError("--ranks " + std::to_string(ranks) + ": " + why);
+    }
+    return grid;
+}
+
 int cmd_check(const Options& opt, int rank) {
     const Config cfg = load(opt, rank);
+    std::array<int, 3> grid{1, 1, 1};
+    if (opt.ranks > 0) grid = grid_for_ranks(cfg, opt.ranks);
     if (rank != 0) return 0;
+    const std::vector<int> shown(grid.begin(), grid.begin() + cfg.dims);
     if (opt.json) {
-        std::cout << gridsim::to_json(cfg) << std::endl;
+        nlohmann::json doc = nlohmann::json::parse(gridsim::to_json(cfg));
+        if (opt.ranks > 0) doc["process_grid_for_ranks"] = {{"ranks", opt.ranks}, {"grid", shown}};
+        std::cout << doc.dump(2) << std::endl;
     } else {
-        std::cout << "# " << opt.deck << ": valid\n" << gridsim::to_toml(cfg) << std::flush;
+        std::cout << "# " << opt.deck << ": valid\n";
+        if (opt.ranks > 0)
+            std::cout << fmt::format("# process grid for {} ranks: {}\n", opt.ranks,
+                                     fmt::join(shown, "x"));
+        std::cout << gridsim::to_toml(cfg) << std::flush;
     }
     return 0;
 }
@@ -148,6 +173,8 @@ int main(int argc, char** argv) {
         app.add_subcommand("check", "validate a deck and print the resolved configuration");
     add_deck_options(*check, opt);
     check->add_flag("--json", opt.json, "print the resolved configuration as JSON instead of TOML");
+    check->add_option("--ranks", opt.ranks, "also print the process grid this many ranks would use")
+        ->check(CLI::Range(1, 1 << 24));
     CLI::App* info =
         app.add_subcommand("info", "build, versions, transports, and the rank -> host -> GPU map");
     CLI::App* bench =

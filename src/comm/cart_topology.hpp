@@ -36,8 +36,14 @@ private:
     Subdomain sub_;
 };
 
-// The process grid for `nranks`: the deck's choice where given (non-zero), the rest from
-// MPI_Dims_create, with the larger factors on the axes that have more points.
+// The process grid for `nranks`: the deck's choice where given (non-zero; a partial choice is
+// completed by MPI_Dims_create), else the factorisation with the lowest modelled halo cost.
 std::array<int, 3> choose_process_grid(const Config& cfg, const Domain& dom, int nranks);
+
+// Modelled seconds per step that the busiest rank of process grid `grid` spends on its halos:
+// per face it sends (one or two per split axis), a latency plus the face's bytes over a
+// bandwidth, where an x face (one point per row) counts a whole 32-byte memory sector per
+// point, the traffic its packing really causes. Only the order of the costs matters.
+double modelled_halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes);
 
 }  // namespace gridsim

@@ -27,6 +27,15 @@ def read_text(path):
         return f.read()
 
 
+def gridsim_choice(study, cells, n):
+    """`gridsim check --ranks n` for the study's deck with these cells."""
+    sets = [a for v in study["set"] for a in ("--set", v)]
+    out = subprocess.run([GRIDSIM, "check", study["deck_path"], "--json", "--ranks", str(n), *sets,
+                          "--set", f"grid.cells=[{','.join(map(str, cells))}]"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["process_grid_for_ranks"]["grid"]
+
+
 def scaling(*args):
     return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
                           env={**os.environ, "GRIDSIM": GRIDSIM}, check=False)
@@ -53,6 +62,14 @@ class Studies(unittest.TestCase):
         for run in study["runs"]:
             rep = read_json(os.path.join(out, "runs", run["report"]))
             self.assertEqual(rep["ranks"], run["ranks"])
+            # The study ran on the process grid gridsim itself chooses: for the deck's grid
+            # (strong), or for a domain shaped like one rank's block (weak).
+            shape = study["per_rank_cells"] if kind == "weak" else rep["config"]["grid"]["cells"]
+            self.assertEqual(rep["process_grid"][:len(shape)],
+                             gridsim_choice(study, shape, rep["ranks"]))
+            if kind == "weak":
+                self.assertEqual(rep["config"]["grid"]["cells"],
+                                 [c * g for c, g in zip(shape, rep["process_grid"])])
             best[rep["ranks"]] = min(best.get(rep["ranks"], 1e30), rep["time_per_step_s"])
         t1 = best[min(best)]
         for r in rows:

@@ -67,20 +67,6 @@ class KarpFlatt(unittest.TestCase):
 
 
 class Decomposition(unittest.TestCase):
-    def test_balanced_grids(self):
-        self.assertEqual(lib.balanced_grid(8, 3), [2, 2, 2])
-        self.assertEqual(lib.balanced_grid(12, 3), [3, 2, 2])
-        self.assertEqual(lib.balanced_grid(6, 2), [3, 2])
-        self.assertEqual(lib.balanced_grid(7, 3), [7, 1, 1])
-        for n in range(1, 65):
-            self.assertEqual(math.prod(lib.balanced_grid(n, 3)), n)
-
-    def test_process_grid_puts_large_factors_on_long_axes_and_ties_on_slow_ones(self):
-        self.assertEqual(lib.process_grid([64, 64, 64], 2), [1, 1, 2])
-        self.assertEqual(lib.process_grid([64, 64, 64], 4), [1, 2, 2])
-        self.assertEqual(lib.process_grid([256, 64, 64], 4), [2, 1, 2])
-        self.assertEqual(lib.process_grid([100, 50], 8), [4, 2])
-
     def test_halo_traffic_counts_faces_of_the_largest_block(self):
         # 64^3 over 2x2x1, non-periodic: one x face and one y face of 32x64, doubles.
         self.assertEqual(lib.halo_traffic([64, 64, 64], [2, 2, 1], [False] * 3, 8), (2, 2 * 32 * 64 * 8))
