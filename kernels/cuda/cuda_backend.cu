@@ -156,15 +156,12 @@ public:
             }
             if (cfg_.points == 0) cfg_.points = sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble;
         }
-        GRIDSIM_CUDA_CHECK(cudaMallocHost(&reads_, kReadSlots * sizeof(double)));
-        result_ = device_buffer<double>(2);
     }
     // A residual read still in flight writes into reads_: wait for it (errors ignored, as in
-    // every destructor) before freeing.
+    // every destructor) before the members are freed.
     ~CudaBackend() override {
         cudaStreamSynchronize(reduce_.get());
         cudaStreamSynchronize(boundary_.get());
-        cudaFreeHost(reads_);
     }
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
@@ -249,13 +246,13 @@ public:
             after == Backend<T>::ReadAfter::fold ? reduce_.get() : boundary_.get();
         const int slot = static_cast<int>(reads_issued_++ % kReadSlots);
         GRIDSIM_CUDA_CHECK(
-            cudaMemcpyAsync(&reads_[slot], src, sizeof(double), cudaMemcpyDeviceToHost, s));
+            cudaMemcpyAsync(reads_.data() + slot, src, sizeof(double), cudaMemcpyDeviceToHost, s));
         read_done_[slot].record(s);
     }
     double finish_read() override {
         const int slot = static_cast<int>(reads_finished_++ % kReadSlots);
         GRIDSIM_CUDA_CHECK(cudaEventSynchronize(read_done_[slot].get()));
-        return reads_[slot];
+        return reads_.data()[slot];
     }
 
     void pack(FieldView<const T> u, const Box& b, T* dst, Lane lane) override {
@@ -474,8 +471,8 @@ private:
     std::array<bool, 2> folded_{false, false};
     int partial_set_ = 0;
     long long partials_used_ = 0;
-    Buffer<double> result_;
-    double* reads_ = nullptr;
+    Buffer<double> result_ = device_buffer<double>(2);
+    Buffer<double> reads_ = pinned_buffer<double>(kReadSlots);
     std::array<Event, kReadSlots> read_done_;
     std::uint64_t reads_issued_ = 0;
     std::uint64_t reads_finished_ = 0;
