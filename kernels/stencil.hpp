@@ -1,6 +1,6 @@
 // The per-point math of every problem, written once. The CPU backend loops over these
 // functions and the CUDA kernels call them, so both backends compute the same expression in
-// the same order (DESIGN.md section 2 gives the definitions).
+// the same order (README, "Deck keys", gives the definitions).
 #pragma once
 
 #include "field/field.hpp"

@@ -3,7 +3,7 @@
 
   default.h5         inputs/default.toml: the exact discrete solution of explicit heat,
                      lambda^n * prod_d sin(pi x_d / L_d), with lambda from the FTCS symbol
-                     (DESIGN.md section 2), in double.
+                     (README, "Deck keys"), in double.
   jacobi2d_small.h5  inputs/jacobi2d_small.toml: the 2D jacobi benchmark computed with NumPy in
                      float32, the standard algorithm on the full array (boundary columns, mirror
                      rows), 500 sweeps.

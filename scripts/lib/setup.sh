@@ -46,10 +46,14 @@ gridsim_install_dependencies() {
     gridsim_log "installing: $missing"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    GRIDSIM_INSTALLED_SOMETHING=1
 }
 
 gridsim_build() {
-    if [ ! -f "$GRIDSIM_BUILD/CMakeCache.txt" ]; then
+    # Configure on the first run, and again after installing something: CMake searches anew
+    # for whatever it did not find before (pvbatch from the test packages after a first
+    # `scripts/run.sh`), so the README's two commands work in either order.
+    if [ ! -f "$GRIDSIM_BUILD/CMakeCache.txt" ] || [ -n "${GRIDSIM_INSTALLED_SOMETHING:-}" ]; then
         gridsim_log "configuring in $GRIDSIM_BUILD"
         cmake -S "$GRIDSIM_ROOT" -B "$GRIDSIM_BUILD" -DCMAKE_BUILD_TYPE=Release ${GRIDSIM_CMAKE_ARGS:-} >/dev/null
     fi

@@ -1,5 +1,5 @@
 // Where this process runs: host name and the CPUs it is bound to, read through hwloc. (The
-// GPU -> NUMA binding of DESIGN.md section 7 builds on this with the CUDA backend.)
+// process is not bound to its GPU's NUMA node yet: this only reports.)
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // Halo exchange of face layers (no edges or corners: the stencils are stars). Each step the
 // solver packs the faces of the new field, transfers them, and unpacks into the halos, all on
-// the boundary lane. Transports sit behind one interface (DESIGN.md section 5).
+// the boundary lane. Transports sit behind one interface (README, "GPUs").
 #pragma once
 
 #include <memory>

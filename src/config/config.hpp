@@ -40,7 +40,7 @@ struct Config {
     std::array<double, 3> length{1.0, 1.0, 1.0};
 
     // [boundary]
-    bool benchmark = false;  // jacobi 2D benchmark boundary (DESIGN.md 2)
+    bool benchmark = false;  // jacobi 2D benchmark boundary (README, "Deck keys")
     std::array<AxisBc, 3> axis_bc{AxisBc::dirichlet, AxisBc::dirichlet, AxisBc::dirichlet};
     std::array<double, 6> face_value{};  // x_lo, x_hi, y_lo, y_hi, z_lo, z_hi
 

@@ -1,5 +1,5 @@
-// Parallel HDF5 snapshots and checkpoints (DESIGN.md section 4). Every rank writes its block
-// (ghost cells excluded) as one hyperslab of the global array, collectively through MPI-IO;
+// Parallel HDF5 snapshots and checkpoints (README, "Output and validation"). Every rank writes its
+// block (ghost cells excluded) as one hyperslab of the global array, collectively through MPI-IO;
 // the file does not depend on the decomposition. Files are written under a temporary name and
 // renamed when complete, so no reader ever sees a half-written file.
 #pragma once

@@ -76,7 +76,7 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     }
 }
 
-// The overlap recipe (DESIGN.md section 5). The boundary lane (high priority) updates the shell
+// The overlap recipe (README, "GPUs"). The boundary lane (high priority) updates the shell
 // that needs last step's halos and packs the faces; the interior lane (low priority) updates
 // the rest, which reads no halo, while the boundary lane transfers and unpacks. Lanes meet only
 // at join_lanes(): no device-wide synchronisation. overlap = false runs the same phases one

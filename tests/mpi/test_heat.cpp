@@ -1,5 +1,5 @@
 // Explicit heat against its analytic solutions, with the references computed here from the
-// formulas of DESIGN.md section 2 (not from the solver's own analytic code):
+// formulas of the README ("Deck keys") (not from the solver's own analytic code):
 //  - one step multiplies a Fourier mode by exactly lambda = 1 - sum_d 4 r_d sin^2(kappa_d h_d/2);
 //  - the continuous solution decays as exp(-alpha sum_d kappa_d^2 t): second order in h;
 //  - a periodic problem conserves the sum of u.
