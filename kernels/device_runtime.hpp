@@ -45,7 +45,7 @@ public:
     [[nodiscard]] virtual std::string version() const = 0;  // of the runtime linked in, "13.0"
     // Devices this process sees (0 without a driver or a device; never fails).
     [[nodiscard]] virtual int visible_devices() const = 0;
-    // Name and bus id of visible device `device`.
+    // Index, name and bus id of visible device `device` (the rank fields are the caller's).
     [[nodiscard]] virtual DeviceInfo describe(int device) const = 0;
     // Makes `device` current for this process (every later call and backend uses it).
     virtual void select(int device) = 0;

@@ -43,7 +43,6 @@ public:
     [[nodiscard]] DeviceInfo describe(int device) const override {
         DeviceInfo info;
         info.device = device;
-        info.visible_devices = visible_devices();
         cudaDeviceProp prop{};
         GRIDSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
         info.name = prop.name;

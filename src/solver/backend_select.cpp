@@ -28,8 +28,8 @@ namespace {
 // The identities of the devices this process sees, in its visible order.
 std::vector<std::string> visible_device_ids() {
     std::vector<std::string> ids;
-    for (int d = 0; d < cuda_devices_visible(); ++d)
-        ids.push_back(device_runtime()->describe(d).pci_bus_id);
+    const int visible = cuda_devices_visible();
+    for (int d = 0; d < visible; ++d) ids.push_back(device_runtime()->describe(d).pci_bus_id);
     return ids;
 }
 
