@@ -3,7 +3,7 @@
 #
 # Installs what is missing, builds, and runs DECK (default inputs/default.toml, a small 3D heat
 # problem) on N MPI ranks (default 2). Extra options go to `gridsim run`, e.g.
-#   scripts/run.sh inputs/jacobi2d.toml -np 4 --set grid.cells=[2048,2048] --report out.json
+#   scripts/run.sh inputs/jacobi2d_benchmark.toml -np 4 --set grid.cells=[2048,2048] --report out.json
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 

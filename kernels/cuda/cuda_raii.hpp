@@ -74,8 +74,9 @@ Buffer<T> device_buffer(std::size_t n) {
     return Buffer<T>(static_cast<T*>(p), n, &detail::free_device);
 }
 
-// Page-locked host memory, first touched (zeroed) by the calling thread, so it lands on the
-// NUMA node that thread is bound to.
+// Page-locked host memory, zeroed. cudaMallocHost faults every page in when it pins them, so the
+// pages land where the calling thread's memory policy puts them at that call: a binding must be
+// in place before this is called (the memset afterwards moves nothing).
 template <class T>
 Buffer<T> pinned_buffer(std::size_t n) {
     void* p = nullptr;

@@ -174,6 +174,12 @@ void read_initial(const DeckReader& r, Config& c) {
         c.radius = *v;
     }
     if (auto v = r.number("initial.value")) c.initial_value = *v;
+    // A sine product is neither periodic over the benchmark's rows 1..ny-2 nor an eigenmode of
+    // its boundary, so it would define nothing anyone could check.
+    if (c.benchmark && c.initial == InitialKind::sine)
+        r.fail("initial.kind",
+               "\"sine\" is not defined with boundary.kind = \"benchmark\" "
+               "(use \"constant\" or \"hotspot\")");
 }
 
 void read_time(const DeckReader& r, Config& c) {

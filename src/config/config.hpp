@@ -60,7 +60,7 @@ struct Config {
     int norm_every = 10;       // jacobi: residual every n sweeps
 
     // [parallel]
-    std::array<int, 3> process_grid{0, 0, 0};  // 0 = chosen by MPI_Dims_create
+    std::array<int, 3> process_grid{0, 0, 0};  // 0 = chosen (choose_process_grid)
     BackendKind backend = BackendKind::automatic;
     TransportKind transport = TransportKind::automatic;
     bool overlap = true;

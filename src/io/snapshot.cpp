@@ -40,7 +40,8 @@ std::vector<hsize_t> reversed(const std::array<int, 3>& xyz, int dims) {
 }
 
 // A box of the host field (owned coordinates, x y z) to or from a box of the file (full-array
-// indices): the memory space is the whole allocation (halos, row padding), so nothing is copied.
+// indices). The box is packed row by row into a contiguous buffer first (copy_block), because
+// the field's halos and padded rows would otherwise make HDF5 walk a strided memory selection.
 // Ranks with `take_part` false select nothing but still join the collective call.
 struct Block {
     std::array<int, 3> local_lo{0, 0, 0};

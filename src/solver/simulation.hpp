@@ -78,7 +78,7 @@ private:
     BackendChoice<T> choice_;
     Backend<T>& be_;
     // u_[cur_] is the current field, u_[1 - cur_] the next: this rank's block with
-    // kStencilRadius halo layers on every decomposed axis, in backend memory, units of u.
+    // kStencilRadius halo layers on every axis (2D: x and y), in backend memory, units of u.
     std::array<Field<T>, 2> u_;
     int cur_ = 0;
     std::unique_ptr<HaloExchange<T>> halo_;

@@ -139,6 +139,12 @@ INSTANTIATE_TEST_SUITE_P(
                 kBase + "[boundary]\nkind = \"benchmark\"\n",
                 {},
                 "deck.toml:4: boundary.kind: \"benchmark\" is the 2D jacobi benchmark"},
+        BadDeck{"benchmark_sine",
+                "[problem]\nname = \"jacobi\"\n[grid]\ncells = [8, 8]\n[boundary]\nkind = "
+                "\"benchmark\"\n[initial]\nkind = \"sine\"\n",
+                {},
+                "deck.toml:8: initial.kind: \"sine\" is not defined with boundary.kind = "
+                "\"benchmark\""},
         BadDeck{
             "z_in_2d", kBase + "[boundary]\nz = \"periodic\"\n", {}, "boundary.z: the grid is 2D"},
         BadDeck{"face_values",
