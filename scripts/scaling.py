@@ -28,7 +28,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scaling_lib as lib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_GRIDSIM = os.path.join(HERE, "..", "build", "gridsim")
+# The source tree's build, else an installed gridsim (PREFIX/share/gridsim/scripts -> PREFIX/bin),
+# else whatever `gridsim` is on PATH.
+DEFAULT_GRIDSIM = next(
+    (p for p in (os.path.join(HERE, "..", "build", "gridsim"),
+                 os.path.join(HERE, "..", "..", "..", "bin", "gridsim")) if os.path.exists(p)),
+    "gridsim")
 PHASES = ["interior", "boundary", "pack", "transfer", "unpack", "reduction"]
 
 

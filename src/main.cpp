@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "comm/cart_topology.hpp"
+#include "gridsim_version.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "config/config.hpp"
@@ -162,6 +163,7 @@ int main(int argc, char** argv) {
 
     CLI::App app{"gridsim: MPI-parallel structured-grid stencil simulations"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("gridsim ") + GRIDSIM_VERSION);
     Options opt;
     CLI::App* run = app.add_subcommand("run", "run a deck");
     add_deck_options(*run, opt);

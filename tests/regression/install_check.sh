@@ -1,0 +1,23 @@
+#!/bin/sh
+# install_check.sh CMAKE BUILD_DIR PYTHON: installs the build into a temporary prefix and uses
+# the installed tree the way a user would.
+set -eu
+cmake=$1 build=$2 python=$3
+unset GRIDSIM  # the installed script must find the installed binary by itself
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+"$cmake" --install "$build" --prefix "$prefix" >/dev/null
+version=$("$prefix/bin/gridsim" --version)
+echo "$version"
+echo "$version" | grep -Eq '^gridsim [0-9]+\.[0-9]+\.[0-9]+'
+"$prefix/bin/gridsim" check "$prefix/share/gridsim/inputs/default.toml" --ranks 4 >/dev/null
+test -f "$prefix/share/gridsim/README.md"
+test -x "$prefix/share/gridsim/scripts/scaling.py"
+test ! -e "$prefix/share/gridsim/scripts/run.sh"
+# The installed scaling script runs the installed binary (one tiny run).
+out="$prefix/study"
+"$python" "$prefix/share/gridsim/scripts/scaling.py" run strong \
+    --deck "$prefix/share/gridsim/inputs/default.toml" --ranks 1 --repeat 1 \
+    --launcher "mpirun -np {n}" --out "$out" --set time.steps=2 >/dev/null
+ls "$out"/*.json >/dev/null
+echo "install OK"
