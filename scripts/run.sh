@@ -4,6 +4,8 @@
 # Installs what is missing, builds, and runs DECK (default inputs/default.toml, a small 3D heat
 # problem) on N MPI ranks (default 2). Extra options go to `gridsim run`, e.g.
 #   scripts/run.sh inputs/jacobi2d_benchmark.toml -np 4 --set grid.cells=[2048,2048] --report out.json
+# A deck with a reference in tests/reference/ ends with its validation (PASS or FAIL); a run
+# that wrote a final snapshot ends with a PNG of it (scripts/plot_snapshot.py).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
@@ -46,5 +48,13 @@ if [ -f "$ref" ] && [ -n "$final" ]; then
         cat "$log.cmp"
         echo "validation: FAIL"
         exit 1
+    fi
+fi
+# A picture of the final field (a slice through the middle of a 3D one).
+if [ -n "$final" ]; then
+    py=/usr/bin/python3  # Debian's, which has the h5py and matplotlib that setup installed
+    [ -x "$py" ] || py=python3
+    if png=$("$py" "$GRIDSIM_ROOT/scripts/plot_snapshot.py" "$final"); then
+        echo "picture: $png"
     fi
 fi
