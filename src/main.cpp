@@ -16,12 +16,12 @@
 #include <sstream>
 
 #include "comm/cart_topology.hpp"
-#include "gridsim_version.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "config/config.hpp"
 #include "io/compare.hpp"
 #include "io/output.hpp"
+#include "io/provenance.hpp"
 #include "kernels/stencil.hpp"
 #include "report/machine.hpp"
 #include "report/report.hpp"
@@ -127,6 +127,11 @@ int cmd_run(const Options& opt, int rank) {
     run_opt.on_progress = [rank](const gridsim::ProgressSample& s) {
         if (rank == 0) std::cout << gridsim::progress_line(s) << std::endl;
     };
+    if (!opt.quiet) {
+        run_opt.on_start = [&](const gridsim::RunStart& s) {
+            if (rank == 0) std::cout << gridsim::start_header(cfg, s, opt.restart) << std::flush;
+        };
+    }
     gridsim::OutputWriter output(cfg, MPI_COMM_WORLD);
     output.attach(run_opt);
     if (!opt.restart.empty()) gridsim::attach_restart(opt.restart, cfg, MPI_COMM_WORLD, run_opt);
@@ -163,7 +168,7 @@ int main(int argc, char** argv) {
 
     CLI::App app{"gridsim: MPI-parallel structured-grid stencil simulations"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", std::string("gridsim ") + GRIDSIM_VERSION);
+    app.set_version_flag("--version", "gridsim " + gridsim::gridsim_version());
     Options opt;
     CLI::App* run = app.add_subcommand("run", "run a deck");
     add_deck_options(*run, opt);

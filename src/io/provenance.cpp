@@ -12,6 +12,8 @@
 
 namespace gridsim {
 
+std::string gridsim_version() { return GRIDSIM_VERSION; }
+
 std::vector<std::pair<std::string, std::string>> build_versions() {
     unsigned maj = 0, min = 0, rel = 0;
     H5get_libversion(&maj, &min, &rel);

@@ -1,6 +1,7 @@
 #include "report/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -167,6 +168,76 @@ std::string progress_line(const ProgressSample& s) {
     if (s.sim_time > 0) line += fmt::format("  t={:.4e}", s.sim_time);
     return line + fmt::format("  {}={:.6e}  {:.3f} GLUP/s  ETA {:.1f} s", s.norm_name, s.norm,
                               s.glups, eta);
+}
+
+namespace {
+
+std::string axes_text(const Config& cfg, const std::array<double, 3>& v) {
+    std::vector<std::string> parts;
+    for (int d = 0; d < cfg.dims; ++d) parts.push_back(fmt::format("{:.4g}", v[d]));
+    return fmt::format("{}", fmt::join(parts, " x "));
+}
+
+std::string boundary_text(const Config& cfg) {
+    if (cfg.benchmark) return "benchmark (x: fixed sine columns, y: periodic)";
+    std::vector<std::string> parts;
+    for (int d = 0; d < cfg.dims; ++d)
+        parts.push_back(fmt::format("{} {}", "xyz"[d], to_string(cfg.axis_bc[d])));
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string outputs_text(const Config& cfg) {
+    std::vector<std::string> parts;
+    if (cfg.snapshot_every > 0)
+        parts.push_back(fmt::format("snapshots every {}", cfg.snapshot_every));
+    if (cfg.write_final) parts.push_back("final snapshot");
+    if (cfg.checkpoint_every > 0)
+        parts.push_back(
+            fmt::format("checkpoint every {} to {}", cfg.checkpoint_every, cfg.checkpoint_path()));
+    std::string out = parts.empty()
+                          ? std::string("no files")
+                          : fmt::format("{} in {}", fmt::join(parts, ", "), cfg.output_dir);
+    if (!cfg.report.empty()) out += "; report " + cfg.report;
+    return out;
+}
+
+}  // namespace
+
+std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart) {
+    std::array<double, 3> h{};
+    for (int d = 0; d < cfg.dims; ++d) h[d] = cfg.spacing(d);
+    std::string out = fmt::format("gridsim {}: {} {}D, {}\n", gridsim_version(),
+                                  to_string(cfg.problem), cfg.dims, to_string(cfg.precision));
+    const std::vector<int> cells(cfg.cells.begin(), cfg.cells.begin() + cfg.dims);
+    out += fmt::format("  grid            {} points, length {}, h {}\n", fmt::join(cells, "x"),
+                       axes_text(cfg, cfg.length), axes_text(cfg, h));
+    out += fmt::format("  boundary        {}; initial {}\n", boundary_text(cfg),
+                       to_string(cfg.initial));
+    if (cfg.problem == ProblemKind::heat) {
+        out += fmt::format("  time            {} steps of dt {:.4e} (alpha {:.4g})\n", cfg.steps,
+                           cfg.dt, cfg.alpha);
+    } else {
+        out += fmt::format(
+            "  sweeps          at most {}, residual every {}{}\n", cfg.steps, cfg.norm_every,
+            cfg.tolerance > 0 ? fmt::format(", stop below {:.3e}", cfg.tolerance) : std::string());
+    }
+    if (!restart.empty())
+        out += fmt::format("  restart         from {} at step {}\n", restart, s.start_step);
+    const bool grid_given =
+        std::any_of(cfg.process_grid.begin(), cfg.process_grid.end(), [](int p) { return p > 0; });
+    const std::vector<int> grid(s.process_grid.begin(), s.process_grid.begin() + cfg.dims);
+    out +=
+        fmt::format("  ranks           {} on process grid {} ({})\n", s.ranks, fmt::join(grid, "x"),
+                    grid_given ? "parallel.process_grid" : "lowest modelled halo cost");
+    out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
+                       s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
+    out +=
+        fmt::format("  transport       {}, overlap {}\n", s.transport, cfg.overlap ? "on" : "off");
+    out += fmt::format("  kernel          {}\n", s.launch);
+    out += fmt::format("  memory per rank {:.3g} MiB (two fields with halos, largest rank)\n",
+                       static_cast<double>(s.field_bytes_max) / (1 << 20));
+    out += fmt::format("  output          {}\n", outputs_text(cfg));
+    return out;
 }
 
 std::string summary_text(const nlohmann::json& d) {

@@ -23,6 +23,10 @@ void write_report(const std::string& path, const nlohmann::json& doc);
 // The summary printed at the end of `gridsim run` (from the report document).
 std::string summary_text(const nlohmann::json& doc);
 
+// The header rank 0 prints once before the first step, so that a batch log explains itself:
+// problem, grid, decomposition, backend and why, transport, kernel, memory, outputs.
+std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart);
+
 // One progress line ("step 100/1000 ..."), printed and flushed by rank 0.
 std::string progress_line(const ProgressSample& s);
 

@@ -48,12 +48,28 @@ struct OutputContext {
     std::string devices;  // every rank's device, e.g. "4 x NVIDIA H200" (identical on all ranks)
 };
 
+// What a run was set up with, known once the simulation exists and before its first step (the
+// header a batch log starts with). The same on every rank.
+struct RunStart {
+    std::string backend;
+    std::string backend_note;  // why `auto` chose the backend
+    std::string transport;
+    std::string launch;   // kernel variant and block shape
+    std::string devices;  // e.g. "4 x NVIDIA H200"
+    std::array<int, 3> process_grid{1, 1, 1};
+    int ranks = 1;
+    std::size_t field_bytes_max = 0;  // the two fields of the largest rank
+    std::int64_t start_step = 0;
+};
+
 struct RunOptions {
     bool gather_field = false;  // fill RunResult::global_field on rank 0
     // When the process began (main() entry); set, the report gets the start-up time.
     std::optional<std::chrono::steady_clock::time_point> process_start;
     bool measure_copy_bandwidth = false;  // the report's ceiling (costs a large copy)
     std::function<void(const ProgressSample&)> on_progress;
+    // Called on every rank (collectively) once the field is initialised, before the first step.
+    std::function<void(const RunStart&)> on_start;
     // Output: asked after every step (the answer must be the same on every rank); when true,
     // on_output gets the field on the host.
     std::function<bool(std::int64_t step, bool last)> output_due;

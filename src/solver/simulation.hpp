@@ -60,6 +60,10 @@ public:
     [[nodiscard]] const BackendChoice<T>& backend() const { return choice_; }
     [[nodiscard]] const char* transport_name() const { return halo_->transport_name(); }
     [[nodiscard]] std::int64_t global_updated_points() const { return global_updated_; }
+    // Bytes of this rank's two fields (halos and row padding included).
+    [[nodiscard]] std::size_t field_bytes() const {
+        return 2 * static_cast<std::size_t>(u_[0].extents().total) * sizeof(T);
+    }
     [[nodiscard]] PhaseTimer& timer() { return timer_; }
     // What every rank computes on, e.g. "2 x NVIDIA H200, 2 x cpu"; the same string on all ranks.
     [[nodiscard]] const std::string& devices() const { return devices_; }

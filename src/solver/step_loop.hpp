@@ -98,16 +98,39 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     return r;
 }
 
+// Tells opt.on_start what the run was set up with (collective: the largest rank's memory).
+template <class T>
+void announce_start(Simulation<T>& sim, const RunOptions& opt) {
+    if (!opt.on_start) return;
+    RunStart s;
+    const BackendChoice<T>& be = sim.backend();
+    s.backend = be.backend->name();
+    s.backend_note = be.note;
+    s.transport = sim.transport_name();
+    s.launch = be.backend->launch_description();
+    s.devices = sim.devices();
+    s.process_grid = sim.topology().process_grid();
+    s.ranks = sim.topology().size();
+    s.start_step = opt.start_step;
+    unsigned long long bytes = sim.field_bytes();
+    unsigned long long largest = 0;
+    GRIDSIM_MPI_CHECK(
+        MPI_Allreduce(&bytes, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, sim.topology().comm()));
+    s.field_bytes_max = static_cast<std::size_t>(largest);
+    opt.on_start(s);
+}
+
 // Starts the simulation from the initial condition, or from a checkpoint (opt.load_field).
 template <class T>
 void start(Simulation<T>& sim, const RunOptions& opt) {
     if (!opt.load_field) {
         sim.initialise();
-        return;
+    } else {
+        sim.initialise([&](const HostField& f) {
+            opt.load_field(sim.topology().comm(), sim.domain(), sim.subdomain(), f);
+        });
     }
-    sim.initialise([&](const HostField& f) {
-        opt.load_field(sim.topology().comm(), sim.domain(), sim.subdomain(), f);
-    });
+    announce_start(sim, opt);
 }
 
 // Hands the field to the output layer when it asks for this step (snapshots, checkpoints).

@@ -1,0 +1,67 @@
+"""The header `gridsim run` prints once on rank 0 before the first step (README, "Output"):
+every line a batch log needs, with values checked against what the deck and rank count imply;
+none with --quiet. Needs GRIDSIM and MPIEXEC in the environment."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+GRIDSIM = os.environ["GRIDSIM"]
+MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
+DECK = ("[grid]\ncells = [40, 24, 18]\n[time]\nsteps = 4\n[parallel]\nbackend = \"cpu\"\n"
+        "process_grid = [2, 1, 1]\n[output]\nwrite_final = true\ncheckpoint_every = 2\n")
+
+
+class RunHeader(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gridsim_header_")
+        self.deck = os.path.join(self.tmp, "deck.toml")
+        with open(self.deck, "w") as f:
+            f.write(DECK)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run_gridsim(self, *args):
+        cmd = [MPIEXEC, "-np", "2", "--oversubscribe", GRIDSIM, "run", self.deck,
+               "--set", f'output.dir="{self.tmp}/out"', *args]
+        res = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        return res.stdout
+
+    def test_header_names_the_run(self):
+        out = self.run_gridsim()
+        head = out[:out.index("step 4/4")]
+        self.assertEqual(out.count("memory per rank"), 1)  # rank 0 only, once
+        self.assertRegex(head, r"^gridsim \S+: heat 3D, double\n")
+        self.assertIn("grid            40x24x18 points, length 1 x 1 x 1, h 0.02564 x 0.04348 x "
+                      "0.05882", head)
+        self.assertIn("x dirichlet, y dirichlet, z dirichlet; initial sine", head)
+        self.assertIn("ranks           2 on process grid 2x1x1 (parallel.process_grid)", head)
+        self.assertIn("backend         cpu on 2 x cpu", head)
+        self.assertRegex(head, r"transport       staged, overlap on")
+        self.assertIn("kernel          ", head)
+        # docs/architecture.md, "Field layout": a 20x24x18 block, one halo layer per side, rows
+        # of lead + 20 + 2 points rounded up to a cache line (8 doubles on the CPU, lead 7),
+        # one cache line of slack; two fields.
+        row = -(-(7 + 20 + 2) // 8) * 8
+        expect = 2 * 8 * (row * 26 * 20 + 8) / 2**20
+        mib = re.search(r"memory per rank (\S+) MiB", head).group(1)
+        self.assertEqual(mib, f"{expect:.3g}")
+        self.assertIn(f"checkpoint every 2 to {self.tmp}/out/checkpoint.h5", head)
+        self.assertIn(f"final snapshot, checkpoint every 2", head)
+
+    def test_restart_is_named_and_quiet_prints_none(self):
+        self.run_gridsim("--quiet")
+        out = self.run_gridsim("--restart", f"{self.tmp}/out/checkpoint.h5",
+                               "--set", "time.steps=6")
+        self.assertIn(f"restart         from {self.tmp}/out/checkpoint.h5 at step 4", out)
+        quiet = self.run_gridsim("--quiet")
+        self.assertNotIn("memory per rank", quiet)
+        self.assertNotIn("ranks           ", quiet)
+
+
+if __name__ == "__main__":
+    unittest.main()
