@@ -1,9 +1,9 @@
 // The backend-neutral interface the solver drives (one implementation per backend, as in
 // BabelStream's Stream.h). Every operation takes views and boxes, never owning types.
 //
-// Lanes: the overlap recipe (README, "GPUs") runs the boundary shell, packing and halo
-// transfers on one lane and the interior on another. The CUDA backend maps lanes to a high- and
-// a low-priority stream, ordered only through events (join_lanes); the CPU backend executes
+// Lanes: the overlap recipe (docs/architecture.md, "One step") runs the boundary shell, packing and
+// halo transfers on one lane and the interior on another. The CUDA backend maps lanes to a high-
+// and a low-priority stream, ordered only through events (join_lanes); the CPU backend executes
 // every call immediately on the calling thread, so its lanes are trivially ordered.
 #pragma once
 

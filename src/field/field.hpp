@@ -1,11 +1,11 @@
-// Fields with halos. Layout (every backend, host and device alike): x fastest, then y, then z;
-// every axis carries `halo` ghost layers on both sides, decomposed or not (they hold a
-// neighbour's points, a periodic wrap or nothing a stencil reads); 2D fields have one z plane
-// and no z halo. Owned point (i, j, k), 0 <= i < n[0], sits at
-// origin + i + j*sy + k*sz; halo points have indices -halo..-1 and n..n+halo-1.
-// With `align` > 1 every row is padded so that owned point (0, j, k) starts an `align`-element
-// boundary: a warp's (or a vector unit's) row access then touches no extra memory sector, and
-// a 16-byte vector load of points (i, j, k)..(i + V - 1, j, k) with i a multiple of V is aligned.
+// Fields with halos (docs/architecture.md, "Field layout"). Layout, every backend, host and
+// device alike: x fastest, then y, then z; every axis carries `halo` ghost layers on both sides,
+// decomposed or not (they hold a neighbour's points, a periodic wrap or nothing a stencil reads);
+// 2D fields have one z plane and no z halo. Owned point (i, j, k), 0 <= i < n[0], sits at origin +
+// i + j*sy + k*sz; halo points have indices -halo..-1 and n..n+halo-1. With `align` > 1 every row
+// is padded so that owned point (0, j, k) starts an `align`-element boundary: a warp's (or a vector
+// unit's) row access then touches no extra memory sector, and a 16-byte vector load of points (i,
+// j, k)..(i + V - 1, j, k) with i a multiple of V is aligned.
 #pragma once
 
 #include <array>

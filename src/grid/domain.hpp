@@ -52,8 +52,8 @@ std::string decomposition_problem(const Domain& dom, const std::array<int, 3>& p
 // The owned points a sweep updates: all but the global Dirichlet points.
 Box updated_box(const Subdomain& sub);
 
-// The overlap split (README, "GPUs"): `shell` holds the updated points within `halo` of
-// a face that receives a halo (they need the previous step's halos), `interior` the rest.
+// The overlap split (docs/architecture.md, "One step"): `shell` holds the updated points within
+// `halo` of a face that receives a halo (they need the previous step's halos), `interior` the rest.
 // The boxes are disjoint and together cover `updated` exactly.
 struct SweepRegions {
     Box interior;

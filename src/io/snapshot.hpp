@@ -1,6 +1,7 @@
-// Parallel HDF5 snapshots and checkpoints (README, "Output and validation"). Every rank writes its
-// block (ghost cells excluded) as one hyperslab of the global array, collectively through MPI-IO;
-// the file does not depend on the decomposition. Files are written under a temporary name and
+// Parallel HDF5 snapshots and checkpoints (docs/architecture.md, "Files and formats"). Every
+// rank writes its block (ghost cells excluded) as one hyperslab of the global array,
+// collectively through MPI-IO, so /fields/u does not depend on the decomposition (/grid's
+// process_grid and /provenance record it). Files are written under a temporary name and
 // renamed when complete, so no reader ever sees a half-written file.
 #pragma once
 

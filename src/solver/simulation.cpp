@@ -76,10 +76,10 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     }
 }
 
-// The overlap recipe (README, "GPUs"). The boundary lane (high priority) updates the shell
-// that needs last step's halos and packs the faces; the interior lane (low priority) updates
-// the rest, which reads no halo, while the boundary lane transfers and unpacks. Lanes meet only
-// at join_lanes(): no device-wide synchronisation. overlap = false runs the same phases one
+// The overlap recipe (docs/architecture.md, "One step"). The boundary lane (high priority) updates
+// the shell that needs last step's halos and packs the faces; the interior lane (low priority)
+// updates the rest, which reads no halo, while the boundary lane transfers and unpacks. Lanes meet
+// only at join_lanes(): no device-wide synchronisation. overlap = false runs the same phases one
 // after another on the boundary lane.
 template <class T>
 void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {

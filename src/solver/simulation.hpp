@@ -1,6 +1,6 @@
 // The state every explicit two-field problem shares (heat FTCS, jacobi): the process grid, the
 // backend, the current and next field, the halo exchange and the overlap regions, and the one
-// step that moves them forward (README, "GPUs").
+// step that moves them forward (docs/architecture.md, "One step").
 #pragma once
 
 #include <deque>
