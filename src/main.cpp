@@ -43,6 +43,7 @@ struct Options {
     std::vector<std::string> sets;
     std::string report;
     bool quiet = false;
+    bool verbose = false;
     bool json = false;
     std::string restart;
     int ranks = 0;  // check: also print the process grid this many ranks would use
@@ -129,7 +130,10 @@ int cmd_run(const Options& opt, int rank) {
     };
     if (!opt.quiet) {
         run_opt.on_start = [&](const gridsim::RunStart& s) {
-            if (rank == 0) std::cout << gridsim::start_header(cfg, s, opt.restart) << std::flush;
+            if (rank != 0) return;
+            std::cout << gridsim::start_header(cfg, s, opt.restart)
+                      << (opt.verbose ? gridsim::placement_map(s.placements) : std::string())
+                      << std::flush;
         };
     }
     gridsim::OutputWriter output(cfg, MPI_COMM_WORLD);
@@ -174,6 +178,8 @@ int main(int argc, char** argv) {
     add_deck_options(*run, opt);
     run->add_option("--report", opt.report, "write the JSON run report here");
     run->add_flag("--quiet", opt.quiet, "print only the summary");
+    run->add_flag("--verbose", opt.verbose,
+                  "also print every rank's placement (GPU, NUMA node, CPUs, memory) at start");
     run->add_option("--restart", opt.restart,
                     "continue from this checkpoint (output.checkpoint_every writes them)");
     CLI::App* check =

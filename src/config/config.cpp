@@ -47,6 +47,7 @@ const std::vector<std::string_view> kSchema = {
     "parallel.kernel",
     "parallel.block",
     "parallel.rows_per_thread",
+    "parallel.bind",
     "output.progress_every",
     "output.report",
     "output.dir",
@@ -66,6 +67,7 @@ constexpr const char* kInitialNames[] = {"sine", "hotspot", "constant"};
 constexpr const char* kBackendNames[] = {"auto", "cpu", "cuda"};
 constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl"};
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
+constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
 
 // An array key whose length must equal the number of grid dimensions.
 template <class T>
@@ -272,6 +274,8 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
     if (auto v = r.choice("parallel.kernel", {"stream", "tiled", "naive"}))
         c.kernel = KernelKind(*v);
+    if (auto v = r.choice("parallel.bind", {"auto", "none", "numa", "strict"}))
+        c.bind = BindMode(*v);
     if (auto v = r.integers("parallel.block")) read_block(r, *v, c.block);
     if (auto v = r.integer("parallel.rows_per_thread", 0, 4096)) {
         const bool pow2 = *v != 0 && (*v & (*v - 1)) == 0;
@@ -339,6 +343,7 @@ const char* to_string(InitialKind v) { return kInitialNames[static_cast<int>(v)]
 const char* to_string(BackendKind v) { return kBackendNames[static_cast<int>(v)]; }
 const char* to_string(TransportKind v) { return kTransportNames[static_cast<int>(v)]; }
 const char* to_string(KernelKind v) { return kKernelNames[static_cast<int>(v)]; }
+const char* to_string(BindMode v) { return kBindNames[static_cast<int>(v)]; }
 
 namespace {
 
@@ -382,7 +387,8 @@ toml::table to_table(const Config& c) {
                                  {"share_gpus", c.share_gpus},
                                  {"kernel", to_string(c.kernel)},
                                  {"block", toml::array{c.block[0], c.block[1]}},
-                                 {"rows_per_thread", c.rows}}},
+                                 {"rows_per_thread", c.rows},
+                                 {"bind", to_string(c.bind)}}},
         {"output", toml::table{{"progress_every", c.progress_every},
                                {"report", c.report},
                                {"dir", c.output_dir},

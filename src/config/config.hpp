@@ -27,6 +27,8 @@ enum class BackendKind { automatic, cpu, cuda };
 enum class TransportKind { automatic, staged, cuda_aware, nccl };
 // CUDA stencil variants (kernels/cuda/stencil_kernels.cuh); all give bitwise the same fields.
 enum class KernelKind { stream, tiled, naive };
+// parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
+enum class BindMode { automatic, none, numa, strict };
 
 struct Config {
     // [problem]
@@ -65,6 +67,7 @@ struct Config {
     TransportKind transport = TransportKind::automatic;
     bool overlap = true;
     bool share_gpus = false;  // allow more ranks than GPUs on a node
+    BindMode bind = BindMode::automatic;
     // CUDA stencil kernel: stream (each thread walks `rows` points along the slowest axis,
     // neighbours on that axis in registers), tiled (the same walk with the cross-section in
     // shared memory) or naive (global loads only). The default is the fastest measured on the
@@ -119,5 +122,6 @@ const char* to_string(InitialKind v);
 const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
 const char* to_string(KernelKind v);
+const char* to_string(BindMode v);
 
 }  // namespace gridsim

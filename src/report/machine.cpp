@@ -18,25 +18,22 @@ namespace gridsim {
 
 namespace {
 
-// "host h, cpus c, GPU ..." for this rank.
-std::string rank_line(MPI_Comm comm) {
-    const Placement p = current_placement();
-    std::string gpu = "no GPU";
+// The GPU this rank would drive ("GPU 0 name (bus id)", or "no GPU"), whatever `auto` decides.
+std::string device_text(MPI_Comm comm) {
     const DevicePlan plan = plan_device(comm);
     const DeviceInfo& d = plan.info;
-    if (d.device >= 0) {
-        const int numa = numa_node_of_pci(d.pci_bus_id);
-        gpu = fmt::format("GPU {} {} ({}), NUMA node {}{}", d.device, d.name, d.pci_bus_id,
-                          numa < 0 ? std::string("unknown") : std::to_string(numa),
-                          plan.shared ? " [shared with another rank of this node]" : "");
-    }
-    return fmt::format("host {}, cpus {}, {}", p.host, p.cpus, gpu);
+    if (d.device < 0) return "no GPU";
+    return fmt::format("GPU {} {} ({}){}", d.device, d.name, d.pci_bus_id,
+                       plan.shared ? " [shared with another rank of this node]" : "");
 }
 
 }  // namespace
 
 std::string machine_info(MPI_Comm comm) {
-    const std::vector<std::string> ranks = gather_strings(comm, rank_line(comm));
+    const std::vector<std::string> ranks = gather_strings(comm, device_text(comm));
+    // Binds as a run with the default deck would (parallel.bind = "auto") and reads it back.
+    const BackendChoice<double> choice = choose_backend<double>(Config{}, comm);
+    const std::vector<RankPlacement> places = gather_placements(comm, choice.placement);
     if (comm_rank(comm) != 0) return {};
     const nlohmann::json v = versions();
     std::string out = fmt::format("gridsim {}\n", v["gridsim"].get<std::string>());
@@ -55,7 +52,9 @@ std::string machine_info(MPI_Comm comm) {
     out += fmt::format("  ranks         {}\n", ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r)
         out += fmt::format("  rank {:<4}     {}\n", r, ranks[r]);
-    return out;
+    out += fmt::format("  backend       {} (parallel.backend = \"auto\": {})\n",
+                       choice.backend->name(), choice.note);
+    return out + placement_map(places);
 }
 
 namespace {
@@ -145,6 +144,40 @@ std::string reduction_rows(Backend<T>& be, std::size_t bytes, int reps, double c
 
 }  // namespace
 
+// Pinned host<->device bandwidth with the buffer on a NUMA node other than the GPU's (the cost
+// of a wrong placement), when the machine has one; the memory policy is restored afterwards.
+std::string remote_pinned_rows(const DeviceRuntime& rt, const RankPlacement& local,
+                               const BenchOptions& opt) {
+    const Topology topo = Topology::system();
+    const std::vector<int> ids = topo.numa_node_ids();
+    if (ids.size() < 2) return fmt::format("  {:<44} none (one NUMA node)\n", "remote NUMA node");
+    if (local.mem_nodes.empty())
+        return fmt::format("  {:<44} not measured ({})\n", "remote NUMA node", local.note);
+    int remote = -1;
+    for (int id : ids) {
+        if (local.mem_nodes != std::to_string(id)) {
+            remote = id;
+            break;
+        }
+    }
+    BindDecision there;
+    there.mem_nodes = std::to_string(remote);
+    apply_binding(topo, there);
+    std::string out;
+    for (const Direction dir : {Direction::host_to_device, Direction::device_to_host}) {
+        out += fmt::format(
+            "  {:<44} {:10.1f} GB/s\n",
+            fmt::format("{}, pinned on remote node {}",
+                        dir == Direction::host_to_device ? "host -> device" : "device -> host",
+                        remote),
+            rt.transfer_bandwidth(HostMemory::pinned, dir, opt.bytes, opt.reps) / 1e9);
+    }
+    BindDecision back;
+    back.mem_nodes = local.mem_nodes;
+    apply_binding(topo, back);
+    return out;
+}
+
 std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
     Config cfg;  // defaults: backend auto, staged transport
     BackendChoice<double> choice = choose_backend<double>(cfg, comm);
@@ -169,10 +202,13 @@ std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
                     {"device -> host, pinned", HostMemory::pinned, Direction::device_to_host},
                     {"host -> device, pageable", HostMemory::pageable, Direction::host_to_device},
                     {"device -> host, pageable", HostMemory::pageable, Direction::device_to_host}};
+        out += fmt::format("  {:<44} node {} (GPU's: {})\n", "pinned host buffers on NUMA node",
+                           choice.placement.pages, choice.placement.numa_node);
         for (const auto& row : rows) {
             out += fmt::format("  {:<44} {:10.1f} GB/s\n", row.what,
                                rt.transfer_bandwidth(row.mem, row.dir, opt.bytes, opt.reps) / 1e9);
         }
+        out += remote_pinned_rows(rt, choice.placement, opt);
     }
     out += reduction_rows(be, opt.bytes, opt.reps, copy);
     {

@@ -35,19 +35,20 @@ nlohmann::json phase_stats(const PhaseTimes& mine, MPI_Comm comm) {
     return out;
 }
 
-// Every rank's host, CPU binding and GPU, gathered to rank 0.
+// Every rank's placement (solver/placement.hpp), gathered to rank 0.
 nlohmann::json placements(MPI_Comm comm, const RunResult& result) {
-    const Placement p = current_placement();
-    const std::vector<std::string> all =
-        gather_strings(comm, p.host + '\n' + p.cpus + '\n' + result.device);
     nlohmann::json out = nlohmann::json::array();
+    const std::vector<RankPlacement> all = gather_placements(comm, result.placement);
     for (std::size_t rank = 0; rank < all.size(); ++rank) {
-        const std::string& s = all[rank];
-        const auto nl1 = s.find('\n');
-        const auto nl2 = s.find('\n', nl1 + 1);
-        nlohmann::json entry = {
-            {"rank", rank}, {"host", s.substr(0, nl1)}, {"cpus", s.substr(nl1 + 1, nl2 - nl1 - 1)}};
-        if (nl2 + 1 < s.size()) entry["gpu"] = s.substr(nl2 + 1);
+        const RankPlacement& p = all[rank];
+        nlohmann::json entry = {{"rank", rank},
+                                {"host", p.host},
+                                {"cpus", p.cpus},
+                                {"numa_node", p.numa_node},
+                                {"mem_nodes", p.mem_nodes},
+                                {"host_pages_numa", p.pages},
+                                {"bind_note", p.note}};
+        if (!p.gpu.empty()) entry["gpu"] = p.gpu;
         out.push_back(entry);
     }
     return out;
@@ -202,6 +203,13 @@ std::string outputs_text(const Config& cfg) {
 }
 
 }  // namespace
+
+std::string placement_map(const std::vector<RankPlacement>& ranks) {
+    std::string out = "  placement\n";
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+        out += fmt::format("    rank {:<4} {}\n", r, ranks[r].line());
+    return out;
+}
 
 std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart) {
     std::array<double, 3> h{};

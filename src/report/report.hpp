@@ -27,6 +27,10 @@ std::string summary_text(const nlohmann::json& doc);
 // problem, grid, decomposition, backend and why, transport, kernel, memory, outputs.
 std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart);
 
+// The placement map: one line per rank (host, GPU, NUMA node, CPUs, memory policy, where a
+// host buffer's pages are, and why).
+std::string placement_map(const std::vector<RankPlacement>& ranks);
+
 // One progress line ("step 100/1000 ..."), printed and flushed by rank 0.
 std::string progress_line(const ProgressSample& s);
 

@@ -137,6 +137,19 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm) {
                                                            : TransportKind::staged;
 }
 
+// Reads the placement back with a host buffer allocated by the backend the way its staging
+// buffers are (pinned on the CUDA backend), 4 MiB so that it spans many pages.
+template <class T>
+RankPlacement probe_placement(const Topology& topo, const BindDecision& bound,
+                              const BackendChoice<T>& choice) {
+    const std::size_t n = (std::size_t{4} << 20) / sizeof(T);
+    const Buffer<T> probe = choice.backend->allocate_host(n);
+    const std::string gpu = choice.device.device >= 0
+                                ? choice.device.name + " (" + choice.device.pci_bus_id + ")"
+                                : std::string();
+    return read_placement(topo, bound, gpu, probe.data(), n * sizeof(T));
+}
+
 }  // namespace
 
 template <class T>
@@ -162,6 +175,12 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
                 : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
                                         : "auto: built without CUDA, using the CPU");
     }
+    // Bound before the device is made current and before any buffer exists, so the CUDA
+    // context's host allocations and every staging buffer land on the GPU's NUMA node.
+    const Topology topo = Topology::system();
+    const BindDecision bound =
+        bind_this_rank(cfg, comm, topo, cuda ? plan.info.pci_bus_id : std::string(),
+                       plan.info.local_rank, plan.info.local_ranks);
     if (cuda) {
         choice.transport = gpu_transport(cfg, coverage == 2, comm);
         choice.device =
@@ -172,10 +191,11 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         launch.block_y = cfg.block[1];
         launch.points = cfg.rows;
         choice.backend = make_device_backend<T>(*device_runtime(), launch);
-        return choice;
+    } else {
+        check_cpu_transport(cfg);
+        choice.backend = make_cpu_backend<T>();
     }
-    check_cpu_transport(cfg);
-    choice.backend = make_cpu_backend<T>();
+    choice.placement = probe_placement(topo, bound, choice);
     return choice;
 }
 

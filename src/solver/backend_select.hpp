@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device_runtime.hpp"
+#include "solver/placement.hpp"
 
 namespace gridsim {
 
@@ -21,11 +22,12 @@ struct BackendChoice {
     std::unique_ptr<Backend<T>> backend;
     DeviceInfo device;                                // device = -1 on the CPU backend
     TransportKind transport = TransportKind::staged;  // resolved: staged, cuda_aware or nccl
-    std::string note;  // why `auto` chose what it chose ("" otherwise)
+    std::string note;         // why `auto` chose what it chose ("" otherwise)
+    RankPlacement placement;  // parallel.bind, applied before the backend allocated anything
 };
 
-// Throws ConfigError (naming parallel.backend or parallel.transport) for a choice this build,
-// these devices or this MPI cannot honour.
+// Throws ConfigError (naming parallel.backend, parallel.transport or parallel.bind) for a choice
+// this build, these devices, this MPI or this machine cannot honour.
 template <class T>
 BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm);
 

@@ -15,6 +15,7 @@
 #include "grid/domain.hpp"
 #include "kernels/backend.hpp"
 #include "solver/phase_timer.hpp"
+#include "solver/placement.hpp"
 
 namespace gridsim {
 
@@ -60,6 +61,7 @@ struct RunStart {
     int ranks = 1;
     std::size_t field_bytes_max = 0;  // the two fields of the largest rank
     std::int64_t start_step = 0;
+    std::vector<RankPlacement> placements;  // every rank's, on rank 0
 };
 
 struct RunOptions {
@@ -86,6 +88,7 @@ struct RunResult {
     std::string backend_note;     // why `auto` chose the backend
     std::string launch;           // kernel variant and block shape
     std::string device;           // this rank's GPU "name (PCI bus id)", "" on the CPU
+    RankPlacement placement;      // this rank's binding and where its memory is
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::string transport;
     std::array<int, 3> process_grid{1, 1, 1};

@@ -83,6 +83,7 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.backend = be.backend->name();
     r.backend_note = be.note;
     r.launch = be.backend->launch_description();
+    r.placement = be.placement;
     if (be.device.device >= 0) r.device = be.device.name + " (" + be.device.pci_bus_id + ")";
     if (opt.measure_copy_bandwidth) r.copy_bandwidth = be.backend->measure_copy_bandwidth();
     r.transport = sim.transport_name();
@@ -117,6 +118,7 @@ void announce_start(Simulation<T>& sim, const RunOptions& opt) {
     GRIDSIM_MPI_CHECK(
         MPI_Allreduce(&bytes, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, sim.topology().comm()));
     s.field_bytes_max = static_cast<std::size_t>(largest);
+    s.placements = gather_placements(sim.topology().comm(), sim.backend().placement);
     opt.on_start(s);
 }
 

@@ -1,6 +1,7 @@
 """The header `gridsim run` prints once on rank 0 before the first step (README, "Output"):
 every line a batch log needs, with values checked against what the deck and rank count imply;
 none with --quiet. Needs GRIDSIM and MPIEXEC in the environment."""
+import json
 import os
 import re
 import shutil
@@ -52,6 +53,23 @@ class RunHeader(unittest.TestCase):
         self.assertEqual(mib, f"{expect:.3g}")
         self.assertIn(f"checkpoint every 2 to {self.tmp}/out/checkpoint.h5", head)
         self.assertIn(f"final snapshot, checkpoint every 2", head)
+
+    def test_verbose_prints_the_placement_map_and_the_report_holds_it(self):
+        report = os.path.join(self.tmp, "r.json")
+        out = self.run_gridsim("--verbose", "--report", report)
+        self.assertEqual(len(re.findall(r"^    rank [01] +host ", out, re.M)), 2, out)
+        self.assertNotIn("    rank 0    host", self.run_gridsim())  # only with --verbose
+        with open(report) as f:
+            placement = json.load(f)["placement"]
+        self.assertEqual([p["rank"] for p in placement], [0, 1])
+        for p in placement:
+            # A CPU rank's NUMA node is always known: memory bound there, and the pages of a
+            # buffer allocated afterwards are there (read back from the OS, not from the decision).
+            self.assertNotEqual(p["numa_node"], "unknown", p)
+            self.assertEqual(p["mem_nodes"], p["numa_node"], p)
+            self.assertEqual(p["host_pages_numa"], p["numa_node"], p)
+            self.assertIn("bound to NUMA node", p["bind_note"])
+            self.assertNotIn("gpu", p)
 
     def test_restart_is_named_and_quiet_prints_none(self):
         self.run_gridsim("--quiet")
