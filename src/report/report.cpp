@@ -187,6 +187,12 @@ std::string boundary_text(const Config& cfg) {
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Three significant digits in MiB below a GiB, in GiB above.
+std::string bytes_text(std::size_t bytes) {
+    const double mib = static_cast<double>(bytes) / (1 << 20);
+    return mib < 1024 ? fmt::format("{:.3g} MiB", mib) : fmt::format("{:.3g} GiB", mib / 1024);
+}
+
 std::string outputs_text(const Config& cfg) {
     std::vector<std::string> parts;
     if (cfg.snapshot_every > 0)
@@ -242,8 +248,8 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
     out +=
         fmt::format("  transport       {}, overlap {}\n", s.transport, cfg.overlap ? "on" : "off");
     out += fmt::format("  kernel          {}\n", s.launch);
-    out += fmt::format("  memory per rank {:.3g} MiB (two fields with halos, largest rank)\n",
-                       static_cast<double>(s.field_bytes_max) / (1 << 20));
+    out += fmt::format("  memory per rank {} (two fields with halos, largest rank)\n",
+                       bytes_text(s.field_bytes_max));
     out += fmt::format("  output          {}\n", outputs_text(cfg));
     return out;
 }
