@@ -26,6 +26,7 @@
 #include "report/machine.hpp"
 #include "report/report.hpp"
 #include "solver/run.hpp"
+#include "solver/stop_request.hpp"
 
 namespace {
 
@@ -37,6 +38,7 @@ using gridsim::ConfigError;
 
 constexpr int kExitRuntime = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitStopped = 3;  // stopped early with a checkpoint: continue with --restart
 
 struct Options {
     std::string deck;
@@ -44,6 +46,7 @@ struct Options {
     std::string report;
     bool quiet = false;
     bool verbose = false;
+    bool allow_nonfinite = false;
     bool json = false;
     std::string restart;
     int ranks = 0;  // check: also print the process grid this many ranks would use
@@ -120,6 +123,33 @@ int cmd_check(const Options& opt, int rank) {
     return 0;
 }
 
+// A shell word: quoted unless it is plain.
+std::string shell_word(const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_-./=:,[]+") == std::string::npos)
+        return w;
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// Why the run stopped before time.steps, where it left its checkpoint and how to continue.
+nlohmann::json stop_record(const Config& cfg, const Options& opt, const gridsim::RunResult& r) {
+    std::string again = "gridsim run " + shell_word(opt.deck);
+    for (const auto& s : opt.sets) again += " --set " + shell_word(s);
+    if (!opt.report.empty()) again += " --report " + shell_word(opt.report);
+    again += " --restart " + shell_word(cfg.checkpoint_path());
+    const std::string message = fmt::format(
+        "stopped at step {} of {} by {}: checkpoint {} written; continue with (under your "
+        "launcher):\n  {}",
+        r.steps, cfg.steps, r.stopped, cfg.checkpoint_path(), again);
+    return {{"reason", r.stopped},
+            {"step", r.steps},
+            {"checkpoint", cfg.checkpoint_path()},
+            {"restart_command", again},
+            {"message", message}};
+}
+
 int cmd_run(const Options& opt, int rank) {
     const Config cfg = load(opt, rank);
     gridsim::RunOptions run_opt;
@@ -139,6 +169,8 @@ int cmd_run(const Options& opt, int rank) {
     gridsim::OutputWriter output(cfg, MPI_COMM_WORLD);
     output.attach(run_opt);
     if (!opt.restart.empty()) gridsim::attach_restart(opt.restart, cfg, MPI_COMM_WORLD, run_opt);
+    run_opt.allow_nonfinite_restart = opt.allow_nonfinite;
+    gridsim::install_stop_handlers();
     const gridsim::RunResult result = gridsim::run_problem(cfg, MPI_COMM_WORLD, run_opt);
     nlohmann::json doc = gridsim::build_report(cfg, result, MPI_COMM_WORLD);
     if (rank == 0) {
@@ -149,12 +181,15 @@ int cmd_run(const Options& opt, int rank) {
     if (rank == 0) {
         std::cout << gridsim::summary_text(doc) << std::flush;
         for (const auto& f : output.written()) std::cout << "  wrote           " << f << '\n';
+        if (!result.stopped.empty()) doc["stopped"] = stop_record(cfg, opt, result);
         if (!cfg.report.empty()) {
             gridsim::write_report(cfg.report, doc);
             std::cout << "  report          " << cfg.report << '\n' << std::flush;
         }
+        if (!result.stopped.empty())
+            std::cout << doc["stopped"]["message"].get<std::string>() << std::endl;
     }
-    return 0;
+    return result.stopped.empty() ? 0 : kExitStopped;
 }
 
 void add_deck_options(CLI::App& cmd, Options& opt) {
@@ -182,6 +217,8 @@ int main(int argc, char** argv) {
                   "also print every rank's placement (GPU, NUMA node, CPUs, memory) at start");
     run->add_option("--restart", opt.restart,
                     "continue from this checkpoint (output.checkpoint_every writes them)");
+    run->add_flag("--allow-nonfinite", opt.allow_nonfinite,
+                  "restart even from a checkpoint that holds NaN or Inf values");
     CLI::App* check =
         app.add_subcommand("check", "validate a deck and print the resolved configuration");
     add_deck_options(*check, opt);
@@ -238,6 +275,8 @@ int main(int argc, char** argv) {
     } catch (const ConfigError& e) {
         if (rank == 0) std::cerr << "gridsim: error: " << e.what() << std::endl;
         return kExitBadInput;
+    } catch (const gridsim::RunFailure&) {
+        return kExitRuntime;  // every rank saw it together; the ranks concerned said why
     } catch (const std::exception& e) {
         // A failure that may be local to this rank: end every rank rather than leave them waiting.
         std::cerr << fmt::format("gridsim: rank {}: error: {}", rank, e.what()) << std::endl;

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 
@@ -58,6 +62,9 @@ const std::vector<std::string_view> kSchema = {
     "output.precision",
     "output.checkpoint_every",
     "output.checkpoint",
+    "output.check_every",
+    "output.max_abs",
+    "run.max_walltime",
 };
 
 constexpr const char* kProblemNames[] = {"heat", "jacobi"};
@@ -68,6 +75,36 @@ constexpr const char* kBackendNames[] = {"auto", "cpu", "cuda"};
 constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl"};
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
+
+// Every value the field starts from must be finite and, in float, within float's range: an
+// amplitude of 1e39 would otherwise start the run from infinities.
+void check_representable(const DeckReader& r, const Config& c) {
+    const double limit = c.precision == Precision::float32
+                             ? static_cast<double>(std::numeric_limits<float>::max())
+                             : std::numeric_limits<double>::max();
+    auto check = [&](const char* key, double v) {
+        if (!(std::abs(v) <= limit))
+            r.fail(key, fmt::format("{} cannot be held by a {} field", v, to_string(c.precision)));
+    };
+    check("initial.amplitude", c.amplitude);
+    check("initial.value", c.initial_value);
+    for (int f = 0; f < 2 * c.dims; ++f)
+        check(r.has("boundary.face_values") ? "boundary.face_values" : "boundary.value",
+              c.face_value[f]);
+}
+
+// "HH:MM:SS" or "D-HH:MM:SS" (Slurm's spelling) in seconds; 0 when it is neither.
+double parse_walltime(const std::string& text) {
+    int d = 0, h = 0, m = 0, s = 0;
+    char tail = 0;
+    const bool with_days = std::sscanf(text.c_str(), "%d-%d:%d:%d%c", &d, &h, &m, &s, &tail) == 4;
+    if (!with_days) {
+        d = 0;
+        if (std::sscanf(text.c_str(), "%d:%d:%d%c", &h, &m, &s, &tail) != 3) return 0.0;
+    }
+    if (d < 0 || h < 0 || m < 0 || m > 59 || s < 0 || s > 59) return 0.0;
+    return ((d * 24.0 + h) * 60.0 + m) * 60.0 + s;
+}
 
 // An array key whose length must equal the number of grid dimensions.
 template <class T>
@@ -230,11 +267,17 @@ void read_output_files(const DeckReader& r, Config& c) {
     if (auto v = r.string("output.dir")) {
         if (v->empty())
             r.fail("output.dir", "must not be empty (use \".\" for the working directory)");
+        if (v->find('\0') != std::string::npos)
+            r.fail("output.dir", "must not contain a NUL character");
         c.output_dir = *v;
     }
     if (auto v = r.string("output.prefix")) {
-        if (v->empty() || v->find('/') != std::string::npos)
-            r.fail("output.prefix", "must be a non-empty file name");
+        const bool control = std::any_of(v->begin(), v->end(), [](char ch) {
+            return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+        });
+        if (v->empty() || *v == "." || *v == ".." || v->find('/') != std::string::npos || control)
+            r.fail("output.prefix",
+                   "must be a file name: not empty, no '/', no NUL or other control characters");
         c.output_prefix = *v;
     }
     if (auto v = r.integer("output.snapshot_every", 0, kMax)) c.snapshot_every = *v;
@@ -251,7 +294,24 @@ void read_output_files(const DeckReader& r, Config& c) {
         }
     }
     if (auto v = r.integer("output.checkpoint_every", 0, kMax)) c.checkpoint_every = *v;
-    if (auto v = r.string("output.checkpoint")) c.checkpoint = *v;
+    if (auto v = r.string("output.checkpoint")) {
+        if (v->find('\0') != std::string::npos)
+            r.fail("output.checkpoint", "must not contain a NUL character");
+        if (std::filesystem::is_directory(*v))
+            r.fail("output.checkpoint", fmt::format("'{}' is a directory, not a file", *v));
+        c.checkpoint = *v;
+    }
+    if (auto v = r.integer("output.check_every", 0, kMax)) c.check_every = *v;
+    if (auto v = r.number("output.max_abs")) {
+        if (!(*v >= 0) || std::isinf(*v)) r.fail("output.max_abs", "must be finite and >= 0");
+        c.max_abs = *v;
+    }
+    if (auto v = r.string("run.max_walltime")) {
+        c.max_walltime = parse_walltime(*v);
+        if (c.max_walltime <= 0)
+            r.fail("run.max_walltime",
+                   fmt::format("'{}' is not a wall time: give \"HH:MM:SS\" or \"D-HH:MM:SS\"", *v));
+    }
 }
 
 void read_parallel_and_output(const DeckReader& r, Config& c) {
@@ -333,6 +393,7 @@ Config load_config(const std::string& deck_text, const std::string& path,
     read_initial(reader, c);
     read_time(reader, c);
     read_parallel_and_output(reader, c);
+    check_representable(reader, c);
     return c;
 }
 
@@ -362,7 +423,7 @@ toml::table to_table(const Config& c) {
         const char* axes[] = {"x", "y", "z"};
         for (int d = 0; d < c.dims; ++d) boundary.insert(axes[d], to_string(c.axis_bc[d]));
     }
-    return toml::table{
+    toml::table t{
         {"problem", toml::table{{"name", to_string(c.problem)},
                                 {"precision", to_string(c.precision)},
                                 {"alpha", c.alpha}}},
@@ -398,8 +459,16 @@ toml::table to_table(const Config& c) {
                                {"fields", toml::array{"u"}},
                                {"precision", c.output_precision},
                                {"checkpoint_every", c.checkpoint_every},
-                               {"checkpoint", c.checkpoint}}},
+                               {"checkpoint", c.checkpoint},
+                               {"check_every", c.check_interval()},
+                               {"max_abs", c.max_abs}}},
     };
+    if (c.max_walltime > 0) {
+        const auto s = static_cast<long long>(c.max_walltime);
+        t.insert("run", toml::table{{"max_walltime", fmt::format("{:02}:{:02}:{:02}", s / 3600,
+                                                                 s / 60 % 60, s % 60)}});
+    }
+    return t;
 }
 
 }  // namespace

@@ -86,6 +86,17 @@ struct Config {
     std::string output_precision = "native";  // on disk: native | float | double
     std::int64_t checkpoint_every = 0;        // steps between checkpoints (0 = none)
     std::string checkpoint;                   // checkpoint file ("" = {output_dir}/checkpoint.h5)
+    // Blow-up check every n steps (non-finite values, |u| > max_abs when max_abs > 0); -1: with
+    // the progress line, or every 1000 steps without one; 0: never.
+    std::int64_t check_every = -1;
+    double max_abs = 0.0;
+    [[nodiscard]] std::int64_t check_interval() const {
+        if (check_every >= 0) return check_every;
+        return progress_every > 0 ? progress_every : 1000;
+    }
+
+    // [run]
+    double max_walltime = 0.0;  // seconds; 0: no limit (else checkpoint and exit 3 before it)
     [[nodiscard]] std::string checkpoint_path() const {
         return checkpoint.empty() ? output_dir + "/checkpoint.h5" : checkpoint;
     }

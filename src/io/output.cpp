@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <iostream>
 
 #include "comm/mpi_check.hpp"
+#include "comm/mpi_session.hpp"
 #include "io/snapshot.hpp"
 
 namespace gridsim {
@@ -23,25 +27,71 @@ int disk_bytes(const Config& cfg) {
     return d == DiskPrecision::float32 ? 4 : 8;
 }
 
+// NaN or Inf among this rank's owned points of a host field.
+long long count_nonfinite(const HostField& f, const Subdomain& sub) {
+    long long n = 0;
+    auto scan = [&](const auto* data) {
+        for (int k = 0; k < sub.size[2]; ++k)
+            for (int j = 0; j < sub.size[1]; ++j)
+                for (int i = 0; i < sub.size[0]; ++i)
+                    n += std::isfinite(static_cast<double>(data[f.ext.index(i, j, k)])) ? 0 : 1;
+    };
+    if (f.single) {
+        scan(static_cast<const float*>(f.data));
+    } else {
+        scan(static_cast<const double*>(f.data));
+    }
+    return n;
+}
+
 }  // namespace
 
 OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm) : cfg_(cfg), deck_toml_(to_toml(cfg)) {
     const bool any = cfg.snapshot_every > 0 || cfg.write_final || cfg.checkpoint_every > 0;
-    if (!any) return;
-    int ok = 1;
-    std::string dirs[2] = {cfg.output_dir,
-                           std::filesystem::path(cfg.checkpoint_path()).parent_path().string()};
+    if (any) create_directories(comm);
+}
+
+// The output directory and the checkpoint's (rank 0). Collective: every rank throws or none.
+void OutputWriter::create_directories(MPI_Comm comm) const {
+    std::string error;
     if (comm_rank(comm) == 0) {
-        std::error_code ec;
-        for (const auto& d : dirs) {
+        for (const std::string& d :
+             {cfg_.output_dir,
+              std::filesystem::path(cfg_.checkpoint_path()).parent_path().string()}) {
+            std::error_code ec;
             if (!d.empty()) std::filesystem::create_directories(d, ec);
+            if (ec) {
+                error = fmt::format("cannot create directory '{}': {}", d, ec.message());
+                break;
+            }
         }
-        ok = ec ? 0 : 1;
     }
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
-    if (ok == 0)
-        throw ConfigError(cfg.where("output.dir") + "cannot create directory '" + cfg.output_dir +
-                          "'");
+    broadcast_string(comm, error);
+    if (!error.empty()) throw ConfigError(cfg_.where("output.dir") + error);
+}
+
+// Refuses (on every rank) to replace a good checkpoint by one holding NaN or Inf: a restart
+// would only carry the blow-up on. Then writes it and times the write.
+void OutputWriter::write_checkpoint(const OutputContext& ctx, SnapshotMeta meta) {
+    long long bad = count_nonfinite(ctx.field, *ctx.subdomain);
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, ctx.comm));
+    if (bad > 0) {
+        if (comm_rank(ctx.comm) == 0)
+            std::cerr << fmt::format(
+                             "gridsim: error: step {}: refusing to write checkpoint {}: the field "
+                             "holds {} non-finite value(s); {} is left as it was",
+                             ctx.step, cfg_.checkpoint_path(), bad, cfg_.checkpoint_path())
+                      << std::endl;
+        throw RunFailure("non-finite checkpoint refused");
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    meta.checkpoint = true;
+    if (ctx.residual_history != nullptr) meta.residual_history = *ctx.residual_history;
+    write_snapshot(cfg_.checkpoint_path(), ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta,
+                   DiskPrecision::native, true);
+    written_.push_back(cfg_.checkpoint_path());
+    checkpoint_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 bool OutputWriter::snapshot_due(std::int64_t step) const {
@@ -66,6 +116,11 @@ void OutputWriter::write(const OutputContext& ctx) {
     meta.process_grid.assign(ctx.process_grid.begin(), ctx.process_grid.begin() + cfg_.dims);
     meta.devices = ctx.devices;
     const bool rank0 = comm_rank(ctx.comm) == 0;
+    if (ctx.force_checkpoint) {
+        create_directories(ctx.comm);
+        write_checkpoint(ctx, meta);
+        return;
+    }
     auto snapshot = [&](const std::string& path) {
         write_snapshot(path, ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta,
                        disk_precision(cfg_), false);
@@ -83,23 +138,19 @@ void OutputWriter::write(const OutputContext& ctx) {
     }
     if (ctx.last && cfg_.write_final)
         snapshot(fmt::format("{}/{}_final.h5", cfg_.output_dir, cfg_.output_prefix));
-    if (checkpoint_due(ctx.step)) {
-        meta.checkpoint = true;
-        if (ctx.residual_history != nullptr) meta.residual_history = *ctx.residual_history;
-        write_snapshot(cfg_.checkpoint_path(), ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field,
-                       meta, DiskPrecision::native, true);
-        written_.push_back(cfg_.checkpoint_path());
-    }
+    if (checkpoint_due(ctx.step)) write_checkpoint(ctx, meta);
 }
 
 void OutputWriter::attach(RunOptions& opt) {
     opt.output_due = [this](std::int64_t step, bool last) { return due(step, last); };
     opt.on_output = [this](const OutputContext& ctx) { write(ctx); };
+    opt.checkpoint_seconds = [this] { return checkpoint_seconds_; };
 }
 
 void attach_restart(const std::string& path, const Config& cfg, MPI_Comm comm, RunOptions& opt) {
     const CheckpointInfo info = read_checkpoint_info(path, comm, cfg);
     opt.start_step = info.step;
+    opt.restart_file = path;
     opt.start_history = info.residual_history;
     opt.load_field = [path](MPI_Comm c, const Domain& dom, const Subdomain& sub,
                             const HostField& f) { read_field(path, c, dom, sub, f); };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "io/snapshot.hpp"
 #include "solver/run.hpp"
 
 namespace gridsim {
@@ -24,15 +25,19 @@ public:
     void attach(RunOptions& opt);
 
     [[nodiscard]] const std::vector<std::string>& written() const { return written_; }
+    [[nodiscard]] double last_checkpoint_seconds() const { return checkpoint_seconds_; }
 
 private:
     [[nodiscard]] bool snapshot_due(std::int64_t step) const;
     [[nodiscard]] bool checkpoint_due(std::int64_t step) const;
+    void create_directories(MPI_Comm comm) const;
+    void write_checkpoint(const OutputContext& ctx, SnapshotMeta meta);
 
     const Config& cfg_;
     std::string deck_toml_;
     std::vector<std::pair<std::string, double>> series_;
     std::vector<std::string> written_;
+    double checkpoint_seconds_ = 0.0;
 };
 
 // The restart hooks for `opt` from a checkpoint file: start step, history and field loader.

@@ -355,6 +355,33 @@ void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const
 
 namespace {
 
+// A file name as XML text: &, <, >, " and ' escaped (an output.prefix may hold any of them).
+std::string xml_escaped(const std::string& text) {
+    std::string out;
+    for (char ch : text) {
+        switch (ch) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
+            default:
+                out += ch;
+        }
+    }
+    return out;
+}
+
 std::string xdmf_grid(const std::string& h5_name, const Domain& dom, int value_bytes, double time) {
     // Always a 3D co-rectilinear mesh (a 2D grid is one plane thick): ParaView maps XDMF's
     // 2DCoRectMesh onto the y-z plane, a 1 x ny x nx mesh lands in x-y as users expect. The
@@ -381,7 +408,8 @@ std::string xdmf_grid(const std::string& h5_name, const Domain& dom, int value_b
         "        </DataItem>\n"
         "      </Attribute>\n"
         "    </Grid>\n",
-        time, mesh, dz, dom.spacing[1], dom.spacing[0], mesh, value_bytes, data, h5_name);
+        time, mesh, dz, dom.spacing[1], dom.spacing[0], mesh, value_bytes, data,
+        xml_escaped(h5_name));
 }
 
 void write_text_atomically(const std::string& path, const std::string& text) {
@@ -389,7 +417,12 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     {
         std::ofstream out(tmp, std::ios::trunc);
         out << text;
-        if (!out) throw std::runtime_error("cannot write " + tmp);
+        out.close();  // a full disk shows at the flush: check after it
+        if (!out) {
+            const int err = errno;
+            std::filesystem::remove(tmp);
+            throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(err));
+        }
     }
     std::filesystem::rename(tmp, path);
 }

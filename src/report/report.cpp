@@ -163,8 +163,8 @@ void write_report(const std::string& path, const nlohmann::json& doc) {
 }
 
 std::string progress_line(const ProgressSample& s) {
-    const double eta =
-        s.step > 0 ? s.elapsed_s * static_cast<double>(s.total - s.step) / s.step : 0.0;
+    const auto done = static_cast<double>(s.step - s.start);  // by this run
+    const double eta = done > 0 ? s.elapsed_s * static_cast<double>(s.total - s.step) / done : 0.0;
     std::string line = fmt::format("step {}/{}", s.step, s.total);
     if (s.sim_time > 0) line += fmt::format("  t={:.4e}", s.sim_time);
     return line + fmt::format("  {}={:.6e}  {:.3f} GLUP/s  ETA {:.1f} s", s.norm_name, s.norm,

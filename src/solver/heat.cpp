@@ -60,19 +60,30 @@ RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
                               cfg.steps);
 
     LoopClock clock(sim.topology().comm());
-    for (std::int64_t step = opt.start_step + 1; step <= cfg.steps; ++step) {
+    StopMonitor stop(sim.topology().comm(), cfg, opt);
+    std::int64_t step = opt.start_step;
+    std::string stopped;
+    while (step < cfg.steps) {
         sim.sweep(params);
+        ++step;
+        check_field(sim, cfg, step);
         output_if_due(opt, sim, cfg, step, step == cfg.steps);
         if (progress.due(step))
             emit_progress(opt, sim, cfg, step, "|u|", sim.norm(), clock.elapsed());
+        if (step < cfg.steps && stop.due(step)) {
+            stopped = stop.reason();
+            write_stop_checkpoint(opt, sim, cfg, step);
+            break;
+        }
     }
-    RunResult r = make_result(sim, cfg, opt, cfg.steps, clock);
+    RunResult r = make_result(sim, cfg, opt, step, clock);
+    r.stopped = stopped;
 
     r.final_norm = sim.norm();
     if (heat_has_analytic_solution(cfg)) {
         const HeatMode mode = make_heat_mode(cfg);
         r.error_discrete =
-            error_against(sim, mode, std::pow(mode.lambda, static_cast<double>(cfg.steps)));
+            error_against(sim, mode, std::pow(mode.lambda, static_cast<double>(step)));
         r.error_continuous = error_against(sim, mode, std::exp(-mode.rate * r.sim_time));
     }
     if (opt.gather_field) r.global_field = sim.gather();

@@ -32,6 +32,8 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     };
 
     LoopClock clock(sim.topology().comm());
+    StopMonitor stop(sim.topology().comm(), cfg, opt);
+    std::string stopped;
     std::int64_t sweep = opt.start_step;
     while (sweep < cfg.steps) {
         const bool check = (sweep + 1) % cfg.norm_every == 0 || sweep + 1 == cfg.steps;
@@ -54,7 +56,16 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
         if (pending && (show || write || sweep == cfg.steps)) take();
         if (converged) break;
         if (show) emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
+        check_field(sim, cfg, sweep);
         output_if_due(opt, sim, cfg, sweep, sweep == cfg.steps, &history);
+        if (sweep < cfg.steps && stop.due(sweep)) {
+            // The checkpoint carries every residual up to this sweep: read the one in flight.
+            if (pending) take();
+            if (converged) break;
+            stopped = stop.reason();
+            write_stop_checkpoint(opt, sim, cfg, sweep, &history);
+            break;
+        }
     }
     if (converged) {
         if (progress.enabled())
@@ -64,6 +75,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     RunResult r = make_result(sim, cfg, opt, sweep, clock);
     r.residual_history = std::move(history);
     r.converged = converged;
+    r.stopped = stopped;
     r.final_norm = residual;
     if (opt.gather_field) r.global_field = sim.gather();
     return r;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,14 @@
 
 namespace gridsim {
 
+// A runtime failure every rank has detected together and that the ranks concerned have already
+// reported (a blow-up, a checkpoint that would hold non-finite values): main exits 1 on every
+// rank without MPI_Abort and without printing it again.
+class RunFailure : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 struct ErrorNorms {
     double max_abs = 0.0;
     double rel_l2 = 0.0;  // ||u - ref||_2 / ||ref||_2 over all grid points
@@ -27,6 +36,7 @@ struct ErrorNorms {
 // A progress sample, taken collectively; the callback runs on every rank.
 struct ProgressSample {
     std::int64_t step = 0;
+    std::int64_t start = 0;  // the step this run began at (a restart's checkpoint step)
     std::int64_t total = 0;
     double sim_time = 0.0;
     const char* norm_name = "";
@@ -47,6 +57,7 @@ struct OutputContext {
     HostField field;
     const std::vector<std::pair<std::int64_t, double>>* residual_history = nullptr;
     std::string devices;  // every rank's device, e.g. "4 x NVIDIA H200" (identical on all ranks)
+    bool force_checkpoint = false;  // a stop request: write a checkpoint now, nothing else
 };
 
 // What a run was set up with, known once the simulation exists and before its first step (the
@@ -81,6 +92,11 @@ struct RunOptions {
     std::int64_t start_step = 0;
     std::vector<std::pair<std::int64_t, double>> start_history;
     std::function<void(MPI_Comm, const Domain&, const Subdomain&, const HostField&)> load_field;
+    std::string restart_file;              // for messages
+    bool allow_nonfinite_restart = false;  // continue from a checkpoint holding NaN/Inf
+    // Seconds the last checkpoint took to write (0: none yet): the wall-time stop keeps that
+    // much time in hand.
+    std::function<double()> checkpoint_seconds;
 };
 
 struct RunResult {
@@ -95,6 +111,7 @@ struct RunResult {
     int ranks = 1;
     std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached
     std::int64_t start_step = 0;  // where the run began (a restart's checkpoint step)
+    std::string stopped;          // why the run stopped before time.steps ("": it did not)
     double dt = 0.0;
     double sim_time = 0.0;
     double loop_seconds = 0.0;        // wall time of the step loop, slowest rank

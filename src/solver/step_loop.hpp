@@ -1,14 +1,22 @@
 // What every problem's time loop shares: collective progress decisions and loop timing.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <string>
 
 #include <mpi.h>
 
 #include "comm/mpi_check.hpp"
 #include "solver/run.hpp"
 #include "solver/simulation.hpp"
+#include "solver/stop_request.hpp"
 
 namespace gridsim {
 
@@ -40,6 +48,99 @@ private:
     std::int64_t every_;
     std::int64_t total_;
     Clock::time_point last_;
+};
+
+// Makes every rank agree, at the same step, on whether to stop early and why: a signal on any
+// rank (stop_request.hpp), a STOP file in the output directory (rank 0 looks), or the deck's
+// wall time about to run out (rank 0 estimates from measured step and checkpoint times). One
+// small non-blocking all-reduce is in flight at a time: started at one agreement step and
+// completed `cadence` steps later, long after it finished, so no step waits for it. Rank 0 also
+// proposes the next cadence in it (about 50 ms of steps, 1 to 64), so every rank knows when the
+// next agreement is.
+class StopMonitor {
+public:
+    StopMonitor(MPI_Comm comm, const Config& cfg, const RunOptions& opt)
+        : comm_(comm),
+          stop_file_((std::filesystem::path(cfg.output_dir) / "STOP").string()),
+          walltime_(cfg.max_walltime),
+          process_start_(opt.process_start.value_or(Clock::now())),
+          checkpoint_seconds_(opt.checkpoint_seconds),
+          first_step_(opt.start_step) {
+        GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+        post(first_step_);
+    }
+    StopMonitor(const StopMonitor&) = delete;
+    StopMonitor& operator=(const StopMonitor&) = delete;
+    // Every rank destroys it at the same step: the request in flight completes everywhere.
+    ~StopMonitor() {
+        if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    }
+
+    // After every step, with the step just done; true on every rank at the same step when the
+    // run must stop, reason() then says why.
+    bool due(std::int64_t step) {
+        if (step < next_) return false;
+        GRIDSIM_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+        if (recv_[0] != 0) {
+            reason_ = signal_name(recv_[0]);
+        } else if (recv_[1] != 0) {
+            reason_ = "the STOP file " + stop_file_;
+            if (rank_ == 0) std::filesystem::remove(stop_file_);  // consumed: a restart runs on
+        } else if (recv_[2] != 0) {
+            reason_ = "run.max_walltime";
+        }
+        if (!reason_.empty()) return true;
+        post(step);
+        return false;
+    }
+    [[nodiscard]] const std::string& reason() const { return reason_; }
+
+private:
+    using Clock = std::chrono::steady_clock;
+
+    void post(std::int64_t step) {
+        const int cadence = std::max(1, recv_[3]);
+        send_ = {stop_signal(), 0, 0, 0};
+        if (rank_ == 0) {
+            const double per_step =
+                step > first_step_ ? seconds(loop_start_) / (step - first_step_) : 0.0;
+            if (step == first_step_) loop_start_ = Clock::now();
+            const int next =
+                per_step > 0
+                    ? static_cast<int>(std::clamp(std::llround(0.05 / per_step), 1LL, 64LL))
+                    : 1;
+            send_[1] = std::filesystem::exists(stop_file_) ? 1 : 0;
+            send_[2] = walltime_ > 0 && walltime_would_pass(per_step, cadence + next) ? 1 : 0;
+            send_[3] = next;
+        }
+        next_ = step + cadence;
+        GRIDSIM_MPI_CHECK(
+            MPI_Iallreduce(send_.data(), recv_.data(), 4, MPI_INT, MPI_MAX, comm_, &request_));
+    }
+
+    // Whether waiting `steps` more steps, then writing a checkpoint, would pass the wall time:
+    // the last checkpoint's write time (x 1.5) and one second are kept in hand.
+    [[nodiscard]] bool walltime_would_pass(double per_step, int steps) const {
+        const double write = checkpoint_seconds_ ? 1.5 * checkpoint_seconds_() : 0.0;
+        return seconds(process_start_) + steps * per_step + write + 1.0 > walltime_;
+    }
+    [[nodiscard]] static double seconds(Clock::time_point since) {
+        return std::chrono::duration<double>(Clock::now() - since).count();
+    }
+
+    MPI_Comm comm_;
+    int rank_ = 0;
+    std::string stop_file_;
+    double walltime_;
+    Clock::time_point process_start_;
+    Clock::time_point loop_start_ = Clock::now();
+    std::function<double()> checkpoint_seconds_;
+    std::int64_t first_step_;
+    std::int64_t next_ = 0;
+    std::array<int, 4> send_{};  // signal, STOP file, wall time, rank 0's next cadence
+    std::array<int, 4> recv_{};
+    MPI_Request request_ = MPI_REQUEST_NULL;
+    std::string reason_;
 };
 
 // Wall time of a loop across ranks: starts after a barrier, reports the slowest rank.
@@ -131,17 +232,22 @@ void start(Simulation<T>& sim, const RunOptions& opt) {
         sim.initialise([&](const HostField& f) {
             opt.load_field(sim.topology().comm(), sim.domain(), sim.subdomain(), f);
         });
+        // A checkpoint that holds NaN or Inf would only carry a blow-up on (collective count).
+        const std::int64_t bad = sim.stats().nonfinite;
+        if (bad > 0 && !opt.allow_nonfinite_restart) {
+            throw ConfigError(fmt::format(
+                "--restart {}: the checkpoint holds {} non-finite value(s) (--allow-nonfinite "
+                "continues from it anyway)",
+                opt.restart_file, bad));
+        }
     }
     announce_start(sim, opt);
 }
 
-// Hands the field to the output layer when it asks for this step (snapshots, checkpoints).
+// What the output layer gets for this step (the field downloaded to the host).
 template <class T>
-void output_if_due(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step,
-                   bool last,
-                   const std::vector<std::pair<std::int64_t, double>>* history = nullptr) {
-    if (!opt.output_due || !opt.output_due(step, last)) return;
-    auto t = sim.timer().on_host(Phase::io);
+OutputContext output_context(Simulation<T>& sim, const Config& cfg, std::int64_t step, bool last,
+                             const std::vector<std::pair<std::int64_t, double>>* history) {
     OutputContext ctx;
     ctx.step = step;
     ctx.time = cfg.problem == ProblemKind::heat ? static_cast<double>(step) * cfg.dt : 0.0;
@@ -153,7 +259,86 @@ void output_if_due(const RunOptions& opt, Simulation<T>& sim, const Config& cfg,
     ctx.field = sim.current_host_field();
     ctx.residual_history = history;
     ctx.devices = sim.devices();
+    return ctx;
+}
+
+// Hands the field to the output layer when it asks for this step (snapshots, checkpoints).
+template <class T>
+void output_if_due(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step,
+                   bool last,
+                   const std::vector<std::pair<std::int64_t, double>>* history = nullptr) {
+    if (!opt.output_due || !opt.output_due(step, last)) return;
+    auto t = sim.timer().on_host(Phase::io);
+    opt.on_output(output_context(sim, cfg, step, last, history));
+}
+
+// A stop request: the checkpoint of this step, written whether or not one was due.
+template <class T>
+void write_stop_checkpoint(const RunOptions& opt, Simulation<T>& sim, const Config& cfg,
+                           std::int64_t step,
+                           const std::vector<std::pair<std::int64_t, double>>* history = nullptr) {
+    if (!opt.on_output) return;
+    auto t = sim.timer().on_host(Phase::io);
+    OutputContext ctx = output_context(sim, cfg, step, false, history);
+    ctx.force_checkpoint = true;
     opt.on_output(ctx);
+}
+
+// Prints where the field went bad: rank 0 the totals, every rank that holds a bad point the
+// global index and value of its first (x fastest) and its count.
+template <class T>
+void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, const FieldStats& s) {
+    auto bad = [&](double v) {
+        return !std::isfinite(v) || (cfg.max_abs > 0 && std::abs(v) > cfg.max_abs);
+    };
+    const FieldView<const T> u = sim.current_on_host();
+    const Subdomain& sub = sim.subdomain();
+    const Domain& dom = sim.domain();
+    std::int64_t count = 0;
+    std::string first;
+    for (int k = 0; k < sub.size[2]; ++k)
+        for (int j = 0; j < sub.size[1]; ++j)
+            for (int i = 0; i < sub.size[0]; ++i) {
+                const double v = u(i, j, k);
+                if (!bad(v)) continue;
+                if (count++ == 0) {
+                    std::array<int, 3> g{};
+                    for (int d = 0; d < 3; ++d)
+                        g[d] = dom.solved_origin[d] + sub.offset[d] + (d == 0 ? i : d == 1 ? j : k);
+                    first = dom.dims == 3 ? fmt::format("({}, {}, {})", g[0], g[1], g[2])
+                                          : fmt::format("({}, {})", g[0], g[1]);
+                    first += std::isnan(v) ? std::string(" = nan") : fmt::format(" = {}", v);
+                }
+            }
+    if (sim.topology().rank() == 0) {
+        std::string what = fmt::format("{} non-finite value(s)", s.nonfinite);
+        if (cfg.max_abs > 0)
+            what += fmt::format(", |u| up to {:.6g} against output.max_abs = {:.6g}",
+                                std::max(std::abs(s.min), std::abs(s.max)), cfg.max_abs);
+        std::cerr << fmt::format("gridsim: error: step {}: the solution blew up: {}", step, what)
+                  << std::endl;
+    }
+    if (count > 0)
+        std::cerr << fmt::format(
+                         "gridsim: rank {}: step {}: u{} is the first of {} bad point(s) "
+                         "on this rank",
+                         sim.topology().rank(), step, first, count)
+                  << std::endl;
+}
+
+// Every cfg.check_interval() steps, a device reduction and one all-reduce: non-finite values,
+// or |u| beyond output.max_abs, end the run on every rank (exit 1) before a checkpoint or
+// another step carries them on.
+template <class T>
+void check_field(Simulation<T>& sim, const Config& cfg, std::int64_t step) {
+    const std::int64_t every = cfg.check_interval();
+    if (every <= 0 || step % every != 0) return;
+    const FieldStats s = sim.stats();
+    const bool too_big =
+        cfg.max_abs > 0 && std::max(std::abs(s.min), std::abs(s.max)) > cfg.max_abs;
+    if (s.nonfinite == 0 && !too_big) return;
+    report_blowup(sim, cfg, step, s);
+    throw RunFailure("the solution blew up");
 }
 
 template <class T>
@@ -162,13 +347,16 @@ void emit_progress(const RunOptions& opt, const Simulation<T>& sim, const Config
     if (!opt.on_progress) return;
     ProgressSample s;
     s.step = step;
+    s.start = opt.start_step;
     s.total = cfg.steps;
     s.sim_time = cfg.problem == ProblemKind::heat ? step * cfg.dt : 0.0;
     s.norm_name = norm_name;
     s.norm = norm;
     s.elapsed_s = elapsed;
-    s.glups =
-        elapsed > 0 ? static_cast<double>(sim.global_updated_points()) * step / elapsed / 1e9 : 0.0;
+    // This run's steps only: a restart began at opt.start_step.
+    s.glups = elapsed > 0 ? static_cast<double>(sim.global_updated_points()) *
+                                static_cast<double>(step - opt.start_step) / elapsed / 1e9
+                          : 0.0;
     opt.on_progress(s);
 }
 

@@ -52,6 +52,19 @@ TEST(Config, ReadsValuesAndDefaults) {
     EXPECT_NEAR(c.dt, 0.5 / (2 * 0.5 * inv_h2), 1e-18);
 }
 
+TEST(Config, BatchJobKeys) {
+    const Config a = load_config(kDeck, "deck.toml", {"run.max_walltime=\"1-02:03:04\""});
+    EXPECT_EQ(a.max_walltime, ((24.0 + 2) * 60 + 3) * 60 + 4);
+    EXPECT_EQ(load_config(kDeck, "d", {"run.max_walltime=\"00:10:00\""}).max_walltime, 600.0);
+    // The blow-up check follows the progress line unless told otherwise; never when 0.
+    EXPECT_EQ(load_config(kDeck, "d", {"output.progress_every=50"}).check_interval(), 50);
+    EXPECT_EQ(load_config(kDeck, "d", {"output.progress_every=0"}).check_interval(), 1000);
+    EXPECT_EQ(load_config(kDeck, "d", {"output.check_every=0"}).check_interval(), 0);
+    // The resolved deck carries the wall time and loads back to it.
+    const Config b = load_config(to_toml(a), "resolved.toml", {});
+    EXPECT_EQ(b.max_walltime, a.max_walltime);
+}
+
 TEST(Config, OverridesReplaceAndAddKeys) {
     const Config c =
         load_config(kDeck, "deck.toml",
@@ -139,6 +152,38 @@ INSTANTIATE_TEST_SUITE_P(
                 kBase + "[boundary]\nkind = \"benchmark\"\n",
                 {},
                 "deck.toml:4: boundary.kind: \"benchmark\" is the 2D jacobi benchmark"},
+        BadDeck{"walltime_word",
+                kBase + "[run]\nmax_walltime = \"soon\"\n",
+                {},
+                "deck.toml:4: run.max_walltime: 'soon' is not a wall time"},
+        BadDeck{"walltime_minutes",
+                kBase + "[run]\nmax_walltime = \"01:60:00\"\n",
+                {},
+                "run.max_walltime: '01:60:00' is not a wall time"},
+        BadDeck{"float_amplitude",
+                kBase + "[problem]\nprecision = \"float\"\n[initial]\namplitude = 1e39\n",
+                {},
+                "initial.amplitude: 1e+39 cannot be held by a float field"},
+        BadDeck{"nonfinite_value",
+                kBase + "[boundary]\nvalue = inf\n",
+                {},
+                "boundary.value: must be a finite number"},
+        BadDeck{"prefix_control",
+                kBase + "[output]\nprefix = \"a\\tb\"\n",
+                {},
+                "output.prefix: must be a file name"},
+        BadDeck{"prefix_dotdot",
+                kBase + "[output]\nprefix = \"..\"\n",
+                {},
+                "output.prefix: must be a file name"},
+        BadDeck{"max_abs_negative",
+                kBase + "[output]\nmax_abs = -1.0\n",
+                {},
+                "output.max_abs: must be finite and >= 0"},
+        BadDeck{"check_every_negative",
+                kBase + "[output]\ncheck_every = -3\n",
+                {},
+                "output.check_every"},
         BadDeck{"benchmark_sine",
                 "[problem]\nname = \"jacobi\"\n[grid]\ncells = [8, 8]\n[boundary]\nkind = "
                 "\"benchmark\"\n[initial]\nkind = \"sine\"\n",

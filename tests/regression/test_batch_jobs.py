@@ -1,0 +1,223 @@
+"""What a batch job can rely on (README, "Batch jobs"): a signal, a STOP file or the deck's wall
+time ends a run with a complete checkpoint and exit code 3, and the restart continues bitwise to
+the same final field as an uninterrupted run; a blow-up ends every rank with exit code 1 and
+names the step and the first bad point of each rank that holds one; a checkpoint holding NaN is
+refused on restart; output names cannot break files. Needs GRIDSIM and MPIEXEC in the
+environment."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+GRIDSIM = os.environ["GRIDSIM"]
+MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
+DECK = ("[grid]\ncells = [40, 36, 32]\n[time]\nsteps = 10000000\n"
+        "[parallel]\nbackend = \"cpu\"\n[output]\nprogress_every = 200\n")
+
+
+class BatchJobs(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gridsim_batch_")
+        self.deck = self.path("deck.toml")
+        with open(self.deck, "w") as f:
+            f.write(DECK)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def path(self, *names):
+        return os.path.join(self.tmp, *names)
+
+    def command(self, ranks, out, *args):
+        launch = [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks > 1 else []
+        return launch + [GRIDSIM, "run", self.deck, "--set", f'output.dir="{out}"', *args]
+
+    def run_to_end(self, ranks, out, *args):
+        res = subprocess.run(self.command(ranks, out, *args), capture_output=True, text=True,
+                             timeout=300, check=False)
+        return res.returncode, res.stdout, res.stderr
+
+    def start_and_wait_for_steps(self, ranks, out, *args):
+        """Starts a long run; returns the process once it has printed a progress line."""
+        proc = subprocess.Popen(self.command(ranks, out, *args), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        for line in proc.stdout:
+            if line.startswith("step "):
+                return proc
+        proc.wait(timeout=60)
+        self.fail(f"no progress line: exit {proc.returncode}: {proc.stderr.read()}")
+
+    def finish(self, proc):
+        out, err = proc.communicate(timeout=120)
+        return proc.returncode, out, err
+
+    def checkpoint_step(self, out):
+        with h5py.File(os.path.join(out, "checkpoint.h5")) as f:
+            self.assertIn(f.attrs["kind"], ("checkpoint", b"checkpoint"))
+            return int(f.attrs["step"])
+
+    def final_field(self, out):
+        with h5py.File(os.path.join(out, "snapshot_final.h5")) as f:
+            return f["/fields/u"][...]
+
+    def assert_restart_continues_bitwise(self, ranks, out, stopped_at):
+        """The restart from the stop's checkpoint reaches the same field, bit for bit, as one
+        uninterrupted run to the same step."""
+        end = stopped_at + 37
+        rc, stdout, stderr = self.run_to_end(
+            ranks, out, "--quiet", "--set", f"time.steps={end}", "--set", "output.write_final=true",
+            "--restart", os.path.join(out, "checkpoint.h5"))
+        self.assertEqual(rc, 0, stdout + stderr)
+        whole = self.path("whole")
+        rc, stdout, stderr = self.run_to_end(1, whole, "--quiet", "--set", f"time.steps={end}",
+                                             "--set", "output.write_final=true")
+        self.assertEqual(rc, 0, stdout + stderr)
+        np.testing.assert_array_equal(self.final_field(out), self.final_field(whole))
+
+    def assert_stopped(self, rc, stdout, stderr, reason):
+        self.assertEqual(rc, 3, stdout + stderr)
+        m = re.search(r"stopped at step (\d+) of 10000000 by (.+?): checkpoint", stdout)
+        self.assertIsNotNone(m, stdout)
+        self.assertIn(reason, m.group(2))
+        self.assertIn("--restart", stdout)
+        return int(m.group(1))
+
+    def test_sigterm_to_the_process_one_rank(self):
+        out = self.path("term1")
+        proc = self.start_and_wait_for_steps(1, out)
+        proc.send_signal(signal.SIGTERM)
+        rc, stdout, stderr = self.finish(proc)
+        step = self.assert_stopped(rc, stdout, stderr, "SIGTERM")
+        self.assertEqual(self.checkpoint_step(out), step)
+        self.assert_restart_continues_bitwise(1, out, step)
+
+    def test_sigusr1_to_mpirun_four_ranks(self):
+        # mpirun forwards SIGUSR1 to every rank (Slurm's --signal reaches them directly).
+        out = self.path("usr4")
+        proc = self.start_and_wait_for_steps(4, out, "--report", self.path("r.json"))
+        proc.send_signal(signal.SIGUSR1)
+        rc, stdout, stderr = self.finish(proc)
+        step = self.assert_stopped(rc, stdout, stderr, "SIGUSR1")
+        self.assertEqual(self.checkpoint_step(out), step)
+        with open(self.path("r.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["stopped"]["reason"], "SIGUSR1")
+        self.assertEqual(report["stopped"]["step"], step)
+        self.assertEqual(report["steps"], step)
+        self.assert_restart_continues_bitwise(4, out, step)
+
+    def test_stop_file_four_ranks(self):
+        out = self.path("stopfile")
+        proc = self.start_and_wait_for_steps(4, out)
+        os.makedirs(out, exist_ok=True)  # nothing was due to be written yet
+        open(os.path.join(out, "STOP"), "w").close()
+        rc, stdout, stderr = self.finish(proc)
+        step = self.assert_stopped(rc, stdout, stderr, "the STOP file")
+        self.assertFalse(os.path.exists(os.path.join(out, "STOP")))  # consumed
+        self.assertEqual(self.checkpoint_step(out), step)
+        self.assert_restart_continues_bitwise(4, out, step)
+
+    def test_wall_time_stops_before_it_passes(self):
+        out = self.path("wall")
+        began = time.monotonic()
+        rc, stdout, stderr = self.run_to_end(2, out, "--set", 'run.max_walltime="00:00:04"',
+                                             "--report", self.path("w.json"))
+        step = self.assert_stopped(rc, stdout, stderr, "run.max_walltime")
+        with open(self.path("w.json")) as f:
+            report = json.load(f)
+        # From process start to the end of the loop, plus the checkpoint: inside the limit.
+        self.assertLess(report["startup_s"] + report["loop_seconds"], 4.0)
+        self.assertLess(time.monotonic() - began, 30.0)
+        self.assertEqual(self.checkpoint_step(out), step)
+
+    def test_second_signal_ends_at_once(self):
+        out = self.path("twice")
+        # Steps of about 0.3 s: both signals arrive within one step, before any agreement.
+        proc = self.start_and_wait_for_steps(1, out, "--set", "output.progress_every=1",
+                                             "--set", "grid.cells=[300,300,300]")
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, -signal.SIGINT)
+
+    def test_blow_up_ends_every_rank_naming_the_step(self):
+        # 3e38 fits in a float; a few steps of the stencil overflow it.
+        rc, stdout, stderr = self.run_to_end(
+            4, self.path("blow"), "--set", "problem.precision=\"float\"", "--set",
+            "initial.amplitude=3e38", "--set", "output.check_every=4", "--set",
+            "output.checkpoint_every=4")
+        self.assertEqual(rc, 1, stdout + stderr)
+        self.assertRegex(stderr, r"gridsim: error: step 4: the solution blew up: \d+ non-finite")
+        self.assertRegex(stderr, r"gridsim: rank \d: step 4: u\(\d+, \d+, \d+\) = (inf|-inf|nan)")
+        self.assertNotIn("MPI_ABORT", stderr)
+        # The checkpoint due at that step was not written from the bad field.
+        self.assertFalse(os.path.exists(self.path("blow", "checkpoint.h5")))
+
+    def test_bound_on_values(self):
+        rc, stdout, stderr = self.run_to_end(2, self.path("bound"), "--set",
+                                             "initial.amplitude=2.0", "--set", "output.max_abs=1.5",
+                                             "--set", "output.check_every=3")
+        self.assertEqual(rc, 1, stdout + stderr)
+        self.assertRegex(stderr, r"step 3: the solution blew up: 0 non-finite value\(s\), \|u\| "
+                                 r"up to [0-9.]+ against output.max_abs = 1.5")
+
+    def test_injected_nan_on_one_rank(self):
+        out = self.path("nan")
+        rc, stdout, stderr = self.run_to_end(4, out, "--quiet", "--set", "time.steps=10", "--set",
+                                             "output.checkpoint_every=10")
+        self.assertEqual(rc, 0, stdout + stderr)
+        ckpt = os.path.join(out, "checkpoint.h5")
+        with h5py.File(ckpt, "r+") as f:
+            # [z][y][x]: the point (10, 9, 8), five points or more inside its rank's block on
+            # every process grid 4 ranks may use for 40 x 36 x 32
+            f["/fields/u"][8, 9, 10] = np.nan
+        restart = ["--restart", ckpt, "--set", "time.steps=40", "--set", "output.check_every=5"]
+        rc, stdout, stderr = self.run_to_end(4, out, *restart)
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertIn("the checkpoint holds 1 non-finite value(s)", stderr)
+        rc, stdout, stderr = self.run_to_end(4, out, *restart, "--allow-nonfinite")
+        self.assertEqual(rc, 1, stdout + stderr)
+        self.assertIn("step 15: the solution blew up", stderr)
+        # Five steps spread the NaN five points along each axis: the first bad point in x-fastest
+        # order is five planes below it, on the one rank that holds it.
+        lines = re.findall(r"gridsim: rank \d: step 15: u\((\d+), (\d+), (\d+)\)", stderr)
+        self.assertEqual(lines, [("10", "9", "3")], stderr)
+
+    def test_output_names_cannot_break_files(self):
+        rc, stdout, stderr = self.run_to_end(1, self.path("nul"), "--set",
+                                             'output.prefix="x\\u0000y"')
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertIn("output.prefix", stderr)
+        out = self.path("xml")
+        rc, stdout, stderr = self.run_to_end(
+            1, out, "--quiet", "--set", "time.steps=4", "--set", "output.snapshot_every=2",
+            "--set", "output.prefix='a&b<c\"d'")
+        self.assertEqual(rc, 0, stdout + stderr)
+        series = ET.parse(os.path.join(out, 'a&b<c"d.xmf'))
+        items = [e.text for e in series.iter("DataItem") if e.get("Format") == "HDF"]
+        self.assertEqual(items, ['a&b<c"d_00000002.h5:/fields/u', 'a&b<c"d_00000004.h5:/fields/u'])
+        ET.parse(os.path.join(out, 'a&b<c"d_00000002.xmf'))
+
+    def test_checkpoint_path_that_is_a_directory(self):
+        os.makedirs(self.path("mydir"))
+        rc, stdout, stderr = self.run_to_end(1, self.path("o"), "--set", "time.steps=4", "--set",
+                                             "output.checkpoint_every=2", "--set",
+                                             f'output.checkpoint="{self.path("mydir")}"')
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertIn("is a directory, not a file", stderr)
+        self.assertTrue(os.path.isdir(self.path("mydir")))
+        self.assertFalse(os.path.exists(self.path("mydir.prev")))
+
+
+if __name__ == "__main__":
+    unittest.main()
