@@ -1,15 +1,85 @@
 #include "io/h5.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+
 namespace gridsim::h5 {
 
+namespace {
+
+bool g_fatal = false;     // a FatalWrites guard is alive
+std::string g_fatal_tmp;  // the temporary file it protects
+
+// The innermost entry of HDF5's error stack: the closest to the cause (an MPI-IO or system
+// error when there is one).
+herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
+    if (n == 0 && e != nullptr && e->desc != nullptr) *static_cast<std::string*>(out) = e->desc;
+    return 0;
+}
+
+// errno values that name why a file write failed. A collective write fails on every rank, but
+// only the ranks whose own write failed hold one of these; the others hold whatever came last.
+bool storage_errno(int e) {
+    return e == ENOSPC || e == EFBIG || e == EDQUOT || e == EIO || e == EROFS || e == EACCES ||
+           e == EPERM || e == EMFILE || e == ENFILE;
+}
+
+std::string failure(const std::string& what, int saved_errno) {
+    std::string reason;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, &innermost, &reason);
+    std::string text = what + ": HDF5 call failed";
+    if (!reason.empty()) text += " (" + reason + ")";
+    if (storage_errno(saved_errno)) text += std::string(": ") + std::strerror(saved_errno);
+    return text;
+}
+
+// Under a FatalWrites guard: the rank that holds the system's reason says it and ends the job
+// at once; the others give it ten seconds to do so (they are ended with it), then say what they
+// know themselves.
+[[noreturn]] void fail(const std::string& what) {
+    const int saved = errno;
+    const std::string text = failure(what, saved);
+    if (!g_fatal) throw std::runtime_error(text);
+    if (!storage_errno(saved)) {
+        // The job is ending: a SIGTERM from the launcher now ends this rank instead of asking
+        // it for a checkpoint (solver/stop_request.hpp).
+        for (int sig : {SIGTERM, SIGINT, SIGUSR1}) std::signal(sig, SIG_DFL);
+        ::sleep(10);
+    }
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "gridsim: rank %d: error: %s; %s removed, earlier files untouched\n", rank,
+                 text.c_str(), g_fatal_tmp.c_str());
+    std::fflush(stderr);
+    ::unlink(g_fatal_tmp.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::abort();
+}
+
+}  // namespace
+
 hid_t check(hid_t id, const std::string& what) {
-    if (id < 0) throw std::runtime_error(what + ": HDF5 call failed");
+    if (id < 0) fail(what);
     return id;
 }
 
 void check_status(herr_t status, const std::string& what) {
-    if (status < 0) throw std::runtime_error(what + ": HDF5 call failed");
+    if (status < 0) fail(what);
 }
+
+FatalWrites::FatalWrites(std::string tmp_path) {
+    errno = 0;
+    g_fatal_tmp = std::move(tmp_path);
+    g_fatal = true;
+}
+
+FatalWrites::~FatalWrites() { g_fatal = false; }
 
 void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 

@@ -28,6 +28,12 @@ public:
         if (id_ >= 0 && close_ != nullptr) close_(id_);
     }
     [[nodiscard]] hid_t get() const { return id_; }
+    // Closes now and returns the status (a file's close writes its metadata: check it).
+    herr_t close() {
+        const herr_t status = id_ >= 0 && close_ != nullptr ? close_(id_) : 0;
+        id_ = H5I_INVALID_HID;
+        return status;
+    }
     operator hid_t() const {
         return id_;
     }  // NOLINT(google-explicit-constructor): pass to the C API
@@ -37,9 +43,23 @@ private:
     Closer close_ = nullptr;
 };
 
-// Throws std::runtime_error("what: HDF5 call failed") when id < 0.
+// Throws std::runtime_error("what: HDF5 call failed (HDF5's innermost reason)") when id < 0,
+// unless a FatalWrites guard is alive.
 hid_t check(hid_t id, const std::string& what);
 void check_status(herr_t status, const std::string& what);
+
+// While alive, a failed HDF5 call does not throw: unwinding would close the file on this rank
+// alone while the others wait for it inside HDF5's collective close, forever. Instead the rank
+// that saw the failure prints one line (the call, the file, HDF5's and the system's reason),
+// removes the temporary file and ends every rank (MPI_Abort, exit code 1), leaving every earlier
+// file as it was. For collective writes of a new file under a temporary name.
+class FatalWrites {
+public:
+    explicit FatalWrites(std::string tmp_path);
+    ~FatalWrites();
+    FatalWrites(const FatalWrites&) = delete;
+    FatalWrites& operator=(const FatalWrites&) = delete;
+};
 // Turns off HDF5's automatic error printing (we report errors ourselves). Idempotent.
 void quiet_errors();
 

@@ -13,10 +13,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "comm/mpi_check.hpp"
 #include "io/h5.hpp"
 #include "io/provenance.hpp"
+#include "solver/run.hpp"
 
 namespace gridsim {
 
@@ -215,6 +217,7 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
     h5::quiet_errors();
     const std::string tmp = path + ".tmp";
     {
+        const h5::FatalWrites guard(tmp);  // a failed write ends every rank, never hangs them
         const h5::Id fapl = h5::file_access(comm);
         h5::Id file(
             h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp),
@@ -242,9 +245,16 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
                       "/fields/u"),
             H5Dclose);
         for (const Block& b : blocks_of(dom, sub)) transfer_block(dset, dom, field, b, true);
-    }  // every handle closed here: the file is complete on disk
-    if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty())
-        throw std::runtime_error(err);
+        // Closed in order, each checked: the file's close writes its metadata.
+        h5::check_status(dset.close(), "close /fields/u of " + tmp);
+        h5::check_status(space.close(), "close the field space of " + tmp);
+        h5::check_status(fields.close(), "close /fields of " + tmp);
+        h5::check_status(file.close(), "close " + tmp);
+    }
+    if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty()) {
+        if (comm_rank(comm) == 0) std::cerr << "gridsim: error: " << err << std::endl;
+        throw RunFailure(err);  // every rank has the same error: all exit 1, none aborts
+    }
 }
 
 namespace {

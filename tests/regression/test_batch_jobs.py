@@ -193,6 +193,48 @@ class BatchJobs(unittest.TestCase):
         lines = re.findall(r"gridsim: rank \d: step 15: u\((\d+), (\d+), (\d+)\)", stderr)
         self.assertEqual(lines, [("10", "9", "3")], stderr)
 
+    def run_with_file_size_limit(self, ranks, kib, out, *args):
+        """Each rank may write no file larger than `kib` KiB (RLIMIT_FSIZE, SIGXFSZ ignored so a
+        write fails with EFBIG): a disk that fills up, for one file at a time."""
+        inner = " ".join(["exec", GRIDSIM, "run", self.deck, "--set", f"'output.dir=\"{out}\"'",
+                          *args])
+        cmd = [MPIEXEC, "-np", str(ranks), "--oversubscribe", "--mca", "btl", "self,tcp", "bash",
+               "-c", f"trap '' XFSZ; ulimit -f {kib}; {inner}"]
+        began = time.monotonic()
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+        return res.returncode, res.stdout, res.stderr, time.monotonic() - began
+
+    def test_full_disk_during_a_write_ends_every_rank_and_keeps_earlier_files(self):
+        # Float snapshots (1 MiB) fit in 1500 KiB, the double checkpoint (2 MiB) does not.
+        for ranks in (1, 4):
+            out = self.path(f"full{ranks}")
+            rc, stdout, stderr, took = self.run_with_file_size_limit(
+                ranks, 1500, out, "--quiet", "--set", "grid.cells=[64,64,64]", "--set",
+                "time.steps=30", "--set", "output.snapshot_every=10", "--set",
+                "output.checkpoint_every=20", "--set", "output.precision='float'")
+            self.assertEqual(rc, 1, stdout + stderr)
+            self.assertLess(took, 60)
+            errors = [l for l in stderr.splitlines() if "error:" in l]
+            self.assertEqual(len(errors), 1, stderr)
+            self.assertIn("checkpoint.h5.tmp", errors[0])
+            self.assertIn("File too large", errors[0])
+            self.assertEqual(sorted(os.listdir(out)),
+                             ["snapshot.xmf", "snapshot_00000010.h5", "snapshot_00000010.xmf",
+                              "snapshot_00000020.h5", "snapshot_00000020.xmf"])
+            for step in (10, 20):
+                with h5py.File(os.path.join(out, f"snapshot_{step:08d}.h5")) as f:
+                    self.assertEqual(int(f.attrs["step"]), step)
+            ET.parse(os.path.join(out, "snapshot.xmf"))
+
+    def test_full_disk_at_the_first_snapshot_leaves_no_file(self):
+        out = self.path("full_first")
+        rc, stdout, stderr, took = self.run_with_file_size_limit(
+            4, 300, out, "--quiet", "--set", "grid.cells=[64,64,64]", "--set", "time.steps=30",
+            "--set", "output.snapshot_every=10")
+        self.assertEqual(rc, 1, stdout + stderr)
+        self.assertLess(took, 60)
+        self.assertEqual(os.listdir(out), [])
+
     def test_output_names_cannot_break_files(self):
         rc, stdout, stderr = self.run_to_end(1, self.path("nul"), "--set",
                                              'output.prefix="x\\u0000y"')
