@@ -113,10 +113,16 @@ public:
     virtual std::unique_ptr<IntervalTimer> make_interval_timer() = 0;
     // Bandwidth of a large copy in backend memory, bytes read + written per second.
     virtual double measure_copy_bandwidth() = 0;
+    // Bytes of backend memory free for allocation now (device memory on a GPU; on the CPU the
+    // host's available memory, shared with the node's other ranks).
+    [[nodiscard]] virtual std::size_t free_memory() const = 0;
 };
 
 template <class T>
 std::unique_ptr<Backend<T>> make_cpu_backend();
+
+// The host's available memory in bytes (MemAvailable; 0 when unknown).
+std::size_t available_host_memory();
 
 // Wall-clock intervals (the CPU backend's, and the host-side phases of any backend).
 std::unique_ptr<IntervalTimer> make_wall_clock_timer();

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -58,7 +59,9 @@ std::string read_deck_everywhere(const std::string& path, int rank) {
     std::string error;
     if (rank == 0) {
         std::ifstream in(path, std::ios::binary);
-        if (!in) {
+        if (std::filesystem::is_directory(path)) {
+            error = fmt::format("{}: is a directory, not a deck", path);
+        } else if (!in) {
             error = fmt::format("{}: cannot read deck: {}", path, std::strerror(errno));
         } else {
             std::ostringstream ss;
@@ -246,6 +249,18 @@ int main(int argc, char** argv) {
     bench->add_option("--reps", bench_opt.reps, "repetitions (the best is kept)")
         ->check(CLI::Range(1, 1000));
 
+    // CLI11 would say only "A subcommand is required" for a misspelt command.
+    const std::vector<std::string> commands = {"run", "check", "info", "bench", "compare"};
+    if (argc > 1 && argv[1][0] != '-' &&
+        std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+        if (rank == 0)
+            std::cerr << fmt::format(
+                             "gridsim: error: unknown command '{}' (commands: run, check, "
+                             "info, bench, compare; see gridsim --help)",
+                             argv[1])
+                      << std::endl;
+        return kExitBadInput;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {  // --help

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <limits>
+#include <string>
 
 #include "kernels/backend.hpp"
 
@@ -193,6 +195,8 @@ public:
         return make_wall_clock_timer();
     }
 
+    [[nodiscard]] std::size_t free_memory() const override { return available_host_memory(); }
+
     double measure_copy_bandwidth() override {
         const std::size_t n = (std::size_t{64} << 20) / sizeof(T);  // 64 MiB, well past the caches
         Buffer<T> a = Buffer<T>::host(n);
@@ -215,6 +219,17 @@ private:
 };
 
 }  // namespace
+
+std::size_t available_host_memory() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::size_t kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib >> unit) {
+        if (key == "MemAvailable:") return kib * 1024;
+    }
+    return 0;
+}
 
 std::unique_ptr<IntervalTimer> make_wall_clock_timer() {
     return std::make_unique<WallClockTimer>();

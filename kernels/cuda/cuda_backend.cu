@@ -294,6 +294,13 @@ public:
             std::array<cudaStream_t, 2>{boundary_.get(), interior_.get()});
     }
 
+    [[nodiscard]] std::size_t free_memory() const override {
+        std::size_t free = 0;
+        std::size_t total = 0;
+        GRIDSIM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+        return free;
+    }
+
     double measure_copy_bandwidth() override {
         const std::size_t bytes = std::size_t{512} << 20;  // 512 MiB: ten times the L2
         Buffer<char> a = device_buffer<char>(bytes);

@@ -74,11 +74,11 @@ Communicator::~Communicator() {
 int Communicator::rank() const { return comm_rank(comm_); }
 int Communicator::size() const { return comm_size(comm_); }
 
-void broadcast_string(MPI_Comm comm, std::string& text) {
+void broadcast_string(MPI_Comm comm, std::string& text, int root) {
     long len = static_cast<long>(text.size());
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, 0, comm));
+    GRIDSIM_MPI_CHECK(MPI_Bcast(&len, 1, MPI_LONG, root, comm));
     text.resize(static_cast<std::size_t>(len));
-    GRIDSIM_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, comm));
+    GRIDSIM_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, root, comm));
 }
 
 int comm_rank(MPI_Comm comm) {

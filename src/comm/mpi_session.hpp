@@ -45,8 +45,8 @@ private:
     MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
-// Rank 0's `text` on every rank of `comm` (collective).
-void broadcast_string(MPI_Comm comm, std::string& text);
+// `root`'s `text` (rank 0's by default) on every rank of `comm` (collective).
+void broadcast_string(MPI_Comm comm, std::string& text, int root = 0);
 
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);

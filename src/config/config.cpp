@@ -16,7 +16,8 @@ namespace gridsim {
 
 namespace {
 
-constexpr std::int64_t kMaxCells = std::int64_t{1} << 31;
+// Points per axis: an int with room for the halo layers and row padding around it.
+constexpr std::int64_t kMaxCells = std::numeric_limits<int>::max() - 1024;
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 // Every key a deck may hold; README.md ("Deck keys") documents each with its default.
@@ -144,6 +145,13 @@ void read_problem_and_grid(const DeckReader& r, Config& c) {
                    fmt::format("{} points on axis {} is out of range [3, {}]", n, d, kMaxCells));
         }
         c.cells[d] = static_cast<int>(n);
+    }
+    long double points = 1;
+    for (int d = 0; d < c.dims; ++d) points *= c.cells[d];
+    if (points > static_cast<long double>(std::int64_t{1} << 62)) {
+        r.fail("grid.cells", fmt::format("{:.3g} points in all: more than 2^62, the most gridsim "
+                                         "counts",
+                                         static_cast<double>(points)));
     }
     read_per_axis(r, "grid.length", c.dims, r.numbers("grid.length"), c.length);
     for (int d = 0; d < c.dims; ++d) {
@@ -329,6 +337,13 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.choice("parallel.backend", {"auto", "cpu", "cuda"})) c.backend = BackendKind(*v);
     if (auto v = r.choice("parallel.transport", {"auto", "staged", "cuda-aware", "nccl"})) {
         c.transport = TransportKind(*v);
+    }
+    if (c.backend == BackendKind::cpu &&
+        (c.transport == TransportKind::cuda_aware || c.transport == TransportKind::nccl)) {
+        r.fail("parallel.transport",
+               fmt::format("\"{}\" moves device memory and needs the CUDA backend; "
+                           "parallel.backend = \"cpu\" uses \"staged\"",
+                           to_string(c.transport)));
     }
     if (auto v = r.boolean("parallel.overlap")) c.overlap = *v;
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;

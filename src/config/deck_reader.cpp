@@ -33,8 +33,11 @@ const char* type_name(toml::node_type t) {
 }
 
 // Visits every non-table node with its dotted key, in document order.
+// Calls fn for every value (not table) under `t`, in source order; on_table, when given, for
+// every table first.
 void walk(const toml::table& t, const std::string& prefix,
-          const std::function<void(const std::string&, const toml::node&)>& fn) {
+          const std::function<void(const std::string&, const toml::node&)>& fn,
+          const std::function<void(const std::string&, const toml::node&)>& on_table = {}) {
     std::vector<std::pair<std::string, const toml::node*>> entries;
     for (const auto& [k, v] : t) entries.emplace_back(std::string(k.str()), &v);
     std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
@@ -43,7 +46,8 @@ void walk(const toml::table& t, const std::string& prefix,
     for (const auto& [k, v] : entries) {
         const std::string key = prefix.empty() ? k : prefix + "." + k;
         if (const auto* sub = v->as_table()) {
-            walk(*sub, key, fn);
+            if (on_table) on_table(key, *v);
+            walk(*sub, key, fn, on_table);
         } else {
             fn(key, *v);
         }
@@ -77,11 +81,24 @@ void DeckReader::fail(std::string_view key, const std::string& message) const {
 }
 
 void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema) const {
-    walk(root_, "", [&](const std::string& key, const toml::node&) {
-        if (std::find(schema.begin(), schema.end(), key) == schema.end()) {
-            fail(key, "unknown key (see README.md, 'Deck keys', for the valid ones)");
-        }
-    });
+    // A table is known when some key lives in it (an empty [extra] is a typo too).
+    auto known_table = [&](const std::string& table) {
+        return std::any_of(schema.begin(), schema.end(), [&](std::string_view key) {
+            return key.size() > table.size() && key.substr(0, table.size()) == table &&
+                   key[table.size()] == '.';
+        });
+    };
+    walk(
+        root_, "",
+        [&](const std::string& key, const toml::node&) {
+            if (std::find(schema.begin(), schema.end(), key) == schema.end()) {
+                fail(key, "unknown key (see README.md, 'Deck keys', for the valid ones)");
+            }
+        },
+        [&](const std::string& table, const toml::node&) {
+            if (!known_table(table))
+                fail(table, "unknown table (see README.md, 'Deck keys', for the valid ones)");
+        });
 }
 
 const toml::node* DeckReader::find(std::string_view key) const { return root_.at_path(key).node(); }

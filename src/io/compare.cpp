@@ -60,8 +60,20 @@ std::pair<std::vector<hsize_t>, std::size_t> describe(hid_t file, const std::str
     if (H5Tget_class(type) != H5T_FLOAT)
         throw ConfigError(fmt::format("{}: {} is not floating point", path, full));
     const int rank = H5Sget_simple_extent_ndims(space);
-    std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+    if (rank < 1 || rank > 3)
+        throw ConfigError(
+            fmt::format("{}: {} is {}-dimensional, not a 1D, 2D or 3D array", path, full, rank));
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
     H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    long double points = 1;
+    for (hsize_t d : dims) points *= static_cast<long double>(d);
+    if (points < 1)
+        throw ConfigError(fmt::format("{}: {} is empty ([{}])", path, full, fmt::join(dims, ", ")));
+    if (points > static_cast<long double>(std::int64_t{1} << 40))
+        throw ConfigError(
+            fmt::format("{}: {} has {:.3g} points, more than gridsim compare reads "
+                        "(2^40)",
+                        path, full, static_cast<double>(points)));
     return {dims, H5Tget_size(type)};
 }
 

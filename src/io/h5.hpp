@@ -15,7 +15,7 @@ class Id {
 public:
     using Closer = herr_t (*)(hid_t);
     Id() = default;
-    Id(hid_t id, Closer close) : id_(id), close_(close) {}
+    Id(hid_t id, Closer closer) : id_(id), close_(closer) {}
     Id(const Id&) = delete;
     Id& operator=(const Id&) = delete;
     Id(Id&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
 #include <chrono>
 #include <cmath>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -46,13 +50,39 @@ long long count_nonfinite(const HostField& f, const Subdomain& sub) {
 
 }  // namespace
 
-OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm) : cfg_(cfg), deck_toml_(to_toml(cfg)) {
-    const bool any = cfg.snapshot_every > 0 || cfg.write_final || cfg.checkpoint_every > 0;
-    if (any) create_directories(comm);
+// Why `dir` could not be created (or used) by this process, or "": the nearest part of it that
+// exists must be a directory we may write into. Nothing is created.
+std::string unusable_directory(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path p = fs::absolute(dir, ec);
+    while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+    if (!fs::is_directory(p, ec)) return fmt::format("'{}' is not a directory", p.string());
+    if (::access(p.c_str(), W_OK | X_OK) != 0)
+        return fmt::format("cannot create '{}' in '{}': {}", dir, p.string(), std::strerror(errno));
+    return {};
 }
 
-// The output directory and the checkpoint's (rank 0). Collective: every rank throws or none.
-void OutputWriter::create_directories(MPI_Comm comm) const {
+// The directories are only checked here: they are made at the first write, so a run refused
+// before it writes anything leaves nothing behind.
+OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm) : cfg_(cfg), deck_toml_(to_toml(cfg)) {
+    std::string error;
+    if (comm_rank(comm) == 0) {
+        for (const std::string& d :
+             {cfg_.output_dir,
+              std::filesystem::path(cfg_.checkpoint_path()).parent_path().string()}) {
+            if (error.empty() && !d.empty()) error = unusable_directory(d);
+        }
+    }
+    broadcast_string(comm, error);
+    if (!error.empty()) throw ConfigError(cfg_.where("output.dir") + error);
+}
+
+// The output directory and the checkpoint's (rank 0), once. Collective: every rank throws or
+// none.
+void OutputWriter::create_directories(MPI_Comm comm) {
+    if (directories_made_) return;
+    directories_made_ = true;
     std::string error;
     if (comm_rank(comm) == 0) {
         for (const std::string& d :
@@ -116,8 +146,8 @@ void OutputWriter::write(const OutputContext& ctx) {
     meta.process_grid.assign(ctx.process_grid.begin(), ctx.process_grid.begin() + cfg_.dims);
     meta.devices = ctx.devices;
     const bool rank0 = comm_rank(ctx.comm) == 0;
+    create_directories(ctx.comm);
     if (ctx.force_checkpoint) {
-        create_directories(ctx.comm);
         write_checkpoint(ctx, meta);
         return;
     }

@@ -16,7 +16,8 @@ namespace gridsim {
 
 class OutputWriter {
 public:
-    // Creates the output directory (rank 0) if anything is to be written. Collective.
+    // Checks that the output and checkpoint directories can be made (rank 0; they are made at
+    // the first write). Collective: throws ConfigError on every rank or none.
     OutputWriter(const Config& cfg, MPI_Comm comm);
 
     [[nodiscard]] bool due(std::int64_t step, bool last) const;
@@ -30,7 +31,7 @@ public:
 private:
     [[nodiscard]] bool snapshot_due(std::int64_t step) const;
     [[nodiscard]] bool checkpoint_due(std::int64_t step) const;
-    void create_directories(MPI_Comm comm) const;
+    void create_directories(MPI_Comm comm);
     void write_checkpoint(const OutputContext& ctx, SnapshotMeta meta);
 
     const Config& cfg_;
@@ -38,6 +39,7 @@ private:
     std::vector<std::pair<std::string, double>> series_;
     std::vector<std::string> written_;
     double checkpoint_seconds_ = 0.0;
+    bool directories_made_ = false;
 };
 
 // The restart hooks for `opt` from a checkpoint file: start step, history and field loader.

@@ -289,9 +289,27 @@ std::string inspect_checkpoint(const std::string& path, const Config& cfg, Check
             return fmt::format("--restart {}: checkpoint grid {} differs from the deck's {}", path,
                                fmt::join(cells, "x"), fmt::join(want, "x"));
         }
+        if (H5Lexists(file, "/fields/u", H5P_DEFAULT) <= 0)
+            return fmt::format("--restart {}: no dataset /fields/u", path);
         h5::Id dset(h5::check(H5Dopen2(file, "/fields/u", H5P_DEFAULT), "/fields/u"), H5Dclose);
+        // The dataset itself must be the deck's full array, whatever /grid claims.
+        h5::Id space(h5::check(H5Dget_space(dset), "/fields/u space"), H5Sclose);
+        const auto expect = reversed(cfg.cells, cfg.dims);
+        std::vector<hsize_t> shape(3, 0);
+        const int ndims = H5Sget_simple_extent_ndims(space);
+        if (ndims >= 0 && ndims <= 3) H5Sget_simple_extent_dims(space, shape.data(), nullptr);
+        shape.resize(static_cast<std::size_t>(std::clamp(ndims, 0, 3)));
+        if (ndims != cfg.dims || shape != expect) {
+            return fmt::format(
+                "--restart {}: /fields/u holds a {}-dimensional array [{}], the deck "
+                "needs [{}]",
+                path, ndims, fmt::join(shape, ", "), fmt::join(expect, ", "));
+        }
         h5::Id type(h5::check(H5Dget_type(dset), "type"), H5Tclose);
         const std::size_t want_size = cfg.precision == Precision::float32 ? 4 : 8;
+        if (H5Tget_class(type) != H5T_FLOAT) {
+            return fmt::format("--restart {}: /fields/u does not hold floating-point values", path);
+        }
         if (H5Tget_size(type) != want_size) {
             return fmt::format(
                 "--restart {}: checkpoint precision differs from problem.precision = \"{}\"", path,
@@ -303,7 +321,12 @@ std::string inspect_checkpoint(const std::string& path, const Config& cfg, Check
                     H5Dclose);
         h5::Id hspace(h5::check(H5Dget_space(hist), "history space"), H5Sclose);
         hsize_t hd[2] = {0, 2};
-        H5Sget_simple_extent_dims(hspace, hd, nullptr);
+        // At most one residual per sweep: anything else is not a history gridsim wrote.
+        if (H5Sget_simple_extent_ndims(hspace) != 2 ||
+            H5Sget_simple_extent_dims(hspace, hd, nullptr) != 2 || hd[1] != 2 ||
+            (info.step >= 0 && hd[0] > static_cast<hsize_t>(info.step) + 1)) {
+            return fmt::format("--restart {}: /restart_residual_history is not [sweeps][2]", path);
+        }
         std::vector<double> flat(hd[0] * 2);
         if (!flat.empty())
             h5::check_status(

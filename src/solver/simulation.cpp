@@ -21,6 +21,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
     const Subdomain& sub = topo_.subdomain();
     const FieldExtents ext =
         FieldExtents::make(dom_.dims, sub.size, kStencilRadius, be_.row_alignment());
+    check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
     for (auto& f : u_) f = be_.allocate_field(ext);
     halo_ = std::make_unique<HaloExchange<T>>(topo_, kStencilRadius, be_, choice_.transport);
     owned_ = Box{{0, 0, 0}, sub.size};
@@ -28,6 +29,53 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
     regions_ = split_for_overlap(updated_, sub, kStencilRadius);
     global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
     devices_ = describe_devices();
+}
+
+// Refuses (ConfigError, on every rank) a deck whose fields do not fit, before allocating them:
+// two fields in backend memory, plus one host copy of a field (output, checks) and, on the CPU,
+// the node's ranks sharing its available memory. The numbers are the neediest rank's.
+template <class T>
+void Simulation<T>::check_memory(std::size_t field_bytes) {
+    MPI_Comm node = MPI_COMM_NULL;
+    GRIDSIM_MPI_CHECK(
+        MPI_Comm_split_type(topo_.comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    const Communicator owned(node);
+    const double on_node = owned.size();
+    const double field = static_cast<double>(field_bytes);
+    const double host_free = static_cast<double>(available_host_memory());
+    const double host_need = (be_.on_device() ? 1.0 : 3.0) * field * on_node;
+    const double dev_need = 2.0 * field;
+    const double dev_free = be_.on_device() ? static_cast<double>(be_.free_memory()) : 0.0;
+    // {how many times the need exceeds what there is, rank}: MAXLOC finds the neediest rank.
+    struct {
+        double ratio;
+        int rank;
+    } mine{0.0, topo_.rank()}, worst{0.0, 0};
+    std::string what;
+    if (host_free > 0 && host_need > host_free) {
+        mine.ratio = host_need / host_free;
+        what = fmt::format(
+            "needs {:.3g} GiB of host memory on its node ({} rank(s) x {} "
+            "field(s) of {:.3g} GiB), {:.3g} GiB available",
+            host_need / 1073741824.0, owned.size(), be_.on_device() ? 1 : 3, field / 1073741824.0,
+            host_free / 1073741824.0);
+    }
+    if (be_.on_device() && dev_need > dev_free && dev_need / dev_free > mine.ratio) {
+        mine.ratio = dev_need / dev_free;
+        what = fmt::format(
+            "needs {:.3g} GiB of device memory (2 fields of {:.3g} GiB), {:.3g} GiB "
+            "free",
+            dev_need / 1073741824.0, field / 1073741824.0, dev_free / 1073741824.0);
+    }
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, topo_.comm()));
+    if (worst.ratio <= 0.0) return;
+    const int root = worst.rank;
+    std::string text = topo_.rank() == root ? what : std::string();
+    broadcast_string(topo_.comm(), text, root);
+    const std::vector<int> cells(cfg_.cells.begin(), cfg_.cells.begin() + cfg_.dims);
+    throw ConfigError(cfg_.where("grid.cells") +
+                      fmt::format("{} points on {} rank(s) do not fit: rank {} {}",
+                                  fmt::join(cells, "x"), topo_.size(), root, text));
 }
 
 template <class T>

@@ -75,6 +75,7 @@ private:
     // All-reduces a folded sum on the boundary lane (NCCL) and starts reading it back.
     void reduce_on_device_and_read(double* sum);
     std::string describe_devices();
+    void check_memory(std::size_t field_bytes);
 
     const Config& cfg_;
     Domain dom_;

@@ -1,0 +1,236 @@
+"""A table of malformed decks, arguments and files, each given to the real executable: every one
+must exit with code 2, print one "gridsim: error:" line that names the problem, never crash,
+hang or print a stack trace, and write nothing. Hostile HDF5 files (wrong rank, absurd or empty
+dimensions, wrong type, a /grid that lies about the data) are made here with h5py from a real
+checkpoint. Needs GRIDSIM in the environment."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+
+GRIDSIM = os.environ["GRIDSIM"]
+BASE = "[grid]\ncells = [16, 16]\n"
+JACOBI = "[problem]\nname = \"jacobi\"\n[grid]\ncells = [8, 8]\n"
+
+# (name, deck text, expected words): given to `gridsim check` and to `gridsim run`.
+DECKS = [
+    ("syntax", "[grid\n", "TOML syntax error"),
+    ("no_cells", "[time]\nsteps = 1\n", "grid.cells: is required"),
+    ("cells_count", "[grid]\ncells = [4, 4, 4, 4]\n", "expected 2 or 3 values"),
+    ("cells_small", "[grid]\ncells = [2, 8]\n", "2 points on axis 0 is out of range"),
+    ("cells_type", "[grid]\ncells = \"big\"\n", "grid.cells"),
+    ("cells_int_overflow", "[grid]\ncells = [2147483648, 3]\n", "2147483648 points on axis 0"),
+    ("cells_product", "[grid]\ncells = [2000000000, 2000000000, 2000000000]\n", "more than 2^62"),
+    ("length_negative", BASE + "length = [1.0, -1.0]\n", "every length must be > 0"),
+    ("length_count", BASE + "length = [1.0]\n", "grid.length: expected 2 values"),
+    ("duplicate_key", "[grid]\ncells = [8, 8]\ncells = [9, 9]\n", "TOML syntax error"),
+    ("problem_name", BASE + "[problem]\nname = \"wave\"\n", "problem.name"),
+    ("precision", BASE + "[problem]\nprecision = \"half\"\n", "problem.precision"),
+    ("alpha_zero", BASE + "[problem]\nalpha = 0.0\n", "problem.alpha"),
+    ("boundary_kind", BASE + "[boundary]\nkind = \"open\"\n", "boundary.kind"),
+    ("boundary_z_2d", BASE + "[boundary]\nz = \"periodic\"\n", "boundary.z: the grid is 2D"),
+    ("face_values", BASE + "[boundary]\nface_values = [1.0]\n", "expected 4 values"),
+    ("benchmark_heat", BASE + "[boundary]\nkind = \"benchmark\"\n", "2D jacobi benchmark"),
+    ("benchmark_sine", JACOBI + "[boundary]\nkind = \"benchmark\"\n[initial]\nkind = \"sine\"\n",
+     "\"sine\" is not defined"),
+    ("benchmark_axis", JACOBI + "[boundary]\nkind = \"benchmark\"\nx = \"periodic\"\n",
+     "cannot be set with boundary.kind"),
+    ("initial_kind", BASE + "[initial]\nkind = \"gauss\"\n", "initial.kind"),
+    ("modes_negative", BASE + "[initial]\nmodes = [1, -1]\n", "initial.modes"),
+    ("center_outside", BASE + "[initial]\ncenter = [0.5, 1.5]\n", "fractions must be in [0, 1]"),
+    ("radius_zero", BASE + "[initial]\nradius = 0.0\n", "initial.radius"),
+    ("amplitude_float", BASE + "[problem]\nprecision = \"float\"\n[initial]\namplitude = 1e39\n",
+     "cannot be held by a float field"),
+    ("value_nan", BASE + "[initial]\nvalue = nan\n", "must be a finite number"),
+    ("steps_zero", BASE + "[time]\nsteps = 0\n", "time.steps"),
+    ("dt_unstable", BASE + "[time]\ndt = 0.01\n", "explicit heat step is unstable"),
+    ("dt_negative", BASE + "[time]\ndt = -1.0\n", "time.dt: must be > 0"),
+    ("cfl_range", BASE + "[time]\ncfl = 2.0\n", "time.cfl"),
+    ("tolerance_negative", BASE + "[time]\ntolerance = -1.0\n", "time.tolerance"),
+    ("norm_every_zero", BASE + "[time]\nnorm_every = 0\n", "time.norm_every"),
+    ("steps_string", BASE + "[time]\nsteps = \"10\"\n", "expected an integer"),
+    ("process_grid_count", BASE + "[parallel]\nprocess_grid = [1, 1, 1]\n", "expected 2 values"),
+    ("process_grid_negative", BASE + "[parallel]\nprocess_grid = [-1, 1]\n", "process_grid"),
+    ("backend", BASE + "[parallel]\nbackend = \"opencl\"\n", "parallel.backend"),
+    ("transport", BASE + "[parallel]\ntransport = \"mpi\"\n", "parallel.transport"),
+    ("block_count", BASE + "[parallel]\nblock = [32, 4, 1]\n", "expected 2 values"),
+    ("block_threads", BASE + "[parallel]\nblock = [1024, 2]\n", "at most 1024 threads"),
+    ("rows_naive", BASE + "[parallel]\nkernel = \"naive\"\nrows_per_thread = 3\n",
+     "the naive kernel takes 1, 2, 4 or 8"),
+    ("bind", BASE + "[parallel]\nbind = \"always\"\n", "parallel.bind"),
+    ("cuda_aware_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ntransport = \"nccl\"\n",
+     "parallel.transport"),
+    ("dir_empty", BASE + "[output]\ndir = \"\"\n", "output.dir: must not be empty"),
+    ("prefix_slash", BASE + "[output]\nprefix = \"a/b\"\n", "output.prefix: must be a file name"),
+    ("prefix_control", BASE + "[output]\nprefix = \"a\\u0007b\"\n", "output.prefix"),
+    ("output_precision", BASE + "[output]\nprecision = \"half\"\n", "output.precision"),
+    ("output_fields", BASE + "[output]\nfields = [\"v\"]\n", "unknown field 'v'"),
+    ("max_abs_negative", BASE + "[output]\nmax_abs = -1.0\n", "output.max_abs"),
+    ("walltime", BASE + "[run]\nmax_walltime = \"tomorrow\"\n", "not a wall time"),
+    ("unknown_key", "[grid]\ncellz = [8, 8]\n", "grid.cellz: unknown key"),
+    ("unknown_table", BASE + "[extra]\n", "extra: unknown table"),
+]
+
+
+class BadInput(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gridsim_bad_")
+        # A real checkpoint (heat 2D 16 x 16, step 4) for the hostile copies below.
+        cls.deck = cls.write("good.toml", BASE + "[time]\nsteps = 8\n")
+        res = subprocess.run([GRIDSIM, "run", cls.deck, "--quiet", "--set", "time.steps=4",
+                              "--set", "output.checkpoint_every=4", "--set",
+                              f'output.dir="{cls.tmp}/made"'], capture_output=True, text=True,
+                             check=False, timeout=120)
+        assert res.returncode == 0, res.stderr
+        cls.checkpoint = os.path.join(cls.tmp, "made", "checkpoint.h5")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def write(cls, name, text):
+        path = os.path.join(cls.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def expect_refused(self, args, words, cwd=None):
+        """Runs gridsim ARGS in an empty directory: exit 2, one error line naming `words`, no
+        crash, nothing written there."""
+        work = tempfile.mkdtemp(dir=self.tmp) if cwd is None else cwd
+        res = subprocess.run([GRIDSIM, *args], capture_output=True, text=True, cwd=work,
+                             timeout=120, check=False)
+        where = f"gridsim {' '.join(args)}\nstdout: {res.stdout}\nstderr: {res.stderr}"
+        self.assertEqual(res.returncode, 2, where)
+        errors = [l for l in res.stderr.splitlines() if l.startswith("gridsim: error:")]
+        self.assertEqual(len(errors), 1, where)
+        self.assertIn(words, errors[0], where)
+        for bad in ("Segmentation", "terminate called", "Aborted", "MPI_ABORT", "Traceback"):
+            self.assertNotIn(bad, res.stdout + res.stderr, where)
+        if cwd is None:
+            self.assertEqual(os.listdir(work), [], where)
+
+    def hostile(self, name, change):
+        """A copy of the real checkpoint, changed by change(h5py.File)."""
+        path = os.path.join(self.tmp, name + ".h5")
+        shutil.copy(self.checkpoint, path)
+        with h5py.File(path, "r+") as f:
+            change(f)
+        return path
+
+    def test_decks(self):
+        self.assertGreaterEqual(len(DECKS), 45)
+        for name, text, words in DECKS:
+            with self.subTest(deck=name):
+                deck = self.write(f"{name}.toml", text)
+                self.expect_refused(["check", deck], words)
+                self.expect_refused(["run", deck, "--set", "output.write_final=true"], words)
+
+    def test_arguments(self):
+        deck = self.deck
+        cases = [
+            (["frobnicate"], "unknown command 'frobnicate'"),
+            ([], "A subcommand is required"),
+            (["run"], "deck is required"),
+            (["run", os.path.join(self.tmp, "missing.toml")], "cannot read deck"),
+            (["run", self.tmp], "is a directory, not a deck"),
+            (["run", deck, "--set", "grid.cells"], "expected key=value"),
+            (["run", deck, "--set", "grid.cells=[4,"], "cannot read '[4,' as a TOML value"),
+            (["run", deck, "--set", "grid.cellz=[4,4]"], "grid.cellz: unknown key"),
+            (["run", deck, "--frobnicate"], "--frobnicate"),
+            (["check", deck, "--ranks", "0"], "--ranks"),
+            (["check", deck, "--ranks", "500"], "--ranks 500"),
+            (["run", deck, "--report", os.path.join(self.tmp, "no", "dir", "r.json")],
+             "does not exist"),
+            (["run", deck, "--restart", os.path.join(self.tmp, "missing.h5")], "no such file"),
+            (["run", deck, "--set", "grid.cells=[100000,100000,100000]"], "do not fit"),
+            (["compare", self.checkpoint], "b is required"),
+            (["compare", self.checkpoint, os.path.join(self.tmp, "missing.h5")], "no such file"),
+            (["compare", self.checkpoint, self.checkpoint, "--rtol", "-1"], "--rtol"),
+            (["bench", "--size-mib", "0"], "--size-mib"),
+        ]
+        for args, words in cases:
+            with self.subTest(args=args):
+                self.expect_refused(args, words)
+
+    def test_hostile_files_for_compare(self):
+        text = self.write("text.h5", "not an HDF5 file at all\n")
+        with open(self.checkpoint, "rb") as f:
+            head = f.read(700)
+        truncated = os.path.join(self.tmp, "truncated.h5")
+        with open(truncated, "wb") as f:
+            f.write(head)
+
+        def replace_u(data=None, **kw):
+            def change(f):
+                del f["/fields/u"]
+                if data is not None:
+                    f["/fields"].create_dataset("u", data=data)
+                else:
+                    f["/fields"].create_dataset("u", **kw)
+            return change
+
+        cases = [
+            (text, "not an HDF5 file"),
+            (truncated, "not an HDF5 file"),
+            (self.hostile("scalar", replace_u(np.float64(1.0))), "0-dimensional"),
+            (self.hostile("four_d", replace_u(np.zeros((2, 2, 2, 2)))), "4-dimensional"),
+            (self.hostile("zero_rows", replace_u(np.zeros((0, 16)))), "is empty"),
+            (self.hostile("sparse", replace_u(shape=(100000, 100000, 100000), dtype="f8",
+                                              chunks=(1, 64, 64))), "more than gridsim compare"),
+            (self.hostile("strings", replace_u(np.array([b"a", b"b"]))), "not floating point"),
+            (self.hostile("no_fields", lambda f: f.__delitem__("/fields")), "no /fields group"),
+            (self.hostile("shape", replace_u(np.zeros((8, 8)))), "shape"),
+        ]
+        for path, words in cases:
+            with self.subTest(file=os.path.basename(path)):
+                self.expect_refused(["compare", path, self.checkpoint], words)
+
+    def test_hostile_checkpoints_for_restart(self):
+        def replace_u(**kw):
+            def change(f):
+                del f["/fields/u"]
+                f["/fields"].create_dataset("u", **kw)
+            return change
+
+        def set_nan(f):
+            f["/fields/u"][3, 4] = np.nan
+
+        def bad_history(f):
+            del f["/restart_residual_history"]
+            f.create_dataset("/restart_residual_history", data=np.zeros((3, 3)))
+
+        cases = [
+            (self.hostile("lying_grid", replace_u(data=np.zeros((8, 8)))), "/fields/u holds"),
+            (self.hostile("zero_row", replace_u(data=np.zeros((0, 16)))), "/fields/u holds"),
+            (self.hostile("sparse_ckpt", replace_u(shape=(100000, 100000, 100000), dtype="f8",
+                                                   chunks=(1, 64, 64))), "/fields/u holds"),
+            (self.hostile("int_field", replace_u(data=np.zeros((16, 16), dtype=np.int64))),
+             "floating-point"),
+            (self.hostile("history", bad_history), "restart_residual_history"),
+            (self.hostile("snapshot_kind",
+                          lambda f: f.attrs.__setitem__("kind", np.bytes_(b"snapshot"))),
+             "a snapshot, not a checkpoint"),
+            (self.hostile("no_format", lambda f: f.attrs.__delitem__("format")),
+             "not a gridsim file"),
+            (self.hostile("grid_attr", lambda f: f["/grid"].attrs.__setitem__(
+                "global_cells", np.array([32, 32]))), "differs from the deck's"),
+            (self.hostile("nan", set_nan), "non-finite value(s)"),
+            (self.hostile("late", lambda f: f.attrs.__setitem__("step", np.array([50]))),
+             "past time.steps"),
+            (self.write("text_ckpt.h5", "nothing\n"), "not an HDF5 file"),
+        ]
+        for path, words in cases:
+            with self.subTest(file=os.path.basename(path)):
+                self.expect_refused(["run", self.deck, "--set", 'output.dir="out"', "--set",
+                                     "output.write_final=true", "--restart", path], words)
+
+
+if __name__ == "__main__":
+    unittest.main()
