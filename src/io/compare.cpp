@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "grid/domain.hpp"
 #include "io/h5.hpp"
+#include "kernels/backend.hpp"
 
 namespace gridsim {
 
@@ -77,6 +78,21 @@ std::pair<std::vector<hsize_t>, std::size_t> describe(hid_t file, const std::str
     return {dims, H5Tget_size(type)};
 }
 
+// Each rank reads its rows of A and of B as double: refuse what would not fit in memory.
+void check_fits(const std::string& name, const std::vector<hsize_t>& dims, int nranks) {
+    long double points = 1;
+    for (hsize_t d : dims) points *= static_cast<long double>(d);
+    const long double per_rank = 2 * sizeof(double) * points / nranks;
+    const auto available = static_cast<long double>(available_host_memory());
+    if (available > 0 && per_rank > available) {
+        throw ConfigError(fmt::format(
+            "field {} [{}]: comparing it on {} rank(s) needs {:.3g} GiB per rank, {:.3g} GiB "
+            "available (use more ranks)",
+            name, fmt::join(dims, "x"), nranks, static_cast<double>(per_rank / 1073741824.0),
+            static_cast<double>(available / 1073741824.0)));
+    }
+}
+
 // Rank 0 checks both files and decides the fields; the plan (or the error) is broadcast.
 std::vector<FieldPlan> plan(const CompareOptions& opt, MPI_Comm comm) {
     std::string error;
@@ -101,6 +117,7 @@ std::vector<FieldPlan> plan(const CompareOptions& opt, MPI_Comm comm) {
                         opt.a, sb, opt.b));
                 }
                 fields.push_back({n, da});
+                check_fits(n, da, comm_size(comm));
             }
         } catch (const std::exception& e) {
             error = e.what();
