@@ -1,5 +1,7 @@
 #include "solver/stop_request.hpp"
 
+#include <pthread.h>
+
 #include <csignal>
 #include <initializer_list>
 
@@ -26,7 +28,15 @@ void install_stop_handlers() {
     sa.sa_handler = &on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;  // MPI and file calls in flight carry on; the loop polls the flag
-    for (int sig : {SIGTERM, SIGINT, SIGUSR1}) sigaction(sig, &sa, nullptr);
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGTERM, SIGINT, SIGUSR1}) {
+        sigaction(sig, &sa, nullptr);
+        sigaddset(&set, sig);
+    }
+    // A launcher may start us with these blocked (the mask is inherited across exec): a blocked
+    // signal would stay pending and the run would never stop.
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 
 int stop_signal() { return g_signal; }
