@@ -348,9 +348,14 @@ def cmd_report(args):
     first = rows[0]["report"]
     failed = [r for r in study["runs"] if not r.get("report")]
     law = "Gustafson" if study["kind"] == "weak" else "Amdahl"
+    # One rank has no halo transport: name each transport with the rank counts that used it.
+    used = {}
+    for r in rows:
+        used.setdefault(r["report"]["transport"], []).append(str(r["ranks"]))
+    transports = ", ".join(f"{t} (N = {', '.join(n)})" for t, n in used.items())
     md = [f"# {study['kind'].capitalize()} scaling study", "",
           f"Deck `{study['deck']}` ({first['problem']} {first['dims']}D, {first['precision']}, backend "
-          f"{first['backend']}, transport {first['transport']}, overlap {'on' if first['overlap'] else 'off'}); "
+          f"{first['backend']}, transport {transports}, overlap {'on' if first['overlap'] else 'off'}); "
           f"launcher `{study['launcher']}`; {study['repeat']} repeat(s) per N, keeping the {study['keep']}.", "",
           "| N | process grid | cells | ms/step | GLUP/s | speedup | efficiency | " + law + " | Karp-Flatt | compute ms | transfer ms | other ms |",
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
