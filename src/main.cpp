@@ -169,7 +169,7 @@ int cmd_run(const Options& opt, int rank) {
                       << std::flush;
         };
     }
-    gridsim::OutputWriter output(cfg, MPI_COMM_WORLD);
+    gridsim::OutputWriter output(cfg, MPI_COMM_WORLD, !opt.restart.empty());
     output.attach(run_opt);
     if (!opt.restart.empty()) gridsim::attach_restart(opt.restart, cfg, MPI_COMM_WORLD, run_opt);
     run_opt.allow_nonfinite_restart = opt.allow_nonfinite;

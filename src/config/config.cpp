@@ -65,6 +65,7 @@ const std::vector<std::string_view> kSchema = {
     "output.checkpoint",
     "output.check_every",
     "output.max_abs",
+    "output.overwrite",
     "run.max_walltime",
 };
 
@@ -310,6 +311,7 @@ void read_output_files(const DeckReader& r, Config& c) {
         c.checkpoint = *v;
     }
     if (auto v = r.integer("output.check_every", 0, kMax)) c.check_every = *v;
+    if (auto v = r.boolean("output.overwrite")) c.overwrite = *v;
     if (auto v = r.number("output.max_abs")) {
         if (!(*v >= 0) || std::isinf(*v)) r.fail("output.max_abs", "must be finite and >= 0");
         c.max_abs = *v;
@@ -476,7 +478,8 @@ toml::table to_table(const Config& c) {
                                {"checkpoint_every", c.checkpoint_every},
                                {"checkpoint", c.checkpoint},
                                {"check_every", c.check_interval()},
-                               {"max_abs", c.max_abs}}},
+                               {"max_abs", c.max_abs},
+                               {"overwrite", c.overwrite}}},
     };
     if (c.max_walltime > 0) {
         const auto s = static_cast<long long>(c.max_walltime);
@@ -487,6 +490,16 @@ toml::table to_table(const Config& c) {
 }
 
 }  // namespace
+
+std::string problem_identity(const Config& cfg) {
+    const toml::table all = to_table(cfg);
+    toml::table part;
+    for (const char* name : {"problem", "grid", "boundary", "initial"})
+        part.insert(name, *all.get_as<toml::table>(name));
+    std::ostringstream os;
+    os << part;
+    return os.str();
+}
 
 std::string to_toml(const Config& cfg) {
     std::ostringstream os;

@@ -90,6 +90,7 @@ struct Config {
     // the progress line, or every 1000 steps without one; 0: never.
     std::int64_t check_every = -1;
     double max_abs = 0.0;
+    bool overwrite = false;  // replace files another problem left in output.dir
     [[nodiscard]] std::int64_t check_interval() const {
         if (check_every >= 0) return check_every;
         return progress_every > 0 ? progress_every : 1000;
@@ -122,6 +123,9 @@ Config load_config(const std::string& deck_text, const std::string& path,
                    const std::vector<std::string>& overrides);
 
 // The resolved configuration as a TOML document, every key included, defaults resolved.
+// The deck's [problem], [grid], [boundary] and [initial] tables as TOML: what makes two runs
+// the same problem (steps, output and parallel settings aside).
+std::string problem_identity(const Config& cfg);
 std::string to_toml(const Config& cfg);
 // The same as a JSON document (for the run report).
 std::string to_json(const Config& cfg);

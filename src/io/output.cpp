@@ -65,7 +65,8 @@ std::string unusable_directory(const std::string& dir) {
 
 // The directories are only checked here: they are made at the first write, so a run refused
 // before it writes anything leaves nothing behind.
-OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm) : cfg_(cfg), deck_toml_(to_toml(cfg)) {
+OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting)
+    : cfg_(cfg), deck_toml_(to_toml(cfg)) {
     std::string error;
     if (comm_rank(comm) == 0) {
         for (const std::string& d :
@@ -73,9 +74,42 @@ OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm) : cfg_(cfg), deck_t
               std::filesystem::path(cfg_.checkpoint_path()).parent_path().string()}) {
             if (error.empty() && !d.empty()) error = unusable_directory(d);
         }
+        if (error.empty() && !restarting && !cfg_.overwrite) error = other_runs_files();
     }
     broadcast_string(comm, error);
     if (!error.empty()) throw ConfigError(cfg_.where("output.dir") + error);
+}
+
+// The first file this run would replace that another problem wrote (its /provenance deck differs
+// in [problem], [grid], [boundary] or [initial]), as an error; "" when there is none. A rerun of
+// the same problem, and a restart, replace their own files.
+std::string OutputWriter::other_runs_files() const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<std::string> candidates = {cfg_.checkpoint_path()};
+    for (const auto& e : fs::directory_iterator(cfg_.output_dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(cfg_.output_prefix + "_", 0) == 0 && e.path().extension() == ".h5")
+            candidates.push_back(e.path().string());
+    }
+    const std::string mine = problem_identity(cfg_);
+    for (const std::string& path : candidates) {
+        if (!fs::exists(path, ec)) continue;
+        const std::string deck = written_deck(path);
+        std::string theirs;
+        try {
+            theirs = deck.empty() ? std::string() : problem_identity(load_config(deck, path, {}));
+        } catch (const ConfigError&) {
+        }
+        if (theirs != mine) {
+            return fmt::format(
+                "'{}' holds {}, written by another run (a different problem, or "
+                "not by gridsim): set output.overwrite = true to replace it, or "
+                "choose another output.dir",
+                cfg_.output_dir, path);
+        }
+    }
+    return {};
 }
 
 // The output directory and the checkpoint's (rank 0), once. Collective: every rank throws or

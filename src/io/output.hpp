@@ -18,7 +18,9 @@ class OutputWriter {
 public:
     // Checks that the output and checkpoint directories can be made (rank 0; they are made at
     // the first write). Collective: throws ConfigError on every rank or none.
-    OutputWriter(const Config& cfg, MPI_Comm comm);
+    // A restart may replace the files of the run it continues; otherwise files another problem
+    // wrote are only replaced with output.overwrite = true.
+    OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting = false);
 
     [[nodiscard]] bool due(std::int64_t step, bool last) const;
     void write(const OutputContext& ctx);
@@ -32,6 +34,7 @@ private:
     [[nodiscard]] bool snapshot_due(std::int64_t step) const;
     [[nodiscard]] bool checkpoint_due(std::int64_t step) const;
     void create_directories(MPI_Comm comm);
+    [[nodiscard]] std::string other_runs_files() const;
     void write_checkpoint(const OutputContext& ctx, SnapshotMeta meta);
 
     const Config& cfg_;

@@ -462,6 +462,19 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+std::string written_deck(const std::string& path) {
+    h5::quiet_errors();
+    if (!h5::is_hdf5(path)) return {};
+    try {
+        h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path), H5Fclose);
+        if (H5Lexists(file, "/provenance", H5P_DEFAULT) <= 0) return {};
+        h5::Id prov(h5::check(H5Gopen2(file, "/provenance", H5P_DEFAULT), "/provenance"), H5Gclose);
+        return h5::has_attr(prov, "deck") ? h5::read_string_attr(prov, "deck") : std::string();
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
 void write_xdmf(const std::string& h5_path, const Domain& dom, int value_bytes, double time) {
     const std::filesystem::path p(h5_path);
     const std::string text = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\">\n  <Domain>\n" +

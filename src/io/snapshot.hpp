@@ -54,6 +54,8 @@ void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const
 // The XDMF sidecar of one snapshot (same name, .xmf), and the temporal collection
 // `series_path` over every snapshot listed (file name, time).
 // `value_bytes`: 4 or 8, the type on disk.
+// The resolved deck recorded in a gridsim file's /provenance ("" when it has none). Serial.
+std::string written_deck(const std::string& path);
 void write_xdmf(const std::string& h5_path, const Domain& dom, int value_bytes, double time);
 void write_xdmf_series(const std::string& series_path, const Domain& dom, int value_bytes,
                        const std::vector<std::pair<std::string, double>>& snapshots);

@@ -150,6 +150,34 @@ class BatchJobs(unittest.TestCase):
         proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, -signal.SIGINT)
 
+    def test_sigkill_of_one_rank_during_a_checkpoint_write(self):
+        out = self.path("kill")
+        ckpt = os.path.join(out, "checkpoint.h5")
+        proc = subprocess.Popen(
+            self.command(4, out, "--quiet", "--set", "grid.cells=[160,160,160]", "--set",
+                         "output.checkpoint_every=3"), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        # One complete checkpoint, then the next one's temporary file: a write in progress.
+        while not os.path.exists(ckpt) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        while not os.path.exists(ckpt + ".tmp") and time.monotonic() < deadline:
+            time.sleep(0.002)
+        ranks = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "gridsim"],
+                               capture_output=True, text=True, check=False).stdout.split()
+        self.assertEqual(len(ranks), 4, ranks)
+        os.kill(int(ranks[-1]), signal.SIGKILL)
+        killed = time.monotonic()
+        proc.communicate(timeout=120)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertLess(time.monotonic() - killed, 30)  # every other rank ended too
+        # The last complete checkpoint restarts (on another rank count) and runs on.
+        step = self.checkpoint_step(out)
+        rc, stdout, stderr = self.run_to_end(
+            2, out, "--quiet", "--set", "grid.cells=[160,160,160]", "--set",
+            f"time.steps={step + 2}", "--restart", ckpt)
+        self.assertEqual(rc, 0, stdout + stderr)
+
     def test_blow_up_ends_every_rank_naming_the_step(self):
         # 3e38 fits in a float; a few steps of the stencil overflow it.
         rc, stdout, stderr = self.run_to_end(
@@ -249,6 +277,27 @@ class BatchJobs(unittest.TestCase):
         items = [e.text for e in series.iter("DataItem") if e.get("Format") == "HDF"]
         self.assertEqual(items, ['a&b<c"d_00000002.h5:/fields/u', 'a&b<c"d_00000004.h5:/fields/u'])
         ET.parse(os.path.join(out, 'a&b<c"d_00000002.xmf'))
+
+    def test_another_runs_files_are_not_overwritten_silently(self):
+        out = self.path("shared")
+        first = ["--quiet", "--set", "time.steps=4", "--set", "output.write_final=true"]
+        rc, stdout, stderr = self.run_to_end(1, out, *first)
+        self.assertEqual(rc, 0, stdout + stderr)
+        before = os.path.getmtime(os.path.join(out, "snapshot_final.h5"))
+        # The same problem again (more steps): its own files, replaced.
+        rc, stdout, stderr = self.run_to_end(1, out, *first, "--set", "time.steps=6")
+        self.assertEqual(rc, 0, stdout + stderr)
+        # Another problem: refused before anything is written, unless asked for.
+        other = first + ["--set", "grid.cells=[20,20,20]"]
+        rc, stdout, stderr = self.run_to_end(1, out, *other)
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertIn("written by another run", stderr)
+        self.assertIn("output.overwrite = true", stderr)
+        with h5py.File(os.path.join(out, "snapshot_final.h5")) as f:
+            self.assertEqual(int(f.attrs["step"]), 6)
+        rc, stdout, stderr = self.run_to_end(1, out, *other, "--set", "output.overwrite=true")
+        self.assertEqual(rc, 0, stdout + stderr)
+        self.assertGreaterEqual(os.path.getmtime(os.path.join(out, "snapshot_final.h5")), before)
 
     def test_checkpoint_path_that_is_a_directory(self):
         os.makedirs(self.path("mydir"))
