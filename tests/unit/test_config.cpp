@@ -118,7 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
                 kBase + "[solver]\nx = 1\n",
                 {},
                 "deck.toml:3: solver: unknown table"},
-        BadDeck{"empty_unknown_table", kBase + "[extra]\n", {}, "deck.toml:3: extra: unknown table"},
+        BadDeck{
+            "empty_unknown_table", kBase + "[extra]\n", {}, "deck.toml:3: extra: unknown table"},
         BadDeck{"unknown_key_in_known_table",
                 kBase + "[output]\ncheckpoint_evry = 5\n",
                 {},
