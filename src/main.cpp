@@ -4,6 +4,7 @@
 // Bad input is detected identically on every rank (rank 0 reads the deck and broadcasts its
 // text), so every rank returns 2 together and rank 0 prints the message once.
 #include <fmt/format.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -88,6 +89,15 @@ Config load(const Options& opt, int rank) {
         if (!std::filesystem::is_directory(dir)) {
             throw ConfigError(cfg.where("output.report") +
                               fmt::format("directory '{}' does not exist", dir.string()));
+        }
+        if (std::filesystem::is_directory(cfg.report)) {
+            throw ConfigError(cfg.where("output.report") +
+                              fmt::format("'{}' is a directory, not a file", cfg.report));
+        }
+        if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+            throw ConfigError(cfg.where("output.report") + fmt::format("cannot write into '{}': {}",
+                                                                       dir.string(),
+                                                                       std::strerror(errno)));
         }
     }
     return cfg;

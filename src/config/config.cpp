@@ -66,6 +66,7 @@ const std::vector<std::string_view> kSchema = {
     "output.check_every",
     "output.max_abs",
     "output.overwrite",
+    "output.dump_on_failure",
     "run.max_walltime",
 };
 
@@ -312,6 +313,7 @@ void read_output_files(const DeckReader& r, Config& c) {
     }
     if (auto v = r.integer("output.check_every", 0, kMax)) c.check_every = *v;
     if (auto v = r.boolean("output.overwrite")) c.overwrite = *v;
+    if (auto v = r.boolean("output.dump_on_failure")) c.dump_on_failure = *v;
     if (auto v = r.number("output.max_abs")) {
         if (!(*v >= 0) || std::isinf(*v)) r.fail("output.max_abs", "must be finite and >= 0");
         c.max_abs = *v;
@@ -479,7 +481,8 @@ toml::table to_table(const Config& c) {
                                {"checkpoint", c.checkpoint},
                                {"check_every", c.check_interval()},
                                {"max_abs", c.max_abs},
-                               {"overwrite", c.overwrite}}},
+                               {"overwrite", c.overwrite},
+                               {"dump_on_failure", c.dump_on_failure}}},
     };
     if (c.max_walltime > 0) {
         const auto s = static_cast<long long>(c.max_walltime);

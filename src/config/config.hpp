@@ -91,6 +91,9 @@ struct Config {
     std::int64_t check_every = -1;
     double max_abs = 0.0;
     bool overwrite = false;  // replace files another problem left in output.dir
+    // Keep the state of the last good blow-up check (one more field) and write it when a check
+    // fails: {dir}/{prefix}_lastgood_{step:08}.h5.
+    bool dump_on_failure = false;
     [[nodiscard]] std::int64_t check_interval() const {
         if (check_every >= 0) return check_every;
         return progress_every > 0 ? progress_every : 1000;

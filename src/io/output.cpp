@@ -181,16 +181,27 @@ void OutputWriter::write(const OutputContext& ctx) {
     meta.devices = ctx.devices;
     const bool rank0 = comm_rank(ctx.comm) == 0;
     create_directories(ctx.comm);
-    if (ctx.force_checkpoint) {
-        write_checkpoint(ctx, meta);
-        return;
-    }
     auto snapshot = [&](const std::string& path) {
         write_snapshot(path, ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta,
                        disk_precision(cfg_), false);
         if (rank0) write_xdmf(path, *ctx.domain, disk_bytes(cfg_), ctx.time);
         written_.push_back(path);
     };
+    if (ctx.force_checkpoint) {
+        write_checkpoint(ctx, meta);
+        return;
+    }
+    if (ctx.last_good) {
+        const std::string path =
+            fmt::format("{}/{}_lastgood_{:08d}.h5", cfg_.output_dir, cfg_.output_prefix, ctx.step);
+        snapshot(path);
+        if (rank0)
+            std::cerr << fmt::format("gridsim: the last good state, step {}, is in {}", ctx.step,
+                                     path)
+                      << std::endl;
+        return;
+    }
+
     if (snapshot_due(ctx.step)) {
         const std::string path =
             fmt::format("{}/{}_{:08d}.h5", cfg_.output_dir, cfg_.output_prefix, ctx.step);

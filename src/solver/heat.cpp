@@ -66,7 +66,7 @@ RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     while (step < cfg.steps) {
         sim.sweep(params);
         ++step;
-        check_field(sim, cfg, step);
+        check_field(opt, sim, cfg, step);
         output_if_due(opt, sim, cfg, step, step == cfg.steps);
         if (progress.due(step))
             emit_progress(opt, sim, cfg, step, "|u|", sim.norm(), clock.elapsed());

@@ -56,7 +56,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
         if (pending && (show || write || sweep == cfg.steps)) take();
         if (converged) break;
         if (show) emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
-        check_field(sim, cfg, sweep);
+        check_field(opt, sim, cfg, sweep);
         output_if_due(opt, sim, cfg, sweep, sweep == cfg.steps, &history);
         if (sweep < cfg.steps && stop.due(sweep)) {
             // The checkpoint carries every residual up to this sweep: read the one in flight.

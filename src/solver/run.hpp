@@ -58,6 +58,7 @@ struct OutputContext {
     const std::vector<std::pair<std::int64_t, double>>* residual_history = nullptr;
     std::string devices;  // every rank's device, e.g. "4 x NVIDIA H200" (identical on all ranks)
     bool force_checkpoint = false;  // a stop request: write a checkpoint now, nothing else
+    bool last_good = false;         // a blow-up: `field` is the last good state, written as such
 };
 
 // What a run was set up with, known once the simulation exists and before its first step (the

@@ -43,8 +43,9 @@ void Simulation<T>::check_memory(std::size_t field_bytes) {
     const double on_node = owned.size();
     const double field = static_cast<double>(field_bytes);
     const double host_free = static_cast<double>(available_host_memory());
-    const double host_need = (be_.on_device() ? 1.0 : 3.0) * field * on_node;
-    const double dev_need = 2.0 * field;
+    const double kept = cfg_.dump_on_failure ? 1.0 : 0.0;  // the last good state
+    const double host_need = (be_.on_device() ? 1.0 : 3.0 + kept) * field * on_node;
+    const double dev_need = (2.0 + kept) * field;
     const double dev_free = be_.on_device() ? static_cast<double>(be_.free_memory()) : 0.0;
     // {how many times the need exceeds what there is, rank}: MAXLOC finds the neediest rank.
     struct {
@@ -57,15 +58,16 @@ void Simulation<T>::check_memory(std::size_t field_bytes) {
         what = fmt::format(
             "needs {:.3g} GiB of host memory on its node ({} rank(s) x {} "
             "field(s) of {:.3g} GiB), {:.3g} GiB available",
-            host_need / 1073741824.0, owned.size(), be_.on_device() ? 1 : 3, field / 1073741824.0,
+            host_need / 1073741824.0, owned.size(),
+            be_.on_device() ? 1 : 3 + static_cast<int>(kept), field / 1073741824.0,
             host_free / 1073741824.0);
     }
     if (be_.on_device() && dev_need > dev_free && dev_need / dev_free > mine.ratio) {
         mine.ratio = dev_need / dev_free;
         what = fmt::format(
-            "needs {:.3g} GiB of device memory (2 fields of {:.3g} GiB), {:.3g} GiB "
-            "free",
-            dev_need / 1073741824.0, field / 1073741824.0, dev_free / 1073741824.0);
+            "needs {:.3g} GiB of device memory ({} fields of {:.3g} GiB), {:.3g} GiB free",
+            dev_need / 1073741824.0, 2 + static_cast<int>(kept), field / 1073741824.0,
+            dev_free / 1073741824.0);
     }
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, topo_.comm()));
     if (worst.ratio <= 0.0) return;
@@ -243,6 +245,20 @@ template <class T>
 FieldView<const T> Simulation<T>::current_on_host() {
     be_.download(current(), host_copy_);
     return {host_copy_.data(), u_[cur_].extents()};
+}
+
+template <class T>
+void Simulation<T>::keep_last_good() {
+    const FieldExtents& ext = u_[cur_].extents();
+    if (last_good_.extents().total == 0) last_good_ = be_.allocate_field(ext);
+    be_.copy(last_good_.view().data, current().data, static_cast<std::size_t>(ext.total),
+             Lane::boundary);
+}
+
+template <class T>
+HostField Simulation<T>::last_good_host_field() {
+    be_.download(last_good_.view(), host_copy_);
+    return HostField{host_copy_.data(), sizeof(T) == 4, last_good_.extents()};
 }
 
 template <class T>

@@ -49,11 +49,18 @@ public:
     [[nodiscard]] FieldView<const T> current_on_host();
     // The same, precision erased, for the output layer.
     [[nodiscard]] HostField current_host_field();
+    // Keeps a copy of the current field in backend memory (one more field, allocated at the
+    // first call): the last state a check found good (output.dump_on_failure).
+    void keep_last_good();
+    // That copy on the host, and the step it was kept at (-1: none kept).
+    [[nodiscard]] HostField last_good_host_field();
+    std::int64_t last_good_step = -1;
     // The global solved grid on rank 0 (empty elsewhere).
     [[nodiscard]] std::vector<double> gather();
     // Waits for every lane; returns the per-phase totals so far.
     PhaseTimes finish();
 
+    [[nodiscard]] const Config& config() const { return cfg_; }
     [[nodiscard]] const Domain& domain() const { return dom_; }
     [[nodiscard]] const CartTopology& topology() const { return topo_; }
     [[nodiscard]] const Subdomain& subdomain() const { return topo_.subdomain(); }
@@ -93,6 +100,7 @@ private:
     std::int64_t global_updated_ = 0;
     PhaseTimer timer_;
     std::vector<T> host_copy_;
+    Field<T> last_good_;
     std::string devices_;
     // Requested residuals not yet taken, oldest first: the folded local sum (backend memory)
     // and whether the ranks sum it on the device (NCCL) when it is taken.

@@ -241,6 +241,11 @@ void start(Simulation<T>& sim, const RunOptions& opt) {
                 opt.restart_file, bad));
         }
     }
+    // The first good state is the one we start from, unless a restart began from a bad one.
+    if (sim.config().dump_on_failure && sim.stats().nonfinite == 0) {
+        sim.keep_last_good();
+        sim.last_good_step = opt.start_step;
+    }
     announce_start(sim, opt);
 }
 
@@ -330,14 +335,26 @@ void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, con
 // or |u| beyond output.max_abs, end the run on every rank (exit 1) before a checkpoint or
 // another step carries them on.
 template <class T>
-void check_field(Simulation<T>& sim, const Config& cfg, std::int64_t step) {
+void check_field(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step) {
     const std::int64_t every = cfg.check_interval();
     if (every <= 0 || step % every != 0) return;
     const FieldStats s = sim.stats();
     const bool too_big =
         cfg.max_abs > 0 && std::max(std::abs(s.min), std::abs(s.max)) > cfg.max_abs;
-    if (s.nonfinite == 0 && !too_big) return;
+    if (s.nonfinite == 0 && !too_big) {
+        if (cfg.dump_on_failure) {
+            sim.keep_last_good();
+            sim.last_good_step = step;
+        }
+        return;
+    }
     report_blowup(sim, cfg, step, s);
+    if (cfg.dump_on_failure && sim.last_good_step >= 0 && opt.on_output) {
+        OutputContext ctx = output_context(sim, cfg, sim.last_good_step, false, nullptr);
+        ctx.field = sim.last_good_host_field();
+        ctx.last_good = true;
+        opt.on_output(ctx);
+    }
     throw RunFailure("the solution blew up");
 }
 

@@ -148,6 +148,7 @@ class BadInput(unittest.TestCase):
             (["check", deck, "--ranks", "500"], "--ranks 500"),
             (["run", deck, "--report", os.path.join(self.tmp, "no", "dir", "r.json")],
              "does not exist"),
+            (["run", deck, "--report", self.tmp], "is a directory, not a file"),
             (["run", deck, "--restart", os.path.join(self.tmp, "missing.h5")], "no such file"),
             (["run", deck, "--set", "grid.cells=[100000,100000,100000]"], "do not fit"),
             (["compare", self.checkpoint], "b is required"),

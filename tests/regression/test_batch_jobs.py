@@ -191,6 +191,19 @@ class BatchJobs(unittest.TestCase):
         # The checkpoint due at that step was not written from the bad field.
         self.assertFalse(os.path.exists(self.path("blow", "checkpoint.h5")))
 
+    def test_last_good_state_is_dumped(self):
+        out = self.path("dump")
+        rc, stdout, stderr = self.run_to_end(
+            2, out, "--set", "problem.precision=\"float\"", "--set", "initial.amplitude=3e38",
+            "--set", "output.check_every=2", "--set", "output.dump_on_failure=true")
+        self.assertEqual(rc, 1, stdout + stderr)
+        self.assertIn("the last good state, step 0, is in", stderr)
+        with h5py.File(os.path.join(out, "snapshot_lastgood_00000000.h5")) as f:
+            self.assertEqual(int(f.attrs["step"]), 0)
+            u = f["/fields/u"][...]
+        self.assertTrue(np.isfinite(u).all())
+        self.assertGreater(np.abs(u).max(), 1e38)  # the initial state, before the overflow
+
     def test_bound_on_values(self):
         rc, stdout, stderr = self.run_to_end(2, self.path("bound"), "--set",
                                              "initial.amplitude=2.0", "--set", "output.max_abs=1.5",
