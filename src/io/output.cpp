@@ -82,7 +82,8 @@ OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting)
 
 // The first file this run would replace that another problem wrote (its /provenance deck differs
 // in [problem], [grid], [boundary] or [initial]), as an error; "" when there is none. A rerun of
-// the same problem, and a restart, replace their own files.
+// the same problem, and a restart, replace their own files. The checkpoint and the first few
+// snapshots stand for the directory: a run writes them all from one deck.
 std::string OutputWriter::other_runs_files() const {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -91,6 +92,7 @@ std::string OutputWriter::other_runs_files() const {
         const std::string name = e.path().filename().string();
         if (name.rfind(cfg_.output_prefix + "_", 0) == 0 && e.path().extension() == ".h5")
             candidates.push_back(e.path().string());
+        if (candidates.size() > 3) break;
     }
     const std::string mine = problem_identity(cfg_);
     for (const std::string& path : candidates) {
