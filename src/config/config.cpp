@@ -68,6 +68,7 @@ const std::vector<std::string_view> kSchema = {
     "output.overwrite",
     "output.dump_on_failure",
     "run.max_walltime",
+    "run.stall_timeout",
 };
 
 constexpr const char* kProblemNames[] = {"heat", "jacobi"};
@@ -96,17 +97,22 @@ void check_representable(const DeckReader& r, const Config& c) {
               c.face_value[f]);
 }
 
-// "HH:MM:SS" or "D-HH:MM:SS" (Slurm's spelling) in seconds; 0 when it is neither.
+// "HH:MM:SS" or "D-HH:MM:SS" (Slurm's spelling) in seconds; -1 when it is neither.
 double parse_walltime(const std::string& text) {
     int d = 0, h = 0, m = 0, s = 0;
     char tail = 0;
     const bool with_days = std::sscanf(text.c_str(), "%d-%d:%d:%d%c", &d, &h, &m, &s, &tail) == 4;
     if (!with_days) {
         d = 0;
-        if (std::sscanf(text.c_str(), "%d:%d:%d%c", &h, &m, &s, &tail) != 3) return 0.0;
+        if (std::sscanf(text.c_str(), "%d:%d:%d%c", &h, &m, &s, &tail) != 3) return -1.0;
     }
-    if (d < 0 || h < 0 || m < 0 || m > 59 || s < 0 || s > 59) return 0.0;
+    if (d < 0 || h < 0 || m < 0 || m > 59 || s < 0 || s > 59) return -1.0;
     return ((d * 24.0 + h) * 60.0 + m) * 60.0 + s;
+}
+
+std::string hms(double seconds) {
+    const auto s = static_cast<long long>(seconds);
+    return fmt::format("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
 }
 
 // An array key whose length must equal the number of grid dimensions.
@@ -318,6 +324,14 @@ void read_output_files(const DeckReader& r, Config& c) {
         if (!(*v >= 0) || std::isinf(*v)) r.fail("output.max_abs", "must be finite and >= 0");
         c.max_abs = *v;
     }
+    if (auto v = r.string("run.stall_timeout")) {
+        c.stall_timeout = parse_walltime(*v);
+        if (c.stall_timeout < 0)
+            r.fail("run.stall_timeout",
+                   fmt::format("'{}' is not a duration: give \"HH:MM:SS\" (\"00:00:00\" = no "
+                               "watchdog)",
+                               *v));
+    }
     if (auto v = r.string("run.max_walltime")) {
         c.max_walltime = parse_walltime(*v);
         if (c.max_walltime <= 0)
@@ -484,11 +498,9 @@ toml::table to_table(const Config& c) {
                                {"overwrite", c.overwrite},
                                {"dump_on_failure", c.dump_on_failure}}},
     };
-    if (c.max_walltime > 0) {
-        const auto s = static_cast<long long>(c.max_walltime);
-        t.insert("run", toml::table{{"max_walltime", fmt::format("{:02}:{:02}:{:02}", s / 3600,
-                                                                 s / 60 % 60, s % 60)}});
-    }
+    toml::table run{{"stall_timeout", hms(c.stall_timeout)}};
+    if (c.max_walltime > 0) run.insert("max_walltime", hms(c.max_walltime));
+    t.insert("run", run);
     return t;
 }
 

@@ -101,6 +101,9 @@ struct Config {
 
     // [run]
     double max_walltime = 0.0;  // seconds; 0: no limit (else checkpoint and exit 3 before it)
+    // Seconds without a completed step after which a rank ends itself (exit 1): a peer that died
+    // or hangs must not hold the job. 0: no watchdog.
+    double stall_timeout = 600.0;
     [[nodiscard]] std::string checkpoint_path() const {
         return checkpoint.empty() ? output_dir + "/checkpoint.h5" : checkpoint;
     }

@@ -76,6 +76,7 @@ RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
             break;
         }
     }
+    stop.end_of_loop();
     RunResult r = make_result(sim, cfg, opt, step, clock);
     r.stopped = stopped;
 

@@ -67,6 +67,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
             break;
         }
     }
+    stop.end_of_loop();
     if (converged) {
         if (progress.enabled())
             emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());

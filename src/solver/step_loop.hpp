@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <mpi.h>
@@ -17,6 +18,7 @@
 #include "solver/run.hpp"
 #include "solver/simulation.hpp"
 #include "solver/stop_request.hpp"
+#include "solver/watchdog.hpp"
 
 namespace gridsim {
 
@@ -50,7 +52,8 @@ private:
     Clock::time_point last_;
 };
 
-// Makes every rank agree, at the same step, on whether to stop early and why: a signal on any
+// Makes every rank agree, at the same step, on whether to stop early and why (and keeps the stall
+// watchdog fed): a signal on any
 // rank (stop_request.hpp), a STOP file in the output directory (rank 0 looks), or the deck's
 // wall time about to run out (rank 0 estimates from measured step and checkpoint times). One
 // small non-blocking all-reduce is in flight at a time: started at one agreement step and
@@ -65,7 +68,8 @@ public:
           walltime_(cfg.max_walltime),
           process_start_(opt.process_start.value_or(Clock::now())),
           checkpoint_seconds_(opt.checkpoint_seconds),
-          first_step_(opt.start_step) {
+          first_step_(opt.start_step),
+          watchdog_(std::make_unique<StallWatchdog>(cfg.stall_timeout, comm_rank(comm))) {
         GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
         post(first_step_);
     }
@@ -79,6 +83,7 @@ public:
     // After every step, with the step just done; true on every rank at the same step when the
     // run must stop, reason() then says why.
     bool due(std::int64_t step) {
+        if (watchdog_) watchdog_->beat();
         if (step < next_) return false;
         GRIDSIM_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
         if (recv_[0] != 0) {
@@ -94,6 +99,8 @@ public:
         return false;
     }
     [[nodiscard]] const std::string& reason() const { return reason_; }
+    // The loop is over: what follows (final output, the report's measurements) is not a step.
+    void end_of_loop() { watchdog_.reset(); }
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -141,6 +148,7 @@ private:
     std::array<int, 4> recv_{};
     MPI_Request request_ = MPI_REQUEST_NULL;
     std::string reason_;
+    std::unique_ptr<StallWatchdog> watchdog_;  // fed by due(), called after every step
 };
 
 // Wall time of a loop across ranks: starts after a barrier, reports the slowest rank.

@@ -178,6 +178,29 @@ class BatchJobs(unittest.TestCase):
             f"time.steps={step + 2}", "--restart", ckpt)
         self.assertEqual(rc, 0, stdout + stderr)
 
+    def test_a_stalled_rank_ends_the_job(self):
+        # A rank that stops making progress (here: stopped by SIGSTOP, as a hung peer would be)
+        # holds the others in their halo exchange; their watchdogs end them.
+        out = self.path("stall")
+        proc = self.start_and_wait_for_steps(2, out, "--set", 'run.stall_timeout="00:00:03"')
+        ranks = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "gridsim"],
+                               capture_output=True, text=True, check=False).stdout.split()
+        self.assertEqual(len(ranks), 2, ranks)
+        os.kill(int(ranks[1]), signal.SIGSTOP)
+        stopped = time.monotonic()
+        try:
+            _, err = proc.communicate(timeout=60)
+        finally:
+            for pid in ranks:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertLess(time.monotonic() - stopped, 30)
+        self.assertRegex(err, r"gridsim: rank 0: error: no step completed in \d+ s "
+                              r"\(run.stall_timeout\)")
+
     def test_blow_up_ends_every_rank_naming_the_step(self):
         # 3e38 fits in a float; a few steps of the stencil overflow it.
         rc, stdout, stderr = self.run_to_end(

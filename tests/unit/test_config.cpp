@@ -56,6 +56,9 @@ TEST(Config, BatchJobKeys) {
     const Config a = load_config(kDeck, "deck.toml", {"run.max_walltime=\"1-02:03:04\""});
     EXPECT_EQ(a.max_walltime, ((24.0 + 2) * 60 + 3) * 60 + 4);
     EXPECT_EQ(load_config(kDeck, "d", {"run.max_walltime=\"00:10:00\""}).max_walltime, 600.0);
+    // The stall watchdog: ten minutes unless told otherwise; "00:00:00" turns it off.
+    EXPECT_EQ(load_config(kDeck, "d", {}).stall_timeout, 600.0);
+    EXPECT_EQ(load_config(kDeck, "d", {"run.stall_timeout=\"00:00:00\""}).stall_timeout, 0.0);
     // The blow-up check follows the progress line unless told otherwise; never when 0.
     EXPECT_EQ(load_config(kDeck, "d", {"output.progress_every=50"}).check_interval(), 50);
     EXPECT_EQ(load_config(kDeck, "d", {"output.progress_every=0"}).check_interval(), 1000);
@@ -162,6 +165,10 @@ INSTANTIATE_TEST_SUITE_P(
                 kBase + "[run]\nmax_walltime = \"soon\"\n",
                 {},
                 "deck.toml:4: run.max_walltime: 'soon' is not a wall time"},
+        BadDeck{"stall_timeout_word",
+                kBase + "[run]\nstall_timeout = \"never\"\n",
+                {},
+                "run.stall_timeout: 'never' is not a duration"},
         BadDeck{"walltime_minutes",
                 kBase + "[run]\nmax_walltime = \"01:60:00\"\n",
                 {},
