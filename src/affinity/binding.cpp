@@ -144,8 +144,6 @@ Topology Topology::from_xml(const std::string& path) {
     return owned;
 }
 
-int Topology::numa_nodes() const { return static_cast<int>(numa_objects(t_.get()).size()); }
-
 std::vector<int> Topology::numa_node_ids() const {
     std::vector<int> ids;
     for (hwloc_obj_t n : numa_objects(t_.get())) ids.push_back(static_cast<int>(n->os_index));
@@ -236,6 +234,10 @@ BoundState bound_state(const Topology& topo) {
     if (policy == HWLOC_MEMBIND_BIND || policy == HWLOC_MEMBIND_INTERLEAVE)
         s.mem_nodes = list_of(nodes.get());
     return s;
+}
+
+bool list_contains(const std::string& list, int id) {
+    return hwloc_bitmap_isset(parse_list(list).get(), static_cast<unsigned>(id)) != 0;
 }
 
 std::string pages_numa_nodes(const Topology& topo, const void* p, std::size_t bytes) {

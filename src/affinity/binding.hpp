@@ -25,7 +25,6 @@ public:
     // A topology exported by hwloc (lstopo --of xml), for deciding only. Throws on a bad file.
     static Topology from_xml(const std::string& path);
 
-    [[nodiscard]] int numa_nodes() const;
     [[nodiscard]] std::vector<int> numa_node_ids() const;  // OS indices, ascending
     [[nodiscard]] std::string all_cpus() const;            // hwloc list syntax, e.g. "0-63"
     [[nodiscard]] hwloc_topology* get() const { return t_.get(); }
@@ -71,6 +70,9 @@ struct BoundState {
     std::string policy;     // "bind", "default", "interleave", ... (hwloc's names)
 };
 BoundState bound_state(const Topology& topo);
+
+// Whether an hwloc list ("0-3,8") holds `id`.
+bool list_contains(const std::string& list, int id);
 
 // NUMA node(s) holding the pages of [p, p + bytes) ("unknown" when the OS does not say).
 std::string pages_numa_nodes(const Topology& topo, const void* p, std::size_t bytes);

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <unistd.h>
-#include <chrono>
-#include <cmath>
 
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -63,16 +63,22 @@ std::string unusable_directory(const std::string& dir) {
     return {};
 }
 
+// The output directory, and the checkpoint's when it has one of its own.
+std::vector<std::string> OutputWriter::directories() const {
+    std::vector<std::string> out = {cfg_.output_dir};
+    const std::string ckpt = std::filesystem::path(cfg_.checkpoint_path()).parent_path().string();
+    if (!ckpt.empty()) out.push_back(ckpt);
+    return out;
+}
+
 // The directories are only checked here: they are made at the first write, so a run refused
 // before it writes anything leaves nothing behind.
 OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting)
     : cfg_(cfg), deck_toml_(to_toml(cfg)) {
     std::string error;
     if (comm_rank(comm) == 0) {
-        for (const std::string& d :
-             {cfg_.output_dir,
-              std::filesystem::path(cfg_.checkpoint_path()).parent_path().string()}) {
-            if (error.empty() && !d.empty()) error = unusable_directory(d);
+        for (const std::string& d : directories()) {
+            if (error.empty()) error = unusable_directory(d);
         }
         if (error.empty() && !restarting && !cfg_.overwrite) error = other_runs_files();
     }
@@ -121,11 +127,9 @@ void OutputWriter::create_directories(MPI_Comm comm) {
     directories_made_ = true;
     std::string error;
     if (comm_rank(comm) == 0) {
-        for (const std::string& d :
-             {cfg_.output_dir,
-              std::filesystem::path(cfg_.checkpoint_path()).parent_path().string()}) {
+        for (const std::string& d : directories()) {
             std::error_code ec;
-            if (!d.empty()) std::filesystem::create_directories(d, ec);
+            std::filesystem::create_directories(d, ec);
             if (ec) {
                 error = fmt::format("cannot create directory '{}': {}", d, ec.message());
                 break;

@@ -28,11 +28,11 @@ public:
     void attach(RunOptions& opt);
 
     [[nodiscard]] const std::vector<std::string>& written() const { return written_; }
-    [[nodiscard]] double last_checkpoint_seconds() const { return checkpoint_seconds_; }
 
 private:
     [[nodiscard]] bool snapshot_due(std::int64_t step) const;
     [[nodiscard]] bool checkpoint_due(std::int64_t step) const;
+    [[nodiscard]] std::vector<std::string> directories() const;
     void create_directories(MPI_Comm comm);
     [[nodiscard]] std::string other_runs_files() const;
     void write_checkpoint(const OutputContext& ctx, SnapshotMeta meta);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "affinity/binding.hpp"
@@ -142,10 +145,33 @@ std::string reduction_rows(Backend<T>& be, std::size_t bytes, int reps, double c
     return out;
 }
 
-}  // namespace
+// The calling thread's memory policy bound to `nodes` while alive, `restore` afterwards.
+class MemoryPolicy {
+public:
+    MemoryPolicy(const Topology& topo, const std::string& nodes, std::string restore)
+        : topo_(topo), restore_(std::move(restore)) {
+        BindDecision d;
+        d.mem_nodes = nodes;
+        apply_binding(topo_, d);
+    }
+    MemoryPolicy(const MemoryPolicy&) = delete;
+    MemoryPolicy& operator=(const MemoryPolicy&) = delete;
+    ~MemoryPolicy() {
+        BindDecision d;
+        d.mem_nodes = restore_;
+        try {
+            apply_binding(topo_, d);
+        } catch (const std::exception&) {  // it was bound there before: cannot fail in practice
+        }
+    }
+
+private:
+    const Topology& topo_;
+    std::string restore_;
+};
 
 // Pinned host<->device bandwidth with the buffer on a NUMA node other than the GPU's (the cost
-// of a wrong placement), when the machine has one; the memory policy is restored afterwards.
+// of a wrong placement), when the machine has one.
 std::string remote_pinned_rows(const DeviceRuntime& rt, const RankPlacement& local,
                                const BenchOptions& opt) {
     const Topology topo = Topology::system();
@@ -153,30 +179,24 @@ std::string remote_pinned_rows(const DeviceRuntime& rt, const RankPlacement& loc
     if (ids.size() < 2) return fmt::format("  {:<44} none (one NUMA node)\n", "remote NUMA node");
     if (local.mem_nodes.empty())
         return fmt::format("  {:<44} not measured ({})\n", "remote NUMA node", local.note);
-    int remote = -1;
-    for (int id : ids) {
-        if (local.mem_nodes != std::to_string(id)) {
-            remote = id;
-            break;
-        }
-    }
-    BindDecision there;
-    there.mem_nodes = std::to_string(remote);
-    apply_binding(topo, there);
+    const auto remote = std::find_if(ids.begin(), ids.end(),
+                                     [&](int id) { return !list_contains(local.mem_nodes, id); });
+    if (remote == ids.end())
+        return fmt::format("  {:<44} none (the GPU's nodes are all of them)\n", "remote NUMA node");
+    const MemoryPolicy there(topo, std::to_string(*remote), local.mem_nodes);
     std::string out;
     for (const Direction dir : {Direction::host_to_device, Direction::device_to_host}) {
         out += fmt::format(
             "  {:<44} {:10.1f} GB/s\n",
             fmt::format("{}, pinned on remote node {}",
                         dir == Direction::host_to_device ? "host -> device" : "device -> host",
-                        remote),
+                        *remote),
             rt.transfer_bandwidth(HostMemory::pinned, dir, opt.bytes, opt.reps) / 1e9);
     }
-    BindDecision back;
-    back.mem_nodes = local.mem_nodes;
-    apply_binding(topo, back);
     return out;
 }
+
+}  // namespace
 
 std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
     Config cfg;  // defaults: backend auto, staged transport

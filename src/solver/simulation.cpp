@@ -248,7 +248,8 @@ FieldView<const T> Simulation<T>::current_on_host() {
 }
 
 template <class T>
-void Simulation<T>::keep_last_good() {
+void Simulation<T>::keep_last_good(std::int64_t step) {
+    last_good_step_ = step;
     const FieldExtents& ext = u_[cur_].extents();
     if (last_good_.extents().total == 0) last_good_ = be_.allocate_field(ext);
     be_.copy(last_good_.view().data, current().data, static_cast<std::size_t>(ext.total),

@@ -49,12 +49,13 @@ public:
     [[nodiscard]] FieldView<const T> current_on_host();
     // The same, precision erased, for the output layer.
     [[nodiscard]] HostField current_host_field();
-    // Keeps a copy of the current field in backend memory (one more field, allocated at the
-    // first call): the last state a check found good (output.dump_on_failure).
-    void keep_last_good();
+    // Keeps a copy of the current field, the state at `step`, in backend memory (one more
+    // field, allocated at the first call): the last state a check found good
+    // (output.dump_on_failure).
+    void keep_last_good(std::int64_t step);
     // That copy on the host, and the step it was kept at (-1: none kept).
     [[nodiscard]] HostField last_good_host_field();
-    std::int64_t last_good_step = -1;
+    [[nodiscard]] std::int64_t last_good_step() const { return last_good_step_; }
     // The global solved grid on rank 0 (empty elsewhere).
     [[nodiscard]] std::vector<double> gather();
     // Waits for every lane; returns the per-phase totals so far.
@@ -101,6 +102,7 @@ private:
     PhaseTimer timer_;
     std::vector<T> host_copy_;
     Field<T> last_good_;
+    std::int64_t last_good_step_ = -1;
     std::string devices_;
     // Requested residuals not yet taken, oldest first: the folded local sum (backend memory)
     // and whether the ranks sum it on the device (NCCL) when it is taken.

@@ -64,13 +64,13 @@ class StopMonitor {
 public:
     StopMonitor(MPI_Comm comm, const Config& cfg, const RunOptions& opt)
         : comm_(comm),
+          rank_(comm_rank(comm)),
           stop_file_((std::filesystem::path(cfg.output_dir) / "STOP").string()),
           walltime_(cfg.max_walltime),
           process_start_(opt.process_start.value_or(Clock::now())),
           checkpoint_seconds_(opt.checkpoint_seconds),
           first_step_(opt.start_step),
-          watchdog_(std::make_unique<StallWatchdog>(cfg.stall_timeout, comm_rank(comm))) {
-        GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+          watchdog_(std::make_unique<StallWatchdog>(cfg.stall_timeout, rank_)) {
         post(first_step_);
     }
     StopMonitor(const StopMonitor&) = delete;
@@ -178,6 +178,19 @@ private:
     std::chrono::steady_clock::time_point start_;
 };
 
+// What the run was set up with, as both the start header (RunStart) and the result (RunResult)
+// report it.
+template <class T, class Out>
+void describe_setup(const Simulation<T>& sim, Out& out) {
+    const BackendChoice<T>& be = sim.backend();
+    out.backend = be.backend->name();
+    out.backend_note = be.note;
+    out.launch = be.backend->launch_description();
+    out.transport = sim.transport_name();
+    out.process_grid = sim.topology().process_grid();
+    out.ranks = sim.topology().size();
+}
+
 // The parts of a RunResult every problem fills the same way, once the loop is over: waits for
 // all work, then measures the copy bandwidth the report compares against.
 template <class T>
@@ -189,15 +202,10 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.loop_seconds = clock.slowest();
     if (opt.process_start) r.startup_seconds = clock.since(*opt.process_start);
     const BackendChoice<T>& be = sim.backend();
-    r.backend = be.backend->name();
-    r.backend_note = be.note;
-    r.launch = be.backend->launch_description();
+    describe_setup(sim, r);
     r.placement = be.placement;
     if (be.device.device >= 0) r.device = be.device.name + " (" + be.device.pci_bus_id + ")";
     if (opt.measure_copy_bandwidth) r.copy_bandwidth = be.backend->measure_copy_bandwidth();
-    r.transport = sim.transport_name();
-    r.process_grid = sim.topology().process_grid();
-    r.ranks = sim.topology().size();
     r.steps = steps;
     r.start_step = opt.start_step;
     r.dt = cfg.dt;
@@ -213,14 +221,8 @@ template <class T>
 void announce_start(Simulation<T>& sim, const RunOptions& opt) {
     if (!opt.on_start) return;
     RunStart s;
-    const BackendChoice<T>& be = sim.backend();
-    s.backend = be.backend->name();
-    s.backend_note = be.note;
-    s.transport = sim.transport_name();
-    s.launch = be.backend->launch_description();
+    describe_setup(sim, s);
     s.devices = sim.devices();
-    s.process_grid = sim.topology().process_grid();
-    s.ranks = sim.topology().size();
     s.start_step = opt.start_step;
     unsigned long long bytes = sim.field_bytes();
     unsigned long long largest = 0;
@@ -229,6 +231,21 @@ void announce_start(Simulation<T>& sim, const RunOptions& opt) {
     s.field_bytes_max = static_cast<std::size_t>(largest);
     s.placements = gather_placements(sim.topology().comm(), sim.backend().placement);
     opt.on_start(s);
+}
+
+// A checkpoint that holds NaN or Inf would only carry a blow-up on (refused unless asked for);
+// a good starting state is the first that output.dump_on_failure keeps. One collective count
+// serves both.
+template <class T>
+void check_start_state(Simulation<T>& sim, const RunOptions& opt) {
+    const std::int64_t bad = sim.stats().nonfinite;
+    if (opt.load_field && bad > 0 && !opt.allow_nonfinite_restart) {
+        throw ConfigError(fmt::format(
+            "--restart {}: the checkpoint holds {} non-finite value(s) (--allow-nonfinite "
+            "continues from it anyway)",
+            opt.restart_file, bad));
+    }
+    if (sim.config().dump_on_failure && bad == 0) sim.keep_last_good(opt.start_step);
 }
 
 // Starts the simulation from the initial condition, or from a checkpoint (opt.load_field).
@@ -240,20 +257,8 @@ void start(Simulation<T>& sim, const RunOptions& opt) {
         sim.initialise([&](const HostField& f) {
             opt.load_field(sim.topology().comm(), sim.domain(), sim.subdomain(), f);
         });
-        // A checkpoint that holds NaN or Inf would only carry a blow-up on (collective count).
-        const std::int64_t bad = sim.stats().nonfinite;
-        if (bad > 0 && !opt.allow_nonfinite_restart) {
-            throw ConfigError(fmt::format(
-                "--restart {}: the checkpoint holds {} non-finite value(s) (--allow-nonfinite "
-                "continues from it anyway)",
-                opt.restart_file, bad));
-        }
     }
-    // The first good state is the one we start from, unless a restart began from a bad one.
-    if (sim.config().dump_on_failure && sim.stats().nonfinite == 0) {
-        sim.keep_last_good();
-        sim.last_good_step = opt.start_step;
-    }
+    if (opt.load_field || sim.config().dump_on_failure) check_start_state(sim, opt);
     announce_start(sim, opt);
 }
 
@@ -297,13 +302,16 @@ void write_stop_checkpoint(const RunOptions& opt, Simulation<T>& sim, const Conf
     opt.on_output(ctx);
 }
 
+// |v| beyond output.max_abs (never when there is no bound).
+inline bool beyond_bound(double v, const Config& cfg) {
+    return cfg.max_abs > 0 && std::abs(v) > cfg.max_abs;
+}
+
 // Prints where the field went bad: rank 0 the totals, every rank that holds a bad point the
 // global index and value of its first (x fastest) and its count.
 template <class T>
 void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, const FieldStats& s) {
-    auto bad = [&](double v) {
-        return !std::isfinite(v) || (cfg.max_abs > 0 && std::abs(v) > cfg.max_abs);
-    };
+    auto bad = [&](double v) { return !std::isfinite(v) || beyond_bound(v, cfg); };
     const FieldView<const T> u = sim.current_on_host();
     const Subdomain& sub = sim.subdomain();
     const Domain& dom = sim.domain();
@@ -347,18 +355,14 @@ void check_field(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, s
     const std::int64_t every = cfg.check_interval();
     if (every <= 0 || step % every != 0) return;
     const FieldStats s = sim.stats();
-    const bool too_big =
-        cfg.max_abs > 0 && std::max(std::abs(s.min), std::abs(s.max)) > cfg.max_abs;
+    const bool too_big = beyond_bound(s.min, cfg) || beyond_bound(s.max, cfg);
     if (s.nonfinite == 0 && !too_big) {
-        if (cfg.dump_on_failure) {
-            sim.keep_last_good();
-            sim.last_good_step = step;
-        }
+        if (cfg.dump_on_failure) sim.keep_last_good(step);
         return;
     }
     report_blowup(sim, cfg, step, s);
-    if (cfg.dump_on_failure && sim.last_good_step >= 0 && opt.on_output) {
-        OutputContext ctx = output_context(sim, cfg, sim.last_good_step, false, nullptr);
+    if (cfg.dump_on_failure && sim.last_good_step() >= 0 && opt.on_output) {
+        OutputContext ctx = output_context(sim, cfg, sim.last_good_step(), false, nullptr);
         ctx.field = sim.last_good_host_field();
         ctx.last_good = true;
         opt.on_output(ctx);

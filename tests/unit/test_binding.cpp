@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "affinity/binding.hpp"
 
@@ -52,7 +53,7 @@ void expect_untouched(const BindDecision& d) {
 
 TEST(Binding, TwoSocketsEachGpuGoesToItsSocket) {
     const Topology t = machine("two_sockets_four_gpus");
-    EXPECT_EQ(t.numa_nodes(), 2);
+    EXPECT_EQ(t.numa_node_ids(), (std::vector<int>{0, 1}));
     EXPECT_EQ(t.all_cpus(), "0-15");
     expect_bound(gpu(t, "0000:01:00.0"), "0", "0-7");
     expect_bound(gpu(t, "0000:02:00.0"), "0", "0-7");
@@ -62,7 +63,7 @@ TEST(Binding, TwoSocketsEachGpuGoesToItsSocket) {
 
 TEST(Binding, EightGpusOnFourNumaNodes) {
     const Topology t = machine("eight_gpus_two_sockets");
-    EXPECT_EQ(t.numa_nodes(), 4);
+    EXPECT_EQ(t.numa_node_ids(), (std::vector<int>{0, 1, 2, 3}));
     expect_bound(gpu(t, "0000:01:00.0"), "0", "0-7");
     expect_bound(gpu(t, "0000:42:00.0"), "1", "8-15");
     expect_bound(gpu(t, "0000:81:00.0"), "2", "16-23");
@@ -109,7 +110,7 @@ TEST(Binding, NoPciInformation) {
 
 TEST(Binding, OneNumaNodeBindsMemoryThereAndKeepsTheLaunchersCpus) {
     const Topology t = machine("one_numa_node");
-    EXPECT_EQ(t.numa_nodes(), 1);
+    EXPECT_EQ(t.numa_node_ids(), (std::vector<int>{0}));
     const BindDecision d = gpu(t, "0000:18:00.0", BindMode::strict, "2-3");
     expect_bound(d, "0", "2-3");
     EXPECT_NE(d.note.find("the only one"), std::string::npos) << d.note;
@@ -150,6 +151,14 @@ TEST(Binding, CpuRanksAreSpreadOverTheNumaNodesTheyMayUse) {
     expect_bound(cpu_rank(t, 1, 2, "16-31"), "3", "24-31");
     // One core: its own node only.
     expect_bound(cpu_rank(t, 3, 4, "9"), "1", "9");
+}
+
+TEST(Binding, ListsHoldTheirMembers) {
+    EXPECT_TRUE(list_contains("0-3,8", 0));
+    EXPECT_TRUE(list_contains("0-3,8", 3));
+    EXPECT_TRUE(list_contains("0-3,8", 8));
+    EXPECT_FALSE(list_contains("0-3,8", 5));
+    EXPECT_FALSE(list_contains("1", 0));
 }
 
 TEST(Binding, AMissingTopologyFileIsAnError) {
