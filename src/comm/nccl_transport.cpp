@@ -6,6 +6,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "comm/background_check.hpp"
 
 namespace gridsim {
 
@@ -28,7 +33,17 @@ namespace {
     std::abort();
 }
 
-// RAII for an NCCL communicator over the ranks of an MPI communicator.
+// How often the communicator's asynchronous error state is read (a flag read, no call into
+// the GPU): a broken connection ends the rank within a fraction of a second.
+constexpr double kAsyncErrorPollSeconds = 0.2;
+
+// RAII for an NCCL communicator over the ranks of an MPI communicator. A thread polls
+// ncclCommGetAsyncError: NCCL reports a failed peer connection (network, socket, a proxy that
+// died) only there, while this rank's kernels keep spinning on data that will never come; on
+// an error the thread names it, aborts the communicator (which makes those kernels return) and
+// ends the rank (BackgroundCheck). An orderly end destroys the communicator; an end by an
+// exception aborts it, since ncclCommDestroy waits for operations a failed peer never
+// completes.
 class NcclComm {
 public:
     explicit NcclComm(MPI_Comm comm) {
@@ -36,14 +51,35 @@ public:
         if (comm_rank(comm) == 0) GRIDSIM_NCCL_CHECK(ncclGetUniqueId(&id));
         GRIDSIM_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm));
         GRIDSIM_NCCL_CHECK(ncclCommInitRank(&comm_, comm_size(comm), id, comm_rank(comm)));
+        watch_ = std::make_unique<BackgroundCheck>(
+            kAsyncErrorPollSeconds, comm_rank(MPI_COMM_WORLD),
+            [c = comm_] { return async_error(c); }, [c = comm_] { ncclCommAbort(c); });
     }
     NcclComm(const NcclComm&) = delete;
     NcclComm& operator=(const NcclComm&) = delete;
-    ~NcclComm() { ncclCommDestroy(comm_); }
+    ~NcclComm() {
+        watch_.reset();
+        if (std::uncaught_exceptions() > 0) {
+            ncclCommAbort(comm_);
+        } else {
+            ncclCommDestroy(comm_);
+        }
+    }
     [[nodiscard]] ncclComm_t get() const { return comm_; }
 
 private:
+    // "" while the communicator is healthy, else what went wrong.
+    static std::string async_error(ncclComm_t comm) {
+        ncclResult_t state = ncclSuccess;
+        const ncclResult_t rc = ncclCommGetAsyncError(comm, &state);
+        if (rc != ncclSuccess) state = rc;
+        if (state == ncclSuccess || state == ncclInProgress) return {};
+        return fmt::format("NCCL reported an asynchronous error on the halo communicator: {} ({})",
+                           ncclGetErrorString(state), ncclGetLastError(comm));
+    }
+
     ncclComm_t comm_ = nullptr;
+    std::unique_ptr<BackgroundCheck> watch_;
 };
 
 template <class T>

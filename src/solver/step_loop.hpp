@@ -347,13 +347,13 @@ void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, con
                   << std::endl;
 }
 
-// Every cfg.check_interval() steps, a device reduction and one all-reduce: non-finite values,
-// or |u| beyond output.max_abs, end the run on every rank (exit 1) before a checkpoint or
-// another step carries them on.
+// Every cfg.check_interval() steps and at the last step, a device reduction and one all-reduce:
+// non-finite values, or |u| beyond output.max_abs, end the run on every rank (exit 1) before a
+// checkpoint, another step or the final output carries them on.
 template <class T>
 void check_field(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step) {
     const std::int64_t every = cfg.check_interval();
-    if (every <= 0 || step % every != 0) return;
+    if (every <= 0 || (step % every != 0 && step != cfg.steps)) return;
     const FieldStats s = sim.stats();
     const bool too_big = beyond_bound(s.min, cfg) || beyond_bound(s.max, cfg);
     if (s.nonfinite == 0 && !too_big) {

@@ -1,43 +1,24 @@
 #include "solver/watchdog.hpp"
 
-#include <unistd.h>
+#include <fmt/format.h>
 
-#include <cstdio>
+#include <algorithm>
 
 namespace gridsim {
 
-StallWatchdog::StallWatchdog(double timeout_s, int rank)
-    : timeout_s_(timeout_s), rank_(rank), last_(now_ns()) {
-    if (timeout_s_ > 0) thread_ = std::thread([this] { watch(); });
-}
-
-StallWatchdog::~StallWatchdog() {
-    if (!thread_.joinable()) return;
-    {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        done_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-}
-
-// Checks a few times per timeout. The exit is _exit: no MPI call from this thread (the library
-// is initialised for the main thread only), no destructors racing the stuck main thread; the
-// launcher sees a rank that failed and the other ranks' watchdogs end them too.
-void StallWatchdog::watch() {
-    const auto period = std::chrono::duration<double>(timeout_s_ / 8 < 1.0 ? timeout_s_ / 8 : 1.0);
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, period, [this] { return done_; })) {
+// Looks a few times per timeout (at least once a second), so the rank ends within ~1/8 of the
+// timeout after it passed.
+StallWatchdog::StallWatchdog(double timeout_s, int rank) : timeout_s_(timeout_s), last_(now_ns()) {
+    if (timeout_s_ <= 0) return;
+    check_ = std::make_unique<BackgroundCheck>(std::min(timeout_s_ / 8, 1.0), rank, [this] {
         const double idle =
             static_cast<double>(now_ns() - last_.load(std::memory_order_relaxed)) * 1e-9;
-        if (idle < timeout_s_) continue;
-        std::fprintf(stderr,
-                     "gridsim: rank %d: error: no step completed in %.0f s (run.stall_timeout): a "
-                     "peer died or an exchange hangs; ending this rank\n",
-                     rank_, idle);
-        std::fflush(stderr);
-        ::_exit(1);
-    }
+        if (idle < timeout_s_) return std::string();
+        return fmt::format(
+            "no step completed in {:.0f} s (run.stall_timeout): a peer died or an exchange "
+            "hangs; ending this rank",
+            idle);
+    });
 }
 
 }  // namespace gridsim

@@ -7,9 +7,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+#include <memory>
+
+#include "comm/background_check.hpp"
 
 namespace gridsim {
 
@@ -17,9 +17,6 @@ class StallWatchdog {
 public:
     // timeout <= 0: no thread, beat() does nothing.
     StallWatchdog(double timeout_s, int rank);
-    ~StallWatchdog();
-    StallWatchdog(const StallWatchdog&) = delete;
-    StallWatchdog& operator=(const StallWatchdog&) = delete;
 
     // A step completed.
     void beat() { last_.store(now_ns(), std::memory_order_relaxed); }
@@ -30,15 +27,10 @@ private:
                    std::chrono::steady_clock::now().time_since_epoch())
             .count();
     }
-    void watch();
 
     double timeout_s_;
-    int rank_;
     std::atomic<long long> last_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool done_ = false;
-    std::thread thread_;
+    std::unique_ptr<BackgroundCheck> check_;  // last: its thread reads the members above
 };
 
 }  // namespace gridsim

@@ -235,6 +235,18 @@ class BatchJobs(unittest.TestCase):
         self.assertRegex(stderr, r"step 3: the solution blew up: 0 non-finite value\(s\), \|u\| "
                                  r"up to [0-9.]+ against output.max_abs = 1.5")
 
+    def test_last_step_is_checked(self):
+        # 10 steps, a check every 1000: only the last step's check sees the bound passed, and the
+        # final snapshot is not written from that field.
+        out = self.path("last")
+        rc, stdout, stderr = self.run_to_end(1, out, "--quiet", "--set", "time.steps=10",
+                                             "--set", "initial.amplitude=2.0", "--set",
+                                             "output.max_abs=1.5", "--set",
+                                             "output.write_final=true")
+        self.assertEqual(rc, 1, stdout + stderr)
+        self.assertIn("step 10: the solution blew up", stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "snapshot_final.h5")))
+
     def test_injected_nan_on_one_rank(self):
         out = self.path("nan")
         rc, stdout, stderr = self.run_to_end(4, out, "--quiet", "--set", "time.steps=10", "--set",
