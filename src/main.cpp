@@ -21,6 +21,8 @@
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "config/config.hpp"
+#include "field/field.hpp"
+#include "grid/domain.hpp"
 #include "io/compare.hpp"
 #include "io/output.hpp"
 #include "io/provenance.hpp"
@@ -116,21 +118,40 @@ std::array<int, 3> grid_for_ranks(const Config& cfg, int ranks) {
     return grid;
 }
 
+// Bytes of the two fields of the largest rank on `grid`, halos included (the block at coords
+// 0: the first blocks take the remainder points), without the row padding a backend may add:
+// what a run needs at least, before it knows its backend.
+double field_bytes_per_rank(const Config& cfg, const std::array<int, 3>& grid) {
+    const gridsim::Domain dom = gridsim::make_domain(cfg);
+    const gridsim::Subdomain sub = gridsim::make_subdomain(dom, grid, {0, 0, 0});
+    const auto ext = gridsim::FieldExtents::make(cfg.dims, sub.size, gridsim::kStencilRadius);
+    const double value = cfg.precision == gridsim::Precision::float32 ? 4.0 : 8.0;
+    return 2.0 * static_cast<double>(ext.total) * value;
+}
+
 int cmd_check(const Options& opt, int rank) {
     const Config cfg = load(opt, rank);
     std::array<int, 3> grid{1, 1, 1};
     if (opt.ranks > 0) grid = grid_for_ranks(cfg, opt.ranks);
     if (rank != 0) return 0;
     const std::vector<int> shown(grid.begin(), grid.begin() + cfg.dims);
+    const int ranks = std::max(opt.ranks, 1);
+    const double bytes = field_bytes_per_rank(cfg, grid);
     if (opt.json) {
         nlohmann::json doc = nlohmann::json::parse(gridsim::to_json(cfg));
         if (opt.ranks > 0) doc["process_grid_for_ranks"] = {{"ranks", opt.ranks}, {"grid", shown}};
+        doc["field_bytes_per_rank"] = {{"ranks", ranks}, {"bytes", static_cast<long long>(bytes)}};
         std::cout << doc.dump(2) << std::endl;
     } else {
         std::cout << "# " << opt.deck << ": valid\n";
         if (opt.ranks > 0)
             std::cout << fmt::format("# process grid for {} ranks: {}\n", opt.ranks,
                                      fmt::join(shown, "x"));
+        // The run checks this against the free memory of the machine it runs on.
+        std::cout << fmt::format(
+            "# memory per rank at {} rank(s): {:.3g} GiB (two fields with halos, largest rank; "
+            "the CPU backend keeps a third copy)\n",
+            ranks, bytes / 1073741824.0);
         std::cout << gridsim::to_toml(cfg) << std::flush;
     }
     return 0;

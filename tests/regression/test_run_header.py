@@ -54,6 +54,23 @@ class RunHeader(unittest.TestCase):
         self.assertIn(f"checkpoint every 2 to {self.tmp}/out/checkpoint.h5", head)
         self.assertIn(f"final snapshot, checkpoint every 2", head)
 
+    def test_check_gives_the_memory_per_rank(self):
+        # No process grid in the deck: gridsim chooses one for 3 ranks; the largest block takes
+        # the remainder points (ceil), one halo layer per side, two double fields.
+        deck = os.path.join(self.tmp, "free.toml")
+        with open(deck, "w") as f:
+            f.write("[grid]\ncells = [40, 25, 19]\n")
+        res = subprocess.run([GRIDSIM, "check", deck, "--ranks", "3", "--json"],
+                             capture_output=True, text=True, check=True, timeout=60)
+        doc = json.loads(res.stdout)
+        grid = doc["process_grid_for_ranks"]["grid"]
+        block = [-(-n // p) for n, p in zip((40, 25, 19), grid)]
+        expect = 2 * 8 * (block[0] + 2) * (block[1] + 2) * (block[2] + 2)
+        self.assertEqual(doc["field_bytes_per_rank"], {"ranks": 3, "bytes": expect})
+        text = subprocess.run([GRIDSIM, "check", deck, "--ranks", "3"], capture_output=True,
+                              text=True, check=True, timeout=60).stdout
+        self.assertIn(f"# memory per rank at 3 rank(s): {expect / 2**30:.3g} GiB", text)
+
     def test_verbose_prints_the_placement_map_and_the_report_holds_it(self):
         report = os.path.join(self.tmp, "r.json")
         out = self.run_gridsim("--verbose", "--report", report)
