@@ -17,6 +17,7 @@
 #include "grid/box.hpp"
 #include "kernels/initial.hpp"
 #include "kernels/stencil.hpp"
+#include "kernels/vector_ops.hpp"
 
 namespace gridsim {
 
@@ -104,6 +105,23 @@ public:
     virtual double sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box) = 0;
     virtual double sum_sq(FieldView<const T> a, const Box& box) = 0;
     virtual FieldStats stats(FieldView<const T> a, const Box& box) = 0;
+
+    // u = value at every point of `box`, ordered on the boundary lane.
+    virtual void fill(FieldView<T> u, const Box& box, T value) = 0;
+
+    // The CG solver's vector operations (solver/cg.hpp), on the boundary lane, returning sums
+    // to the host (this rank's part; they wait for the lane).
+    // The BLAS sequence (parallel.cg_kernels = "cublas"; the CUDA backend calls cuBLAS): over
+    // the whole allocation of equally shaped fields, halos and row padding included; the solver
+    // keeps those entries zero wherever a sum must be exact.
+    virtual void axpy(T a, FieldView<const T> x, FieldView<T> y) = 0;    // y += a x
+    virtual void scale(T a, FieldView<T> x) = 0;                         // x *= a
+    virtual double dot(FieldView<const T> x, FieldView<const T> y) = 0;  // sum x y
+    // The fused passes (parallel.cg_kernels = "fused"; kernels/vector_ops.hpp): one pass over
+    // `box` each, sums in double in a fixed order.
+    virtual double cg_update(const CgUpdate<T>& s, const Box& box) = 0;  // returns sum r z
+    virtual void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) = 0;
+    virtual double dot(FieldView<const T> x, FieldView<const T> y, const Box& box) = 0;
 
     // Each lane's later work waits for the other lane's work issued so far.
     virtual void join_lanes() = 0;

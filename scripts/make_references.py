@@ -7,6 +7,11 @@
   jacobi2d_small.h5  inputs/jacobi2d_small.toml: the 2D jacobi benchmark computed with NumPy in
                      float32, the standard algorithm on the full array (boundary columns, mirror
                      rows), 500 sweeps.
+  heat3d_implicit.h5 inputs/heat3d_implicit.toml: backward Euler, each step's linear system
+                     (I - alpha dt Lap_h) u' = u over the solved points (Dirichlet neighbours
+                     moved to the right-hand side) assembled as a dense matrix and solved with
+                     numpy.linalg.solve (LU), not by CG; initial condition and faces as README,
+                     "Deck keys", defines them.
 
 Same layout as gridsim's files (/fields/u [nz][ny][nx], /grid attributes), so `gridsim compare`
 reads both. Needs numpy and h5py:  python3 scripts/make_references.py [OUTDIR]
@@ -69,8 +74,63 @@ def jacobi_small(outdir):
           "scripts/make_references.py: NumPy float32 jacobi benchmark")
 
 
+def heat_implicit(outdir):
+    # inputs/heat3d_implicit.toml
+    cells, length = (20, 16, 12), (1.2, 1.0, 0.8)
+    periodic = (True, False, False)
+    faces = (0.0, 0.0, 1.0, -0.5, 0.25, 0.0)  # x_lo, x_hi, y_lo, y_hi, z_lo, z_hi
+    centre, radius, amplitude, background = (0.31, 0.47, 0.52), 0.27, 2.0, 0.0
+    alpha, cfl, steps = 0.5, 40.0, 10
+    h = [length[d] / (cells[d] - 1) for d in range(3)]
+    inv_h2 = 1.0 / (h[0] * h[0]) + 1.0 / (h[1] * h[1]) + 1.0 / (h[2] * h[2])
+    dt = cfl * (1.0 / (2.0 * alpha * inv_h2))
+    r = [alpha * dt / (h[d] * h[d]) for d in range(3)]
+
+    # u[i, j, k] here (x first); hot spot: distance <= radius * shortest length, not wrapped.
+    idx = np.indices(cells)
+    dist2 = sum((idx[d] * h[d] - centre[d] * length[d]) ** 2 for d in range(3))
+    u = np.where(dist2 <= (radius * min(length)) ** 2, amplitude, background)
+    fixed = np.zeros(cells, dtype=bool)
+    for d in (2, 1, 0):  # where faces meet the x face wins, then the y face
+        if periodic[d]:
+            continue
+        for side, at in ((0, 0), (1, cells[d] - 1)):
+            sl = [slice(None)] * 3
+            sl[d] = at
+            u[tuple(sl)] = faces[2 * d + side]
+            fixed[tuple(sl)] = True
+
+    # The solved points, numbered; each row: (1 + 2 sum r) u_p - sum_d r_d (neighbours), a
+    # neighbour that is a fixed point going to the right-hand side with its (constant) value.
+    solved = np.argwhere(~fixed)
+    number = -np.ones(cells, dtype=np.int64)
+    number[tuple(solved.T)] = np.arange(len(solved))
+    n = len(solved)
+    a = np.zeros((n, n))
+    rhs_fixed = np.zeros(n)
+    for row, p in enumerate(solved):
+        a[row, row] = 1.0 + 2.0 * sum(r)
+        for d in range(3):
+            for step in (-1, 1):
+                q = p.copy()
+                q[d] += step
+                if periodic[d]:
+                    q[d] %= cells[d]
+                q = tuple(q)
+                if fixed[q]:
+                    rhs_fixed[row] += r[d] * u[q]
+                else:
+                    a[row, number[q]] -= r[d]
+    for _ in range(steps):
+        values = np.linalg.solve(a, u[tuple(solved.T)] + rhs_fixed)
+        u[tuple(solved.T)] = values
+    write(os.path.join(outdir, "heat3d_implicit.h5"), "heat", np.ascontiguousarray(u.T), h, steps,
+          "scripts/make_references.py: backward Euler by a dense LU solve (NumPy)")
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "tests", "reference")
     os.makedirs(out, exist_ok=True)
     heat_default(out)
     jacobi_small(out)
+    heat_implicit(out)

@@ -5,7 +5,7 @@
 # no MPI, no parallel HDF5 and no package manager (a bare node, a container): Open MPI 4.1,
 # parallel HDF5 1.10 with h5diff/h5dump, hwloc and numactl from this machine's Debian or Ubuntu
 # packages, every shared library they and PROGRAM... need (glibc, the C++ runtime, the CUDA
-# driver and NCCL excepted: the host has those), the PROGRAMs themselves, and env.sh.
+# driver, NCCL and cuBLAS excepted: the host has those), the PROGRAMs themselves, and env.sh.
 #   scripts/pack_runtime.sh .gpu-host build/gridsim build/tests/gpu_backend_test
 # On the GPU host, in a copy of the tree that includes OUTDIR:
 #   source OUTDIR/env.sh                # unpacks once (to $GRIDSIM_RUNTIME, default /tmp)
@@ -45,7 +45,7 @@ unpack_packages() {
 # Copies into the runtime every shared library an ELF file below it (or a packed program)
 # needs and it does not hold yet; repeated until nothing new appears.
 close_over_libraries() {
-    local host_provided='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64|libstdc\+\+|libgcc_s|linux-vdso|libcuda|libnccl)\.'
+    local host_provided='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64|libstdc\+\+|libgcc_s|linux-vdso|libcuda|libnccl|libcublas|libcublasLt)\.'
     local added=1
     while [ "$added" -gt 0 ]; do
         added=0
@@ -76,6 +76,10 @@ export PMIX_MCA_mca_base_component_path=$gridsim_lib/pmix2/lib/pmix
 export PMIX_MCA_pcompress_base_silence_warning=1
 export PATH=$gridsim_here/bin:$gridsim_rt/root/usr/bin:$PATH
 export LD_LIBRARY_PATH=$gridsim_lib:$gridsim_lib/openmpi/lib:$gridsim_lib/hdf5/openmpi:$gridsim_lib/hdf5/serial${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# cuBLAS (and NCCL) come from the host's CUDA toolkit: its library directories, last.
+for gridsim_cuda in /usr/local/cuda/lib64 /usr/local/cuda/lib; do
+    [ -d "$gridsim_cuda" ] && LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$gridsim_cuda
+done
 # Containers run as root; one host needs shared memory and TCP only.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 OMPI_MCA_btl_base_warn_component_unused=0

@@ -29,6 +29,7 @@
 #include "kernels/stencil.hpp"
 #include "report/machine.hpp"
 #include "report/report.hpp"
+#include "solver/problem.hpp"
 #include "solver/run.hpp"
 #include "solver/stop_request.hpp"
 
@@ -140,10 +141,13 @@ int cmd_check(const Options& opt, int rank) {
     if (opt.json) {
         nlohmann::json doc = nlohmann::json::parse(gridsim::to_json(cfg));
         if (opt.ranks > 0) doc["process_grid_for_ranks"] = {{"ranks", opt.ranks}, {"grid", shown}};
+        if (!cfg.ignored.empty()) doc["ignored_keys"] = cfg.ignored;
         doc["field_bytes_per_rank"] = {{"ranks", ranks}, {"bytes", static_cast<long long>(bytes)}};
         std::cout << doc.dump(2) << std::endl;
     } else {
         std::cout << "# " << opt.deck << ": valid\n";
+        for (const std::string& key : cfg.ignored)
+            std::cout << fmt::format("# note: problem {} ignores {}\n", cfg.problem, key);
         if (opt.ranks > 0)
             std::cout << fmt::format("# process grid for {} ranks: {}\n", opt.ranks,
                                      fmt::join(shown, "x"));

@@ -189,6 +189,47 @@ public:
         return st;
     }
 
+    void fill(FieldView<T> u, const Box& b, T value) override {
+        for_each_row(b, [&](int j, int k) {
+            std::fill(&u(b.lo[0], j, k), &u(b.lo[0], j, k) + (b.hi[0] - b.lo[0]), value);
+        });
+    }
+
+    // The BLAS sequence over whole allocations; sums in double, in index order.
+    void axpy(T a, FieldView<const T> x, FieldView<T> y) override {
+        for (std::int64_t n = 0; n < x.ext.total; ++n) y.data[n] += a * x.data[n];
+    }
+    void scale(T a, FieldView<T> x) override {
+        for (std::int64_t n = 0; n < x.ext.total; ++n) x.data[n] *= a;
+    }
+    double dot(FieldView<const T> x, FieldView<const T> y) override {
+        double sum = 0.0;
+        for (std::int64_t n = 0; n < x.ext.total; ++n)
+            sum += static_cast<double>(x.data[n]) * static_cast<double>(y.data[n]);
+        return sum;
+    }
+    // The fused passes over a box.
+    double cg_update(const CgUpdate<T>& s, const Box& b) override {
+        double sum = 0.0;
+        for_each_row(b, [&](int j, int k) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) sum += cg_update_point(s, i, j, k);
+        });
+        return sum;
+    }
+    void xpay(FieldView<const T> z, T beta, FieldView<T> p, const Box& b) override {
+        for_each_row(b, [&](int j, int k) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) xpay_point(z, beta, p, i, j, k);
+        });
+    }
+    double dot(FieldView<const T> x, FieldView<const T> y, const Box& b) override {
+        double sum = 0.0;
+        for_each_row(b, [&](int j, int k) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i)
+                sum += static_cast<double>(x(i, j, k)) * static_cast<double>(y(i, j, k));
+        });
+        return sum;
+    }
+
     void join_lanes() override {}
     void wait(Lane /*lane*/) override {}
     std::unique_ptr<IntervalTimer> make_interval_timer() override {

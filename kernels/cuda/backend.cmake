@@ -4,7 +4,7 @@
 # and the Thrust initial conditions (the library ones compile slowly, so they are kept small);
 # runtime.cpp is plain C++ on the CUDA runtime (devices, probes, errors).
 add_library(gridsim_kernels_cuda STATIC cuda/cuda_backend.cu cuda/reductions.cu cuda/initial.cu)
-target_link_libraries(gridsim_kernels_cuda PUBLIC gridsim_kernels CUDA::cudart_static fmt::fmt)
+target_link_libraries(gridsim_kernels_cuda PUBLIC gridsim_kernels CUDA::cudart_static CUDA::cublas fmt::fmt)
 target_compile_options(gridsim_kernels_cuda PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo -Xcompiler=-Wall>)
 

@@ -1,5 +1,6 @@
 // The CUDA backend: lanes are two streams (boundary: high priority, interior: low priority)
 // ordered through events only; kernels from stencil_kernels.cuh; reductions from reductions.cu.
+#include <cublas_v2.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_raii.hpp"
+#include "kernels/device_runtime.hpp"
 #include "kernels/cuda/initial.cuh"
 #include "kernels/cuda/reductions.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
@@ -97,6 +99,65 @@ private:
     std::vector<Pending> pending_;
     std::vector<Event> pool_;
 };
+
+// cuBLAS calls go through GRIDSIM_CUBLAS_CHECK: a failure ends every rank as a CUDA error does.
+#define GRIDSIM_CUBLAS_CHECK(expr)                                                           \
+    do {                                                                                     \
+        const cublasStatus_t gridsim_blas_rc_ = (expr);                                      \
+        if (gridsim_blas_rc_ != CUBLAS_STATUS_SUCCESS) cublas_fail(gridsim_blas_rc_, #expr); \
+    } while (0)
+
+[[noreturn]] void cublas_fail(cublasStatus_t rc, const char* expr) {
+    const std::string message =
+        fmt::format("cuBLAS error in {}: {} ({})", expr, cublasGetStatusString(rc),
+                    cublasGetStatusName(rc));
+    fatal_error(message.c_str());
+}
+
+// One cuBLAS handle per backend (so per rank), made at the first vector operation (a run
+// without a solver never pays for it) and bound to the boundary lane's stream: the BLAS calls
+// are ordered with the operator's kernels like any other work of that lane.
+class CublasHandle {
+public:
+    CublasHandle() = default;
+    CublasHandle(const CublasHandle&) = delete;
+    CublasHandle& operator=(const CublasHandle&) = delete;
+    ~CublasHandle() {
+        if (handle_ != nullptr) cublasDestroy(handle_);
+    }
+    cublasHandle_t on(cudaStream_t stream) {
+        if (handle_ == nullptr) {
+            GRIDSIM_CUBLAS_CHECK(cublasCreate(&handle_));
+            GRIDSIM_CUBLAS_CHECK(cublasSetStream(handle_, stream));
+        }
+        return handle_;
+    }
+
+private:
+    cublasHandle_t handle_ = nullptr;
+};
+
+// The BLAS level-1 calls by precision (64-bit sizes: a field may hold more than 2^31 values).
+cublasStatus_t blas_axpy(cublasHandle_t h, std::int64_t n, float a, const float* x, float* y) {
+    return cublasSaxpy_64(h, n, &a, x, 1, y, 1);
+}
+cublasStatus_t blas_axpy(cublasHandle_t h, std::int64_t n, double a, const double* x, double* y) {
+    return cublasDaxpy_64(h, n, &a, x, 1, y, 1);
+}
+cublasStatus_t blas_scal(cublasHandle_t h, std::int64_t n, float a, float* x) {
+    return cublasSscal_64(h, n, &a, x, 1);
+}
+cublasStatus_t blas_scal(cublasHandle_t h, std::int64_t n, double a, double* x) {
+    return cublasDscal_64(h, n, &a, x, 1);
+}
+cublasStatus_t blas_dot(cublasHandle_t h, std::int64_t n, const float* x, const float* y,
+                        float* out) {
+    return cublasSdot_64(h, n, x, 1, y, 1, out);
+}
+cublasStatus_t blas_dot(cublasHandle_t h, std::int64_t n, const double* x, const double* y,
+                        double* out) {
+    return cublasDdot_64(h, n, x, 1, y, 1, out);
+}
 
 int blocks_for(long long n) {
     return static_cast<int>(std::clamp<long long>((n + kCopyThreads - 1) / kCopyThreads, 1, 65535));
@@ -279,6 +340,42 @@ public:
     FieldStats stats(FieldView<const T> a, const Box& box) override {
         sync_all();
         return scratch_.stats(a, box, boundary_.get());
+    }
+
+    void fill(FieldView<T> u, const Box& b, T value) override {
+        const long long n = b.count();
+        if (n == 0) return;
+        cuda::box_kernel<<<blocks_for(n), kCopyThreads, 0, boundary_.get()>>>(
+            b, n, cuda::FillOp<T>{u, value});
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
+    // The BLAS sequence (host pointer mode: dot returns once its result is on the host).
+    void axpy(T a, FieldView<const T> x, FieldView<T> y) override {
+        GRIDSIM_CUBLAS_CHECK(blas_axpy(blas_.on(boundary_.get()), x.ext.total, a, x.data, y.data));
+    }
+    void scale(T a, FieldView<T> x) override {
+        GRIDSIM_CUBLAS_CHECK(blas_scal(blas_.on(boundary_.get()), x.ext.total, a, x.data));
+    }
+    double dot(FieldView<const T> x, FieldView<const T> y) override {
+        T out = 0;
+        GRIDSIM_CUBLAS_CHECK(
+            blas_dot(blas_.on(boundary_.get()), x.ext.total, x.data, y.data, &out));
+        return static_cast<double>(out);
+    }
+    // The fused passes; the sums are the deterministic box reductions' (double).
+    double cg_update(const CgUpdate<T>& u, const Box& box) override {
+        return scratch_.cg_update(u, box, boundary_.get());
+    }
+    void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) override {
+        const long long n = box.count();
+        if (n == 0) return;
+        cuda::box_kernel<<<blocks_for(n), kCopyThreads, 0, boundary_.get()>>>(
+            box, n, cuda::XpayOp<T>{z, b, p});
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+    double dot(FieldView<const T> x, FieldView<const T> y, const Box& box) override {
+        return scratch_.dot(x, y, box, boundary_.get());
     }
 
     void join_lanes() override {
@@ -469,6 +566,7 @@ private:
     Event boundary_done_;
     Event interior_done_;
     cuda::ReductionScratch scratch_;
+    CublasHandle blas_;
     // Fused residual: one partial per block of every residual launch of a check, in two sets
     // that alternate between checks (one is written while the other is folded); the folded sum
     // (device, one per set); a ring of page-locked doubles it is read back into.

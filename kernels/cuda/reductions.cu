@@ -54,6 +54,33 @@ struct Sq {
     }
     __device__ static double finish(Local acc) { return acc; }
 };
+template <class T>
+struct Dot {
+    static constexpr int kUnroll = 64 / sizeof(T);
+    struct Raw {
+        T a, b;
+    };
+    using Local = double;
+    FieldView<const T> a, b;
+    __device__ Raw raw(int i, int j, int k) const { return {a(i, j, k), b(i, j, k)}; }
+    __device__ static Local start() { return 0.0; }
+    __device__ static void add(Local& acc, Raw r) {
+        acc += static_cast<double>(r.a) * static_cast<double>(r.b);
+    }
+    __device__ static double finish(Local acc) { return acc; }
+};
+// The fused CG pass: "loading" a point updates it (cg_update_point) and yields its r z term.
+template <class T>
+struct CgStep {
+    static constexpr int kUnroll = 4;
+    using Raw = double;
+    using Local = double;
+    CgUpdate<T> u;
+    __device__ Raw raw(int i, int j, int k) const { return cg_update_point(u, i, j, k); }
+    __device__ static Local start() { return 0.0; }
+    __device__ static void add(Local& acc, Raw r) { acc += r; }
+    __device__ static double finish(Local acc) { return acc; }
+};
 // Non-finite values are counted and left out of min, max and sum, without branches; min and
 // max are kept in T (exact), only the sum in double.
 template <class T>
@@ -183,11 +210,25 @@ FieldStats ReductionScratch::stats(FieldView<const T> a, const Box& box, cudaStr
     return reduce_box(Stat<T>{a}, box, identity, StatsOp{}, partials_, result_, s);
 }
 
+template <class T>
+double ReductionScratch::dot(FieldView<const T> a, FieldView<const T> b, const Box& box,
+                             cudaStream_t s) {
+    return reduce_box(Dot<T>{a, b}, box, 0.0, SumOp{}, partials_, result_, s);
+}
+
+template <class T>
+double ReductionScratch::cg_update(const CgUpdate<T>& u, const Box& box, cudaStream_t s) {
+    return reduce_box(CgStep<T>{u}, box, 0.0, SumOp{}, partials_, result_, s);
+}
+
 #define GRIDSIM_INSTANTIATE(T)                                                                 \
     template double ReductionScratch::sum_sq_diff<T>(FieldView<const T>, FieldView<const T>,   \
                                                      const Box&, cudaStream_t);                \
     template double ReductionScratch::sum_sq<T>(FieldView<const T>, const Box&, cudaStream_t); \
-    template FieldStats ReductionScratch::stats<T>(FieldView<const T>, const Box&, cudaStream_t);
+    template FieldStats ReductionScratch::stats<T>(FieldView<const T>, const Box&, cudaStream_t); \
+    template double ReductionScratch::dot<T>(FieldView<const T>, FieldView<const T>, const Box&, \
+                                             cudaStream_t);                                    \
+    template double ReductionScratch::cg_update<T>(const CgUpdate<T>&, const Box&, cudaStream_t);
 GRIDSIM_INSTANTIATE(float)
 GRIDSIM_INSTANTIATE(double)
 #undef GRIDSIM_INSTANTIATE

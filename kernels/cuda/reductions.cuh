@@ -25,6 +25,13 @@ public:
     double sum_sq(FieldView<const T> a, const Box& box, cudaStream_t s);
     template <class T>
     FieldStats stats(FieldView<const T> a, const Box& box, cudaStream_t s);
+    // sum a b over the box.
+    template <class T>
+    double dot(FieldView<const T> a, FieldView<const T> b, const Box& box, cudaStream_t s);
+    // The fused CG update of every point of the box (kernels/vector_ops.hpp), returning the
+    // sum of the new r z in the same pass.
+    template <class T>
+    double cg_update(const CgUpdate<T>& u, const Box& box, cudaStream_t s);
 
     static constexpr int kBlocks = 1024;  // partials per reduction (upper bound)
     static constexpr int kThreads = 256;

@@ -23,6 +23,7 @@
 
 #include "grid/box.hpp"
 #include "kernels/stencil.hpp"
+#include "kernels/vector_ops.hpp"
 
 // The walking kernels' register cap: __launch_bounds__(256 threads, GRIDSIM_WALK_MIN_BLOCKS
 // blocks per multiprocessor), 0 = none.
@@ -397,5 +398,33 @@ __global__ void unpack_kernel(const T* __restrict__ src, FieldView<T> u, Box b, 
           b.lo[2] + static_cast<int>(row / ny)) = src[t];
     }
 }
+
+// Box-wise elementwise passes (fill, the CG direction update), one thread per point.
+template <class Op>
+__global__ void box_kernel(Box b, long long n, Op op) {
+    const int nx = b.hi[0] - b.lo[0];
+    const int ny = b.hi[1] - b.lo[1];
+    for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
+         t += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const long long row = t / nx;
+        op(b.lo[0] + static_cast<int>(t % nx), b.lo[1] + static_cast<int>(row % ny),
+           b.lo[2] + static_cast<int>(row / ny));
+    }
+}
+
+template <class T>
+struct FillOp {
+    FieldView<T> u;
+    T value;
+    __device__ void operator()(int i, int j, int k) const { u(i, j, k) = value; }
+};
+
+template <class T>
+struct XpayOp {
+    FieldView<const T> z;
+    T b;
+    FieldView<T> p;
+    __device__ void operator()(int i, int j, int k) const { xpay_point(z, b, p, i, j, k); }
+};
 
 }  // namespace gridsim::cuda

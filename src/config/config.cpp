@@ -20,11 +20,11 @@ namespace {
 constexpr std::int64_t kMaxCells = std::numeric_limits<int>::max() - 1024;
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
-// Every key a deck may hold; README.md ("Deck keys") documents each with its default.
+// The keys every deck may hold, whatever its problem; README.md ("Deck keys") documents each
+// with its default. A problem adds its own (ProblemDeck::keys).
 const std::vector<std::string_view> kSchema = {
     "problem.name",
     "problem.precision",
-    "problem.alpha",
     "grid.cells",
     "grid.length",
     "boundary.kind",
@@ -39,11 +39,7 @@ const std::vector<std::string_view> kSchema = {
     "initial.center",
     "initial.radius",
     "initial.value",
-    "time.dt",
-    "time.cfl",
     "time.steps",
-    "time.tolerance",
-    "time.norm_every",
     "parallel.process_grid",
     "parallel.backend",
     "parallel.transport",
@@ -71,7 +67,6 @@ const std::vector<std::string_view> kSchema = {
     "run.stall_timeout",
 };
 
-constexpr const char* kProblemNames[] = {"heat", "jacobi"};
 constexpr const char* kPrecisionNames[] = {"float", "double"};
 constexpr const char* kAxisBcNames[] = {"dirichlet", "periodic"};
 constexpr const char* kInitialNames[] = {"sine", "hotspot", "constant"};
@@ -127,17 +122,12 @@ void read_per_axis(const DeckReader& r, std::string_view key, int dims,
     for (int d = 0; d < dims; ++d) out[d] = (*values)[d];
 }
 
-void read_problem_and_grid(const DeckReader& r, Config& c) {
-    if (auto v = r.choice("problem.name", {"heat", "jacobi"})) c.problem = ProblemKind(*v);
+void read_problem_and_grid(const DeckReader& r, Config& c, const ProblemDeck& problem) {
+    c.problem = problem.name;
+    c.has_time = problem.has_time;
+    c.fields = problem.fields;
+    c.precision = problem.precision;
     if (auto v = r.choice("problem.precision", {"float", "double"})) c.precision = Precision(*v);
-    if (auto v = r.number("problem.alpha")) {
-        if (*v <= 0) r.fail("problem.alpha", "must be > 0");
-        c.alpha = *v;
-    }
-    // Jacobi's standard benchmark runs in float; a heat problem checks rounding-level accuracy.
-    if (!r.has("problem.precision") && c.problem == ProblemKind::jacobi) {
-        c.precision = Precision::float32;
-    }
 
     const auto cells = r.integers("grid.cells");
     if (!cells) r.fail("grid.cells", "is required, e.g. cells = [64, 64, 64]");
@@ -167,7 +157,8 @@ void read_problem_and_grid(const DeckReader& r, Config& c) {
     }
 }
 
-void read_boundary(const DeckReader& r, Config& c) {
+void read_boundary(const DeckReader& r, Config& c, const ProblemDeck& problem,
+                   const std::vector<const ProblemDeck*>& problems) {
     int kind = 0;  // dirichlet
     if (auto v = r.choice("boundary.kind", {"dirichlet", "periodic", "benchmark"})) kind = *v;
     c.benchmark = kind == 2;
@@ -191,10 +182,15 @@ void read_boundary(const DeckReader& r, Config& c) {
         for (int f = 0; f < 2 * c.dims; ++f) c.face_value[f] = (*v)[f];
     }
     if (c.benchmark) {
-        if (c.problem != ProblemKind::jacobi || c.dims != 2) {
+        if (!problem.benchmark_boundary || c.dims != 2) {
+            const auto owner =
+                std::find_if(problems.begin(), problems.end(),
+                             [](const ProblemDeck* p) { return p->benchmark_boundary; });
+            const std::string name = owner != problems.end() ? (*owner)->name : problem.name;
             r.fail("boundary.kind",
-                   "\"benchmark\" is the 2D jacobi benchmark: needs problem.name = "
-                   "\"jacobi\" and 2 grid.cells");
+                   fmt::format("\"benchmark\" is the 2D {} benchmark: needs problem.name = "
+                               "\"{}\" and 2 grid.cells",
+                               name, name));
         }
         // x: columns 0 and nx-1 hold sin(2*pi*iy/(ny-1)); y: periodic over rows 1..ny-2.
         c.axis_bc[0] = AxisBc::dirichlet;
@@ -202,12 +198,10 @@ void read_boundary(const DeckReader& r, Config& c) {
     }
 }
 
-void read_initial(const DeckReader& r, Config& c) {
+void read_initial(const DeckReader& r, Config& c, const ProblemDeck& problem) {
+    c.initial = problem.initial;
     if (auto v = r.choice("initial.kind", {"sine", "hotspot", "constant"}))
         c.initial = InitialKind(*v);
-    // Jacobi starts from a zero interior unless told otherwise (the benchmark's definition).
-    if (!r.has("initial.kind") && c.problem == ProblemKind::jacobi)
-        c.initial = InitialKind::constant;
     if (auto v = r.integers("initial.modes")) {
         std::vector<int> modes;
         for (auto m : *v) {
@@ -239,29 +233,30 @@ void read_initial(const DeckReader& r, Config& c) {
 
 void read_time(const DeckReader& r, Config& c) {
     if (auto v = r.integer("time.steps", 1, std::numeric_limits<std::int64_t>::max())) c.steps = *v;
-    if (auto v = r.number("time.tolerance")) {
-        if (*v < 0) r.fail("time.tolerance", "must be >= 0");
-        c.tolerance = *v;
-    }
-    if (auto v = r.integer("time.norm_every", 1, kIntMax)) c.norm_every = static_cast<int>(*v);
-    if (auto v = r.number("time.cfl")) {
-        if (*v <= 0 || *v > 1)
-            r.fail("time.cfl", "must be in (0, 1] (a fraction of the stability limit)");
-        c.cfl = *v;
-    }
-    if (auto v = r.number("time.dt")) {
-        if (*v <= 0) r.fail("time.dt", "must be > 0");
-        c.dt = *v;
-    }
-    if (c.problem != ProblemKind::heat) return;
-    const double dt_max = c.stable_dt_limit();
-    if (c.dt == 0) {
-        c.dt = c.cfl * dt_max;
-    } else if (2.0 * c.diffusion_number_sum() > 1.0) {
-        r.fail("time.dt",
-               fmt::format("explicit heat step is unstable: sum_d 2*alpha*dt/h_d^2 = {:.6g} > 1; "
-                           "use dt <= {:.6g} (or leave dt out and set time.cfl)",
-                           2.0 * c.diffusion_number_sum(), dt_max));
+}
+
+// The keys the problem owns, each checked against its KeySpec (type, range, choices).
+void read_params(const DeckReader& r, const std::vector<KeySpec>& keys, Config& c) {
+    for (const KeySpec& k : keys) {
+        ParamValue value = k.fallback;
+        if (std::holds_alternative<bool>(k.fallback)) {
+            if (auto v = r.boolean(k.key)) value = *v;
+        } else if (std::holds_alternative<std::int64_t>(k.fallback)) {
+            const auto lo = static_cast<std::int64_t>(std::max(k.min, -9.2e18));
+            const auto hi = static_cast<std::int64_t>(std::min(k.max, 9.2e18));
+            if (auto v = r.integer(k.key, lo, hi)) value = *v;
+        } else if (std::holds_alternative<double>(k.fallback)) {
+            if (auto v = r.number(k.key)) {
+                const bool low = k.min_open ? !(*v > k.min) : !(*v >= k.min);
+                if (low || !(*v <= k.max)) r.fail(k.key, k.must);
+                value = *v;
+            }
+        } else if (!k.choices.empty()) {
+            if (auto v = r.choice(k.key, k.choices)) value = k.choices[*v];
+        } else if (auto v = r.string(k.key)) {
+            value = *v;
+        }
+        c.params[k.key] = value;
     }
 }
 
@@ -302,11 +297,12 @@ void read_output_files(const DeckReader& r, Config& c) {
         c.output_precision = std::array<const char*, 3>{"native", "float", "double"}[*v];
     }
     if (r.has("output.fields")) {
-        // Only the solution field u exists today; the key is there so decks name what they want.
+        // The fields the problem writes (ProblemDeck::fields).
         const auto fields = r.strings("output.fields");
         for (const auto& f : fields) {
-            if (f != "u")
-                r.fail("output.fields", fmt::format("unknown field '{}' (available: u)", f));
+            if (std::find(c.fields.begin(), c.fields.end(), f) == c.fields.end())
+                r.fail("output.fields", fmt::format("unknown field '{}' (available: {})", f,
+                                                    fmt::join(c.fields, ", ")));
         }
     }
     if (auto v = r.integer("output.checkpoint_every", 0, kMax)) c.checkpoint_every = *v;
@@ -391,22 +387,49 @@ std::string Config::where(const std::string& key) const {
     return fmt::format("{}: {}: ", it != origin.end() ? it->second : deck_path, key);
 }
 
-double Config::diffusion_number_sum() const {
-    double sum = 0.0;
-    for (int d = 0; d < dims; ++d) sum += alpha * dt / (spacing(d) * spacing(d));
-    return sum;
-}
-
-double Config::stable_dt_limit() const {
-    double inv_h2 = 0.0;
-    for (int d = 0; d < dims; ++d) inv_h2 += 1.0 / (spacing(d) * spacing(d));
-    return 1.0 / (2.0 * alpha * inv_h2);
-}
-
 std::int64_t Config::global_points() const { return std::int64_t{cells[0]} * cells[1] * cells[2]; }
 
+namespace {
+
+template <class V>
+const V& param(const Config& c, const std::string& key) {
+    const auto it = c.params.find(key);
+    if (it == c.params.end() || !std::holds_alternative<V>(it->second))
+        throw std::logic_error("problem " + c.problem + " has no key " + key + " of that type");
+    return std::get<V>(it->second);
+}
+
+// Keys other problems own that the deck gives: checked as their owner would check them (a bad
+// value is an error whatever the problem), then listed in Config::ignored, not kept.
+void read_other_problems_keys(const DeckReader& r, const ProblemDeck& mine,
+                              const std::vector<const ProblemDeck*>& problems, Config& c) {
+    for (const ProblemDeck* p : problems) {
+        if (p == &mine) continue;
+        for (const KeySpec& k : p->keys) {
+            const bool own = std::any_of(mine.keys.begin(), mine.keys.end(),
+                                         [&](const KeySpec& m) { return m.key == k.key; });
+            if (own || !r.has(k.key)) continue;
+            Config scratch;
+            read_params(r, {k}, scratch);
+            c.ignored.push_back(fmt::format("{} (a key of problem {})", k.key, p->name));
+        }
+    }
+}
+
+}  // namespace
+
+double Config::number(const std::string& key) const { return param<double>(*this, key); }
+std::int64_t Config::integer(const std::string& key) const {
+    return param<std::int64_t>(*this, key);
+}
+bool Config::flag(const std::string& key) const { return param<bool>(*this, key); }
+const std::string& Config::word(const std::string& key) const {
+    return param<std::string>(*this, key);
+}
+
 Config load_config(const std::string& deck_text, const std::string& path,
-                   const std::vector<std::string>& overrides) {
+                   const std::vector<std::string>& overrides,
+                   const std::vector<const ProblemDeck*>& problems) {
     toml::table root;
     try {
         root = toml::parse(std::string_view(deck_text), std::string_view(path));
@@ -416,21 +439,45 @@ Config load_config(const std::string& deck_text, const std::string& path,
                                       e.description()));
     }
     const DeckReader reader(root, path, apply_overrides(root, overrides));
-    reader.reject_unknown_keys(kSchema);
+    // The problem first: the keys it owns join the schema. The first in the table is the default.
+    std::vector<std::string> names;
+    for (const ProblemDeck* p : problems) names.push_back(p->name);
+    const ProblemDeck& problem = *problems.at(reader.choice("problem.name", names).value_or(0));
+    std::vector<std::string_view> schema = kSchema;
+    for (const ProblemDeck* p : problems)
+        for (const KeySpec& k : p->keys) schema.push_back(k.key);
+    reader.reject_unknown_keys(schema);
 
     Config c;
     c.deck_path = path;
     c.origin = reader.origins();
-    read_problem_and_grid(reader, c);
-    read_boundary(reader, c);
-    read_initial(reader, c);
+    read_problem_and_grid(reader, c, problem);
+    read_boundary(reader, c, problem, problems);
+    read_initial(reader, c, problem);
     read_time(reader, c);
+    read_params(reader, problem.keys, c);
+    read_other_problems_keys(reader, problem, problems, c);
     read_parallel_and_output(reader, c);
+    if (problem.finish) problem.finish(reader, c);
     check_representable(reader, c);
     return c;
 }
 
-const char* to_string(ProblemKind v) { return kProblemNames[static_cast<int>(v)]; }
+std::string toml_text(const ParamValue& v) {
+    std::ostringstream os;
+    std::visit(
+        [&](const auto& x) {
+            using V = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<V, std::string>) {
+                os << toml::value<std::string>(x);
+            } else {
+                os << toml::value<V>(x);
+            }
+        },
+        v);
+    return os.str();
+}
+
 const char* to_string(Precision v) { return kPrecisionNames[static_cast<int>(v)]; }
 const char* to_string(AxisBc v) { return kAxisBcNames[static_cast<int>(v)]; }
 const char* to_string(InitialKind v) { return kInitialNames[static_cast<int>(v)]; }
@@ -448,6 +495,12 @@ toml::array first_n(const std::array<T, N>& a, int n) {
     return out;
 }
 
+toml::array strings_array(const std::vector<std::string>& words) {
+    toml::array out;
+    for (const std::string& w : words) out.push_back(w);
+    return out;
+}
+
 toml::table to_table(const Config& c) {
     toml::table boundary{{"kind", c.benchmark ? "benchmark" : "dirichlet"},
                          {"face_values", first_n(c.face_value, 2 * c.dims)}};
@@ -457,9 +510,7 @@ toml::table to_table(const Config& c) {
         for (int d = 0; d < c.dims; ++d) boundary.insert(axes[d], to_string(c.axis_bc[d]));
     }
     toml::table t{
-        {"problem", toml::table{{"name", to_string(c.problem)},
-                                {"precision", to_string(c.precision)},
-                                {"alpha", c.alpha}}},
+        {"problem", toml::table{{"name", c.problem}, {"precision", to_string(c.precision)}}},
         {"grid",
          toml::table{{"cells", first_n(c.cells, c.dims)}, {"length", first_n(c.length, c.dims)}}},
         {"boundary", boundary},
@@ -469,11 +520,7 @@ toml::table to_table(const Config& c) {
                                 {"center", first_n(c.center, c.dims)},
                                 {"radius", c.radius},
                                 {"value", c.initial_value}}},
-        {"time", toml::table{{"dt", c.dt},
-                             {"cfl", c.cfl},
-                             {"steps", c.steps},
-                             {"tolerance", c.tolerance},
-                             {"norm_every", c.norm_every}}},
+        {"time", toml::table{{"steps", c.steps}}},
         {"parallel", toml::table{{"process_grid", first_n(c.process_grid, c.dims)},
                                  {"backend", to_string(c.backend)},
                                  {"transport", to_string(c.transport)},
@@ -489,7 +536,7 @@ toml::table to_table(const Config& c) {
                                {"prefix", c.output_prefix},
                                {"snapshot_every", c.snapshot_every},
                                {"write_final", c.write_final},
-                               {"fields", toml::array{"u"}},
+                               {"fields", strings_array(c.fields)},
                                {"precision", c.output_precision},
                                {"checkpoint_every", c.checkpoint_every},
                                {"checkpoint", c.checkpoint},
@@ -501,6 +548,14 @@ toml::table to_table(const Config& c) {
     toml::table run{{"stall_timeout", hms(c.stall_timeout)}};
     if (c.max_walltime > 0) run.insert("max_walltime", hms(c.max_walltime));
     t.insert("run", run);
+    // The problem's own keys, each in its table ("time.cg_tolerance" in [time]).
+    for (const auto& [key, value] : c.params) {
+        const auto dot = key.find('.');
+        toml::table* table = t.get_as<toml::table>(key.substr(0, dot));
+        if (table == nullptr)
+            table = t.insert(key.substr(0, dot), toml::table{}).first->second.as_table();
+        std::visit([&](const auto& x) { table->insert_or_assign(key.substr(dot + 1), x); }, value);
+    }
     return t;
 }
 

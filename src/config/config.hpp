@@ -4,10 +4,13 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace gridsim {
@@ -19,7 +22,6 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-enum class ProblemKind { heat, jacobi };
 enum class Precision { float32, float64 };
 enum class AxisBc { dirichlet, periodic };
 enum class InitialKind { sine, hotspot, constant };
@@ -30,11 +32,89 @@ enum class KernelKind { stream, tiled, naive };
 // parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
 enum class BindMode { automatic, none, numa, strict };
 
+class DeckReader;
+struct Config;
+
+// The value of a deck key a problem owns; its type is the type of the key's default.
+using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
+
+// A deck key a problem owns: its default (which also gives its type), the values it may take,
+// and its README row. Read, range-checked and written back (gridsim check) by the config layer,
+// so a problem declares its keys instead of parsing them.
+struct KeySpec {
+    std::string key;      // "time.cg_tolerance"
+    ParamValue fallback;  // the default
+    std::string meaning;  // README's "meaning" column
+    // A string key: the words it may be (empty: any string).
+    std::vector<std::string> choices;
+    // A number or integer key: the closed or open range it must lie in, and the error if not.
+    double min = -HUGE_VAL;
+    double max = HUGE_VAL;
+    bool min_open = false;
+    std::string must;          // e.g. "must be > 0"
+    std::string default_text;  // README's "default" column when not the default's TOML text
+
+    // A number in (min, inf) (open) or [min, max] (closed), `must` the error otherwise.
+    static KeySpec number(std::string key, double fallback, std::string meaning, double min,
+                          bool min_open, double max, std::string must) {
+        KeySpec k;
+        k.key = std::move(key);
+        k.fallback = fallback;
+        k.meaning = std::move(meaning);
+        k.min = min;
+        k.min_open = min_open;
+        k.max = max;
+        k.must = std::move(must);
+        return k;
+    }
+    // An integer in [min, max].
+    static KeySpec integer(std::string key, std::int64_t fallback, std::string meaning,
+                           std::int64_t min, std::int64_t max) {
+        KeySpec k;
+        k.key = std::move(key);
+        k.fallback = fallback;
+        k.meaning = std::move(meaning);
+        k.min = static_cast<double>(min);
+        k.max = static_cast<double>(max);
+        return k;
+    }
+    // One of `choices`; the default is the first.
+    static KeySpec choice(std::string key, std::vector<std::string> choices, std::string meaning) {
+        KeySpec k;
+        k.key = std::move(key);
+        k.fallback = choices.front();
+        k.meaning = std::move(meaning);
+        k.choices = std::move(choices);
+        return k;
+    }
+};
+
+// The deck side of a problem, from its entry in the problem table (solver/problem.hpp): what
+// load_config needs to read and check a deck of that problem.
+struct ProblemDeck {
+    std::string name;
+    std::string summary;    // one line: gridsim problems, README
+    bool has_time = false;  // t = step * dt is a physical time (snapshots, progress, report)
+    Precision precision = Precision::float64;  // problem.precision's default
+    InitialKind initial = InitialKind::sine;   // initial.kind's default
+    bool benchmark_boundary = false;           // accepts boundary.kind = "benchmark" (2D)
+    std::vector<std::string> fields{"u"};      // output.fields may name these
+    std::vector<KeySpec> keys;                 // the keys it owns beyond the common ones
+    // Checks across keys and resolved values, once every key is read (heat: dt from time.cfl
+    // and the stability limit). May be empty.
+    std::function<void(const DeckReader&, Config&)> finish;
+};
+
 struct Config {
     // [problem]
-    ProblemKind problem = ProblemKind::heat;
+    std::string problem = "heat";  // a name in the problem table
+    bool has_time = true;          // the problem's: step * dt is physical time
     Precision precision = Precision::float64;
-    double alpha = 1.0;  // heat diffusivity [length^2 / time]
+    // Values of the keys the problem owns (its KeySpecs), by dotted key.
+    std::map<std::string, ParamValue> params;
+    // Keys of other problems the deck gives (checked, then ignored), e.g. "problem.alpha (a key
+    // of problem heat)": gridsim check and the run header say so.
+    std::vector<std::string> ignored;
 
     // [grid]: vertex-centred, point i at x_i = i*h, h = length / (cells - 1)
     int dims = 3;
@@ -55,11 +135,9 @@ struct Config {
     double initial_value = 0.0;
 
     // [time]
-    double dt = 0.0;           // resolved: never 0 after loading (heat); unused by jacobi
-    double cfl = 0.5;          // dt = cfl * stable_dt_limit() when dt is not given
-    std::int64_t steps = 100;  // time steps (heat) or maximum sweeps (jacobi)
-    double tolerance = 0.0;    // jacobi: stop when the residual drops below it (0: never)
-    int norm_every = 10;       // jacobi: residual every n sweeps
+    // The physical time step, resolved by the problem (never 0 when has_time; 0 otherwise).
+    double dt = 0.0;
+    std::int64_t steps = 100;  // time steps, or at most this many sweeps/iterations
 
     // [parallel]
     std::array<int, 3> process_grid{0, 0, 0};  // 0 = chosen (choose_process_grid)
@@ -84,6 +162,7 @@ struct Config {
     std::int64_t snapshot_every = 0;          // steps between HDF5 snapshots (0 = none)
     bool write_final = false;                 // the last state as {prefix}_final.h5
     std::string output_precision = "native";  // on disk: native | float | double
+    std::vector<std::string> fields{"u"};     // the fields the problem writes
     std::int64_t checkpoint_every = 0;        // steps between checkpoints (0 = none)
     std::string checkpoint;                   // checkpoint file ("" = {output_dir}/checkpoint.h5)
     // Blow-up check every n steps (non-finite values, |u| > max_abs when max_abs > 0); -1: with
@@ -116,17 +195,24 @@ struct Config {
     [[nodiscard]] std::string where(const std::string& key) const;
     [[nodiscard]] bool is_periodic(int axis) const { return axis_bc[axis] == AxisBc::periodic; }
     [[nodiscard]] double spacing(int axis) const { return length[axis] / (cells[axis] - 1); }
-    // Sum over axes of alpha*dt/h_d^2 (r_d); the explicit scheme is stable iff 2*sum <= 1.
-    [[nodiscard]] double diffusion_number_sum() const;
-    // The largest stable explicit dt: 1 / (2 alpha sum_d 1/h_d^2).
-    [[nodiscard]] double stable_dt_limit() const;
     [[nodiscard]] std::int64_t global_points() const;
+
+    // A key the problem owns (std::logic_error when it owns no such key of that type).
+    [[nodiscard]] double number(const std::string& key) const;
+    [[nodiscard]] std::int64_t integer(const std::string& key) const;
+    [[nodiscard]] bool flag(const std::string& key) const;
+    [[nodiscard]] const std::string& word(const std::string& key) const;
 };
 
 // Parses deck text (read from `path` by the caller) and applies `overrides` ("key=value", the
-// value written as in TOML). Throws ConfigError naming file, line and key.
+// value written as in TOML), for the problem `problem.name` names among `problems`. Throws
+// ConfigError naming file, line and key. (solver/problem.hpp's load_config passes the table.)
 Config load_config(const std::string& deck_text, const std::string& path,
-                   const std::vector<std::string>& overrides);
+                   const std::vector<std::string>& overrides,
+                   const std::vector<const ProblemDeck*>& problems);
+
+// A key's value as the TOML text a deck would hold (README, gridsim problems).
+std::string toml_text(const ParamValue& v);
 
 // The resolved configuration as a TOML document, every key included, defaults resolved.
 // The deck's [problem], [grid], [boundary] and [initial] tables as TOML: what makes two runs
@@ -136,7 +222,6 @@ std::string to_toml(const Config& cfg);
 // The same as a JSON document (for the run report).
 std::string to_json(const Config& cfg);
 
-const char* to_string(ProblemKind v);
 const char* to_string(Precision v);
 const char* to_string(AxisBc v);
 const char* to_string(InitialKind v);

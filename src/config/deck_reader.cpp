@@ -159,6 +159,16 @@ std::optional<int> DeckReader::choice(std::string_view key,
     fail(key, fmt::format("'{}' is not one of: {}", *s, fmt::join(choices, ", ")));
 }
 
+std::optional<int> DeckReader::choice(std::string_view key,
+                                      const std::vector<std::string>& choices) const {
+    const auto s = string(key);
+    if (!s) return std::nullopt;
+    const auto it = std::find(choices.begin(), choices.end(), *s);
+    if (it == choices.end())
+        fail(key, fmt::format("'{}' is not one of: {}", *s, fmt::join(choices, ", ")));
+    return static_cast<int>(it - choices.begin());
+}
+
 std::optional<std::vector<std::int64_t>> DeckReader::integers(std::string_view key) const {
     const toml::node* n = find(key);
     if (n == nullptr) return std::nullopt;

@@ -33,6 +33,8 @@ public:
     // One of `choices` (exact, case-sensitive); returns its index.
     [[nodiscard]] std::optional<int> choice(std::string_view key,
                                             std::initializer_list<std::string_view> choices) const;
+    [[nodiscard]] std::optional<int> choice(std::string_view key,
+                                            const std::vector<std::string>& choices) const;
     [[nodiscard]] std::optional<std::vector<std::int64_t>> integers(std::string_view key) const;
     [[nodiscard]] std::optional<std::vector<double>> numbers(std::string_view key) const;
     [[nodiscard]] std::vector<std::string> strings(std::string_view key) const;  // [] when absent

@@ -14,6 +14,7 @@
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "io/snapshot.hpp"
+#include "solver/problem.hpp"
 
 namespace gridsim {
 
@@ -178,10 +179,10 @@ bool OutputWriter::due(std::int64_t step, bool last) const {
 
 void OutputWriter::write(const OutputContext& ctx) {
     SnapshotMeta meta;
-    meta.problem = to_string(cfg_.problem);
+    meta.problem = cfg_.problem;
     meta.step = ctx.step;
     meta.time = ctx.time;
-    meta.dt = cfg_.problem == ProblemKind::heat ? cfg_.dt : 0.0;
+    meta.dt = cfg_.has_time ? cfg_.dt : 0.0;
     meta.deck_toml = deck_toml_;
     meta.process_grid.assign(ctx.process_grid.begin(), ctx.process_grid.begin() + cfg_.dims);
     meta.devices = ctx.devices;

@@ -278,9 +278,9 @@ std::string inspect_checkpoint(const std::string& path, const Config& cfg, Check
                 path);
         }
         const std::string problem = h5::read_string_attr(file, "problem");
-        if (problem != to_string(cfg.problem)) {
+        if (problem != cfg.problem) {
             return fmt::format("--restart {}: checkpoint of a {} problem, the deck is {}", path,
-                               problem, to_string(cfg.problem));
+                               problem, cfg.problem);
         }
         h5::Id grid(h5::check(H5Gopen2(file, "/grid", H5P_DEFAULT), "/grid"), H5Gclose);
         const auto cells = h5::read_int_attr(grid, "global_cells");

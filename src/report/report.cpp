@@ -14,6 +14,7 @@
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "solver/backend_select.hpp"
+#include "solver/problem.hpp"
 
 #include "io/provenance.hpp"
 
@@ -68,10 +69,6 @@ double overlap_hidden(const RunResult& r, MPI_Comm comm) {
     return total / comm_size(comm);
 }
 
-nlohmann::json error_json(const ErrorNorms& e) {
-    return {{"max_abs", e.max_abs}, {"rel_l2", e.rel_l2}};
-}
-
 }  // namespace
 
 nlohmann::json versions() {
@@ -97,7 +94,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
     const double bytes = 2.0 * static_cast<double>(r.value_bytes) * lups;
     nlohmann::json doc = {
         {"config", nlohmann::json::parse(to_json(cfg))},
-        {"problem", to_string(cfg.problem)},
+        {"problem", cfg.problem},
         {"dims", cfg.dims},
         {"ranks", r.ranks},
         {"process_grid",
@@ -134,14 +131,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"placement", where},
         {"versions", versions()},
     };
-    if (cfg.problem == ProblemKind::jacobi) {
-        doc["residual_history"] = r.residual_history;
-        doc["converged"] = r.converged;
-    }
-    if (r.error_discrete) {
-        doc["error_vs_analytic"] = {{"discrete", error_json(*r.error_discrete)},
-                                    {"continuous", error_json(*r.error_continuous)}};
-    }
+    doc.update(r.problem_report);  // the problem's own figures (its Problem entry)
     return doc;
 }
 
@@ -220,21 +210,16 @@ std::string placement_map(const std::vector<RankPlacement>& ranks) {
 std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart) {
     std::array<double, 3> h{};
     for (int d = 0; d < cfg.dims; ++d) h[d] = cfg.spacing(d);
-    std::string out = fmt::format("gridsim {}: {} {}D, {}\n", gridsim_version(),
-                                  to_string(cfg.problem), cfg.dims, to_string(cfg.precision));
+    std::string out = fmt::format("gridsim {}: {} {}D, {}\n", gridsim_version(), cfg.problem,
+                                  cfg.dims, to_string(cfg.precision));
     const std::vector<int> cells(cfg.cells.begin(), cfg.cells.begin() + cfg.dims);
     out += fmt::format("  grid            {} points, length {}, h {}\n", fmt::join(cells, "x"),
                        axes_text(cfg, cfg.length), axes_text(cfg, h));
     out += fmt::format("  boundary        {}; initial {}\n", boundary_text(cfg),
                        to_string(cfg.initial));
-    if (cfg.problem == ProblemKind::heat) {
-        out += fmt::format("  time            {} steps of dt {:.4e} (alpha {:.4g})\n", cfg.steps,
-                           cfg.dt, cfg.alpha);
-    } else {
-        out += fmt::format(
-            "  sweeps          at most {}, residual every {}{}\n", cfg.steps, cfg.norm_every,
-            cfg.tolerance > 0 ? fmt::format(", stop below {:.3e}", cfg.tolerance) : std::string());
-    }
+    out += find_problem(cfg.problem).describe(cfg);
+    for (const std::string& key : cfg.ignored)
+        out += fmt::format("  note            {} ignores {}\n", cfg.problem, key);
     if (!restart.empty())
         out += fmt::format("  restart         from {} at step {}\n", restart, s.start_step);
     const bool grid_given =
@@ -248,8 +233,9 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
     out +=
         fmt::format("  transport       {}, overlap {}\n", s.transport, cfg.overlap ? "on" : "off");
     out += fmt::format("  kernel          {}\n", s.launch);
-    out += fmt::format("  memory per rank {} (two fields with halos, largest rank)\n",
-                       bytes_text(s.field_bytes_max));
+    out += fmt::format("  memory per rank {} ({} fields with halos, largest rank)\n",
+                       bytes_text(s.field_bytes_max),
+                       s.field_count == 2 ? std::string("two") : std::to_string(s.field_count));
     out += fmt::format("  output          {}\n", outputs_text(cfg));
     return out;
 }
@@ -267,7 +253,7 @@ std::string summary_text(const nlohmann::json& d) {
     if (!str("backend_note").empty()) out += "  (" + str("backend_note") + ")\n";
     out += fmt::format("  launch          {}\n", str("launch"));
     out += fmt::format("  steps           {}", d["steps"].get<std::int64_t>());
-    if (d["problem"] == "heat")
+    if (num("dt") > 0)
         out += fmt::format("  (dt = {:.4e}, t = {:.4e})", num("dt"), num("sim_time"));
     out += fmt::format("\n  time per step   {:.4e} s  (loop {:.3f} s, start-up {:.3f} s)\n",
                        num("time_per_step_s"), num("loop_seconds"), num("startup_s"));
@@ -289,19 +275,7 @@ std::string summary_text(const nlohmann::json& d) {
     out += fmt::format("  final field     min {:.6e}, max {:.6e}, non-finite points {}\n",
                        fs["min"].get<double>(), fs["max"].get<double>(),
                        fs["nonfinite"].get<std::int64_t>());
-    if (d.contains("residual_history")) {
-        out += fmt::format("  final residual  {:.6e}{}\n", num("final_norm"),
-                           d["converged"].get<bool>() ? " (converged)" : "");
-    }
-    if (d.contains("error_vs_analytic")) {
-        const auto& e = d["error_vs_analytic"];
-        out += fmt::format("  error vs exact discrete solution:   max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["discrete"]["max_abs"].get<double>(),
-                           e["discrete"]["rel_l2"].get<double>());
-        out += fmt::format("  error vs continuous (analytic) PDE: max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["continuous"]["max_abs"].get<double>(),
-                           e["continuous"]["rel_l2"].get<double>());
-    }
+    out += find_problem(str("problem")).summary(d);
     return out;
 }
 

@@ -1,29 +1,93 @@
-// Explicit (FTCS) heat equation: the time loop, and the check against the analytic solution.
+// The heat problem, du/dt = alpha Lap u: its entry in the problem table (deck keys, header and
+// summary lines) and its two time loops. The explicit scheme (FTCS) is one stencil sweep per
+// step, stable for sum_d 2 alpha dt / h_d^2 <= 1; the implicit one (backward Euler) solves
+// (I - alpha dt Lap_h) u' = u by conjugate gradient each step, stable for any dt.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 
+#include "config/deck_reader.hpp"
+#include "solver/cg.hpp"
 #include "solver/initial.hpp"
-#include "solver/problems.hpp"
+#include "solver/problem.hpp"
 #include "solver/step_loop.hpp"
 
 namespace gridsim {
 
 namespace {
 
+bool implicit_scheme(const Config& cfg) { return cfg.word("problem.scheme") == "implicit"; }
+
+// r_d = alpha dt / h_d^2 per axis (0 beyond the grid's dimensions).
+std::array<double, 3> diffusion_numbers(const Config& cfg) {
+    std::array<double, 3> r{0.0, 0.0, 0.0};
+    for (int d = 0; d < cfg.dims; ++d)
+        r[d] = cfg.number("problem.alpha") * cfg.dt / (cfg.spacing(d) * cfg.spacing(d));
+    return r;
+}
+
+// The largest stable explicit dt: 1 / (2 alpha sum_d 1/h_d^2).
+double explicit_dt_limit(const Config& cfg) {
+    double inv_h2 = 0.0;
+    for (int d = 0; d < cfg.dims; ++d) inv_h2 += 1.0 / (cfg.spacing(d) * cfg.spacing(d));
+    return 1.0 / (2.0 * cfg.number("problem.alpha") * inv_h2);
+}
+
+// dt from time.dt or time.cfl; the explicit scheme refuses an unstable one.
+void resolve_time_step(const DeckReader& r, Config& c) {
+    const double limit = explicit_dt_limit(c);
+    const double cfl = c.number("time.cfl");
+    const bool implicit = implicit_scheme(c);
+    if (!implicit && cfl > 1.0)
+        r.fail("time.cfl", "must be in (0, 1] (a fraction of the stability limit)");
+    c.dt = r.has("time.dt") ? c.number("time.dt") : cfl * limit;
+    c.params["time.dt"] = c.dt;
+    if (implicit || !r.has("time.dt")) return;
+    const std::array<double, 3> rd = diffusion_numbers(c);
+    const double sum = 2.0 * (rd[0] + rd[1] + rd[2]);
+    if (sum > 1.0) {
+        r.fail("time.dt",
+               fmt::format("explicit heat step is unstable: sum_d 2*alpha*dt/h_d^2 = {:.6g} > 1; "
+                           "use dt <= {:.6g} (or leave dt out and set time.cfl, or set "
+                           "problem.scheme = \"implicit\")",
+                           sum, limit));
+    }
+}
+
+// One step multiplies the sine mode by this (exactly, up to rounding; the implicit step up to
+// the CG tolerance): 1 - sum_d 4 r_d s_d explicit, 1 / (1 + sum_d 4 r_d s_d) implicit, with
+// s_d = sin^2(kappa_d h_d / 2).
+double step_factor(const Config& cfg, const SineMode& mode) {
+    const std::array<double, 3> r = diffusion_numbers(cfg);
+    double drop = 0.0;
+    for (int d = 0; d < cfg.dims; ++d) drop += 4.0 * r[d] * mode.sin2_half[d];
+    return implicit_scheme(cfg) ? 1.0 / (1.0 + drop) : 1.0 - drop;
+}
+
+// The solution is a pure mode only for the sine initial condition with zero Dirichlet faces.
+bool has_analytic_solution(const Config& cfg) {
+    if (cfg.initial != InitialKind::sine) return false;
+    for (int f = 0; f < 2 * cfg.dims; ++f) {
+        if (!cfg.is_periodic(f / 2) && cfg.face_value[f] != 0.0) return false;
+    }
+    return true;
+}
+
+// The FTCS stencil with r_d; with -r_d it is backward Euler's operator, (1 + 2 sum_d r_d) u -
+// sum_d r_d (u[+e_d] + u[-e_d]) = (I - alpha dt Lap_h) u, so both schemes run the same kernels.
 template <class T>
-StencilParams<T> heat_params(const Config& cfg) {
+StencilParams<T> heat_params(const Config& cfg, double sign) {
+    const std::array<double, 3> r = diffusion_numbers(cfg);
     StencilParams<T> p;
     p.kind = StencilKind::heat;
-    const double r[3] = {
-        cfg.alpha * cfg.dt / (cfg.spacing(0) * cfg.spacing(0)),
-        cfg.alpha * cfg.dt / (cfg.spacing(1) * cfg.spacing(1)),
-        cfg.dims == 3 ? cfg.alpha * cfg.dt / (cfg.spacing(2) * cfg.spacing(2)) : 0.0};
-    p.r = {static_cast<T>(r[0]), static_cast<T>(r[1]), static_cast<T>(r[2])};
+    p.r = {static_cast<T>(sign * r[0]), static_cast<T>(sign * r[1]), static_cast<T>(sign * r[2])};
     return p;
 }
 
 // Max abs and relative L2 error of the current field against `scale * mode.shape(g)`.
 template <class T>
-ErrorNorms error_against(Simulation<T>& sim, const HeatMode& mode, double scale) {
+ErrorNorms error_against(Simulation<T>& sim, const SineMode& mode, double scale) {
     const FieldView<const T> u = sim.current_on_host();
     const Subdomain& sub = sim.subdomain();
     const Domain& dom = sim.domain();
@@ -49,22 +113,54 @@ ErrorNorms error_against(Simulation<T>& sim, const HeatMode& mode, double scale)
     return {max_abs, sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0])};
 }
 
-}  // namespace
+nlohmann::json error_json(const ErrorNorms& e) {
+    return {{"max_abs", e.max_abs}, {"rel_l2", e.rel_l2}};
+}
 
+// The errors against the exact discrete solution (the mode times step_factor^steps) and the
+// continuous one (times exp(-alpha |kappa|^2 t)), when the deck has them.
 template <class T>
-RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    Simulation<T> sim(cfg, comm);
-    start(sim, opt);
-    const StencilParams<T> params = heat_params<T>(cfg);
+void add_analytic_errors(Simulation<T>& sim, const Config& cfg, std::int64_t step, RunResult& r) {
+    if (!has_analytic_solution(cfg)) return;
+    const SineMode mode = make_sine_mode(cfg);
+    double rate = 0.0;
+    for (int d = 0; d < cfg.dims; ++d)
+        rate += cfg.number("problem.alpha") * mode.kappa[d] * mode.kappa[d];
+    r.error_discrete =
+        error_against(sim, mode, std::pow(step_factor(cfg, mode), static_cast<double>(step)));
+    r.error_continuous = error_against(sim, mode, std::exp(-rate * r.sim_time));
+    r.problem_report["error_vs_analytic"] = {{"discrete", error_json(*r.error_discrete)},
+                                             {"continuous", error_json(*r.error_continuous)}};
+}
+
+// CG iterations per step and the last solve's relative residual.
+struct CgRecord {
+    std::int64_t steps = 0;
+    std::int64_t total = 0;
+    std::int64_t min = 0;
+    std::int64_t max = 0;
+    double last_residual = 0.0;
+
+    void add(const CgOutcome& o) {
+        min = steps == 0 ? o.iterations : std::min(min, o.iterations);
+        max = std::max(max, o.iterations);
+        total += o.iterations;
+        ++steps;
+        last_residual = o.relative_residual;
+    }
+};
+
+// One step of either scheme; `solve` is the implicit step (empty: explicit).
+template <class T, class Step>
+RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, Step step_once) {
     ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
                               cfg.steps);
-
     LoopClock clock(sim.topology().comm());
     StopMonitor stop(sim.topology().comm(), cfg, opt);
     std::int64_t step = opt.start_step;
     std::string stopped;
     while (step < cfg.steps) {
-        sim.sweep(params);
+        step_once(step + 1);
         ++step;
         check_field(opt, sim, cfg, step);
         output_if_due(opt, sim, cfg, step, step == cfg.steps);
@@ -79,19 +175,200 @@ RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     stop.end_of_loop();
     RunResult r = make_result(sim, cfg, opt, step, clock);
     r.stopped = stopped;
-
     r.final_norm = sim.norm();
-    if (heat_has_analytic_solution(cfg)) {
-        const HeatMode mode = make_heat_mode(cfg);
-        r.error_discrete =
-            error_against(sim, mode, std::pow(mode.lambda, static_cast<double>(step)));
-        r.error_continuous = error_against(sim, mode, std::exp(-mode.rate * r.sim_time));
-    }
+    add_analytic_errors(sim, cfg, step, r);
     if (opt.gather_field) r.global_field = sim.gather();
     return r;
 }
 
-template RunResult run_heat<float>(const Config&, MPI_Comm, const RunOptions&);
-template RunResult run_heat<double>(const Config&, MPI_Comm, const RunOptions&);
+template <class T>
+RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+    Simulation<T> sim(cfg, comm);
+    start(sim, opt);
+    const StencilParams<T> params = heat_params<T>(cfg, 1.0);
+    return heat_loop(sim, cfg, opt, [&](std::int64_t) { sim.sweep(params); });
+}
+
+// Each step solves (I - alpha dt Lap_h) u' = u with the current field as the first guess. A
+// solve that does not reach time.cg_tolerance ends the run on every rank (exit 1).
+template <class T>
+RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+    Simulation<T> sim(cfg, comm, 4 + (cfg.word("time.cg_preconditioner") == "jacobi" ? 1 : 0));
+    start(sim, opt);
+    const std::array<double, 3> rd = diffusion_numbers(cfg);
+    const double diagonal = 1.0 + 2.0 * (rd[0] + rd[1] + rd[2]);
+    CgSettings settings;
+    settings.tolerance = cfg.number("time.cg_tolerance");
+    settings.max_iterations = cfg.integer("time.cg_max_iterations");
+    settings.jacobi_preconditioner = cfg.word("time.cg_preconditioner") == "jacobi";
+    settings.fused = cfg.word("parallel.cg_kernels") == "fused";
+    ConjugateGradient<T> cg(sim, heat_params<T>(cfg, -1.0), diagonal, settings);
+    CgRecord record;
+    RunResult r = heat_loop(sim, cfg, opt, [&](std::int64_t step) {
+        const CgOutcome o = cg.solve();
+        record.add(o);
+        if (o.converged) return;
+        if (sim.topology().rank() == 0)
+            std::cerr << fmt::format(
+                             "gridsim: error: step {}: CG did not converge: relative residual "
+                             "{:.3e} after {} iterations (time.cg_tolerance = {:.3e}, "
+                             "time.cg_max_iterations = {})",
+                             step, o.relative_residual, o.iterations, settings.tolerance,
+                             settings.max_iterations)
+                      << std::endl;
+        throw RunFailure("CG did not converge");
+    });
+    const double per_step = record.steps > 0 ? static_cast<double>(record.total) / record.steps : 0;
+    r.problem_report["cg"] = {
+        {"iterations_per_step",
+         {{"min", record.min}, {"mean", per_step}, {"max", record.max}, {"total", record.total}}},
+        {"final_relative_residual", record.last_residual},
+        {"kernels", cfg.word("parallel.cg_kernels")},
+        {"preconditioner", cfg.word("time.cg_preconditioner")},
+        // Whole-field passes one iteration makes (reads + writes, in field sizes): the operator
+        // reads p and writes q; p.q reads two; the BLAS sequence then x += a p (3), r -= a q (3),
+        // r.r (2), p *= beta (2), p += r (3); the fused one x, r (6) and p (3). A Jacobi
+        // preconditioner adds z = r / d (2 BLAS, 1 fused) and r.z (2 BLAS).
+        {"passes_per_iteration",
+         (settings.fused ? 13 : 17) +
+             (settings.jacobi_preconditioner ? (settings.fused ? 1 : 4) : 0)}};
+    return r;
+}
+
+template <class T>
+RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+    return implicit_scheme(cfg) ? run_implicit<T>(cfg, comm, opt) : run_explicit<T>(cfg, comm, opt);
+}
+
+std::string describe(const Config& cfg) {
+    std::string out =
+        fmt::format("  time            {} steps of dt {:.4e} (alpha {:.4g}), {}\n", cfg.steps,
+                    cfg.dt, cfg.number("problem.alpha"), cfg.word("problem.scheme"));
+    if (implicit_scheme(cfg)) {
+        out += fmt::format(
+            "  solver          CG to relative residual {:.1e}, at most {} iterations, "
+            "preconditioner {}, vector kernels {}\n",
+            cfg.number("time.cg_tolerance"), cfg.integer("time.cg_max_iterations"),
+            cfg.word("time.cg_preconditioner"), cfg.word("parallel.cg_kernels"));
+    }
+    return out;
+}
+
+// One CG iteration's field passes over the owned points of every rank, per second of the
+// loop (so the per-step setup counts against it), per rank, over the copy bandwidth measured
+// in the same run.
+double cg_bandwidth_ratio(const nlohmann::json& d) {
+    const auto& cg = d["cg"];
+    const double value = d["precision"] == "float" ? 4.0 : 8.0;
+    const double bytes = cg["passes_per_iteration"].get<double>() *
+                         d["updated_points_per_step"].get<double>() * value *
+                         cg["iterations_per_step"]["total"].get<double>();
+    const double per_rank = bytes / d["loop_seconds"].get<double>() / d["ranks"].get<double>();
+    const double copy = d["copy_bandwidth_GBps"].get<double>() * 1e9;
+    return copy > 0 ? per_rank / copy : 0.0;
+}
+
+std::string summary(const nlohmann::json& d) {
+    std::string out;
+    if (d.contains("cg")) {
+        const auto& cg = d["cg"];
+        const auto& it = cg["iterations_per_step"];
+        const auto& ph = d["phases"];
+        auto mean = [&](const char* name) { return ph[name]["mean"].get<double>(); };
+        const double op =
+            mean("interior") + mean("boundary") + mean("pack") + mean("transfer") + mean("unpack");
+        const double loop = d["loop_seconds"].get<double>();
+        out += fmt::format(
+            "  CG              iterations per step {} / {:.1f} / {} (min / mean / max), final "
+            "relative residual {:.3e}\n",
+            it["min"].get<std::int64_t>(), it["mean"].get<double>(), it["max"].get<std::int64_t>(),
+            cg["final_relative_residual"].get<double>());
+        out += fmt::format(
+            "  CG time         operator {:.4f} s, vector operations {:.4f} s, reductions {:.4f} "
+            "s ({:.1f}% of the loop)\n",
+            op, mean("vector"), mean("reduction"),
+            loop > 0 ? 100.0 * mean("reduction") / loop : 0.0);
+        const auto iterations = it["total"].get<double>();
+        if (iterations > 0 && loop > 0) {
+            out += fmt::format(
+                "  CG iteration    {:.4e} s (the loop over all iterations), {} field passes: "
+                "{:.1f}% of the copy bandwidth per rank\n",
+                loop / iterations, cg["passes_per_iteration"].get<int>(),
+                100.0 * cg_bandwidth_ratio(d));
+        }
+    }
+    if (d.contains("error_vs_analytic")) {
+        const auto& e = d["error_vs_analytic"];
+        out += fmt::format("  error vs exact discrete solution:   max abs {:.3e}, rel L2 {:.3e}\n",
+                           e["discrete"]["max_abs"].get<double>(),
+                           e["discrete"]["rel_l2"].get<double>());
+        out += fmt::format("  error vs continuous (analytic) PDE: max abs {:.3e}, rel L2 {:.3e}\n",
+                           e["continuous"]["max_abs"].get<double>(),
+                           e["continuous"]["rel_l2"].get<double>());
+    }
+    return out;
+}
+
+Problem make_heat_problem() {
+    Problem p;
+    ProblemDeck& d = p.deck;
+    d.name = "heat";
+    d.summary =
+        "the heat equation du/dt = alpha Lap u, explicit (FTCS) or implicit (backward "
+        "Euler by conjugate gradient)";
+    d.has_time = true;
+    d.precision = Precision::float64;  // checks reach rounding-level accuracy
+    d.initial = InitialKind::sine;
+    const double inf = HUGE_VAL;
+    KeySpec dt = KeySpec::number("time.dt", 0.0, "time step", 0.0, true, inf, "must be > 0");
+    dt.default_text = "`time.cfl` x the explicit limit";
+    d.keys = {
+        KeySpec::number("problem.alpha", 1.0, "diffusivity alpha", 0.0, true, inf, "must be > 0"),
+        KeySpec::choice(
+            "problem.scheme", {"explicit", "implicit"},
+            "`explicit`: FTCS, u' = u + sum_d r_d (u[+e_d] + u[-e_d] - 2u), r_d = alpha dt / "
+            "h_d^2, stable for 2 sum_d r_d <= 1. `implicit`: backward Euler, (I - alpha dt Lap_h) "
+            "u' = u solved by conjugate gradient (matrix-free, the same stencil kernels), stable "
+            "for any dt"),
+        dt,
+        KeySpec::number("time.cfl", 0.5,
+                        "when `time.dt` is absent, dt = cfl * (1 / (2 * alpha * (1/h_x^2 + 1/h_y^2 "
+                        "(+ 1/h_z^2)))), evaluated in that order in double (h_d^2 as h_d * h_d); "
+                        "at most 1 with the explicit scheme, any multiple of the explicit limit "
+                        "with the implicit one",
+                        0.0, true, inf, "must be > 0 (a multiple of the explicit stability limit)"),
+        KeySpec::number("time.cg_tolerance", 1e-8,
+                        "implicit: CG stops when ||r||_2 <= this x ||b||_2 (b: the field before "
+                        "the step, at the updated points)",
+                        0.0, true, 1.0, "must be in (0, 1]"),
+        KeySpec::integer("time.cg_max_iterations", 1000,
+                         "implicit: a step whose CG has not converged after this many iterations "
+                         "ends the run (exit 1, naming the step, the iterations and the residual)",
+                         1, 2147483647),
+        KeySpec::choice("time.cg_preconditioner", {"none", "jacobi"},
+                        "implicit: `jacobi` divides the residual by the operator's diagonal, 1 + "
+                        "2 sum_d r_d (constant on a uniform grid, so the iterates change only by "
+                        "rounding)"),
+        KeySpec::choice("parallel.cg_kernels", {"cublas", "fused"},
+                        "implicit: the CG vector operations as the BLAS sequence (cuBLAS on the "
+                        "GPU: dot, axpy, scal over whole fields) or as `fused` passes (x, r and "
+                        "r.r in one, p in another)"),
+    };
+    d.finish = &resolve_time_step;
+    p.describe = &describe;
+    p.run = [](const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+        return cfg.precision == Precision::float32 ? run_heat<float>(cfg, comm, opt)
+                                                   : run_heat<double>(cfg, comm, opt);
+    };
+    p.summary = &summary;
+    return p;
+}
+
+}  // namespace
+
+const Problem& heat_problem() {
+    static const Problem problem = make_heat_problem();
+    return problem;
+}
 
 }  // namespace gridsim

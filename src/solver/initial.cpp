@@ -11,35 +11,23 @@ constexpr double kPi = 3.14159265358979323846;
 
 }  // namespace
 
-HeatMode make_heat_mode(const Config& cfg) {
-    HeatMode m;
+SineMode make_sine_mode(const Config& cfg) {
+    SineMode m;
     m.dims = cfg.dims;
     m.amplitude = cfg.amplitude;
-    double lambda_drop = 0.0;
     for (int d = 0; d < cfg.dims; ++d) {
         const double h = cfg.spacing(d);
         m.cosine[d] = cfg.is_periodic(d);
         m.kappa[d] = m.cosine[d] ? 2.0 * kPi * cfg.modes[d] / (cfg.cells[d] * h)
                                  : kPi * cfg.modes[d] / cfg.length[d];
-        const double r = cfg.alpha * cfg.dt / (h * h);
         const double s = std::sin(m.kappa[d] * h / 2.0);
-        lambda_drop += 4.0 * r * s * s;
-        m.rate += cfg.alpha * m.kappa[d] * m.kappa[d];
+        m.sin2_half[d] = s * s;
         for (int i = 0; i < cfg.cells[d]; ++i) {
             const double x = i * h;
             m.phi[d].push_back(m.cosine[d] ? std::cos(m.kappa[d] * x) : std::sin(m.kappa[d] * x));
         }
     }
-    m.lambda = 1.0 - lambda_drop;
     return m;
-}
-
-bool heat_has_analytic_solution(const Config& cfg) {
-    if (cfg.problem != ProblemKind::heat || cfg.initial != InitialKind::sine) return false;
-    for (int f = 0; f < 2 * cfg.dims; ++f) {
-        if (!cfg.is_periodic(f / 2) && cfg.face_value[f] != 0.0) return false;
-    }
-    return true;
 }
 
 InitialParams make_initial_params(const Config& cfg, const Domain& dom) {
@@ -59,7 +47,7 @@ InitialParams make_initial_params(const Config& cfg, const Domain& dom) {
     }
     for (int f = 0; f < 6; ++f) p.face_value[f] = cfg.face_value[f];
     if (cfg.initial == InitialKind::sine) {
-        const HeatMode mode = make_heat_mode(cfg);
+        const SineMode mode = make_sine_mode(cfg);
         for (int d = 0; d < 3; ++d) {
             p.kappa[d] = mode.kappa[d];
             p.cosine[d] = mode.cosine[d];

@@ -1,11 +1,16 @@
-// Jacobi iteration for Laplace's equation: the sweep loop with its residual history and
+// The jacobi problem, Jacobi iteration for Laplace's equation: its entry in the problem table
+// (deck keys, header and summary lines) and the sweep loop with its residual history and
 // convergence test.
+#include <fmt/format.h>
+
 #include <optional>
 
-#include "solver/problems.hpp"
+#include "solver/problem.hpp"
 #include "solver/step_loop.hpp"
 
 namespace gridsim {
+
+namespace {
 
 // The residual of sweep n is computed inside sweep n (fused) and read by the host after sweep
 // n+1 has been issued, so the GPU never idles while the host waits for it. If it shows
@@ -21,13 +26,15 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
                               cfg.steps);
     std::vector<std::pair<std::int64_t, double>> history = opt.start_history;
+    const double tolerance = cfg.number("time.tolerance");
+    const std::int64_t norm_every = cfg.integer("time.norm_every");
     bool converged = false;
     double residual = 0.0;
     std::optional<std::int64_t> pending;  // the sweep whose residual is requested, not yet read
     auto take = [&] {
         residual = sim.take_residual();
         history.emplace_back(*pending, residual);
-        converged = cfg.tolerance > 0 && residual < cfg.tolerance;
+        converged = tolerance > 0 && residual < tolerance;
         pending.reset();
     };
 
@@ -36,7 +43,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     std::string stopped;
     std::int64_t sweep = opt.start_step;
     while (sweep < cfg.steps) {
-        const bool check = (sweep + 1) % cfg.norm_every == 0 || sweep + 1 == cfg.steps;
+        const bool check = (sweep + 1) % norm_every == 0 || sweep + 1 == cfg.steps;
         sim.sweep(params, check);
         ++sweep;
         if (pending) {
@@ -78,11 +85,59 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     r.converged = converged;
     r.stopped = stopped;
     r.final_norm = residual;
+    r.problem_report["residual_history"] = r.residual_history;
+    r.problem_report["converged"] = converged;
     if (opt.gather_field) r.global_field = sim.gather();
     return r;
 }
 
-template RunResult run_jacobi<float>(const Config&, MPI_Comm, const RunOptions&);
-template RunResult run_jacobi<double>(const Config&, MPI_Comm, const RunOptions&);
+std::string describe(const Config& cfg) {
+    const double tolerance = cfg.number("time.tolerance");
+    return fmt::format(
+        "  sweeps          at most {}, residual every {}{}\n", cfg.steps,
+        cfg.integer("time.norm_every"),
+        tolerance > 0 ? fmt::format(", stop below {:.3e}", tolerance) : std::string());
+}
+
+std::string summary(const nlohmann::json& d) {
+    return fmt::format("  final residual  {:.6e}{}\n", d["final_norm"].get<double>(),
+                       d["converged"].get<bool>() ? " (converged)" : "");
+}
+
+Problem make_jacobi_problem() {
+    Problem p;
+    ProblemDeck& d = p.deck;
+    d.name = "jacobi";
+    d.summary =
+        "Jacobi iteration for Laplace's equation, u' = the mean of the 2 x dims neighbours; "
+        "with boundary.kind = \"benchmark\" the standard 2D Jacobi benchmark";
+    d.has_time = false;
+    d.precision = Precision::float32;   // the standard benchmark runs in float
+    d.initial = InitialKind::constant;  // a zero interior (the benchmark's definition)
+    d.benchmark_boundary = true;
+    d.keys = {
+        KeySpec::number("time.tolerance", 0.0,
+                        "stop at the first residual below it (0: run all sweeps); the residual is "
+                        "sqrt(sum over updated points of (u^n - u^(n-1))^2), computed inside the "
+                        "sweep that produces u^n",
+                        0.0, false, HUGE_VAL, "must be >= 0"),
+        KeySpec::integer("time.norm_every", 10, "the residual every n sweeps (and at the last)", 1,
+                         2147483647),
+    };
+    p.describe = &describe;
+    p.run = [](const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+        return cfg.precision == Precision::float32 ? run_jacobi<float>(cfg, comm, opt)
+                                                   : run_jacobi<double>(cfg, comm, opt);
+    };
+    p.summary = &summary;
+    return p;
+}
+
+}  // namespace
+
+const Problem& jacobi_problem() {
+    static const Problem problem = make_jacobi_problem();
+    return problem;
+}
 
 }  // namespace gridsim

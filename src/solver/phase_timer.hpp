@@ -12,9 +12,10 @@
 
 namespace gridsim {
 
-enum class Phase { interior, boundary, pack, transfer, unpack, reduction, io, count };
+// vector: a solver's vector operations (the CG updates); 0 for the explicit stencils.
+enum class Phase { interior, boundary, pack, transfer, unpack, reduction, vector, io, count };
 constexpr std::array<const char*, static_cast<int>(Phase::count)> kPhaseNames = {
-    "interior", "boundary", "pack", "transfer", "unpack", "reduction", "io"};
+    "interior", "boundary", "pack", "transfer", "unpack", "reduction", "vector", "io"};
 
 using PhaseTimes = std::array<double, static_cast<int>(Phase::count)>;
 

@@ -1,15 +1,11 @@
 #include "solver/run.hpp"
 
-#include "solver/problems.hpp"
+#include "solver/problem.hpp"
 
 namespace gridsim {
 
 RunResult run_problem(const Config& cfg, MPI_Comm comm, const RunOptions& options) {
-    const bool single = cfg.precision == Precision::float32;
-    if (cfg.problem == ProblemKind::heat) {
-        return single ? run_heat<float>(cfg, comm, options) : run_heat<double>(cfg, comm, options);
-    }
-    return single ? run_jacobi<float>(cfg, comm, options) : run_jacobi<double>(cfg, comm, options);
+    return find_problem(cfg.problem).run(cfg, comm, options);
 }
 
 }  // namespace gridsim

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <mpi.h>
+#include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
 #include "grid/domain.hpp"
@@ -71,7 +72,8 @@ struct RunStart {
     std::string devices;  // e.g. "4 x NVIDIA H200"
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
-    std::size_t field_bytes_max = 0;  // the two fields of the largest rank
+    std::size_t field_bytes_max = 0;  // the fields of the largest rank
+    int field_count = 2;              // how many: the two of every problem, and a solver's
     std::int64_t start_step = 0;
     std::vector<RankPlacement> placements;  // every rank's, on rank 0
 };
@@ -123,7 +125,9 @@ struct RunResult {
     PhaseTimes phases{};              // this rank's
     std::vector<std::pair<std::int64_t, double>> residual_history;  // jacobi
     bool converged = false;                                         // jacobi reached time.tolerance
-    double final_norm = 0.0;                     // residual (jacobi) or ||u||_2 (heat)
+    double final_norm = 0.0;  // residual (jacobi) or ||u||_2 (heat)
+    // What the problem adds to the report (its Problem entry): merged into the report's top level.
+    nlohmann::json problem_report = nlohmann::json::object();
     FieldStats final_stats;                      // of the final field, all ranks
     std::optional<ErrorNorms> error_discrete;    // vs the exact discrete solution
     std::optional<ErrorNorms> error_continuous;  // vs the continuous PDE solution

@@ -11,8 +11,9 @@
 namespace gridsim {
 
 template <class T>
-Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
+Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
     : cfg_(cfg),
+      extra_fields_(extra_fields),
       dom_(make_domain(cfg)),
       topo_(comm, cfg, dom_, kStencilRadius),
       choice_(choose_backend<T>(cfg, topo_.comm())),
@@ -32,8 +33,9 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm)
 }
 
 // Refuses (ConfigError, on every rank) a deck whose fields do not fit, before allocating them:
-// two fields in backend memory, plus one host copy of a field (output, checks) and, on the CPU,
-// the node's ranks sharing its available memory. The numbers are the neediest rank's.
+// the problem's fields in backend memory, plus one host copy of a field (output, checks) and,
+// on the CPU, the node's ranks sharing its available memory. The numbers are the neediest
+// rank's.
 template <class T>
 void Simulation<T>::check_memory(std::size_t field_bytes) {
     MPI_Comm node = MPI_COMM_NULL;
@@ -44,8 +46,9 @@ void Simulation<T>::check_memory(std::size_t field_bytes) {
     const double field = static_cast<double>(field_bytes);
     const double host_free = static_cast<double>(available_host_memory());
     const double kept = cfg_.dump_on_failure ? 1.0 : 0.0;  // the last good state
-    const double host_need = (be_.on_device() ? 1.0 : 3.0 + kept) * field * on_node;
-    const double dev_need = (2.0 + kept) * field;
+    const double fields = field_count() + kept;
+    const double host_need = (be_.on_device() ? 1.0 : 1.0 + fields) * field * on_node;
+    const double dev_need = fields * field;
     const double dev_free = be_.on_device() ? static_cast<double>(be_.free_memory()) : 0.0;
     // {how many times the need exceeds what there is, rank}: MAXLOC finds the neediest rank.
     struct {
@@ -59,14 +62,14 @@ void Simulation<T>::check_memory(std::size_t field_bytes) {
             "needs {:.3g} GiB of host memory on its node ({} rank(s) x {} "
             "field(s) of {:.3g} GiB), {:.3g} GiB available",
             host_need / 1073741824.0, owned.size(),
-            be_.on_device() ? 1 : 3 + static_cast<int>(kept), field / 1073741824.0,
+            be_.on_device() ? 1 : 1 + static_cast<int>(fields), field / 1073741824.0,
             host_free / 1073741824.0);
     }
     if (be_.on_device() && dev_need > dev_free && dev_need / dev_free > mine.ratio) {
         mine.ratio = dev_need / dev_free;
         what = fmt::format(
             "needs {:.3g} GiB of device memory ({} fields of {:.3g} GiB), {:.3g} GiB free",
-            dev_need / 1073741824.0, 2 + static_cast<int>(kept), field / 1073741824.0,
+            dev_need / 1073741824.0, static_cast<int>(fields), field / 1073741824.0,
             dev_free / 1073741824.0);
     }
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, topo_.comm()));
@@ -162,6 +165,57 @@ void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
         be_.apply(p, current(), next(), regions_.interior, interior_lane, residual);
     }
     cur_ = 1 - cur_;
+}
+
+// The input's halos travel while the interior (which reads none) is updated; the shell, which
+// reads them, follows the unpack on the boundary lane.
+template <class T>
+void Simulation<T>::apply(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out) {
+    be_.join_lanes();  // in was written on either lane
+    timer_.poll();
+    const Lane interior_lane = cfg_.overlap ? Lane::interior : Lane::boundary;
+    {
+        auto t = timer_.on_lane(Phase::pack, Lane::boundary);
+        halo_->pack(in);
+    }
+    if (cfg_.overlap) {
+        auto t = timer_.on_lane(Phase::interior, interior_lane);
+        be_.apply(p, in, out, regions_.interior, interior_lane, false);
+    }
+    {
+        auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
+        halo_->transfer();
+    }
+    {
+        auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
+        halo_->unpack(in);
+    }
+    {
+        auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
+        for (const Box& b : regions_.shell) be_.apply(p, in, out, b, Lane::boundary, false);
+    }
+    if (!cfg_.overlap) {
+        auto t = timer_.on_lane(Phase::interior, interior_lane);
+        be_.apply(p, in, out, regions_.interior, interior_lane, false);
+    }
+    be_.join_lanes();
+}
+
+// The full index range of the field (halos included, row padding not), cut into slabs around
+// the updated box: on each axis below and above it, the other axes whole (corners twice).
+template <class T>
+void Simulation<T>::zero_outside_updated(FieldView<T> f) {
+    const int h = f.ext.halo;
+    Box full{{-h, -h, f.ext.dims == 3 ? -h : 0},
+             {f.ext.n[0] + h, f.ext.n[1] + h, f.ext.dims == 3 ? f.ext.n[2] + h : 1}};
+    for (int d = 0; d < f.ext.dims; ++d) {
+        Box below = full;
+        below.hi[d] = updated_.lo[d];
+        Box above = full;
+        above.lo[d] = updated_.hi[d];
+        if (!below.empty()) be_.fill(f, below, T(0));
+        if (!above.empty()) be_.fill(f, above, T(0));
+    }
 }
 
 template <class T>

@@ -1,6 +1,8 @@
-// The state every explicit two-field problem shares (heat FTCS, jacobi): the process grid, the
-// backend, the current and next field, the halo exchange and the overlap regions, and the one
-// step that moves them forward (docs/architecture.md, "One step").
+// The state every problem shares: the process grid, the backend, the current and next field,
+// the halo exchange and the overlap regions; the explicit step that moves the two fields
+// forward (heat FTCS, jacobi: docs/architecture.md, "One step"); and, for solvers with more
+// vectors (the implicit heat's CG), fields of the same shape, a halo exchange of any of them
+// and an operator application with the same overlap.
 #pragma once
 
 #include <deque>
@@ -10,6 +12,7 @@
 
 #include "comm/cart_topology.hpp"
 #include "comm/halo_exchange.hpp"
+#include "comm/mpi_check.hpp"
 #include "config/config.hpp"
 #include "grid/domain.hpp"
 #include "kernels/backend.hpp"
@@ -21,8 +24,9 @@ namespace gridsim {
 template <class T>
 class Simulation {
 public:
-    // Throws ConfigError for a deck this rank count, build or machine cannot run.
-    Simulation(const Config& cfg, MPI_Comm comm);
+    // Throws ConfigError for a deck this rank count, build or machine cannot run, counting
+    // `extra_fields` more fields (make_field) in the memory it needs.
+    Simulation(const Config& cfg, MPI_Comm comm, int extra_fields = 0);
 
     // current = initial condition (Dirichlet points included), or what `load` reads into the
     // owned points (a restart); halos exchanged; next = current.
@@ -39,6 +43,31 @@ public:
     // Returns to the field of the previous sweep (still held in the other buffer, halos
     // included): a sweep issued before a convergence test read its result is undone.
     void roll_back() { cur_ = 1 - cur_; }
+    // Another zero-filled field shaped like the solution (halos, row padding), in backend memory.
+    [[nodiscard]] Field<T> make_field() { return be_.allocate_field(u_[0].extents()); }
+    // Refreshes the halos of any such field from the neighbours' owned points (boundary lane).
+    void exchange(FieldView<T> f) { halo_->exchange(f); }
+    // out = stencil(in) at every updated point, overlapped the other way round from sweep():
+    // in's halos are exchanged on the boundary lane while the interior lane updates the points
+    // that read none, then the boundary lane updates the shell. Both lanes are joined at the
+    // end, so what follows on either sees all of out.
+    void apply(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out);
+    // Zero at every entry of `f` that is not an updated point: halos, the global Dirichlet
+    // points (row padding is zero from allocation and no operation writes it).
+    void zero_outside_updated(FieldView<T> f);
+    // The current field, for a solver that updates it in place, and the other buffer.
+    [[nodiscard]] FieldView<T> current_field() { return u_[cur_].view(); }
+    [[nodiscard]] FieldView<T> spare_field() { return u_[1 - cur_].view(); }
+    [[nodiscard]] const Box& updated_points() const { return updated_; }
+    [[nodiscard]] Backend<T>& backend_ops() { return be_; }
+    // The sum over ranks of each value (one all-reduce).
+    template <std::size_t N>
+    std::array<double, N> allreduce_sums(std::array<double, N> local) {
+        std::array<double, N> global{};
+        GRIDSIM_MPI_CHECK(
+            MPI_Allreduce(local.data(), global.data(), N, MPI_DOUBLE, MPI_SUM, topo_.comm()));
+        return global;
+    }
     // The stand-alone pass for the same residual (tests compare the fused value against it).
     double residual_separate_pass();
     // sqrt of the global sum over owned points of current^2.
@@ -68,10 +97,13 @@ public:
     [[nodiscard]] const BackendChoice<T>& backend() const { return choice_; }
     [[nodiscard]] const char* transport_name() const { return halo_->transport_name(); }
     [[nodiscard]] std::int64_t global_updated_points() const { return global_updated_; }
-    // Bytes of this rank's two fields (halos and row padding included).
+    // Bytes of this rank's fields (halos and row padding included): the two of every problem
+    // and the extra ones it asked for.
     [[nodiscard]] std::size_t field_bytes() const {
-        return 2 * static_cast<std::size_t>(u_[0].extents().total) * sizeof(T);
+        return static_cast<std::size_t>(field_count()) *
+               static_cast<std::size_t>(u_[0].extents().total) * sizeof(T);
     }
+    [[nodiscard]] int field_count() const { return 2 + extra_fields_; }
     [[nodiscard]] PhaseTimer& timer() { return timer_; }
     // What every rank computes on, e.g. "2 x NVIDIA H200, 2 x cpu"; the same string on all ranks.
     [[nodiscard]] const std::string& devices() const { return devices_; }
@@ -86,6 +118,7 @@ private:
     void check_memory(std::size_t field_bytes);
 
     const Config& cfg_;
+    int extra_fields_;
     Domain dom_;
     CartTopology topo_;
     BackendChoice<T> choice_;

@@ -209,7 +209,7 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.steps = steps;
     r.start_step = opt.start_step;
     r.dt = cfg.dt;
-    r.sim_time = cfg.problem == ProblemKind::heat ? static_cast<double>(steps) * cfg.dt : 0.0;
+    r.sim_time = cfg.has_time ? static_cast<double>(steps) * cfg.dt : 0.0;
     r.updated_points = sim.global_updated_points();
     r.value_bytes = sizeof(T);
     r.final_stats = sim.stats();
@@ -229,6 +229,7 @@ void announce_start(Simulation<T>& sim, const RunOptions& opt) {
     GRIDSIM_MPI_CHECK(
         MPI_Allreduce(&bytes, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, sim.topology().comm()));
     s.field_bytes_max = static_cast<std::size_t>(largest);
+    s.field_count = sim.field_count();
     s.placements = gather_placements(sim.topology().comm(), sim.backend().placement);
     opt.on_start(s);
 }
@@ -268,7 +269,7 @@ OutputContext output_context(Simulation<T>& sim, const Config& cfg, std::int64_t
                              const std::vector<std::pair<std::int64_t, double>>* history) {
     OutputContext ctx;
     ctx.step = step;
-    ctx.time = cfg.problem == ProblemKind::heat ? static_cast<double>(step) * cfg.dt : 0.0;
+    ctx.time = cfg.has_time ? static_cast<double>(step) * cfg.dt : 0.0;
     ctx.last = last;
     ctx.comm = sim.topology().comm();
     ctx.domain = &sim.domain();
@@ -378,7 +379,7 @@ void emit_progress(const RunOptions& opt, const Simulation<T>& sim, const Config
     s.step = step;
     s.start = opt.start_step;
     s.total = cfg.steps;
-    s.sim_time = cfg.problem == ProblemKind::heat ? step * cfg.dt : 0.0;
+    s.sim_time = cfg.has_time ? step * cfg.dt : 0.0;
     s.norm_name = norm_name;
     s.norm = norm;
     s.elapsed_s = elapsed;

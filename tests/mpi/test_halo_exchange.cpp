@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "comm/halo_exchange.hpp"
+#include "solver/problem.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "solver/problem.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;
@@ -37,7 +38,7 @@ std::vector<double> exact_discrete(const Config& c) {
         kappa[d] = c.is_periodic(d) ? 2 * kPi * c.modes[d] / (c.cells[d] * h[d])
                                     : kPi * c.modes[d] / c.length[d];
         const double s = std::sin(kappa[d] * h[d] / 2);
-        lambda -= 4 * c.alpha * c.dt / (h[d] * h[d]) * s * s;
+        lambda -= 4 * c.number("problem.alpha") * c.dt / (h[d] * h[d]) * s * s;
     }
     const double scale = std::pow(lambda, static_cast<double>(c.steps));
     std::vector<double> out;

@@ -12,6 +12,7 @@
 #include "comm/gather.hpp"
 #include "io/output.hpp"
 #include "io/snapshot.hpp"
+#include "solver/problem.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;

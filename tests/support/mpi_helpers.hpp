@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "solver/problem.hpp"
 #include "solver/run.hpp"
 
 namespace gridsim::test {

@@ -5,6 +5,7 @@
 
 #include "config/config.hpp"
 #include "grid/domain.hpp"
+#include "solver/problem.hpp"
 
 using namespace gridsim;
 

@@ -8,6 +8,7 @@
 #include "config/config.hpp"
 #include "grid/domain.hpp"
 #include "solver/initial.hpp"
+#include "solver/problem.hpp"
 
 using namespace gridsim;
 

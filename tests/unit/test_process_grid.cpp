@@ -9,6 +9,7 @@
 #include "comm/cart_topology.hpp"
 #include "config/config.hpp"
 #include "grid/domain.hpp"
+#include "solver/problem.hpp"
 
 using namespace gridsim;
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Implicit heat (problem.scheme = "implicit", CG) on the CUDA backend, in one call:
+#   scripts/gpu_host/implicit_check.sh
+# 1. the gpu tests at 1 rank and at every GPU's rank count (all suites: the problem-table
+#    refactor touches every run), and compute-sanitizer memcheck of both vector kernels;
+# 2. the 512^3 double benchmark (inputs/bench_heat3d_implicit.toml) on 1 and all GPUs, BLAS
+#    and fused vector kernels, REPEAT times (default 3), reports kept;
+# 3. ncu (--clock-control none) of one CG iteration's kernels on 256^3, both vector kernels;
+# 4. a strong-scaling study of the implicit deck (scripts/scaling.py run, ranks 1..GPUs).
+# Needs gridsim and gpu_backend_test on PATH. Logs and reports go to $OUT (or out/implicit);
+# a table is printed last.
+set -uo pipefail
+out=${OUT:-out/implicit}
+mkdir -p "$out/reports"
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+ngpus=$(nvidia-smi -L | wc -l)
+deck=inputs/bench_heat3d_implicit.toml
+status() { echo "$1: $2" | tee -a "$out/status.log"; }
+
+for n in 1 "$ngpus"; do
+    mpirun -np "$n" gpu_backend_test --gtest_brief=1 >"$out/gputest_np$n.log" 2>&1
+    status "gpu tests at $n rank(s)" "rc=$? $(grep -E 'PASSED|FAILED' "$out/gputest_np$n.log" | tr '\n' ' ')"
+done
+for k in cublas fused; do
+    compute-sanitizer --tool memcheck --error-exitcode 9 gridsim run inputs/heat3d_implicit.toml \
+        --quiet --set parallel.backend='"cuda"' --set parallel.cg_kernels="\"$k\"" \
+        --set time.steps=2 --set output.write_final=false >"$out/memcheck_$k.log" 2>&1
+    status "memcheck $k" "rc=$? $(grep -c 'Invalid' "$out/memcheck_$k.log") invalid accesses"
+done
+
+for n in 1 "$ngpus"; do
+    for k in cublas fused; do
+        for r in $(seq 1 "${REPEAT:-3}"); do
+            rep="$out/reports/n${n}_${k}_r$r.json"
+            mpirun -np "$n" gridsim run "$deck" --quiet --set parallel.cg_kernels="\"$k\"" \
+                --report "$rep" >"$out/bench_n${n}_${k}_r$r.log" 2>&1
+            status "bench $n GPU(s) $k r$r" "rc=$? $(grep -E 'CG iteration' "$out/bench_n${n}_${k}_r$r.log")"
+        done
+    done
+done
+
+metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active
+for k in cublas fused; do
+    timeout 180 ncu --clock-control none --metrics "$metrics" --launch-skip 60 --launch-count 14 --csv \
+        gridsim run "$deck" --quiet --set 'grid.cells=[256,256,256]' --set time.steps=1 \
+        --set parallel.cg_kernels="\"$k\"" >"$out/ncu_$k.csv" 2>"$out/ncu_$k.err"
+    status "ncu $k" "rc=$?"
+done
+
+studies=/tmp/gridsim-implicit-study
+rm -rf "$studies"
+python3 scripts/scaling.py run strong --deck "$deck" --ranks $(seq 1 "$ngpus") \
+    --repeat "${REPEAT:-3}" --gridsim "$(command -v gridsim)" --out "$studies/heat3d-implicit-strong" \
+    >"$out/scaling.log" 2>&1
+status "scaling study" "rc=$?"
+tar -C "$studies" -czf "$out/implicit-study.tgz" .
+
+echo
+echo "| GPUs | kernels | CG iteration [s] | share of copy | iterations/step | reductions |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for f in "$out"/bench_n*_r*.log; do
+    b=$(basename "$f" .log)
+    it=$(sed -n 's/.*CG iteration *\([0-9.e+-]*\) s.*passes: \([0-9.]*\)%.*/\1 | \2%/p' "$f")
+    cg=$(sed -n 's/.*iterations per step \([0-9]*\) \/ \([0-9.]*\) \/ \([0-9]*\).*/\2/p' "$f")
+    red=$(sed -n 's/.*reductions [0-9.]* s (\([0-9.]*%\) of the loop).*/\1/p' "$f")
+    echo "| ${b#bench_} | | $it | $cg | $red |"
+done

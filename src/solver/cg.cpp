@@ -1,0 +1,135 @@
+#include "solver/cg.hpp"
+
+#include <cmath>
+
+namespace gridsim {
+
+template <class T>
+ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<T>& op,
+                                        double diagonal, const CgSettings& settings)
+    : sim_(sim),
+      be_(sim.backend_ops()),
+      op_(op),
+      inv_diagonal_(static_cast<T>(1.0 / diagonal)),
+      settings_(settings),
+      b_(sim.make_field()),
+      r_(sim.make_field()),
+      p_(sim.make_field()),
+      q_(sim.make_field()) {
+    if (settings_.jacobi_preconditioner) z_ = sim.make_field();
+}
+
+template <class T>
+template <class F>
+std::array<double, 2> ConjugateGradient<T>::reduce(F local_sums) {
+    be_.wait(Lane::boundary);
+    auto t = sim_.timer().on_host(Phase::reduction);
+    return sim_.allreduce_sums(local_sums());
+}
+
+// b = x at the updated points, zero elsewhere (so whole-allocation sums over it are exact);
+// r = b - op(x), also zero outside the updated points (q is never written there); z = r / d;
+// p = z.
+template <class T>
+void ConjugateGradient<T>::setup(FieldView<T> x) {
+    const auto total = static_cast<std::size_t>(x.ext.total);
+    {
+        auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+        be_.copy(b_.view().data, x.data, total, Lane::boundary);
+        sim_.zero_outside_updated(b_.view());
+    }
+    sim_.apply(op_, x, q_.view());
+    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+    be_.copy(r_.view().data, b_.view().data, total, Lane::boundary);
+    be_.axpy(T(-1), q_.view(), r_.view());
+    if (z_) {
+        be_.copy(z_->view().data, r_.view().data, total, Lane::boundary);
+        be_.scale(inv_diagonal_, z_->view());
+    }
+    be_.copy(p_.view().data, (z_ ? *z_ : r_).view().data, total, Lane::boundary);
+}
+
+// The BLAS sequence: x += a p; r -= a q; z = r / d; p = z + beta p as scale and axpy.
+template <class T>
+void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
+    sim_.apply(op_, p_.view(), q_.view());
+    const double pq =
+        reduce([&] { return std::array<double, 2>{be_.dot(p_.view(), q_.view())}; })[0];
+    const auto a = static_cast<T>(rz / pq);
+    {
+        auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+        be_.axpy(a, p_.view(), x);
+        be_.axpy(-a, q_.view(), r_.view());
+        if (z_) {
+            be_.copy(z_->view().data, r_.view().data, static_cast<std::size_t>(x.ext.total),
+                     Lane::boundary);
+            be_.scale(inv_diagonal_, z_->view());
+        }
+    }
+    const FieldView<T> z = (z_ ? *z_ : r_).view();
+    const auto sums = reduce([&] {
+        return std::array<double, 2>{be_.dot(r_.view(), z),
+                                     z_ ? be_.dot(r_.view(), r_.view()) : 0.0};
+    });
+    const double beta = sums[0] / rz;
+    rz = sums[0];
+    rr = z_ ? sums[1] : sums[0];
+    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+    be_.scale(static_cast<T>(beta), p_.view());
+    be_.axpy(T(1), z, p_.view());
+}
+
+// The fused passes: one over the updated points for x, r, z and r.z, one for p. The diagonal
+// is constant, so r.r = (r.z) d.
+template <class T>
+void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr) {
+    const Box& box = sim_.updated_points();
+    sim_.apply(op_, p_.view(), q_.view());
+    const double pq =
+        reduce([&] { return std::array<double, 2>{be_.dot(p_.view(), q_.view(), box)}; })[0];
+    const CgUpdate<T> s{
+        static_cast<T>(rz / pq), inv_diagonal_, z_.has_value(), p_.view(), q_.view(), x, r_.view(),
+        (z_ ? *z_ : r_).view()};
+    const double rz_new = reduce([&] { return std::array<double, 2>{be_.cg_update(s, box)}; })[0];
+    const double beta = rz_new / rz;
+    rz = rz_new;
+    rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
+    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+    be_.xpay((z_ ? *z_ : r_).view(), static_cast<T>(beta), p_.view(), box);
+}
+
+template <class T>
+CgOutcome ConjugateGradient<T>::solve() {
+    const FieldView<T> x = sim_.current_field();
+    setup(x);
+    const FieldView<T> z = (z_ ? *z_ : r_).view();
+    const auto first = reduce([&] {
+        return std::array<double, 2>{be_.dot(b_.view(), b_.view()), be_.dot(r_.view(), z)};
+    });
+    double rz = first[1];
+    double rr =
+        z_ ? reduce([&] { return std::array<double, 2>{be_.dot(r_.view(), r_.view())}; })[0] : rz;
+    // Relative to ||b||; a zero right-hand side (zero field, non-zero Dirichlet values) is
+    // measured against the first residual instead.
+    const double reference = first[0] > 0 ? std::sqrt(first[0]) : std::sqrt(rr);
+    CgOutcome out;
+    while (true) {
+        out.relative_residual = reference > 0 ? std::sqrt(rr) / reference : 0.0;
+        if (out.relative_residual <= settings_.tolerance) {
+            out.converged = true;
+            return out;
+        }
+        if (out.iterations == settings_.max_iterations) return out;
+        if (settings_.fused) {
+            iterate_fused(x, rz, rr);
+        } else {
+            iterate_blas(x, rz, rr);
+        }
+        ++out.iterations;
+    }
+}
+
+template class ConjugateGradient<float>;
+template class ConjugateGradient<double>;
+
+}  // namespace gridsim

@@ -1,0 +1,57 @@
+// Matrix-free conjugate gradient on a Simulation's fields (the implicit heat step): the
+// operator is a stencil applied by the backend's kernels with the halo exchange overlapped
+// (Simulation::apply), the vector operations are the backend's (cuBLAS or fused kernels on the
+// GPU, loops on the CPU), and each reduction is one all-reduce over the ranks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "solver/simulation.hpp"
+
+namespace gridsim {
+
+struct CgSettings {
+    double tolerance = 1e-8;  // stop when ||r|| <= tolerance * ||b||
+    std::int64_t max_iterations = 1000;
+    bool jacobi_preconditioner = false;
+    bool fused = false;  // fused vector passes instead of the BLAS sequence
+};
+
+struct CgOutcome {
+    std::int64_t iterations = 0;
+    double relative_residual = 0.0;  // ||r|| / ||b|| when it stopped
+    bool converged = false;
+};
+
+template <class T>
+class ConjugateGradient {
+public:
+    // `op` must be symmetric positive definite on the updated points with the constant diagonal
+    // `diagonal` (the Jacobi preconditioner divides by it). Allocates the work vectors.
+    ConjugateGradient(Simulation<T>& sim, const StencilParams<T>& op, double diagonal,
+                      const CgSettings& settings);
+
+    // Solves op(x) = b at the updated points, x the simulation's current field (updated in place
+    // from its own value as the first guess; its Dirichlet points hold) and b its value on entry.
+    CgOutcome solve();
+
+private:
+    // Local sums combined over the ranks (one all-reduce), timed as the reduction phase; the
+    // work queued before them is waited for first, so it is not counted as reduction.
+    template <class F>
+    std::array<double, 2> reduce(F local_sums);
+    void setup(FieldView<T> x);
+    void iterate_blas(FieldView<T> x, double& rz, double& rr);
+    void iterate_fused(FieldView<T> x, double& rz, double& rr);
+
+    Simulation<T>& sim_;
+    Backend<T>& be_;
+    StencilParams<T> op_;
+    T inv_diagonal_;
+    CgSettings settings_;
+    Field<T> b_, r_, p_, q_;
+    std::optional<Field<T>> z_;  // the preconditioned residual (r itself without one)
+};
+
+}  // namespace gridsim

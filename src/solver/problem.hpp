@@ -1,0 +1,44 @@
+// The problem table: every problem gridsim runs is one entry, defined in one file (heat.cpp,
+// jacobi.cpp) and registered with one line in problem_table.cpp. An entry says everything the
+// rest of gridsim needs to know about a problem (docs/architecture.md, "How to add a problem"):
+// its name and deck keys (read and checked by the config layer, listed by `gridsim problems`
+// and README's key tables), its fields, whether it has a physical time, the start header's line
+// about it, the run itself, and what it adds to the text summary of a report.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "solver/run.hpp"
+
+namespace gridsim {
+
+struct Problem {
+    ProblemDeck deck;
+    // The start header's line(s) about the problem's own settings, each ending in '\n'.
+    std::function<std::string(const Config&)> describe;
+    // Runs the deck (either precision) to completion; everything it reports beyond the common
+    // figures goes in RunResult::problem_report.
+    std::function<RunResult(const Config&, MPI_Comm, const RunOptions&)> run;
+    // The text summary's lines about those additions, from the report document.
+    std::function<std::string(const nlohmann::json& report)> summary;
+};
+
+// Every problem, the default (heat) first.
+const std::vector<const Problem*>& problems();
+// The entry named `name` (std::logic_error when there is none: configs only hold known names).
+const Problem& find_problem(const std::string& name);
+
+// config/config.hpp's load_config with the problem table.
+Config load_config(const std::string& deck_text, const std::string& path,
+                   const std::vector<std::string>& overrides);
+
+// The markdown tables README's "Deck keys" holds for the problems' own keys (gridsim problems
+// --markdown prints them; a test holds README to them).
+std::string problem_keys_markdown();
+
+}  // namespace gridsim
