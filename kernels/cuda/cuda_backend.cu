@@ -10,10 +10,10 @@
 
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_raii.hpp"
-#include "kernels/device_runtime.hpp"
 #include "kernels/cuda/initial.cuh"
 #include "kernels/cuda/reductions.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
+#include "kernels/device_runtime.hpp"
 
 namespace gridsim {
 
@@ -108,9 +108,8 @@ private:
     } while (0)
 
 [[noreturn]] void cublas_fail(cublasStatus_t rc, const char* expr) {
-    const std::string message =
-        fmt::format("cuBLAS error in {}: {} ({})", expr, cublasGetStatusString(rc),
-                    cublasGetStatusName(rc));
+    const std::string message = fmt::format("cuBLAS error in {}: {} ({})", expr,
+                                            cublasGetStatusString(rc), cublasGetStatusName(rc));
     fatal_error(message.c_str());
 }
 

@@ -221,13 +221,13 @@ double ReductionScratch::cg_update(const CgUpdate<T>& u, const Box& box, cudaStr
     return reduce_box(CgStep<T>{u}, box, 0.0, SumOp{}, partials_, result_, s);
 }
 
-#define GRIDSIM_INSTANTIATE(T)                                                                 \
-    template double ReductionScratch::sum_sq_diff<T>(FieldView<const T>, FieldView<const T>,   \
-                                                     const Box&, cudaStream_t);                \
-    template double ReductionScratch::sum_sq<T>(FieldView<const T>, const Box&, cudaStream_t); \
+#define GRIDSIM_INSTANTIATE(T)                                                                    \
+    template double ReductionScratch::sum_sq_diff<T>(FieldView<const T>, FieldView<const T>,      \
+                                                     const Box&, cudaStream_t);                   \
+    template double ReductionScratch::sum_sq<T>(FieldView<const T>, const Box&, cudaStream_t);    \
     template FieldStats ReductionScratch::stats<T>(FieldView<const T>, const Box&, cudaStream_t); \
-    template double ReductionScratch::dot<T>(FieldView<const T>, FieldView<const T>, const Box&, \
-                                             cudaStream_t);                                    \
+    template double ReductionScratch::dot<T>(FieldView<const T>, FieldView<const T>, const Box&,  \
+                                             cudaStream_t);                                       \
     template double ReductionScratch::cg_update<T>(const CgUpdate<T>&, const Box&, cudaStream_t);
 GRIDSIM_INSTANTIATE(float)
 GRIDSIM_INSTANTIATE(double)
