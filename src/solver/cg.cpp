@@ -1,5 +1,6 @@
 #include "solver/cg.hpp"
 
+#include <chrono>
 #include <cmath>
 
 namespace gridsim {
@@ -21,10 +22,19 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
 
 template <class T>
 template <class F>
-std::array<double, 2> ConjugateGradient<T>::reduce(F local_sums) {
+std::array<double, 2> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
     be_.wait(Lane::boundary);
+    std::array<double, 2> local{};
+    {
+        auto t = sim_.timer().on_lane(phase, Lane::boundary);
+        local = local_sums();
+    }
     auto t = sim_.timer().on_host(Phase::reduction);
-    return sim_.allreduce_sums(local_sums());
+    const auto start = std::chrono::steady_clock::now();
+    const std::array<double, 2> global = sim_.allreduce_sums(local);
+    allreduce_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return global;
 }
 
 // b = x at the updated points, zero elsewhere (so whole-allocation sums over it are exact);
@@ -53,8 +63,8 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
 template <class T>
 void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
     sim_.apply(op_, p_.view(), q_.view());
-    const double pq =
-        reduce([&] { return std::array<double, 2>{be_.dot(p_.view(), q_.view())}; })[0];
+    const double pq = reduce(
+        Phase::reduction, [&] { return std::array<double, 2>{be_.dot(p_.view(), q_.view())}; })[0];
     const auto a = static_cast<T>(rz / pq);
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
@@ -67,7 +77,7 @@ void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) 
         }
     }
     const FieldView<T> z = (z_ ? *z_ : r_).view();
-    const auto sums = reduce([&] {
+    const auto sums = reduce(Phase::reduction, [&] {
         return std::array<double, 2>{be_.dot(r_.view(), z),
                                      z_ ? be_.dot(r_.view(), r_.view()) : 0.0};
     });
@@ -85,12 +95,14 @@ template <class T>
 void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr) {
     const Box& box = sim_.updated_points();
     sim_.apply(op_, p_.view(), q_.view());
-    const double pq =
-        reduce([&] { return std::array<double, 2>{be_.dot(p_.view(), q_.view(), box)}; })[0];
+    const double pq = reduce(Phase::reduction, [&] {
+        return std::array<double, 2>{be_.dot(p_.view(), q_.view(), box)};
+    })[0];
     const CgUpdate<T> s{
         static_cast<T>(rz / pq), inv_diagonal_, z_.has_value(), p_.view(), q_.view(), x, r_.view(),
         (z_ ? *z_ : r_).view()};
-    const double rz_new = reduce([&] { return std::array<double, 2>{be_.cg_update(s, box)}; })[0];
+    const double rz_new =
+        reduce(Phase::vector, [&] { return std::array<double, 2>{be_.cg_update(s, box)}; })[0];
     const double beta = rz_new / rz;
     rz = rz_new;
     rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
@@ -103,12 +115,13 @@ CgOutcome ConjugateGradient<T>::solve() {
     const FieldView<T> x = sim_.current_field();
     setup(x);
     const FieldView<T> z = (z_ ? *z_ : r_).view();
-    const auto first = reduce([&] {
+    const auto first = reduce(Phase::reduction, [&] {
         return std::array<double, 2>{be_.dot(b_.view(), b_.view()), be_.dot(r_.view(), z)};
     });
     double rz = first[1];
-    double rr =
-        z_ ? reduce([&] { return std::array<double, 2>{be_.dot(r_.view(), r_.view())}; })[0] : rz;
+    double rr = z_ ? reduce(Phase::reduction,
+                            [&] { return std::array<double, 2>{be_.dot(r_.view(), r_.view())}; })[0]
+                   : rz;
     // Relative to ||b||; a zero right-hand side (zero field, non-zero Dirichlet values) is
     // measured against the first residual instead.
     const double reference = first[0] > 0 ? std::sqrt(first[0]) : std::sqrt(rr);

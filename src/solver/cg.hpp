@@ -35,12 +35,16 @@ public:
     // Solves op(x) = b at the updated points, x the simulation's current field (updated in place
     // from its own value as the first guess; its Dirichlet points hold) and b its value on entry.
     CgOutcome solve();
+    // Seconds this rank has spent in the all-reduces so far (host clock).
+    [[nodiscard]] double allreduce_seconds() const { return allreduce_seconds_; }
 
 private:
-    // Local sums combined over the ranks (one all-reduce), timed as the reduction phase; the
-    // work queued before them is waited for first, so it is not counted as reduction.
+    // Local sums on the device, timed as `phase` (reduction for dot products, vector for the
+    // fused update, which is mostly a vector pass), then combined over the ranks in one
+    // all-reduce, timed as reduction. The work queued before them is waited for first, so it
+    // is not counted with them.
     template <class F>
-    std::array<double, 2> reduce(F local_sums);
+    std::array<double, 2> reduce(Phase phase, F local_sums);
     void setup(FieldView<T> x);
     void iterate_blas(FieldView<T> x, double& rz, double& rr);
     void iterate_fused(FieldView<T> x, double& rz, double& rr);
@@ -52,6 +56,7 @@ private:
     CgSettings settings_;
     Field<T> b_, r_, p_, q_;
     std::optional<Field<T>> z_;  // the preconditioned residual (r itself without one)
+    double allreduce_seconds_ = 0.0;
 };
 
 }  // namespace gridsim
