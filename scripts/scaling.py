@@ -34,7 +34,7 @@ DEFAULT_GRIDSIM = next(
     (p for p in (os.path.join(HERE, "..", "build", "gridsim"),
                  os.path.join(HERE, "..", "..", "..", "bin", "gridsim")) if os.path.exists(p)),
     "gridsim")
-PHASES = ["interior", "boundary", "pack", "transfer", "unpack", "reduction"]
+PHASES = ["interior", "boundary", "pack", "transfer", "unpack", "reduction", "vector"]
 
 
 class UsageError(Exception):
@@ -203,7 +203,8 @@ def load_study(directory):
 def per_step_phases(report):
     """Mean over ranks of each phase, per step."""
     steps = max(report["steps"], 1)
-    return {p: report["phases"][p]["mean"] / steps for p in PHASES}
+    # Reports written before a phase existed lack it: it took no time then.
+    return {p: report["phases"].get(p, {"mean": 0.0})["mean"] / steps for p in PHASES}
 
 
 def summarise(study, runs):
@@ -266,6 +267,13 @@ def limits_text(study, rows, p):
         lines.append(f"The Karp-Flatt serial fraction {trend} with N ({kf[0]:.3f} -> {kf[-1]:.3f}): "
                      + ("an overhead that grows with the rank count (communication, synchronisation), not a fixed serial part."
                         if trend == "grows" else "consistent with a fixed serial part, as Amdahl assumes."))
+    # A solver's global reductions (the CG's dot products and all-reduces) do not shrink with N
+    # (the explicit decks' reduction phase holds only the end-of-run checks).
+    red0 = first["phases"]["reduction"] / first["time_per_step_s"] if first["time_per_step_s"] else 0
+    red1 = last["phases"]["reduction"] / last["time_per_step_s"] if last["time_per_step_s"] else 0
+    if "cg" in last["report"] and max(red0, red1) >= 0.01:
+        lines.append(f"Reductions (local sums and all-reduces, mean over ranks) are {100 * red0:.0f}% of a step "
+                     f"at N={first['ranks']} and {100 * red1:.0f}% at N={last['ranks']}.")
     if p is not None:
         lines.append(f"Fitted parallel fraction P = {p:.4f}"
                      + (": at or below zero, the runs got no faster with more ranks." if p <= 0 else "."))

@@ -263,6 +263,10 @@ int main(int argc, char** argv) {
     check->add_flag("--json", opt.json, "print the resolved configuration as JSON instead of TOML");
     check->add_option("--ranks", opt.ranks, "also print the process grid this many ranks would use")
         ->check(CLI::Range(1, 1 << 24));
+    CLI::App* problems_cmd = app.add_subcommand(
+        "problems", "the problems gridsim runs, with the deck keys each one owns");
+    bool markdown = false;
+    problems_cmd->add_flag("--markdown", markdown, "print README's tables of the problems' keys");
     CLI::App* info =
         app.add_subcommand("info", "build, versions, transports, and the rank -> host -> GPU map");
     CLI::App* bench =
@@ -285,14 +289,15 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 1000));
 
     // CLI11 would say only "A subcommand is required" for a misspelt command.
-    const std::vector<std::string> commands = {"run", "check", "info", "bench", "compare"};
+    const std::vector<std::string> commands = {"run",  "check", "problems",
+                                               "info", "bench", "compare"};
     if (argc > 1 && argv[1][0] != '-' &&
         std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
         if (rank == 0)
             std::cerr << fmt::format(
-                             "gridsim: error: unknown command '{}' (commands: run, check, "
-                             "info, bench, compare; see gridsim --help)",
-                             argv[1])
+                             "gridsim: error: unknown command '{}' (commands: {}; see gridsim "
+                             "--help)",
+                             argv[1], fmt::join(commands, ", "))
                       << std::endl;
         return kExitBadInput;
     }
@@ -309,6 +314,12 @@ int main(int argc, char** argv) {
     try {
         if (run->parsed()) return cmd_run(opt, rank);
         if (check->parsed()) return cmd_check(opt, rank);
+        if (problems_cmd->parsed()) {
+            if (rank == 0)
+                std::cout << (markdown ? gridsim::problem_keys_markdown()
+                                       : gridsim::problems_text());
+            return 0;
+        }
         if (compare->parsed()) {
             std::string text;
             const int status = gridsim::compare_files(cmp, MPI_COMM_WORLD, text);

@@ -464,15 +464,17 @@ Config load_config(const std::string& deck_text, const std::string& path,
 }
 
 std::string toml_text(const ParamValue& v) {
+    if (const auto* word = std::get_if<std::string>(&v)) {
+        std::string out = "\"";
+        for (char ch : *word)
+            out += ch == '"' || ch == '\\' ? std::string{'\\', ch} : std::string{ch};
+        return out + "\"";
+    }
     std::ostringstream os;
     std::visit(
         [&](const auto& x) {
             using V = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<V, std::string>) {
-                os << toml::value<std::string>(x);
-            } else {
-                os << toml::value<V>(x);
-            }
+            if constexpr (!std::is_same_v<V, std::string>) os << toml::value<V>(x);
         },
         v);
     return os.str();

@@ -40,5 +40,8 @@ Config load_config(const std::string& deck_text, const std::string& path,
 // The markdown tables README's "Deck keys" holds for the problems' own keys (gridsim problems
 // --markdown prints them; a test holds README to them).
 std::string problem_keys_markdown();
+// Every problem: name, summary, physical time, fields and keys with their defaults (gridsim
+// problems).
+std::string problems_text();
 
 }  // namespace gridsim

@@ -51,4 +51,22 @@ std::string problem_keys_markdown() {
     return out;
 }
 
+std::string problems_text() {
+    std::string out;
+    for (const Problem* p : problems()) {
+        const ProblemDeck& d = p->deck;
+        out += fmt::format("{}{}: {}\n", d.name, p == problems().front() ? " (default)" : "",
+                           d.summary);
+        out += fmt::format("  time     {}\n", d.has_time ? "physical, t = step x dt" : "none");
+        out += fmt::format("  fields   {}\n", fmt::join(d.fields, ", "));
+        for (const KeySpec& k : d.keys) {
+            std::string values = toml_text(k.fallback);
+            if (!k.choices.empty())
+                values = fmt::format("{} (of {})", values, fmt::join(k.choices, ", "));
+            out += fmt::format("  {:<26} {}\n", k.key, values);
+        }
+    }
+    return out;
+}
+
 }  // namespace gridsim
