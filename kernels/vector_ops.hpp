@@ -18,22 +18,39 @@ struct CgUpdate {
     FieldView<T> x, r, z;
 };
 
-// Updates point (i, j, k) and returns its term of the next r . z, in double.
+// The new x, r and z of one point from its p, q, x and r, and its term of the next r . z (in
+// double): the arithmetic every backend runs, whatever order it loads and stores in.
+template <class T>
+struct CgPoint {
+    T x, r, z;
+    double rz;
+};
+template <class T>
+GRIDSIM_HD inline CgPoint<T> cg_update_values(const CgUpdate<T>& s, T p, T q, T x, T r) {
+    const T rn = r - s.a * q;
+    const T zn = s.precondition ? s.c * rn : rn;
+    return {x + s.a * p, rn, zn, static_cast<double>(rn) * static_cast<double>(zn)};
+}
+
+// Updates point (i, j, k) and returns its term of the next r . z.
 template <class T>
 GRIDSIM_HD inline double cg_update_point(const CgUpdate<T>& s, int i, int j, int k) {
-    const T rn = s.r(i, j, k) - s.a * s.q(i, j, k);
-    s.x(i, j, k) += s.a * s.p(i, j, k);
-    s.r(i, j, k) = rn;
-    if (!s.precondition) return static_cast<double>(rn) * static_cast<double>(rn);
-    const T zn = s.c * rn;
-    s.z(i, j, k) = zn;
-    return static_cast<double>(rn) * static_cast<double>(zn);
+    const CgPoint<T> v =
+        cg_update_values(s, s.p(i, j, k), s.q(i, j, k), s.x(i, j, k), s.r(i, j, k));
+    s.x(i, j, k) = v.x;
+    s.r(i, j, k) = v.r;
+    if (s.precondition) s.z(i, j, k) = v.z;
+    return v.rz;
 }
 
 // The new search direction: p = z + b p.
 template <class T>
+GRIDSIM_HD inline T xpay_value(T z, T b, T p) {
+    return z + b * p;
+}
+template <class T>
 GRIDSIM_HD inline void xpay_point(FieldView<const T> z, T b, FieldView<T> p, int i, int j, int k) {
-    p(i, j, k) = z(i, j, k) + b * p(i, j, k);
+    p(i, j, k) = xpay_value(z(i, j, k), b, p(i, j, k));
 }
 
 }  // namespace gridsim

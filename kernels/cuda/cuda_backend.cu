@@ -367,10 +367,14 @@ public:
         return scratch_.cg_update(u, box, boundary_.get());
     }
     void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) override {
-        const long long n = box.count();
-        if (n == 0) return;
-        cuda::box_kernel<<<blocks_for(n), kCopyThreads, 0, boundary_.get()>>>(
-            box, n, cuda::XpayOp<T>{z, b, p});
+        if (box.empty()) return;
+        constexpr int kThreads = 128;
+        constexpr int kPoints = 4;
+        const long long rows =
+            static_cast<long long>(box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
+        const dim3 grid(ceil_div(box.hi[0] - box.lo[0], kThreads * kPoints),
+                        static_cast<unsigned>(std::min<long long>(rows, 65535)));
+        cuda::xpay_kernel<T, kPoints><<<grid, kThreads, 0, boundary_.get()>>>(z, b, p, box);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
     double dot(FieldView<const T> x, FieldView<const T> y, const Box& box) override {

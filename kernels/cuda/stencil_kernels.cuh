@@ -419,12 +419,34 @@ struct FillOp {
     __device__ void operator()(int i, int j, int k) const { u(i, j, k) = value; }
 };
 
-template <class T>
-struct XpayOp {
-    FieldView<const T> z;
-    T b;
-    FieldView<T> p;
-    __device__ void operator()(int i, int j, int k) const { xpay_point(z, b, p, i, j, k); }
-};
+// p = z + b p over a box: blockIdx.y strides over the box's rows (one division per row, not per
+// point), each thread takes Points points of its row blockDim.x apart and loads all of them
+// before it stores any. (One thread per point with 64-bit index arithmetic per point reached 64%
+// of DRAM peak in ncu, against 83% for cuBLAS axpy.)
+template <class T, int Points>
+__global__ void xpay_kernel(FieldView<const T> z, T b, FieldView<T> p, Box box) {
+    const int ny = box.hi[1] - box.lo[1];
+    const int rows = ny * (box.hi[2] - box.lo[2]);
+    const int first = box.lo[0] + static_cast<int>(blockIdx.x * Points * blockDim.x + threadIdx.x);
+    for (int row = static_cast<int>(blockIdx.y); row < rows; row += static_cast<int>(gridDim.y)) {
+        const int j = box.lo[1] + row % ny;
+        const int k = box.lo[2] + row / ny;
+        T zv[Points];
+        T pv[Points];
+#pragma unroll
+        for (int u = 0; u < Points; ++u) {
+            const int i = first + u * static_cast<int>(blockDim.x);
+            if (i < box.hi[0]) {
+                zv[u] = z(i, j, k);
+                pv[u] = p(i, j, k);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < Points; ++u) {
+            const int i = first + u * static_cast<int>(blockDim.x);
+            if (i < box.hi[0]) p(i, j, k) = xpay_value(zv[u], b, pv[u]);
+        }
+    }
+}
 
 }  // namespace gridsim::cuda
