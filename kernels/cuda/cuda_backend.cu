@@ -318,13 +318,15 @@ public:
     void pack(FieldView<const T> u, const Box& b, T* dst, Lane lane) override {
         const long long n = b.count();
         if (n == 0) return;
-        cuda::pack_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(u, b, dst, n);
+        cuda::box_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(b, n,
+                                                                           cuda::PackOp<T>{u, dst});
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
     void unpack(const T* src, FieldView<T> u, const Box& b, Lane lane) override {
         const long long n = b.count();
         if (n == 0) return;
-        cuda::unpack_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(src, u, b, n);
+        cuda::box_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(
+            b, n, cuda::UnpackOp<T>{src, u});
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

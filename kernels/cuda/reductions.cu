@@ -25,8 +25,16 @@ struct SumOp {
 // so that enough bytes are in flight), how a thread folds them into its Local accumulator, and
 // the Acc that the block reduction combines. Four loads per lane, folded as each arrived,
 // reached only 0.2-0.5 of the copy bandwidth on an H200.
-template <class T>
-struct SqDiff {
+// A sum over pairs of values of two fields: (a - b)^2 (the residual's separate pass) or a b
+// (the CG's dot products), in double.
+struct SquaredDifference {
+    __device__ static double of(double a, double b) { return (a - b) * (a - b); }
+};
+struct Product {
+    __device__ static double of(double a, double b) { return a * b; }
+};
+template <class T, class Term>
+struct PairSum {
     static constexpr int kUnroll = 64 / sizeof(T);
     struct Raw {
         T a, b;
@@ -36,8 +44,7 @@ struct SqDiff {
     __device__ Raw raw(int i, int j, int k) const { return {a(i, j, k), b(i, j, k)}; }
     __device__ static Local start() { return 0.0; }
     __device__ static void add(Local& acc, Raw r) {
-        const double d = static_cast<double>(r.a) - static_cast<double>(r.b);
-        acc += d * d;
+        acc += Term::of(static_cast<double>(r.a), static_cast<double>(r.b));
     }
     __device__ static double finish(Local acc) { return acc; }
 };
@@ -52,21 +59,6 @@ struct Sq {
     __device__ static void add(Local& acc, Raw r) {
         const double v = r;
         acc += v * v;
-    }
-    __device__ static double finish(Local acc) { return acc; }
-};
-template <class T>
-struct Dot {
-    static constexpr int kUnroll = 64 / sizeof(T);
-    struct Raw {
-        T a, b;
-    };
-    using Local = double;
-    FieldView<const T> a, b;
-    __device__ Raw raw(int i, int j, int k) const { return {a(i, j, k), b(i, j, k)}; }
-    __device__ static Local start() { return 0.0; }
-    __device__ static void add(Local& acc, Raw r) {
-        acc += static_cast<double>(r.a) * static_cast<double>(r.b);
     }
     __device__ static double finish(Local acc) { return acc; }
 };
@@ -211,7 +203,8 @@ ReductionScratch::~ReductionScratch() {
 template <class T>
 double ReductionScratch::sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box,
                                      cudaStream_t s) {
-    return reduce_box(SqDiff<T>{a, b}, box, 0.0, SumOp{}, partials_, result_, s);
+    return reduce_box(PairSum<T, SquaredDifference>{a, b}, box, 0.0, SumOp{}, partials_, result_,
+                      s);
 }
 
 template <class T>
@@ -229,7 +222,7 @@ FieldStats ReductionScratch::stats(FieldView<const T> a, const Box& box, cudaStr
 template <class T>
 double ReductionScratch::dot(FieldView<const T> a, FieldView<const T> b, const Box& box,
                              cudaStream_t s) {
-    return reduce_box(Dot<T>{a, b}, box, 0.0, SumOp{}, partials_, result_, s);
+    return reduce_box(PairSum<T, Product>{a, b}, box, 0.0, SumOp{}, partials_, result_, s);
 }
 
 template <class T>

@@ -374,32 +374,8 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
     if constexpr (Residual) store_block_sum(acc, partial);
 }
 
-// Box <-> contiguous buffer (x fastest), one thread per element, grid-stride.
-template <class T>
-__global__ void pack_kernel(FieldView<const T> u, Box b, T* __restrict__ dst, long long n) {
-    const int nx = b.hi[0] - b.lo[0];
-    const int ny = b.hi[1] - b.lo[1];
-    for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
-         t += static_cast<long long>(gridDim.x) * blockDim.x) {
-        const long long row = t / nx;
-        dst[t] = u(b.lo[0] + static_cast<int>(t % nx), b.lo[1] + static_cast<int>(row % ny),
-                   b.lo[2] + static_cast<int>(row / ny));
-    }
-}
-
-template <class T>
-__global__ void unpack_kernel(const T* __restrict__ src, FieldView<T> u, Box b, long long n) {
-    const int nx = b.hi[0] - b.lo[0];
-    const int ny = b.hi[1] - b.lo[1];
-    for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
-         t += static_cast<long long>(gridDim.x) * blockDim.x) {
-        const long long row = t / nx;
-        u(b.lo[0] + static_cast<int>(t % nx), b.lo[1] + static_cast<int>(row % ny),
-          b.lo[2] + static_cast<int>(row / ny)) = src[t];
-    }
-}
-
-// Box-wise elementwise passes (fill, the CG direction update), one thread per point.
+// One thread per point of a box, grid-stride; op(t, i, j, k) gets the point's position t in the
+// box (x fastest) and its indices. Copies between a box and a contiguous buffer, and fills.
 template <class Op>
 __global__ void box_kernel(Box b, long long n, Op op) {
     const int nx = b.hi[0] - b.lo[0];
@@ -407,16 +383,30 @@ __global__ void box_kernel(Box b, long long n, Op op) {
     for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
          t += static_cast<long long>(gridDim.x) * blockDim.x) {
         const long long row = t / nx;
-        op(b.lo[0] + static_cast<int>(t % nx), b.lo[1] + static_cast<int>(row % ny),
+        op(t, b.lo[0] + static_cast<int>(t % nx), b.lo[1] + static_cast<int>(row % ny),
            b.lo[2] + static_cast<int>(row / ny));
     }
 }
 
 template <class T>
+struct PackOp {  // box -> buffer
+    FieldView<const T> u;
+    T* __restrict__ dst;
+    __device__ void operator()(long long t, int i, int j, int k) const { dst[t] = u(i, j, k); }
+};
+
+template <class T>
+struct UnpackOp {  // buffer -> box
+    const T* __restrict__ src;
+    FieldView<T> u;
+    __device__ void operator()(long long t, int i, int j, int k) const { u(i, j, k) = src[t]; }
+};
+
+template <class T>
 struct FillOp {
     FieldView<T> u;
     T value;
-    __device__ void operator()(int i, int j, int k) const { u(i, j, k) = value; }
+    __device__ void operator()(long long, int i, int j, int k) const { u(i, j, k) = value; }
 };
 
 // p = z + b p over a box: blockIdx.y strides over the box's rows (one division per row, not per

@@ -363,10 +363,7 @@ Problem make_heat_problem() {
     };
     d.finish = &resolve_time_step;
     p.describe = &describe;
-    p.run = [](const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-        return cfg.precision == Precision::float32 ? run_heat<float>(cfg, comm, opt)
-                                                   : run_heat<double>(cfg, comm, opt);
-    };
+    p.run = by_precision(&run_heat<float>, &run_heat<double>);
     p.summary = &summary;
     return p;
 }

@@ -125,10 +125,7 @@ Problem make_jacobi_problem() {
                          2147483647),
     };
     p.describe = &describe;
-    p.run = [](const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-        return cfg.precision == Precision::float32 ? run_jacobi<float>(cfg, comm, opt)
-                                                   : run_jacobi<double>(cfg, comm, opt);
-    };
+    p.run = by_precision(&run_jacobi<float>, &run_jacobi<double>);
     p.summary = &summary;
     return p;
 }

@@ -28,6 +28,15 @@ struct Problem {
     std::function<std::string(const nlohmann::json& report)> summary;
 };
 
+// A Problem::run that calls `single` or `twice` by the deck's problem.precision.
+using RunFunction = RunResult (*)(const Config&, MPI_Comm, const RunOptions&);
+inline std::function<RunResult(const Config&, MPI_Comm, const RunOptions&)> by_precision(
+    RunFunction single, RunFunction twice) {
+    return [single, twice](const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+        return cfg.precision == Precision::float32 ? single(cfg, comm, opt) : twice(cfg, comm, opt);
+    };
+}
+
 // Every problem, the default (heat) first.
 const std::vector<const Problem*>& problems();
 // The entry named `name` (std::logic_error when there is none: configs only hold known names).

@@ -12,6 +12,7 @@
 
 #include "solver/problem.hpp"
 #include "support/mpi_helpers.hpp"
+#include "support/sine_mode.hpp"
 
 using namespace gridsim;
 
@@ -31,29 +32,10 @@ void PrintTo(const ModeCase& c, std::ostream* os) { *os << c.name; }
 
 // Exact discrete solution at every point of the solved grid after `steps` steps.
 std::vector<double> exact_discrete(const Config& c) {
-    std::array<double, 3> kappa{}, h{};
-    double lambda = 1.0;
-    for (int d = 0; d < c.dims; ++d) {
-        h[d] = c.length[d] / (c.cells[d] - 1);
-        kappa[d] = c.is_periodic(d) ? 2 * kPi * c.modes[d] / (c.cells[d] * h[d])
-                                    : kPi * c.modes[d] / c.length[d];
-        const double s = std::sin(kappa[d] * h[d] / 2);
-        lambda -= 4 * c.number("problem.alpha") * c.dt / (h[d] * h[d]) * s * s;
-    }
-    const double scale = std::pow(lambda, static_cast<double>(c.steps));
-    std::vector<double> out;
-    for (int k = 0; k < c.cells[2]; ++k)
-        for (int j = 0; j < c.cells[1]; ++j)
-            for (int i = 0; i < c.cells[0]; ++i) {
-                const int idx[3] = {i, j, k};
-                double v = scale;
-                for (int d = 0; d < c.dims; ++d) {
-                    const double x = idx[d] * h[d];
-                    v *= c.is_periodic(d) ? std::cos(kappa[d] * x) : std::sin(kappa[d] * x);
-                }
-                out.push_back(v);
-            }
-    return out;
+    test::SineModeReference ref = test::sine_mode_reference(c);
+    const double scale = std::pow(1.0 - ref.drop, static_cast<double>(c.steps));
+    for (double& v : ref.values) v *= scale;
+    return ref.values;
 }
 
 std::string mode_deck(const ModeCase& m) {

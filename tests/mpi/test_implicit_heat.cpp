@@ -15,12 +15,11 @@
 #include <cmath>
 
 #include "support/mpi_helpers.hpp"
+#include "support/sine_mode.hpp"
 
 using namespace gridsim;
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 struct ModeCase {
     const char* name;
@@ -47,29 +46,10 @@ std::vector<std::string> split(const std::string& text) {
 
 // The sine mode of the deck after `steps` backward-Euler steps, at every point of the grid.
 std::vector<double> exact_implicit(const Config& c) {
-    std::array<double, 3> kappa{}, h{};
-    double drop = 0.0;
-    for (int d = 0; d < c.dims; ++d) {
-        h[d] = c.length[d] / (c.cells[d] - 1);
-        kappa[d] = c.is_periodic(d) ? 2 * kPi * c.modes[d] / (c.cells[d] * h[d])
-                                    : kPi * c.modes[d] / c.length[d];
-        const double s = std::sin(kappa[d] * h[d] / 2);
-        drop += 4 * c.number("problem.alpha") * c.dt / (h[d] * h[d]) * s * s;
-    }
-    const double scale = std::pow(1.0 / (1.0 + drop), static_cast<double>(c.steps));
-    std::vector<double> out;
-    for (int k = 0; k < c.cells[2]; ++k)
-        for (int j = 0; j < c.cells[1]; ++j)
-            for (int i = 0; i < c.cells[0]; ++i) {
-                const int idx[3] = {i, j, k};
-                double v = scale;
-                for (int d = 0; d < c.dims; ++d) {
-                    const double x = idx[d] * h[d];
-                    v *= c.is_periodic(d) ? std::cos(kappa[d] * x) : std::sin(kappa[d] * x);
-                }
-                out.push_back(v);
-            }
-    return out;
+    test::SineModeReference ref = test::sine_mode_reference(c);
+    const double scale = std::pow(1.0 / (1.0 + ref.drop), static_cast<double>(c.steps));
+    for (double& v : ref.values) v *= scale;
+    return ref.values;
 }
 
 // Modes (1, 2, 1) / (2, 1) plus a second mode would make CG take several iterations; the

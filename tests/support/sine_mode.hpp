@@ -1,0 +1,44 @@
+// The deck's sine initial condition as the README defines it ("Deck keys", initial.kind), written
+// here independently of the solver: its values at every point of the full grid (x fastest), and
+// its eigenvalue of -alpha dt Lap_h, sum_d 4 r_d sin^2(kappa_d h_d / 2), r_d = alpha dt / h_d^2,
+// from which the heat tests build their exact discrete solutions.
+#pragma once
+
+#include <cmath>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace gridsim::test {
+
+struct SineModeReference {
+    std::vector<double> values;  // amplitude 1
+    double drop = 0.0;
+};
+
+inline SineModeReference sine_mode_reference(const Config& c) {
+    constexpr double kPi = 3.14159265358979323846;
+    std::array<double, 3> kappa{}, h{};
+    SineModeReference ref;
+    for (int d = 0; d < c.dims; ++d) {
+        h[d] = c.length[d] / (c.cells[d] - 1);
+        kappa[d] = c.is_periodic(d) ? 2 * kPi * c.modes[d] / (c.cells[d] * h[d])
+                                    : kPi * c.modes[d] / c.length[d];
+        const double s = std::sin(kappa[d] * h[d] / 2);
+        ref.drop += 4 * c.number("problem.alpha") * c.dt / (h[d] * h[d]) * s * s;
+    }
+    for (int k = 0; k < c.cells[2]; ++k)
+        for (int j = 0; j < c.cells[1]; ++j)
+            for (int i = 0; i < c.cells[0]; ++i) {
+                const int idx[3] = {i, j, k};
+                double v = 1.0;
+                for (int d = 0; d < c.dims; ++d) {
+                    const double x = idx[d] * h[d];
+                    v *= c.is_periodic(d) ? std::cos(kappa[d] * x) : std::sin(kappa[d] * x);
+                }
+                ref.values.push_back(v);
+            }
+    return ref;
+}
+
+}  // namespace gridsim::test
