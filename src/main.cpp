@@ -119,15 +119,16 @@ std::array<int, 3> grid_for_ranks(const Config& cfg, int ranks) {
     return grid;
 }
 
-// Bytes of the two fields of the largest rank on `grid`, halos included (the block at coords
-// 0: the first blocks take the remainder points), without the row padding a backend may add:
-// what a run needs at least, before it knows its backend.
+// Bytes of the fields of the largest rank on `grid` (the problem's count of them), halos
+// included (the block at coords 0: the first blocks take the remainder points), without the row
+// padding a backend may add: what a run needs at least, before it knows its backend.
 double field_bytes_per_rank(const Config& cfg, const std::array<int, 3>& grid) {
     const gridsim::Domain dom = gridsim::make_domain(cfg);
     const gridsim::Subdomain sub = gridsim::make_subdomain(dom, grid, {0, 0, 0});
     const auto ext = gridsim::FieldExtents::make(cfg.dims, sub.size, gridsim::kStencilRadius);
     const double value = cfg.precision == gridsim::Precision::float32 ? 4.0 : 8.0;
-    return 2.0 * static_cast<double>(ext.total) * value;
+    return gridsim::find_problem(cfg.problem).field_count(cfg) * static_cast<double>(ext.total) *
+           value;
 }
 
 int cmd_check(const Options& opt, int rank) {
@@ -153,9 +154,9 @@ int cmd_check(const Options& opt, int rank) {
                                      fmt::join(shown, "x"));
         // The run checks this against the free memory of the machine it runs on.
         std::cout << fmt::format(
-            "# memory per rank at {} rank(s): {:.3g} GiB (two fields with halos, largest rank; "
-            "the CPU backend keeps a third copy)\n",
-            ranks, bytes / 1073741824.0);
+            "# memory per rank at {} rank(s): {:.3g} GiB ({} fields with halos, largest rank; "
+            "the CPU backend keeps one more copy)\n",
+            ranks, bytes / 1073741824.0, gridsim::find_problem(cfg.problem).field_count(cfg));
         std::cout << gridsim::to_toml(cfg) << std::flush;
     }
     return 0;

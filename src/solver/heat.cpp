@@ -19,6 +19,12 @@ namespace {
 
 bool implicit_scheme(const Config& cfg) { return cfg.word("problem.scheme") == "implicit"; }
 
+// The two fields; the implicit scheme adds CG's b, r, p and q, and z with a preconditioner.
+int field_count(const Config& cfg) {
+    if (!implicit_scheme(cfg)) return 2;
+    return 6 + (cfg.word("time.cg_preconditioner") == "jacobi" ? 1 : 0);
+}
+
 // r_d = alpha dt / h_d^2 per axis (0 beyond the grid's dimensions).
 std::array<double, 3> diffusion_numbers(const Config& cfg) {
     std::array<double, 3> r{0.0, 0.0, 0.0};
@@ -193,7 +199,7 @@ RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
 // solve that does not reach time.cg_tolerance ends the run on every rank (exit 1).
 template <class T>
 RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    Simulation<T> sim(cfg, comm, 4 + (cfg.word("time.cg_preconditioner") == "jacobi" ? 1 : 0));
+    Simulation<T> sim(cfg, comm, field_count(cfg) - 2);
     start(sim, opt);
     const std::array<double, 3> rd = diffusion_numbers(cfg);
     const double diagonal = 1.0 + 2.0 * (rd[0] + rd[1] + rd[2]);
@@ -362,6 +368,7 @@ Problem make_heat_problem() {
                         "over whole fields)"),
     };
     d.finish = &resolve_time_step;
+    p.field_count = &field_count;
     p.describe = &describe;
     p.run = by_precision(&run_heat<float>, &run_heat<double>);
     p.summary = &summary;

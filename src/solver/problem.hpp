@@ -19,6 +19,9 @@ namespace gridsim {
 
 struct Problem {
     ProblemDeck deck;
+    // How many fields shaped like the solution a run holds in backend memory (the memory check
+    // and `gridsim check`): the current and next field, and a solver's work vectors.
+    std::function<int(const Config&)> field_count = [](const Config&) { return 2; };
     // The start header's line(s) about the problem's own settings, each ending in '\n'.
     std::function<std::string(const Config&)> describe;
     // Runs the deck (either precision) to completion; everything it reports beyond the common

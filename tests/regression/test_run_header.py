@@ -69,7 +69,12 @@ class RunHeader(unittest.TestCase):
         self.assertEqual(doc["field_bytes_per_rank"], {"ranks": 3, "bytes": expect})
         text = subprocess.run([GRIDSIM, "check", deck, "--ranks", "3"], capture_output=True,
                               text=True, check=True, timeout=60).stdout
-        self.assertIn(f"# memory per rank at 3 rank(s): {expect / 2**30:.3g} GiB", text)
+        self.assertIn(f"# memory per rank at 3 rank(s): {expect / 2**30:.3g} GiB (2 fields", text)
+        # The implicit scheme holds CG's four work vectors as well: six fields.
+        doc = json.loads(subprocess.run([GRIDSIM, "check", deck, "--ranks", "3", "--json", "--set",
+                                         'problem.scheme="implicit"'], capture_output=True,
+                                        text=True, check=True, timeout=60).stdout)
+        self.assertEqual(doc["field_bytes_per_rank"]["bytes"], 3 * expect)
 
     def test_verbose_prints_the_placement_map_and_the_report_holds_it(self):
         report = os.path.join(self.tmp, "r.json")
