@@ -156,7 +156,7 @@ struct CgRecord {
     }
 };
 
-// One step of either scheme; `solve` is the implicit step (empty: explicit).
+// The time loop of either scheme: `step_once(n)` advances the current field to step n.
 template <class T, class Step>
 RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, Step step_once) {
     ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
