@@ -1,5 +1,6 @@
 #include "solver/cg.hpp"
 
+#include <array>
 #include <chrono>
 #include <cmath>
 
@@ -21,20 +22,28 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
 }
 
 template <class T>
-template <class F>
-std::array<double, 2> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
+template <std::size_t N, class F>
+std::array<double, N> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
     be_.wait(Lane::boundary);
-    std::array<double, 2> local{};
+    std::array<double, N> local{};
     {
         auto t = sim_.timer().on_lane(phase, Lane::boundary);
         local = local_sums();
     }
     auto t = sim_.timer().on_host(Phase::reduction);
     const auto start = std::chrono::steady_clock::now();
-    const std::array<double, 2> global = sim_.allreduce_sums(local);
+    const std::array<double, N> global = sim_.allreduce_sums(local);
     allreduce_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return global;
+}
+
+template <class T>
+void ConjugateGradient<T>::precondition() {
+    if (!z_) return;
+    be_.copy(z_->view().data, r_.view().data, static_cast<std::size_t>(r_.view().ext.total),
+             Lane::boundary);
+    be_.scale(inv_diagonal_, z_->view());
 }
 
 // b = x at the updated points, zero elsewhere (so whole-allocation sums over it are exact);
@@ -52,41 +61,32 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
     be_.copy(r_.view().data, b_.view().data, total, Lane::boundary);
     be_.axpy(T(-1), q_.view(), r_.view());
-    if (z_) {
-        be_.copy(z_->view().data, r_.view().data, total, Lane::boundary);
-        be_.scale(inv_diagonal_, z_->view());
-    }
-    be_.copy(p_.view().data, (z_ ? *z_ : r_).view().data, total, Lane::boundary);
+    precondition();
+    be_.copy(p_.view().data, z().data, total, Lane::boundary);
 }
 
 // The BLAS sequence: x += a p; r -= a q; z = r / d; p = z + beta p as scale and axpy.
 template <class T>
 void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
     sim_.apply(op_, p_.view(), q_.view());
-    const double pq = reduce(
-        Phase::reduction, [&] { return std::array<double, 2>{be_.dot(p_.view(), q_.view())}; })[0];
+    const double pq =
+        reduce<1>(Phase::reduction, [&] { return std::array{be_.dot(p_.view(), q_.view())}; })[0];
     const auto a = static_cast<T>(rz / pq);
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
         be_.axpy(a, p_.view(), x);
         be_.axpy(-a, q_.view(), r_.view());
-        if (z_) {
-            be_.copy(z_->view().data, r_.view().data, static_cast<std::size_t>(x.ext.total),
-                     Lane::boundary);
-            be_.scale(inv_diagonal_, z_->view());
-        }
+        precondition();
     }
-    const FieldView<T> z = (z_ ? *z_ : r_).view();
-    const auto sums = reduce(Phase::reduction, [&] {
-        return std::array<double, 2>{be_.dot(r_.view(), z),
-                                     z_ ? be_.dot(r_.view(), r_.view()) : 0.0};
+    const auto sums = reduce<2>(Phase::reduction, [&] {
+        return std::array{be_.dot(r_.view(), z()), z_ ? be_.dot(r_.view(), r_.view()) : 0.0};
     });
     const double beta = sums[0] / rz;
     rz = sums[0];
     rr = z_ ? sums[1] : sums[0];
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
     be_.scale(static_cast<T>(beta), p_.view());
-    be_.axpy(T(1), z, p_.view());
+    be_.axpy(T(1), z(), p_.view());
 }
 
 // The fused passes: one over the updated points for x, r, z and r.z, one for p. The diagonal
@@ -95,33 +95,36 @@ template <class T>
 void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr) {
     const Box& box = sim_.updated_points();
     sim_.apply(op_, p_.view(), q_.view());
-    const double pq = reduce(Phase::reduction, [&] {
-        return std::array<double, 2>{be_.dot(p_.view(), q_.view(), box)};
-    })[0];
-    const CgUpdate<T> s{
-        static_cast<T>(rz / pq), inv_diagonal_, z_.has_value(), p_.view(), q_.view(), x, r_.view(),
-        (z_ ? *z_ : r_).view()};
+    const double pq = reduce<1>(Phase::reduction,
+                                [&] { return std::array{be_.dot(p_.view(), q_.view(), box)}; })[0];
+    const CgUpdate<T> s{static_cast<T>(rz / pq),
+                        inv_diagonal_,
+                        z_.has_value(),
+                        p_.view(),
+                        q_.view(),
+                        x,
+                        r_.view(),
+                        z()};
     const double rz_new =
-        reduce(Phase::vector, [&] { return std::array<double, 2>{be_.cg_update(s, box)}; })[0];
+        reduce<1>(Phase::vector, [&] { return std::array{be_.cg_update(s, box)}; })[0];
     const double beta = rz_new / rz;
     rz = rz_new;
     rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-    be_.xpay((z_ ? *z_ : r_).view(), static_cast<T>(beta), p_.view(), box);
+    be_.xpay(z(), static_cast<T>(beta), p_.view(), box);
 }
 
 template <class T>
 CgOutcome ConjugateGradient<T>::solve() {
     const FieldView<T> x = sim_.current_field();
     setup(x);
-    const FieldView<T> z = (z_ ? *z_ : r_).view();
-    const auto first = reduce(Phase::reduction, [&] {
-        return std::array<double, 2>{be_.dot(b_.view(), b_.view()), be_.dot(r_.view(), z)};
+    // b.b, r.z and (with a preconditioner) r.r, in one all-reduce.
+    const auto first = reduce<3>(Phase::reduction, [&] {
+        return std::array{be_.dot(b_.view(), b_.view()), be_.dot(r_.view(), z()),
+                          z_ ? be_.dot(r_.view(), r_.view()) : 0.0};
     });
     double rz = first[1];
-    double rr = z_ ? reduce(Phase::reduction,
-                            [&] { return std::array<double, 2>{be_.dot(r_.view(), r_.view())}; })[0]
-                   : rz;
+    double rr = z_ ? first[2] : rz;
     // Relative to ||b||; a zero right-hand side (zero field, non-zero Dirichlet values) is
     // measured against the first residual instead.
     const double reference = first[0] > 0 ? std::sqrt(first[0]) : std::sqrt(rr);

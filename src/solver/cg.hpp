@@ -43,8 +43,12 @@ private:
     // fused update, which is mostly a vector pass), then combined over the ranks in one
     // all-reduce, timed as reduction. The work queued before them is waited for first, so it
     // is not counted with them.
-    template <class F>
-    std::array<double, 2> reduce(Phase phase, F local_sums);
+    template <std::size_t N, class F>
+    std::array<double, N> reduce(Phase phase, F local_sums);
+    // The preconditioned residual: z itself, or r without a preconditioner.
+    [[nodiscard]] FieldView<T> z() { return (z_ ? *z_ : r_).view(); }
+    // z = r / d (BLAS sequence; nothing without a preconditioner).
+    void precondition();
     void setup(FieldView<T> x);
     void iterate_blas(FieldView<T> x, double& rz, double& rr);
     void iterate_fused(FieldView<T> x, double& rz, double& rr);

@@ -116,7 +116,7 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
                                         sub.offset[2] + dom_.solved_origin[2]};
         be_.fill_initial(make_initial_params(cfg_, dom_), u_[0].view(), origin);
     }
-    halo_->exchange(u_[0].view());
+    exchange(u_[0].view());
     be_.copy(u_[1].view().data, u_[0].view().data, static_cast<std::size_t>(ext.total),
              Lane::boundary);
     be_.wait(Lane::boundary);
@@ -129,6 +129,41 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     }
 }
 
+// The shell of `out` from `in` on the boundary lane: the updated points that read a halo.
+template <class T>
+void Simulation<T>::update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                                 bool residual) {
+    auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
+    for (const Box& b : regions_.shell) be_.apply(p, in, out, b, Lane::boundary, residual);
+}
+
+// Packs, transfers and unpacks the halos of `halos` on the boundary lane while the interior lane
+// (low priority) updates the interior of `out` from `in`, which reads no halo; overlap = false
+// updates the interior after the unpack, on the boundary lane.
+template <class T>
+void Simulation<T>::exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
+                                             FieldView<T> out, bool residual, FieldView<T> halos) {
+    const Lane interior_lane = cfg_.overlap ? Lane::interior : Lane::boundary;
+    auto interior = [&] {
+        auto t = timer_.on_lane(Phase::interior, interior_lane);
+        be_.apply(p, in, out, regions_.interior, interior_lane, residual);
+    };
+    {
+        auto t = timer_.on_lane(Phase::pack, Lane::boundary);
+        halo_->pack(halos);
+    }
+    if (cfg_.overlap) interior();
+    {
+        auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
+        halo_->transfer();
+    }
+    {
+        auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
+        halo_->unpack(halos);
+    }
+    if (!cfg_.overlap) interior();
+}
+
 // The overlap recipe (docs/architecture.md, "One step"). The boundary lane (high priority) updates
 // the shell that needs last step's halos and packs the faces; the interior lane (low priority)
 // updates the rest, which reads no halo, while the boundary lane transfers and unpacks. Lanes meet
@@ -138,32 +173,8 @@ template <class T>
 void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
     be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
     timer_.poll();
-    const Lane interior_lane = cfg_.overlap ? Lane::interior : Lane::boundary;
-    {
-        auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
-        for (const Box& b : regions_.shell)
-            be_.apply(p, current(), next(), b, Lane::boundary, residual);
-    }
-    {
-        auto t = timer_.on_lane(Phase::pack, Lane::boundary);
-        halo_->pack(next());
-    }
-    if (cfg_.overlap) {
-        auto t = timer_.on_lane(Phase::interior, interior_lane);
-        be_.apply(p, current(), next(), regions_.interior, interior_lane, residual);
-    }
-    {
-        auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
-        halo_->transfer();
-    }
-    {
-        auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
-        halo_->unpack(next());
-    }
-    if (!cfg_.overlap) {
-        auto t = timer_.on_lane(Phase::interior, interior_lane);
-        be_.apply(p, current(), next(), regions_.interior, interior_lane, residual);
-    }
+    update_shell(p, current(), next(), residual);
+    exchange_beside_interior(p, current(), next(), residual, next());
     cur_ = 1 - cur_;
 }
 
@@ -173,31 +184,8 @@ template <class T>
 void Simulation<T>::apply(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out) {
     be_.join_lanes();  // in was written on either lane
     timer_.poll();
-    const Lane interior_lane = cfg_.overlap ? Lane::interior : Lane::boundary;
-    {
-        auto t = timer_.on_lane(Phase::pack, Lane::boundary);
-        halo_->pack(in);
-    }
-    if (cfg_.overlap) {
-        auto t = timer_.on_lane(Phase::interior, interior_lane);
-        be_.apply(p, in, out, regions_.interior, interior_lane, false);
-    }
-    {
-        auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
-        halo_->transfer();
-    }
-    {
-        auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
-        halo_->unpack(in);
-    }
-    {
-        auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
-        for (const Box& b : regions_.shell) be_.apply(p, in, out, b, Lane::boundary, false);
-    }
-    if (!cfg_.overlap) {
-        auto t = timer_.on_lane(Phase::interior, interior_lane);
-        be_.apply(p, in, out, regions_.interior, interior_lane, false);
-    }
+    exchange_beside_interior(p, in, out, false, in);
+    update_shell(p, in, out, false);
     be_.join_lanes();
 }
 

@@ -55,9 +55,8 @@ public:
     // Zero at every entry of `f` that is not an updated point: halos, the global Dirichlet
     // points (row padding is zero from allocation and no operation writes it).
     void zero_outside_updated(FieldView<T> f);
-    // The current field, for a solver that updates it in place, and the other buffer.
+    // The current field, for a solver that updates it in place.
     [[nodiscard]] FieldView<T> current_field() { return u_[cur_].view(); }
-    [[nodiscard]] FieldView<T> spare_field() { return u_[1 - cur_].view(); }
     [[nodiscard]] const Box& updated_points() const { return updated_; }
     [[nodiscard]] Backend<T>& backend_ops() { return be_; }
     // The sum over ranks of each value (one all-reduce).
@@ -115,6 +114,10 @@ private:
     // All-reduces a folded sum on the boundary lane (NCCL) and starts reading it back.
     void reduce_on_device_and_read(double* sum);
     std::string describe_devices();
+    void update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                      bool residual);
+    void exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
+                                  FieldView<T> out, bool residual, FieldView<T> halos);
     void check_memory(std::size_t field_bytes);
 
     const Config& cfg_;

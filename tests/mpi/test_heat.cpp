@@ -32,10 +32,7 @@ void PrintTo(const ModeCase& c, std::ostream* os) { *os << c.name; }
 
 // Exact discrete solution at every point of the solved grid after `steps` steps.
 std::vector<double> exact_discrete(const Config& c) {
-    test::SineModeReference ref = test::sine_mode_reference(c);
-    const double scale = std::pow(1.0 - ref.drop, static_cast<double>(c.steps));
-    for (double& v : ref.values) v *= scale;
-    return ref.values;
+    return test::sine_mode_after_steps(c, [](double drop) { return 1.0 - drop; });
 }
 
 std::string mode_deck(const ModeCase& m) {

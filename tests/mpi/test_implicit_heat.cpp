@@ -46,10 +46,7 @@ std::vector<std::string> split(const std::string& text) {
 
 // The sine mode of the deck after `steps` backward-Euler steps, at every point of the grid.
 std::vector<double> exact_implicit(const Config& c) {
-    test::SineModeReference ref = test::sine_mode_reference(c);
-    const double scale = std::pow(1.0 / (1.0 + ref.drop), static_cast<double>(c.steps));
-    for (double& v : ref.values) v *= scale;
-    return ref.values;
+    return test::sine_mode_after_steps(c, [](double drop) { return 1.0 / (1.0 + drop); });
 }
 
 // Modes (1, 2, 1) / (2, 1) plus a second mode would make CG take several iterations; the

@@ -1,7 +1,7 @@
 // The deck's sine initial condition as the README defines it ("Deck keys", initial.kind), written
 // here independently of the solver: its values at every point of the full grid (x fastest), and
 // its eigenvalue of -alpha dt Lap_h, sum_d 4 r_d sin^2(kappa_d h_d / 2), r_d = alpha dt / h_d^2,
-// from which the heat tests build their exact discrete solutions.
+// from which the heat tests build their exact discrete solutions (sine_mode_after_steps).
 #pragma once
 
 #include <cmath>
@@ -39,6 +39,16 @@ inline SineModeReference sine_mode_reference(const Config& c) {
                 ref.values.push_back(v);
             }
     return ref;
+}
+
+// The mode after the deck's time.steps steps, each multiplying it by `factor(drop)` (explicit:
+// 1 - drop; backward Euler: 1 / (1 + drop)).
+template <class Factor>
+std::vector<double> sine_mode_after_steps(const Config& c, Factor factor) {
+    SineModeReference ref = sine_mode_reference(c);
+    const double scale = std::pow(factor(ref.drop), static_cast<double>(c.steps));
+    for (double& v : ref.values) v *= scale;
+    return ref.values;
 }
 
 }  // namespace gridsim::test
