@@ -109,19 +109,25 @@ public:
     // u = value at every point of `box`, ordered on the boundary lane.
     virtual void fill(FieldView<T> u, const Box& box, T value) = 0;
 
-    // The CG solver's vector operations (solver/cg.hpp), on the boundary lane, returning sums
-    // to the host (this rank's part; they wait for the lane).
+    // The CG solver's vector operations (solver/cg.hpp), on the boundary lane. A sum lands in
+    // `sum`, one of the sum_slots() (this rank's part) and is not waited for, so that a device
+    // all-reduce (NCCL) can follow it on the lane before the host reads it (read_sums).
     // The BLAS sequence (parallel.cg_kernels = "cublas"; the CUDA backend calls cuBLAS): over
     // the whole allocation of equally shaped fields, halos and row padding included; the solver
     // keeps those entries zero wherever a sum must be exact.
-    virtual void axpy(T a, FieldView<const T> x, FieldView<T> y) = 0;    // y += a x
-    virtual void scale(T a, FieldView<T> x) = 0;                         // x *= a
-    virtual double dot(FieldView<const T> x, FieldView<const T> y) = 0;  // sum x y
+    virtual void axpy(T a, FieldView<const T> x, FieldView<T> y) = 0;               // y += a x
+    virtual void scale(T a, FieldView<T> x) = 0;                                    // x *= a
+    virtual void dot(FieldView<const T> x, FieldView<const T> y, double* sum) = 0;  // sum x y
     // The fused passes (parallel.cg_kernels = "fused"; kernels/vector_ops.hpp): one pass over
     // `box` each, sums in double in a fixed order.
-    virtual double cg_update(const CgUpdate<T>& s, const Box& box) = 0;  // returns sum r z
+    virtual void cg_update(const CgUpdate<T>& s, const Box& box, double* sum) = 0;  // sum r z
     virtual void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) = 0;
-    virtual double dot(FieldView<const T> x, FieldView<const T> y, const Box& box) = 0;
+    virtual void dot(FieldView<const T> x, FieldView<const T> y, const Box& box, double* sum) = 0;
+    // kSumSlots doubles in backend memory for those sums.
+    static constexpr int kSumSlots = 4;
+    virtual double* sum_slots() = 0;
+    // Copies the first `n` sum slots to `host` after the boundary lane's work so far, and waits.
+    virtual void read_sums(int n, double* host) = 0;
 
     // Each lane's later work waits for the other lane's work issued so far.
     virtual void join_lanes() = 0;

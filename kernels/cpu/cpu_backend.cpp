@@ -1,6 +1,7 @@
 // The CPU backend: plain loops over kernels/stencil.hpp, x innermost so the compiler can
 // vectorise the contiguous rows. Work runs on the calling thread as soon as it is issued.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -202,33 +203,36 @@ public:
     void scale(T a, FieldView<T> x) override {
         for (std::int64_t n = 0; n < x.ext.total; ++n) x.data[n] *= a;
     }
-    double dot(FieldView<const T> x, FieldView<const T> y) override {
-        double sum = 0.0;
+    void dot(FieldView<const T> x, FieldView<const T> y, double* sum) override {
+        double s = 0.0;
         for (std::int64_t n = 0; n < x.ext.total; ++n)
-            sum += static_cast<double>(x.data[n]) * static_cast<double>(y.data[n]);
-        return sum;
+            s += static_cast<double>(x.data[n]) * static_cast<double>(y.data[n]);
+        *sum = s;
     }
     // The fused passes over a box.
-    double cg_update(const CgUpdate<T>& s, const Box& b) override {
-        double sum = 0.0;
+    void cg_update(const CgUpdate<T>& s, const Box& b, double* sum) override {
+        double total = 0.0;
         for_each_row(b, [&](int j, int k) {
-            for (int i = b.lo[0]; i < b.hi[0]; ++i) sum += cg_update_point(s, i, j, k);
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) total += cg_update_point(s, i, j, k);
         });
-        return sum;
+        *sum = total;
     }
     void xpay(FieldView<const T> z, T beta, FieldView<T> p, const Box& b) override {
         for_each_row(b, [&](int j, int k) {
             for (int i = b.lo[0]; i < b.hi[0]; ++i) xpay_point(z, beta, p, i, j, k);
         });
     }
-    double dot(FieldView<const T> x, FieldView<const T> y, const Box& b) override {
-        double sum = 0.0;
+    void dot(FieldView<const T> x, FieldView<const T> y, const Box& b, double* sum) override {
+        double total = 0.0;
         for_each_row(b, [&](int j, int k) {
             for (int i = b.lo[0]; i < b.hi[0]; ++i)
-                sum += static_cast<double>(x(i, j, k)) * static_cast<double>(y(i, j, k));
+                total += static_cast<double>(x(i, j, k)) * static_cast<double>(y(i, j, k));
         });
-        return sum;
+        *sum = total;
     }
+    // Host memory: the sums are where the host reads them.
+    double* sum_slots() override { return sums_.data(); }
+    void read_sums(int n, double* host) override { std::copy_n(sums_.data(), n, host); }
 
     void join_lanes() override {}
     void wait(Lane /*lane*/) override {}
@@ -257,6 +261,7 @@ private:
     double partial_sum_ = 0.0;  // fused residual since the last fold
     double folded_ = 0.0;
     std::deque<double> reads_;
+    std::array<double, Backend<T>::kSumSlots> sums_{};
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/cuda_backend.hpp"
@@ -190,6 +191,8 @@ dim3 fit_block(int bx, int by, int nx, int ny) {
     return {x, y, 1};
 }
 
+__global__ void widen_kernel(const float* in, double* out) { *out = static_cast<double>(*in); }
+
 // One block adds `count` partials in a fixed order (thread t: t, t + blockDim.x, ... in
 // order, then store_block_sum's fixed tree), so a rerun reproduces the sum bit for bit.
 __global__ void fold_kernel(const double* __restrict__ partials, long long count,
@@ -351,22 +354,31 @@ public:
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    // The BLAS sequence (host pointer mode: dot returns once its result is on the host).
+    // The BLAS sequence. axpy and scal take their factor from the host (the handle's default
+    // pointer mode); dot writes its result to device memory and so returns without waiting.
     void axpy(T a, FieldView<const T> x, FieldView<T> y) override {
         GRIDSIM_CUBLAS_CHECK(blas_axpy(blas_.on(boundary_.get()), x.ext.total, a, x.data, y.data));
     }
     void scale(T a, FieldView<T> x) override {
         GRIDSIM_CUBLAS_CHECK(blas_scal(blas_.on(boundary_.get()), x.ext.total, a, x.data));
     }
-    double dot(FieldView<const T> x, FieldView<const T> y) override {
-        T out = 0;
-        GRIDSIM_CUBLAS_CHECK(
-            blas_dot(blas_.on(boundary_.get()), x.ext.total, x.data, y.data, &out));
-        return static_cast<double>(out);
+    void dot(FieldView<const T> x, FieldView<const T> y, double* sum) override {
+        cublasHandle_t h = blas_.on(boundary_.get());
+        GRIDSIM_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
+        if constexpr (std::is_same_v<T, double>) {
+            GRIDSIM_CUBLAS_CHECK(blas_dot(h, x.ext.total, x.data, y.data, sum));
+        } else {
+            // Sdot's result is a float; the slots hold doubles. One scratch float is enough:
+            // the next Sdot on the lane starts after this widening.
+            GRIDSIM_CUBLAS_CHECK(blas_dot(h, x.ext.total, x.data, y.data, blas_float_.data()));
+            widen_kernel<<<1, 1, 0, boundary_.get()>>>(blas_float_.data(), sum);
+            GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        }
+        GRIDSIM_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
     }
     // The fused passes; the sums are the deterministic box reductions' (double).
-    double cg_update(const CgUpdate<T>& u, const Box& box) override {
-        return scratch_.cg_update(u, box, boundary_.get());
+    void cg_update(const CgUpdate<T>& u, const Box& box, double* sum) override {
+        scratch_.cg_update(u, box, sum, boundary_.get());
     }
     void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) override {
         if (box.empty()) return;
@@ -379,8 +391,15 @@ public:
         cuda::xpay_kernel<T, kPoints><<<grid, kThreads, 0, boundary_.get()>>>(z, b, p, box);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
-    double dot(FieldView<const T> x, FieldView<const T> y, const Box& box) override {
-        return scratch_.dot(x, y, box, boundary_.get());
+    void dot(FieldView<const T> x, FieldView<const T> y, const Box& box, double* sum) override {
+        scratch_.dot(x, y, box, sum, boundary_.get());
+    }
+    double* sum_slots() override { return sums_.data(); }
+    void read_sums(int n, double* host) override {
+        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(sums_host_.data(), sums_.data(), n * sizeof(double),
+                                           cudaMemcpyDeviceToHost, boundary_.get()));
+        wait(Lane::boundary);
+        std::copy_n(sums_host_.data(), n, host);
     }
 
     void join_lanes() override {
@@ -572,6 +591,10 @@ private:
     Event interior_done_;
     cuda::ReductionScratch scratch_;
     CublasHandle blas_;
+    Buffer<float> blas_float_ = device_buffer<float>(1);
+    // The CG's sums (device) and their page-locked copy on the host.
+    Buffer<double> sums_ = device_buffer<double>(Backend<T>::kSumSlots);
+    Buffer<double> sums_host_ = pinned_buffer<double>(Backend<T>::kSumSlots);
     // Fused residual: one partial per block of every residual launch of a check, in two sets
     // that alternate between checks (one is written while the other is folded); the folded sum
     // (device, one per set); a ring of page-locked doubles it is read back into.

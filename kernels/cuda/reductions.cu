@@ -167,20 +167,33 @@ __global__ void reduce_partials_kernel(const Acc* partial, int count, Acc identi
     if (threadIdx.x == 0) *result = total;
 }
 
+// Reduces `box` into *result (device memory) on `s`, not waited for; an empty box gives the
+// identity (the fold runs over no partials).
+template <class Acc, class Load, class Op>
+void reduce_box_into(Load load, const Box& box, Acc identity, Op op, Acc* partials, Acc* result,
+                     cudaStream_t s) {
+    const long long rows =
+        box.empty() ? 0 : static_cast<long long>(box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
+    constexpr int kWarpsPerBlock = ReductionScratch::kThreads / 32;
+    const int blocks = static_cast<int>(std::min<long long>(
+        ReductionScratch::kBlocks, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock));
+    if (blocks > 0) {
+        reduce_box_kernel<Acc>
+            <<<blocks, ReductionScratch::kThreads, 0, s>>>(load, box, op, partials);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+    reduce_partials_kernel<<<1, ReductionScratch::kThreads, 0, s>>>(partials, blocks, identity, op,
+                                                                    result);
+    GRIDSIM_CUDA_CHECK(cudaGetLastError());
+}
+
+// The same, returned to the host (waits for `s`).
 template <class Acc, class Load, class Op>
 Acc reduce_box(Load load, const Box& box, Acc identity, Op op, void* partials, void* result,
                cudaStream_t s) {
     if (box.empty()) return identity;
-    const long long rows = static_cast<long long>(box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
-    constexpr int kWarpsPerBlock = ReductionScratch::kThreads / 32;
-    const int blocks = static_cast<int>(std::min<long long>(
-        ReductionScratch::kBlocks, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock));
     auto* part = static_cast<Acc*>(partials);
-    reduce_box_kernel<Acc><<<blocks, ReductionScratch::kThreads, 0, s>>>(load, box, op, part);
-    GRIDSIM_CUDA_CHECK(cudaGetLastError());
-    reduce_partials_kernel<<<1, ReductionScratch::kThreads, 0, s>>>(
-        part, blocks, identity, op, part + ReductionScratch::kBlocks);
-    GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    reduce_box_into(load, box, identity, op, part, part + ReductionScratch::kBlocks, s);
     GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(result, part + ReductionScratch::kBlocks, sizeof(Acc),
                                        cudaMemcpyDeviceToHost, s));
     GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -220,14 +233,16 @@ FieldStats ReductionScratch::stats(FieldView<const T> a, const Box& box, cudaStr
 }
 
 template <class T>
-double ReductionScratch::dot(FieldView<const T> a, FieldView<const T> b, const Box& box,
-                             cudaStream_t s) {
-    return reduce_box(PairSum<T, Product>{a, b}, box, 0.0, SumOp{}, partials_, result_, s);
+void ReductionScratch::dot(FieldView<const T> a, FieldView<const T> b, const Box& box, double* sum,
+                           cudaStream_t s) {
+    reduce_box_into(PairSum<T, Product>{a, b}, box, 0.0, SumOp{}, static_cast<double*>(partials_),
+                    sum, s);
 }
 
 template <class T>
-double ReductionScratch::cg_update(const CgUpdate<T>& u, const Box& box, cudaStream_t s) {
-    return reduce_box(CgStep<T>{u}, box, 0.0, SumOp{}, partials_, result_, s);
+void ReductionScratch::cg_update(const CgUpdate<T>& u, const Box& box, double* sum,
+                                 cudaStream_t s) {
+    reduce_box_into(CgStep<T>{u}, box, 0.0, SumOp{}, static_cast<double*>(partials_), sum, s);
 }
 
 #define GRIDSIM_INSTANTIATE(T)                                                                    \
@@ -235,9 +250,10 @@ double ReductionScratch::cg_update(const CgUpdate<T>& u, const Box& box, cudaStr
                                                      const Box&, cudaStream_t);                   \
     template double ReductionScratch::sum_sq<T>(FieldView<const T>, const Box&, cudaStream_t);    \
     template FieldStats ReductionScratch::stats<T>(FieldView<const T>, const Box&, cudaStream_t); \
-    template double ReductionScratch::dot<T>(FieldView<const T>, FieldView<const T>, const Box&,  \
-                                             cudaStream_t);                                       \
-    template double ReductionScratch::cg_update<T>(const CgUpdate<T>&, const Box&, cudaStream_t);
+    template void ReductionScratch::dot<T>(FieldView<const T>, FieldView<const T>, const Box&,    \
+                                           double*, cudaStream_t);                                \
+    template void ReductionScratch::cg_update<T>(const CgUpdate<T>&, const Box&, double*,         \
+                                                 cudaStream_t);
 GRIDSIM_INSTANTIATE(float)
 GRIDSIM_INSTANTIATE(double)
 #undef GRIDSIM_INSTANTIATE

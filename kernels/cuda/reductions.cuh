@@ -25,13 +25,15 @@ public:
     double sum_sq(FieldView<const T> a, const Box& box, cudaStream_t s);
     template <class T>
     FieldStats stats(FieldView<const T> a, const Box& box, cudaStream_t s);
+    // The CG's sums, written to `sum` in device memory and not waited for (ordered on `s`).
     // sum a b over the box.
     template <class T>
-    double dot(FieldView<const T> a, FieldView<const T> b, const Box& box, cudaStream_t s);
-    // The fused CG update of every point of the box (kernels/vector_ops.hpp), returning the
-    // sum of the new r z in the same pass.
+    void dot(FieldView<const T> a, FieldView<const T> b, const Box& box, double* sum,
+             cudaStream_t s);
+    // The fused CG update of every point of the box (kernels/vector_ops.hpp), and the sum of
+    // the new r z from the same pass.
     template <class T>
-    double cg_update(const CgUpdate<T>& u, const Box& box, cudaStream_t s);
+    void cg_update(const CgUpdate<T>& u, const Box& box, double* sum, cudaStream_t s);
 
     static constexpr int kBlocks = 1024;  // partials per reduction (upper bound)
     static constexpr int kThreads = 256;

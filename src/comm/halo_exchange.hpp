@@ -52,8 +52,9 @@ public:
     virtual void exchange(std::vector<HaloFace<T>>& faces) = 0;
     // Whether allreduce_sum_on_lane() works (NCCL); otherwise the caller sums on the host.
     [[nodiscard]] virtual bool reduces_on_device() const { return false; }
-    // Sums one double over all ranks in place, in backend memory, ordered on the boundary lane.
-    virtual void allreduce_sum_on_lane(double* /*value*/) {}
+    // Sums `count` doubles over all ranks in place, in backend memory, ordered on the boundary
+    // lane.
+    virtual void allreduce_sum_on_lane(double* /*values*/, int /*count*/) {}
 };
 
 // MPI_Irecv/MPI_Isend between ranks. `staged`: device buffers go through page-locked host
@@ -151,7 +152,9 @@ public:
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
     [[nodiscard]] bool reduces_on_device() const { return transport_->reduces_on_device(); }
-    void allreduce_sum_on_lane(double* value) { transport_->allreduce_sum_on_lane(value); }
+    void allreduce_sum_on_lane(double* values, int count) {
+        transport_->allreduce_sum_on_lane(values, count);
+    }
 
     void pack(FieldView<const T> u) {
         for (auto* faces : {&local_, &remote_}) {

@@ -121,10 +121,10 @@ public:
         GRIDSIM_NCCL_CHECK(ncclGroupEnd());
     }
     [[nodiscard]] bool reduces_on_device() const override { return true; }
-    void allreduce_sum_on_lane(double* value) override {
+    void allreduce_sum_on_lane(double* values, int count) override {
         auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
         GRIDSIM_NCCL_CHECK(
-            ncclAllReduce(value, value, 1, ncclFloat64, ncclSum, comm_.get(), stream));
+            ncclAllReduce(values, values, count, ncclFloat64, ncclSum, comm_.get(), stream));
     }
 
 private:

@@ -1,7 +1,6 @@
 #include "solver/cg.hpp"
 
 #include <array>
-#include <chrono>
 #include <cmath>
 
 namespace gridsim {
@@ -17,25 +16,38 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
       b_(sim.make_field()),
       r_(sim.make_field()),
       p_(sim.make_field()),
-      q_(sim.make_field()) {
+      q_(sim.make_field()),
+      on_device_(settings.device_allreduce && sim.reduces_on_device()),
+      allreduce_timer_(on_device_ ? be_.make_interval_timer() : make_wall_clock_timer()) {
     if (settings_.jacobi_preconditioner) z_ = sim.make_field();
 }
 
 template <class T>
 template <std::size_t N, class F>
 std::array<double, N> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
-    be_.wait(Lane::boundary);
-    std::array<double, N> local{};
+    double* slots = be_.sum_slots();
     {
         auto t = sim_.timer().on_lane(phase, Lane::boundary);
-        local = local_sums();
+        local_sums(slots);
     }
-    auto t = sim_.timer().on_host(Phase::reduction);
-    const auto start = std::chrono::steady_clock::now();
-    const std::array<double, N> global = sim_.allreduce_sums(local);
-    allreduce_seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return global;
+    std::array<double, N> sums{};
+    if (on_device_) {
+        {
+            auto t = sim_.timer().on_lane(Phase::reduction, Lane::boundary);
+            allreduce_timer_->begin(0, Lane::boundary);
+            sim_.allreduce_on_lane(slots, static_cast<int>(N));
+            allreduce_timer_->end(0, Lane::boundary);
+        }
+        be_.read_sums(static_cast<int>(N), sums.data());
+    } else {
+        be_.read_sums(static_cast<int>(N), sums.data());
+        auto t = sim_.timer().on_host(Phase::reduction);
+        allreduce_timer_->begin(0, Lane::boundary);
+        sums = sim_.allreduce_sums(sums);
+        allreduce_timer_->end(0, Lane::boundary);
+    }
+    allreduce_timer_->collect(allreduce_seconds_, false);  // finished: read_sums waited
+    return sums;
 }
 
 template <class T>
@@ -70,7 +82,7 @@ template <class T>
 void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
     sim_.apply(op_, p_.view(), q_.view());
     const double pq =
-        reduce<1>(Phase::reduction, [&] { return std::array{be_.dot(p_.view(), q_.view())}; })[0];
+        reduce<1>(Phase::reduction, [&](double* s) { be_.dot(p_.view(), q_.view(), s); })[0];
     const auto a = static_cast<T>(rz / pq);
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
@@ -78,8 +90,10 @@ void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) 
         be_.axpy(-a, q_.view(), r_.view());
         precondition();
     }
-    const auto sums = reduce<2>(Phase::reduction, [&] {
-        return std::array{be_.dot(r_.view(), z()), z_ ? be_.dot(r_.view(), r_.view()) : 0.0};
+    // r.z, and r.r with a preconditioner (r.z itself without one).
+    const auto sums = reduce<2>(Phase::reduction, [&](double* s) {
+        be_.dot(r_.view(), z(), s);
+        if (z_) be_.dot(r_.view(), r_.view(), s + 1);
     });
     const double beta = sums[0] / rz;
     rz = sums[0];
@@ -95,8 +109,8 @@ template <class T>
 void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr) {
     const Box& box = sim_.updated_points();
     sim_.apply(op_, p_.view(), q_.view());
-    const double pq = reduce<1>(Phase::reduction,
-                                [&] { return std::array{be_.dot(p_.view(), q_.view(), box)}; })[0];
+    const double pq =
+        reduce<1>(Phase::reduction, [&](double* s) { be_.dot(p_.view(), q_.view(), box, s); })[0];
     const CgUpdate<T> s{static_cast<T>(rz / pq),
                         inv_diagonal_,
                         z_.has_value(),
@@ -106,7 +120,7 @@ void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr)
                         r_.view(),
                         z()};
     const double rz_new =
-        reduce<1>(Phase::vector, [&] { return std::array{be_.cg_update(s, box)}; })[0];
+        reduce<1>(Phase::vector, [&](double* sum) { be_.cg_update(s, box, sum); })[0];
     const double beta = rz_new / rz;
     rz = rz_new;
     rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
@@ -119,9 +133,10 @@ CgOutcome ConjugateGradient<T>::solve() {
     const FieldView<T> x = sim_.current_field();
     setup(x);
     // b.b, r.z and (with a preconditioner) r.r, in one all-reduce.
-    const auto first = reduce<3>(Phase::reduction, [&] {
-        return std::array{be_.dot(b_.view(), b_.view()), be_.dot(r_.view(), z()),
-                          z_ ? be_.dot(r_.view(), r_.view()) : 0.0};
+    const auto first = reduce<3>(Phase::reduction, [&](double* s) {
+        be_.dot(b_.view(), b_.view(), s);
+        be_.dot(r_.view(), z(), s + 1);
+        if (z_) be_.dot(r_.view(), r_.view(), s + 2);
     });
     double rz = first[1];
     double rr = z_ ? first[2] : rz;

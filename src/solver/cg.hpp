@@ -1,11 +1,15 @@
 // Matrix-free conjugate gradient on a Simulation's fields (the implicit heat step): the
 // operator is a stencil applied by the backend's kernels with the halo exchange overlapped
 // (Simulation::apply), the vector operations are the backend's (cuBLAS or fused kernels on the
-// GPU, loops on the CPU), and each reduction is one all-reduce over the ranks.
+// GPU, loops on the CPU), and each reduction is one all-reduce over the ranks: NCCL on the
+// boundary stream when the halo transport is NCCL (the sums never wait on the host before it),
+// MPI on the host otherwise.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "solver/simulation.hpp"
 
@@ -16,6 +20,8 @@ struct CgSettings {
     std::int64_t max_iterations = 1000;
     bool jacobi_preconditioner = false;
     bool fused = false;  // fused vector passes instead of the BLAS sequence
+    // All-reduce on the device when the simulation can (NCCL); false: always MPI on the host.
+    bool device_allreduce = true;
 };
 
 struct CgOutcome {
@@ -35,14 +41,17 @@ public:
     // Solves op(x) = b at the updated points, x the simulation's current field (updated in place
     // from its own value as the first guess; its Dirichlet points hold) and b its value on entry.
     CgOutcome solve();
-    // Seconds this rank has spent in the all-reduces so far (host clock).
-    [[nodiscard]] double allreduce_seconds() const { return allreduce_seconds_; }
+    // Seconds this rank has spent in the all-reduces so far, waiting for the other ranks
+    // included (on the boundary lane's clock for NCCL, the host's for MPI).
+    [[nodiscard]] double allreduce_seconds() const { return allreduce_seconds_[0]; }
+    // Whether the all-reduces run on the device (NCCL).
+    [[nodiscard]] bool allreduce_on_device() const { return on_device_; }
 
 private:
-    // Local sums on the device, timed as `phase` (reduction for dot products, vector for the
-    // fused update, which is mostly a vector pass), then combined over the ranks in one
-    // all-reduce, timed as reduction. The work queued before them is waited for first, so it
-    // is not counted with them.
+    // `local_sums(slots)` queues this rank's N sums into the backend's sum slots, timed as
+    // `phase` (reduction for dot products, vector for the fused update, which is mostly a
+    // vector pass); they are combined over the ranks in one all-reduce, timed as reduction,
+    // and returned to the host.
     template <std::size_t N, class F>
     std::array<double, N> reduce(Phase phase, F local_sums);
     // The preconditioned residual: z itself, or r without a preconditioner.
@@ -60,7 +69,9 @@ private:
     CgSettings settings_;
     Field<T> b_, r_, p_, q_;
     std::optional<Field<T>> z_;  // the preconditioned residual (r itself without one)
-    double allreduce_seconds_ = 0.0;
+    bool on_device_;
+    std::unique_ptr<IntervalTimer> allreduce_timer_;  // slot 0: the all-reduces
+    std::vector<double> allreduce_seconds_{0.0};
 };
 
 }  // namespace gridsim

@@ -208,6 +208,7 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
     settings.max_iterations = cfg.integer("time.cg_max_iterations");
     settings.jacobi_preconditioner = cfg.word("time.cg_preconditioner") == "jacobi";
     settings.fused = cfg.word("parallel.cg_kernels") == "fused";
+    settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "auto";
     ConjugateGradient<T> cg(sim, heat_params<T>(cfg, -1.0), diagonal, settings);
     CgRecord record;
     RunResult r = heat_loop(sim, cfg, opt, [&](std::int64_t step) {
@@ -235,6 +236,7 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
         {"final_relative_residual", record.last_residual},
         {"allreduce_s", allreduce_max},
         {"allreduce_share", r.loop_seconds > 0 ? allreduce_max / r.loop_seconds : 0.0},
+        {"allreduce", cg.allreduce_on_device() ? "nccl" : "mpi"},
         {"kernels", cfg.word("parallel.cg_kernels")},
         {"preconditioner", cfg.word("time.cg_preconditioner")},
         // Whole-field passes one iteration makes (reads + writes, in field sizes): the operator
@@ -260,9 +262,10 @@ std::string describe(const Config& cfg) {
     if (implicit_scheme(cfg)) {
         out += fmt::format(
             "  solver          CG to relative residual {:.1e}, at most {} iterations, "
-            "preconditioner {}, vector kernels {}\n",
+            "preconditioner {}, vector kernels {}, all-reduce {}\n",
             cfg.number("time.cg_tolerance"), cfg.integer("time.cg_max_iterations"),
-            cfg.word("time.cg_preconditioner"), cfg.word("parallel.cg_kernels"));
+            cfg.word("time.cg_preconditioner"), cfg.word("parallel.cg_kernels"),
+            cfg.word("parallel.cg_allreduce"));
     }
     return out;
 }
@@ -298,9 +301,9 @@ std::string summary(const nlohmann::json& d) {
             cg["final_relative_residual"].get<double>());
         out += fmt::format(
             "  CG time         operator {:.4f} s, vector operations {:.4f} s, reductions {:.4f} "
-            "s (mean over ranks); global all-reduces {:.4f} s, {:.1f}% of the loop\n",
-            op, mean("vector"), mean("reduction"), cg["allreduce_s"].get<double>(),
-            100.0 * cg["allreduce_share"].get<double>());
+            "s (mean over ranks); global all-reduces ({}) {:.4f} s, {:.1f}% of the loop\n",
+            op, mean("vector"), mean("reduction"), cg["allreduce"].get<std::string>(),
+            cg["allreduce_s"].get<double>(), 100.0 * cg["allreduce_share"].get<double>());
         const auto iterations = it["total"].get<double>();
         if (iterations > 0 && loop > 0) {
             out += fmt::format(
@@ -367,6 +370,11 @@ Problem make_heat_problem() {
                         "p in another; 22% faster per iteration on an H200, docs/performance.md) "
                         "or as the BLAS sequence `cublas` (cuBLAS on the GPU: dot, axpy, scal "
                         "over whole fields)"),
+        KeySpec::choice("parallel.cg_allreduce", {"auto", "mpi"},
+                        "implicit: how the CG's sums are added over the ranks: `auto` "
+                        "all-reduces them with NCCL on the GPU's stream when parallel.transport "
+                        "is nccl (MPI on the host with any other transport); `mpi` copies them "
+                        "to the host and calls MPI_Allreduce with every transport"),
     };
     d.finish = &resolve_time_step;
     p.field_count = &field_count;

@@ -123,7 +123,7 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     cur_ = 0;
     // NCCL connects the ranks for a collective at its first use: about 0.9 s on 2 x H200, which
     // would otherwise land in the first timed residual. One empty residual pays it here.
-    if (topo_.size() > 1 && halo_->reduces_on_device()) {
+    if (reduces_on_device()) {
         reduce_on_device_and_read(be_.fold_residual());
         (void)be_.finish_read();
     }
@@ -220,7 +220,7 @@ double Simulation<T>::allreduce_sum(double local) {
 template <class T>
 void Simulation<T>::request_residual() {
     double* sum = be_.fold_residual();
-    const bool on_device = topo_.size() > 1 && halo_->reduces_on_device();
+    const bool on_device = reduces_on_device();
     if (!on_device) be_.start_read(sum, Backend<T>::ReadAfter::fold);
     pending_.push_back({sum, on_device});
 }
@@ -228,7 +228,7 @@ void Simulation<T>::request_residual() {
 template <class T>
 void Simulation<T>::reduce_on_device_and_read(double* sum) {
     be_.join_fold(Lane::boundary);
-    halo_->allreduce_sum_on_lane(sum);
+    allreduce_on_lane(sum, 1);
     be_.start_read(sum, Backend<T>::ReadAfter::boundary_lane);
 }
 

@@ -59,6 +59,16 @@ public:
     [[nodiscard]] FieldView<T> current_field() { return u_[cur_].view(); }
     [[nodiscard]] const Box& updated_points() const { return updated_; }
     [[nodiscard]] Backend<T>& backend_ops() { return be_; }
+    // Whether sums over the ranks can be all-reduced in backend memory, on the boundary lane
+    // (the NCCL transport, more than one rank).
+    [[nodiscard]] bool reduces_on_device() const {
+        return topo_.size() > 1 && halo_->reduces_on_device();
+    }
+    // Sums `count` doubles in backend memory over the ranks in place, ordered on the boundary
+    // lane (only where reduces_on_device()).
+    void allreduce_on_lane(double* values, int count) {
+        halo_->allreduce_sum_on_lane(values, count);
+    }
     // The sum over ranks of each value (one all-reduce).
     template <std::size_t N>
     std::array<double, N> allreduce_sums(std::array<double, N> local) {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -185,7 +186,8 @@ INSTANTIATE_TEST_SUITE_P(Decks, GpuDeck, testing::ValuesIn(kDecks),
 
 // Implicit heat (CG): the GPU's cuBLAS sequence and its fused kernels each agree with the CPU
 // backend within the CG tolerance, 2D and 3D, float and double, at this run's rank count (the
-// ranks share the GPUs when there are fewer), NCCL included where every rank has a GPU.
+// ranks share the GPUs when there are fewer), NCCL included where every rank has a GPU, its
+// sums all-reduced both on the device (NCCL) and on the host (MPI).
 struct ImplicitDeck {
     const char* name;
     std::string text;
@@ -219,16 +221,24 @@ TEST_P(GpuImplicit, BothVectorKernelsAgreeWithTheCpuBackend) {
     const ImplicitDeck& d = GetParam();
     const int n = test::world_size();
     const auto cpu = field(d.text, {"parallel.backend=cpu"}, n);
-    std::vector<std::string> transports{"staged"};
-    if (n >= 2 && every_rank_has_its_own_gpu()) transports.emplace_back("nccl");
+    // {transport, parallel.cg_allreduce, the all-reduce that should run}.
+    std::vector<std::array<std::string, 3>> paths{{"staged", "auto", "mpi"}};
+    if (n >= 2 && every_rank_has_its_own_gpu()) {
+        paths.push_back({"nccl", "auto", "nccl"});
+        paths.push_back({"nccl", "mpi", "mpi"});
+    }
     for (const char* kernels : {"cublas", "fused"}) {
-        for (const std::string& transport : transports) {
-            const auto gpu = field(d.text + kGpu,
+        for (const auto& [transport, allreduce, expected] : paths) {
+            const RunResult r =
+                test::run_on_ranks(n, d.text + kGpu,
                                    {fmt::format("parallel.cg_kernels=\"{}\"", kernels),
-                                    "parallel.transport=" + transport},
-                                   n);
+                                    "parallel.transport=" + transport,
+                                    fmt::format("parallel.cg_allreduce=\"{}\"", allreduce)});
             if (test::world_rank() != 0) continue;
-            SCOPED_TRACE(fmt::format("{} kernels, {} transport", kernels, transport));
+            SCOPED_TRACE(fmt::format("{} kernels, {} transport, all-reduce {}", kernels, transport,
+                                     allreduce));
+            EXPECT_EQ(r.problem_report["cg"]["allreduce"].get<std::string>(), expected);
+            const std::vector<double>& gpu = r.global_field;
             ASSERT_EQ(cpu.size(), gpu.size());
             double worst = 0.0;
             for (std::size_t p = 0; p < cpu.size(); ++p)
