@@ -5,7 +5,7 @@
 #    refactor touches every run), and compute-sanitizer memcheck of both vector kernels;
 # 2. the 512^3 double benchmark (inputs/bench_heat3d_implicit.toml, and SIZES: its cells per
 #    axis, default 512) on 1 and all GPUs, BLAS and fused vector kernels, and on several GPUs
-#    both all-reduce paths (parallel.cg_allreduce auto = NCCL on the stream, mpi), REPEAT times
+#    both all-reduce paths (parallel.cg_allreduce = mpi, nccl: NCCL on the stream), REPEAT times
 #    (default 3), reports kept;
 # 3. ncu (--clock-control none) of one CG iteration's kernels on 256^3, both vector kernels;
 # 4. a strong-scaling study of the implicit deck (scripts/scaling.py run, ranks 1..GPUs).
@@ -37,9 +37,9 @@ done
 
 for size in ${SIZES:-512}; do
     for n in 1 "$ngpus"; do
-        paths=auto
+        paths=mpi
         steps=$((4 * (512 / size) * (512 / size)))  # about the same number of points updated
-        [ "$n" -gt 1 ] && paths="auto mpi"
+        [ "$n" -gt 1 ] && paths="mpi nccl"
         for k in cublas fused; do
             for a in $paths; do
                 for r in $(seq 1 "${REPEAT:-3}"); do

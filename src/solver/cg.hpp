@@ -1,9 +1,9 @@
 // Matrix-free conjugate gradient on a Simulation's fields (the implicit heat step): the
 // operator is a stencil applied by the backend's kernels with the halo exchange overlapped
 // (Simulation::apply), the vector operations are the backend's (cuBLAS or fused kernels on the
-// GPU, loops on the CPU), and each reduction is one all-reduce over the ranks: NCCL on the
-// boundary stream when the halo transport is NCCL (the sums never wait on the host before it),
-// MPI on the host otherwise.
+// GPU, loops on the CPU), and each reduction is one all-reduce over the ranks: MPI on the host,
+// or, when asked and the halo transport is NCCL, NCCL on the boundary stream (the sums then
+// reach the host already added).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +20,8 @@ struct CgSettings {
     std::int64_t max_iterations = 1000;
     bool jacobi_preconditioner = false;
     bool fused = false;  // fused vector passes instead of the BLAS sequence
-    // All-reduce on the device when the simulation can (NCCL); false: always MPI on the host.
-    bool device_allreduce = true;
+    // All-reduce on the device when the simulation can (NCCL); false: MPI on the host.
+    bool device_allreduce = false;
 };
 
 struct CgOutcome {

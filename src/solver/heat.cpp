@@ -208,7 +208,7 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
     settings.max_iterations = cfg.integer("time.cg_max_iterations");
     settings.jacobi_preconditioner = cfg.word("time.cg_preconditioner") == "jacobi";
     settings.fused = cfg.word("parallel.cg_kernels") == "fused";
-    settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "auto";
+    settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "nccl";
     ConjugateGradient<T> cg(sim, heat_params<T>(cfg, -1.0), diagonal, settings);
     CgRecord record;
     RunResult r = heat_loop(sim, cfg, opt, [&](std::int64_t step) {
@@ -370,11 +370,12 @@ Problem make_heat_problem() {
                         "p in another; 22% faster per iteration on an H200, docs/performance.md) "
                         "or as the BLAS sequence `cublas` (cuBLAS on the GPU: dot, axpy, scal "
                         "over whole fields)"),
-        KeySpec::choice("parallel.cg_allreduce", {"auto", "mpi"},
-                        "implicit: how the CG's sums are added over the ranks: `auto` "
-                        "all-reduces them with NCCL on the GPU's stream when parallel.transport "
-                        "is nccl (MPI on the host with any other transport); `mpi` copies them "
-                        "to the host and calls MPI_Allreduce with every transport"),
+        KeySpec::choice("parallel.cg_allreduce", {"mpi", "nccl"},
+                        "implicit: how the CG's sums are added over the ranks: `mpi` copies "
+                        "them to the host and calls MPI_Allreduce; `nccl` all-reduces them with "
+                        "NCCL on the GPU's stream when parallel.transport is nccl (MPI with any "
+                        "other transport). `mpi` is the faster on 2 x H200 (an 11 us NCCL "
+                        "all-reduce against 4 us, docs/performance.md)"),
     };
     d.finish = &resolve_time_step;
     p.field_count = &field_count;

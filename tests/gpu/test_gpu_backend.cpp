@@ -222,9 +222,10 @@ TEST_P(GpuImplicit, BothVectorKernelsAgreeWithTheCpuBackend) {
     const int n = test::world_size();
     const auto cpu = field(d.text, {"parallel.backend=cpu"}, n);
     // {transport, parallel.cg_allreduce, the all-reduce that should run}.
-    std::vector<std::array<std::string, 3>> paths{{"staged", "auto", "mpi"}};
+    std::vector<std::array<std::string, 3>> paths{{"staged", "mpi", "mpi"},
+                                                  {"staged", "nccl", "mpi"}};
     if (n >= 2 && every_rank_has_its_own_gpu()) {
-        paths.push_back({"nccl", "auto", "nccl"});
+        paths.push_back({"nccl", "nccl", "nccl"});
         paths.push_back({"nccl", "mpi", "mpi"});
     }
     for (const char* kernels : {"cublas", "fused"}) {
