@@ -78,11 +78,13 @@ public:
     // Asynchronous copy of n elements in any direction, ordered on `lane`.
     virtual void copy(T* dst, const T* src, std::size_t n, Lane lane) = 0;
 
-    // out(p) = stencil(in, p) for every p in `box`. With `residual`, the same pass also sums
-    // (out(p) - in(p))^2 over the box (in double) into this check's residual partials.
+    // out(p) = stencil(in, p) for every p in `box`. With a `sum`, the same pass also sums
+    // stencil_sum_term(out(p), in(p)) over the box (in double) into the fold's partials. The CUDA
+    // backend compiles the sums in use only: the squared change for jacobi, the product for heat.
     virtual void apply(const StencilParams<T>& params, FieldView<const T> in, FieldView<T> out,
-                       const Box& box, Lane lane, bool residual) = 0;
-    // The fused residual: adds every partial written since the last call in a fixed order (the
+                       const Box& box, Lane lane, StencilSum sum) = 0;
+    // The fused sums (jacobi's residual, the CG's p . A p): adds every partial written since the
+    // last call in a fixed order (the
     // same inputs give the same bits) into one double in backend memory, after the work of both
     // lanes so far but without making either lane wait (the CUDA backend folds on a stream of
     // its own); returns its address (overwritten by the next call but one).
@@ -119,15 +121,15 @@ public:
     virtual void scale(T a, FieldView<T> x) = 0;                                    // x *= a
     virtual void dot(FieldView<const T> x, FieldView<const T> y, double* sum) = 0;  // sum x y
     // The fused passes (parallel.cg_kernels = "fused"; kernels/vector_ops.hpp): one pass over
-    // `box` each, sums in double in a fixed order.
+    // `box` each, sums in double in a fixed order (p.q comes from apply's product sum).
     virtual void cg_update(const CgUpdate<T>& s, const Box& box, double* sum) = 0;  // sum r z
     virtual void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) = 0;
-    virtual void dot(FieldView<const T> x, FieldView<const T> y, const Box& box, double* sum) = 0;
     // kSumSlots doubles in backend memory for those sums.
     static constexpr int kSumSlots = 4;
     virtual double* sum_slots() = 0;
-    // Copies the first `n` sum slots to `host` after the boundary lane's work so far, and waits.
-    virtual void read_sums(int n, double* host) = 0;
+    // Copies `n` doubles of backend memory (sum slots, or a fold's result once the boundary lane
+    // has joined it) to `host` after the boundary lane's work so far, and waits.
+    virtual void read_sums(const double* src, int n, double* host) = 0;
 
     // Each lane's later work waits for the other lane's work issued so far.
     virtual void join_lanes() = 0;

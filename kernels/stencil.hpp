@@ -41,6 +41,19 @@ GRIDSIM_HD inline T jacobi_point(T xm, T xp, T ym, T yp, T zm, T zp) {
 
 enum class StencilKind { heat, jacobi };
 
+// What a stencil pass sums over its points beside the update, in double: nothing; the squared
+// change (out - in)^2 (jacobi's residual); or the product in * out (the CG's p . A p).
+enum class StencilSum { none, change, product };
+template <StencilSum Sum, class T>
+GRIDSIM_HD inline double stencil_sum_term(T updated, T old) {
+    if constexpr (Sum == StencilSum::product) {
+        return static_cast<double>(updated) * static_cast<double>(old);
+    } else {
+        const double d = static_cast<double>(updated) - static_cast<double>(old);
+        return d * d;
+    }
+}
+
 template <class T>
 struct StencilParams {
     StencilKind kind = StencilKind::heat;

@@ -23,18 +23,16 @@ void for_each_row(const Box& b, F&& row) {
     }
 }
 
-// Updates `b` and returns the sum of (out - in)^2 over it when `Residual` (else 0).
-template <class T, int Dims, StencilKind Kind, bool Residual>
+// Updates `b` and returns the sum of stencil_sum_term over it (0 for StencilSum::none).
+template <class T, int Dims, StencilKind Kind, StencilSum Sum>
 double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r) {
     double sum = 0.0;
     for_each_row(b, [&](int j, int k) {
         T* __restrict__ dst = &out(0, j, k);
         for (int i = b.lo[0]; i < b.hi[0]; ++i) dst[i] = stencil_at<T, Dims, Kind>(in, i, j, k, r);
-        if constexpr (Residual) {
-            for (int i = b.lo[0]; i < b.hi[0]; ++i) {
-                const double d = static_cast<double>(dst[i]) - static_cast<double>(in(i, j, k));
-                sum += d * d;
-            }
+        if constexpr (Sum != StencilSum::none) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i)
+                sum += stencil_sum_term<Sum>(dst[i], in(i, j, k));
         }
     });
     return sum;
@@ -42,9 +40,15 @@ double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const He
 
 template <class T, int Dims, StencilKind Kind>
 double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
-                 bool residual) {
-    return residual ? apply_box<T, Dims, Kind, true>(in, out, b, r)
-                    : apply_box<T, Dims, Kind, false>(in, out, b, r);
+                 StencilSum sum) {
+    switch (sum) {
+        case StencilSum::change:
+            return apply_box<T, Dims, Kind, StencilSum::change>(in, out, b, r);
+        case StencilSum::product:
+            return apply_box<T, Dims, Kind, StencilSum::product>(in, out, b, r);
+        default:
+            return apply_box<T, Dims, Kind, StencilSum::none>(in, out, b, r);
+    }
 }
 
 using Clock = std::chrono::steady_clock;
@@ -106,16 +110,16 @@ public:
     }
 
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
-               Lane /*lane*/, bool residual) override {
+               Lane /*lane*/, StencilSum sum_kind) override {
         if (b.empty()) return;
         const bool heat = p.kind == StencilKind::heat;
         double sum = 0.0;
         if (in.ext.dims == 2) {
-            sum = heat ? apply_box<T, 2, StencilKind::heat>(in, out, b, p.r, residual)
-                       : apply_box<T, 2, StencilKind::jacobi>(in, out, b, p.r, residual);
+            sum = heat ? apply_box<T, 2, StencilKind::heat>(in, out, b, p.r, sum_kind)
+                       : apply_box<T, 2, StencilKind::jacobi>(in, out, b, p.r, sum_kind);
         } else {
-            sum = heat ? apply_box<T, 3, StencilKind::heat>(in, out, b, p.r, residual)
-                       : apply_box<T, 3, StencilKind::jacobi>(in, out, b, p.r, residual);
+            sum = heat ? apply_box<T, 3, StencilKind::heat>(in, out, b, p.r, sum_kind)
+                       : apply_box<T, 3, StencilKind::jacobi>(in, out, b, p.r, sum_kind);
         }
         partial_sum_ += sum;
     }
@@ -222,17 +226,9 @@ public:
             for (int i = b.lo[0]; i < b.hi[0]; ++i) xpay_point(z, beta, p, i, j, k);
         });
     }
-    void dot(FieldView<const T> x, FieldView<const T> y, const Box& b, double* sum) override {
-        double total = 0.0;
-        for_each_row(b, [&](int j, int k) {
-            for (int i = b.lo[0]; i < b.hi[0]; ++i)
-                total += static_cast<double>(x(i, j, k)) * static_cast<double>(y(i, j, k));
-        });
-        *sum = total;
-    }
     // Host memory: the sums are where the host reads them.
     double* sum_slots() override { return sums_.data(); }
-    void read_sums(int n, double* host) override { std::copy_n(sums_.data(), n, host); }
+    void read_sums(const double* src, int n, double* host) override { std::copy_n(src, n, host); }
 
     void join_lanes() override {}
     void wait(Lane /*lane*/) override {}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -213,7 +214,7 @@ public:
                 int block = 0;
                 GRIDSIM_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(
                     &min_grid, &block,
-                    cuda::stencil_naive_kernel<T, 3, StencilKind::heat, 1, false>, 0, 0));
+                    cuda::stencil_naive_kernel<T, 3, StencilKind::heat, 1, StencilSum::none>, 0, 0));
                 cfg_.block_x = 32;
                 cfg_.block_y = std::max(1, block / 32);
             }
@@ -273,15 +274,15 @@ public:
     }
 
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
-               Lane lane, bool residual) override {
+               Lane lane, StencilSum sum) override {
         if (b.empty()) return;
         const bool heat = p.kind == StencilKind::heat;
         if (in.ext.dims == 2) {
-            heat ? dispatch<2, StencilKind::heat>(in, out, b, p.r, lane, residual)
-                 : dispatch<2, StencilKind::jacobi>(in, out, b, p.r, lane, residual);
+            heat ? dispatch<2, StencilKind::heat>(in, out, b, p.r, lane, sum)
+                 : dispatch<2, StencilKind::jacobi>(in, out, b, p.r, lane, sum);
         } else {
-            heat ? dispatch<3, StencilKind::heat>(in, out, b, p.r, lane, residual)
-                 : dispatch<3, StencilKind::jacobi>(in, out, b, p.r, lane, residual);
+            heat ? dispatch<3, StencilKind::heat>(in, out, b, p.r, lane, sum)
+                 : dispatch<3, StencilKind::jacobi>(in, out, b, p.r, lane, sum);
         }
     }
 
@@ -391,12 +392,9 @@ public:
         cuda::xpay_kernel<T, kPoints><<<grid, kThreads, 0, boundary_.get()>>>(z, b, p, box);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
-    void dot(FieldView<const T> x, FieldView<const T> y, const Box& box, double* sum) override {
-        scratch_.dot(x, y, box, sum, boundary_.get());
-    }
     double* sum_slots() override { return sums_.data(); }
-    void read_sums(int n, double* host) override {
-        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(sums_host_.data(), sums_.data(), n * sizeof(double),
+    void read_sums(const double* src, int n, double* host) override {
+        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(sums_host_.data(), src, n * sizeof(double),
                                            cudaMemcpyDeviceToHost, boundary_.get()));
         wait(Lane::boundary);
         std::copy_n(sums_host_.data(), n, host);
@@ -513,19 +511,28 @@ private:
         return l;
     }
 
+    // The sums each kind needs, and no others, are compiled: jacobi's residual (the squared
+    // change) and heat's p . A p for the CG (the product).
     template <int Dims, StencilKind Kind>
     void dispatch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
-                  Lane lane, bool residual) {
-        residual ? launch<Dims, Kind, true>(in, out, b, r, lane)
-                 : launch<Dims, Kind, false>(in, out, b, r, lane);
+                  Lane lane, StencilSum sum) {
+        constexpr StencilSum kSum =
+            Kind == StencilKind::jacobi ? StencilSum::change : StencilSum::product;
+        if (sum == StencilSum::none) {
+            launch<Dims, Kind, StencilSum::none>(in, out, b, r, lane);
+        } else if (sum == kSum) {
+            launch<Dims, Kind, kSum>(in, out, b, r, lane);
+        } else {
+            throw std::logic_error("stencil sum not compiled for this stencil kind");
+        }
     }
 
-    template <int Dims, StencilKind Kind, bool Residual>
+    template <int Dims, StencilKind Kind, StencilSum Sum>
     void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
                 Lane lane) {
         const cudaStream_t s = stream(lane);
         if (cfg_.kernel == KernelKind::naive) {
-            launch_naive<Dims, Kind, Residual>(in, out, b, r, s);
+            launch_naive<Dims, Kind, Sum>(in, out, b, r, s);
             return;
         }
         const int points = cfg_.points != 0 ? cfg_.points : defaults(Dims).points;
@@ -535,25 +542,25 @@ private:
         if (GRIDSIM_STREAM_VECTOR && cfg_.kernel == KernelKind::stream &&
             b.hi[0] - b.lo[0] >= 32 * kVector) {
             const Launch l = walk_launch<Dims>(b, kVector);
-            double* partial = Residual ? partial_slots(l.blocks()) : nullptr;
-            cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector, kVector, Residual>
+            double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
+            cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector, kVector, Sum>
                 <<<l.grid, l.block, 0, s>>>(in, out, b, r, points, partial);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
             return;
         }
         const Launch l = walk_launch<Dims>(b);
-        double* partial = Residual ? partial_slots(l.blocks()) : nullptr;
+        double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
         if (cfg_.kernel == KernelKind::tiled) {
-            cuda::stencil_tiled_kernel<T, Dims, Kind, kUnroll, Residual>
+            cuda::stencil_tiled_kernel<T, Dims, Kind, kUnroll, Sum>
                 <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, points, partial);
         } else {
-            cuda::stencil_stream_kernel<T, Dims, Kind, kUnroll, Residual>
+            cuda::stencil_stream_kernel<T, Dims, Kind, kUnroll, Sum>
                 <<<l.grid, l.block, 0, s>>>(in, out, b, r, points, partial);
         }
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    template <int Dims, StencilKind Kind, bool Residual>
+    template <int Dims, StencilKind Kind, StencilSum Sum>
     void launch_naive(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
                       cudaStream_t s) {
         const int nx = b.hi[0] - b.lo[0];
@@ -561,23 +568,24 @@ private:
         const dim3 block = fit_block(cfg_.block_x, cfg_.block_y, nx, ny);
         const dim3 grid(ceil_div(nx, block.x), ceil_div(ny, block.y * cfg_.points),
                         b.hi[2] - b.lo[2]);
-        double* partial =
-            Residual ? partial_slots(static_cast<long long>(grid.x) * grid.y * grid.z) : nullptr;
+        double* partial = Sum != StencilSum::none
+                              ? partial_slots(static_cast<long long>(grid.x) * grid.y * grid.z)
+                              : nullptr;
         switch (cfg_.points) {
             case 1:
-                cuda::stencil_naive_kernel<T, Dims, Kind, 1, Residual>
+                cuda::stencil_naive_kernel<T, Dims, Kind, 1, Sum>
                     <<<grid, block, 0, s>>>(in, out, b, r, partial);
                 break;
             case 2:
-                cuda::stencil_naive_kernel<T, Dims, Kind, 2, Residual>
+                cuda::stencil_naive_kernel<T, Dims, Kind, 2, Sum>
                     <<<grid, block, 0, s>>>(in, out, b, r, partial);
                 break;
             case 4:
-                cuda::stencil_naive_kernel<T, Dims, Kind, 4, Residual>
+                cuda::stencil_naive_kernel<T, Dims, Kind, 4, Sum>
                     <<<grid, block, 0, s>>>(in, out, b, r, partial);
                 break;
             default:
-                cuda::stencil_naive_kernel<T, Dims, Kind, 8, Residual>
+                cuda::stencil_naive_kernel<T, Dims, Kind, 8, Sum>
                     <<<grid, block, 0, s>>>(in, out, b, r, partial);
                 break;
         }

@@ -25,16 +25,10 @@ struct SumOp {
 // so that enough bytes are in flight), how a thread folds them into its Local accumulator, and
 // the Acc that the block reduction combines. Four loads per lane, folded as each arrived,
 // reached only 0.2-0.5 of the copy bandwidth on an H200.
-// A sum over pairs of values of two fields: (a - b)^2 (the residual's separate pass) or a b
-// (the CG's dot products), in double.
+// The sum of (a - b)^2 over two fields (the residual's separate pass), in double, with the
+// stencil kernels' term for the fused residual.
+template <class T>
 struct SquaredDifference {
-    __device__ static double of(double a, double b) { return (a - b) * (a - b); }
-};
-struct Product {
-    __device__ static double of(double a, double b) { return a * b; }
-};
-template <class T, class Term>
-struct PairSum {
     static constexpr int kUnroll = 64 / sizeof(T);
     struct Raw {
         T a, b;
@@ -44,7 +38,7 @@ struct PairSum {
     __device__ Raw raw(int i, int j, int k) const { return {a(i, j, k), b(i, j, k)}; }
     __device__ static Local start() { return 0.0; }
     __device__ static void add(Local& acc, Raw r) {
-        acc += Term::of(static_cast<double>(r.a), static_cast<double>(r.b));
+        acc += stencil_sum_term<StencilSum::change>(r.a, r.b);
     }
     __device__ static double finish(Local acc) { return acc; }
 };
@@ -216,8 +210,7 @@ ReductionScratch::~ReductionScratch() {
 template <class T>
 double ReductionScratch::sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box,
                                      cudaStream_t s) {
-    return reduce_box(PairSum<T, SquaredDifference>{a, b}, box, 0.0, SumOp{}, partials_, result_,
-                      s);
+    return reduce_box(SquaredDifference<T>{a, b}, box, 0.0, SumOp{}, partials_, result_, s);
 }
 
 template <class T>
@@ -233,13 +226,6 @@ FieldStats ReductionScratch::stats(FieldView<const T> a, const Box& box, cudaStr
 }
 
 template <class T>
-void ReductionScratch::dot(FieldView<const T> a, FieldView<const T> b, const Box& box, double* sum,
-                           cudaStream_t s) {
-    reduce_box_into(PairSum<T, Product>{a, b}, box, 0.0, SumOp{}, static_cast<double*>(partials_),
-                    sum, s);
-}
-
-template <class T>
 void ReductionScratch::cg_update(const CgUpdate<T>& u, const Box& box, double* sum,
                                  cudaStream_t s) {
     reduce_box_into(CgStep<T>{u}, box, 0.0, SumOp{}, static_cast<double*>(partials_), sum, s);
@@ -250,8 +236,6 @@ void ReductionScratch::cg_update(const CgUpdate<T>& u, const Box& box, double* s
                                                      const Box&, cudaStream_t);                   \
     template double ReductionScratch::sum_sq<T>(FieldView<const T>, const Box&, cudaStream_t);    \
     template FieldStats ReductionScratch::stats<T>(FieldView<const T>, const Box&, cudaStream_t); \
-    template void ReductionScratch::dot<T>(FieldView<const T>, FieldView<const T>, const Box&,    \
-                                           double*, cudaStream_t);                                \
     template void ReductionScratch::cg_update<T>(const CgUpdate<T>&, const Box&, double*,         \
                                                  cudaStream_t);
 GRIDSIM_INSTANTIATE(float)

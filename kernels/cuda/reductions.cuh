@@ -25,13 +25,9 @@ public:
     double sum_sq(FieldView<const T> a, const Box& box, cudaStream_t s);
     template <class T>
     FieldStats stats(FieldView<const T> a, const Box& box, cudaStream_t s);
-    // The CG's sums, written to `sum` in device memory and not waited for (ordered on `s`).
-    // sum a b over the box.
-    template <class T>
-    void dot(FieldView<const T> a, FieldView<const T> b, const Box& box, double* sum,
-             cudaStream_t s);
     // The fused CG update of every point of the box (kernels/vector_ops.hpp), and the sum of
-    // the new r z from the same pass.
+    // the new r z from the same pass, written to `sum` in device memory and not waited for
+    // (ordered on `s`).
     template <class T>
     void cg_update(const CgUpdate<T>& u, const Box& box, double* sum, cudaStream_t s);
 

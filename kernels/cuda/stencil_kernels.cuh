@@ -13,8 +13,9 @@
 //            consecutive x points at once (stencil_stream_vec_kernel);
 //  - tiled:  the same walk, with the cross-section (an x row in 2D, an x-y tile with its halo
 //            ring in 3D) staged in shared memory, double-buffered: one barrier per step.
-// With `Residual` (jacobi) a kernel also sums (out - in)^2 over its points, in double, and each
-// block writes one partial; the backend later adds the partials in a fixed order.
+// With a `Sum` other than none a kernel also sums stencil_sum_term over its points ((out - in)^2
+// for jacobi's residual, in * out for the CG's p . A p), in double, and each block writes one
+// partial; the backend later adds the partials in a fixed order.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -61,14 +62,7 @@ __device__ inline void store_block_sum(double v, double* __restrict__ partial) {
     }
 }
 
-// Squared change of one point, in double as the stand-alone residual pass computes it.
-template <class T>
-__device__ inline double squared_change(T updated, T old) {
-    const double d = static_cast<double>(updated) - static_cast<double>(old);
-    return d * d;
-}
-
-template <class T, int Dims, StencilKind Kind, int Rows, bool Residual>
+template <class T, int Dims, StencilKind Kind, int Rows, StencilSum Sum>
 __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Box box,
                                      HeatCoeffs<T> r, double* __restrict__ partial) {
     const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -87,10 +81,10 @@ __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Bo
             const int j = j0 + p * static_cast<int>(blockDim.y);
             if (j >= box.hi[1]) continue;
             out(i, j, k) = v[p];
-            if constexpr (Residual) acc += squared_change(v[p], in(i, j, k));
+            if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v[p], in(i, j, k));
         }
     }
-    if constexpr (Residual) store_block_sum(acc, partial);
+    if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
 // Where a walking thread starts: its cross-section point and its chunk [w0, w_end) of the walk
@@ -123,7 +117,7 @@ struct WalkStart {
 // ahead of the point that will consume it, and is refilled as soon as it is consumed, so every
 // thread keeps `Unroll` independent DRAM loads in flight for its whole walk. ahead[] is indexed
 // only by unrolled constants, so it stays in registers.
-template <class T, int Dims, StencilKind Kind, int Unroll, bool Residual>
+template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_kernel(FieldView<const T> in, FieldView<T> out,
                                                           Box box, HeatCoeffs<T> r, int points,
                                                           double* __restrict__ partial) {
@@ -158,14 +152,14 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_kernel(FieldView<const T> in,
                                                   centre, centre, r);
                 }
                 dst[pu] = v;
-                if constexpr (Residual) acc += squared_change(v, centre);
+                if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, centre);
                 below = centre;
                 centre = above;
             }
             p += Unroll * sw;
         }
     }
-    if constexpr (Residual) store_block_sum(acc, partial);
+    if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
 // V consecutive x points as one 16-byte (or V * sizeof(T)-byte) aligned unit.
@@ -179,7 +173,7 @@ struct alignas(sizeof(T) * V) Pack {
 // the address is too). Per pack and step it loads one walk-axis pack, the two y-neighbour packs
 // (3D) and the two x neighbours beyond the pack, instead of 3 to 5 scalar loads per point.
 // Points of a pack outside the box are read but never written.
-template <class T, int Dims, StencilKind Kind, int Unroll, int V, bool Residual>
+template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T> in,
                                                               FieldView<T> out, Box box,
                                                               HeatCoeffs<T> r, int points,
@@ -245,8 +239,8 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T>
                         v.v[e] = stencil_point<T, 2, Kind>(centre.v[e], xm, xp, below.v[e],
                                                            above.v[e], centre.v[e], centre.v[e], r);
                     }
-                    if constexpr (Residual) {
-                        if (keep[e]) acc += squared_change(v.v[e], centre.v[e]);
+                    if constexpr (Sum != StencilSum::none) {
+                        if (keep[e]) acc += stencil_sum_term<Sum>(v.v[e], centre.v[e]);
                     }
                 }
                 if (whole) {
@@ -263,7 +257,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T>
             p += Unroll * sw;
         }
     }
-    if constexpr (Residual) store_block_sum(acc, partial);
+    if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
 // Shared-memory tiled walk (2.5D in 3D). Tile cell of thread (tx, ty): 3D (ty+1, tx+1) of a
@@ -274,7 +268,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T>
 // ring cells an edge thread stages are loaded one step before they are stored, so no load
 // latency sits between two barriers. Cells beyond box.hi + 1 are never read, so partial blocks
 // load nothing out of bounds.
-template <class T, int Dims, StencilKind Kind, int Unroll, bool Residual>
+template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out,
                                                          Box box, HeatCoeffs<T> r, int points,
                                                          double* __restrict__ partial) {
@@ -364,14 +358,14 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
                                                   above, centre, centre, r);
                 }
                 dst[p] = v;
-                if constexpr (Residual) acc += squared_change(v, centre);
+                if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, centre);
             }
             below = centre;
             centre = above;
             p += sw;
         }
     }
-    if constexpr (Residual) store_block_sum(acc, partial);
+    if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
 // One thread per point of a box, grid-stride; op(t, i, j, k) gets the point's position t in the

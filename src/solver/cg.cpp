@@ -25,22 +25,22 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
 template <class T>
 template <std::size_t N, class F>
 std::array<double, N> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
-    double* slots = be_.sum_slots();
+    double* local = nullptr;
     {
         auto t = sim_.timer().on_lane(phase, Lane::boundary);
-        local_sums(slots);
+        local = local_sums();
     }
     std::array<double, N> sums{};
     if (on_device_) {
         {
             auto t = sim_.timer().on_lane(Phase::reduction, Lane::boundary);
             allreduce_timer_->begin(0, Lane::boundary);
-            sim_.allreduce_on_lane(slots, static_cast<int>(N));
+            sim_.allreduce_on_lane(local, static_cast<int>(N));
             allreduce_timer_->end(0, Lane::boundary);
         }
-        be_.read_sums(static_cast<int>(N), sums.data());
+        be_.read_sums(local, static_cast<int>(N), sums.data());
     } else {
-        be_.read_sums(static_cast<int>(N), sums.data());
+        be_.read_sums(local, static_cast<int>(N), sums.data());
         auto t = sim_.timer().on_host(Phase::reduction);
         allreduce_timer_->begin(0, Lane::boundary);
         sums = sim_.allreduce_sums(sums);
@@ -81,8 +81,11 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
 template <class T>
 void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
     sim_.apply(op_, p_.view(), q_.view());
-    const double pq =
-        reduce<1>(Phase::reduction, [&](double* s) { be_.dot(p_.view(), q_.view(), s); })[0];
+    const double pq = reduce<1>(Phase::reduction, [&] {
+        double* s = be_.sum_slots();
+        be_.dot(p_.view(), q_.view(), s);
+        return s;
+    })[0];
     const auto a = static_cast<T>(rz / pq);
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
@@ -91,9 +94,11 @@ void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) 
         precondition();
     }
     // r.z, and r.r with a preconditioner (r.z itself without one).
-    const auto sums = reduce<2>(Phase::reduction, [&](double* s) {
+    const auto sums = reduce<2>(Phase::reduction, [&] {
+        double* s = be_.sum_slots();
         be_.dot(r_.view(), z(), s);
         if (z_) be_.dot(r_.view(), r_.view(), s + 1);
+        return s;
     });
     const double beta = sums[0] / rz;
     rz = sums[0];
@@ -103,14 +108,14 @@ void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) 
     be_.axpy(T(1), z(), p_.view());
 }
 
-// The fused passes: one over the updated points for x, r, z and r.z, one for p. The diagonal
-// is constant, so r.r = (r.z) d.
+// The fused passes: p.q summed by the operator's kernels as they write q, then one pass over
+// the updated points for x, r, z and r.z, one for p. The diagonal is constant, so
+// r.r = (r.z) d.
 template <class T>
 void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr) {
     const Box& box = sim_.updated_points();
-    sim_.apply(op_, p_.view(), q_.view());
-    const double pq =
-        reduce<1>(Phase::reduction, [&](double* s) { be_.dot(p_.view(), q_.view(), box, s); })[0];
+    double* local_pq = sim_.apply_and_dot(op_, p_.view(), q_.view());
+    const double pq = reduce<1>(Phase::reduction, [&] { return local_pq; })[0];
     const CgUpdate<T> s{static_cast<T>(rz / pq),
                         inv_diagonal_,
                         z_.has_value(),
@@ -119,8 +124,11 @@ void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr)
                         x,
                         r_.view(),
                         z()};
-    const double rz_new =
-        reduce<1>(Phase::vector, [&](double* sum) { be_.cg_update(s, box, sum); })[0];
+    const double rz_new = reduce<1>(Phase::vector, [&] {
+        double* sum = be_.sum_slots();
+        be_.cg_update(s, box, sum);
+        return sum;
+    })[0];
     const double beta = rz_new / rz;
     rz = rz_new;
     rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
@@ -133,10 +141,12 @@ CgOutcome ConjugateGradient<T>::solve() {
     const FieldView<T> x = sim_.current_field();
     setup(x);
     // b.b, r.z and (with a preconditioner) r.r, in one all-reduce.
-    const auto first = reduce<3>(Phase::reduction, [&](double* s) {
+    const auto first = reduce<3>(Phase::reduction, [&] {
+        double* s = be_.sum_slots();
         be_.dot(b_.view(), b_.view(), s);
         be_.dot(r_.view(), z(), s + 1);
         if (z_) be_.dot(r_.view(), r_.view(), s + 2);
+        return s;
     });
     double rz = first[1];
     double rr = z_ ? first[2] : rz;

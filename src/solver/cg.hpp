@@ -48,10 +48,11 @@ public:
     [[nodiscard]] bool allreduce_on_device() const { return on_device_; }
 
 private:
-    // `local_sums(slots)` queues this rank's N sums into the backend's sum slots, timed as
-    // `phase` (reduction for dot products, vector for the fused update, which is mostly a
-    // vector pass); they are combined over the ranks in one all-reduce, timed as reduction,
-    // and returned to the host.
+    // `local_sums()` queues this rank's N sums on the boundary lane and returns where they will
+    // be in backend memory (the sum slots, or the operator's folded p.q), timed as `phase`
+    // (reduction for dot products, vector for the fused update, which is mostly a vector pass);
+    // they are combined over the ranks in one all-reduce, timed as reduction, and returned to
+    // the host.
     template <std::size_t N, class F>
     std::array<double, N> reduce(Phase phase, F local_sums);
     // The preconditioned residual: z itself, or r without a preconditioner.

@@ -132,9 +132,9 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
 // The shell of `out` from `in` on the boundary lane: the updated points that read a halo.
 template <class T>
 void Simulation<T>::update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                                 bool residual) {
+                                 StencilSum sum) {
     auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
-    for (const Box& b : regions_.shell) be_.apply(p, in, out, b, Lane::boundary, residual);
+    for (const Box& b : regions_.shell) be_.apply(p, in, out, b, Lane::boundary, sum);
 }
 
 // Packs, transfers and unpacks the halos of `halos` on the boundary lane while the interior lane
@@ -142,11 +142,11 @@ void Simulation<T>::update_shell(const StencilParams<T>& p, FieldView<const T> i
 // updates the interior after the unpack, on the boundary lane.
 template <class T>
 void Simulation<T>::exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
-                                             FieldView<T> out, bool residual, FieldView<T> halos) {
+                                             FieldView<T> out, StencilSum sum, FieldView<T> halos) {
     const Lane interior_lane = cfg_.overlap ? Lane::interior : Lane::boundary;
     auto interior = [&] {
         auto t = timer_.on_lane(Phase::interior, interior_lane);
-        be_.apply(p, in, out, regions_.interior, interior_lane, residual);
+        be_.apply(p, in, out, regions_.interior, interior_lane, sum);
     };
     {
         auto t = timer_.on_lane(Phase::pack, Lane::boundary);
@@ -173,20 +173,30 @@ template <class T>
 void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
     be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
     timer_.poll();
-    update_shell(p, current(), next(), residual);
-    exchange_beside_interior(p, current(), next(), residual, next());
+    const StencilSum sum = residual ? StencilSum::change : StencilSum::none;
+    update_shell(p, current(), next(), sum);
+    exchange_beside_interior(p, current(), next(), sum, next());
     cur_ = 1 - cur_;
 }
 
 // The input's halos travel while the interior (which reads none) is updated; the shell, which
 // reads them, follows the unpack on the boundary lane.
 template <class T>
-void Simulation<T>::apply(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out) {
+void Simulation<T>::apply(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out,
+                          StencilSum sum) {
     be_.join_lanes();  // in was written on either lane
     timer_.poll();
-    exchange_beside_interior(p, in, out, false, in);
-    update_shell(p, in, out, false);
+    exchange_beside_interior(p, in, out, sum, in);
+    update_shell(p, in, out, sum);
     be_.join_lanes();
+}
+
+template <class T>
+double* Simulation<T>::apply_and_dot(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out) {
+    apply(p, in, out, StencilSum::product);
+    double* sum = be_.fold_residual();
+    be_.join_fold(Lane::boundary);
+    return sum;
 }
 
 // The full index range of the field (halos included, row padding not), cut into slabs around

@@ -50,8 +50,14 @@ public:
     // out = stencil(in) at every updated point, overlapped the other way round from sweep():
     // in's halos are exchanged on the boundary lane while the interior lane updates the points
     // that read none, then the boundary lane updates the shell. Both lanes are joined at the
-    // end, so what follows on either sees all of out.
-    void apply(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out);
+    // end, so what follows on either sees all of out. With a `sum`, the kernels also sum it over
+    // the updated points into the fold's partials.
+    void apply(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out,
+               StencilSum sum = StencilSum::none);
+    // apply() that also sums in * out over the updated points in the same pass (the CG's
+    // p . A p without a pass of its own): returns the address of this rank's sum in backend
+    // memory, folded, the boundary lane ordered after the fold. Valid until the next call.
+    double* apply_and_dot(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out);
     // Zero at every entry of `f` that is not an updated point: halos, the global Dirichlet
     // points (row padding is zero from allocation and no operation writes it).
     void zero_outside_updated(FieldView<T> f);
@@ -125,9 +131,9 @@ private:
     void reduce_on_device_and_read(double* sum);
     std::string describe_devices();
     void update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                      bool residual);
+                      StencilSum sum);
     void exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
-                                  FieldView<T> out, bool residual, FieldView<T> halos);
+                                  FieldView<T> out, StencilSum sum, FieldView<T> halos);
     void check_memory(std::size_t field_bytes);
 
     const Config& cfg_;

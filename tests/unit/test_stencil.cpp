@@ -2,6 +2,7 @@
 // reductions against direct loops written here.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "kernels/backend.hpp"
@@ -47,7 +48,10 @@ TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
     StencilParams<double> p;
     p.kind = StencilKind::heat;
     p.r = {0.1, 0.15, 0.2};
-    be->apply(p, in.view(), out.view(), box, Lane::interior, false);
+    // The product sum the CG's operator pass accumulates: in * out over the box, folded.
+    be->apply(p, in.view(), out.view(), box, Lane::interior, StencilSum::product);
+    const double product = *be->fold_residual();
+    double expect_product = 0.0;
     std::vector<double> got;
     be->download(out.view(), got);
     // Direct index arithmetic, independent of FieldView: x stride 1, y stride 7, z stride 42.
@@ -65,7 +69,10 @@ TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
                     0.15 * (in_host[at(i, j - 1, k)] + in_host[at(i, j + 1, k)] - 2 * c) +
                     0.2 * (in_host[at(i, j, k - 1)] + in_host[at(i, j, k + 1)] - 2 * c);
                 EXPECT_DOUBLE_EQ(got[at(i, j, k)], expect);
+                expect_product += c * expect;
             }
+    EXPECT_NEAR(product, expect_product, 1e-12 * std::abs(expect_product));
+    EXPECT_NE(expect_product, 0.0);
 }
 
 TEST(CpuBackend, PackUnpackRoundTripAndReductions) {
