@@ -367,10 +367,11 @@ Problem make_heat_problem() {
                         "2 sum_d r_d (constant on a uniform grid, so the iterates change only by "
                         "rounding)"),
         KeySpec::choice("parallel.cg_kernels", {"fused", "cublas"},
-                        "implicit: the CG vector operations as fused passes (x, r and r.r in one, "
-                        "p in another; 22% faster per iteration on an H200, docs/performance.md) "
-                        "or as the BLAS sequence `cublas` (cuBLAS on the GPU: dot, axpy, scal "
-                        "over whole fields)"),
+                        "implicit: the CG vector operations as fused passes (p.q summed by the "
+                        "operator's kernels, then x, r and r.r in one pass, p in another; 29% "
+                        "faster per iteration on an H200, docs/performance.md) or as the BLAS "
+                        "sequence `cublas` (cuBLAS on the GPU: dot, axpy, scal over whole "
+                        "fields)"),
         KeySpec::choice("parallel.cg_allreduce", {"mpi", "nccl"},
                         "implicit: how the CG's sums are added over the ranks: `mpi` copies "
                         "them to the host and calls MPI_Allreduce; `nccl` all-reduces them with "
