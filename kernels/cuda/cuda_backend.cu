@@ -214,7 +214,8 @@ public:
                 int block = 0;
                 GRIDSIM_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(
                     &min_grid, &block,
-                    cuda::stencil_naive_kernel<T, 3, StencilKind::heat, 1, StencilSum::none>, 0, 0));
+                    cuda::stencil_naive_kernel<T, 3, StencilKind::heat, 1, StencilSum::none>, 0,
+                    0));
                 cfg_.block_x = 32;
                 cfg_.block_y = std::max(1, block / 32);
             }
