@@ -377,7 +377,7 @@ Problem make_heat_problem() {
                         "them to the host and calls MPI_Allreduce; `nccl` all-reduces them with "
                         "NCCL on the GPU's stream when parallel.transport is nccl (MPI with any "
                         "other transport). `mpi` is the faster on 2 x H200 (an 11 us NCCL "
-                        "all-reduce against 4 us, docs/performance.md)"),
+                        "all-reduce against 3.5 us, docs/performance.md)"),
     };
     d.finish = &resolve_time_step;
     p.field_count = &field_count;
