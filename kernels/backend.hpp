@@ -84,10 +84,10 @@ public:
     virtual void apply(const StencilParams<T>& params, FieldView<const T> in, FieldView<T> out,
                        const Box& box, Lane lane, StencilSum sum) = 0;
     // The fused sums (jacobi's residual, the CG's p . A p): adds every partial written since the
-    // last call in a fixed order (the
-    // same inputs give the same bits) into one double in backend memory, after the work of both
-    // lanes so far but without making either lane wait (the CUDA backend folds on a stream of
-    // its own); returns its address (overwritten by the next call but one).
+    // last call in a fixed order (the same inputs give the same bits) into one double in backend
+    // memory, after the work of both lanes so far but without making either lane wait (the CUDA
+    // backend folds on a stream of its own); returns its address (overwritten by the next call
+    // but one).
     virtual double* fold_residual() = 0;
     // Makes `lane`'s later work wait for the last fold, and so for every earlier one (before a
     // collective on that lane uses a result).

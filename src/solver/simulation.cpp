@@ -182,8 +182,8 @@ void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
 // The input's halos travel while the interior (which reads none) is updated; the shell, which
 // reads them, follows the unpack on the boundary lane.
 template <class T>
-void Simulation<T>::apply(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out,
-                          StencilSum sum) {
+void Simulation<T>::apply_summing(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out,
+                                  StencilSum sum) {
     be_.join_lanes();  // in was written on either lane
     timer_.poll();
     exchange_beside_interior(p, in, out, sum, in);
@@ -193,7 +193,7 @@ void Simulation<T>::apply(const StencilParams<T>& p, FieldView<T> in, FieldView<
 
 template <class T>
 double* Simulation<T>::apply_and_dot(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out) {
-    apply(p, in, out, StencilSum::product);
+    apply_summing(p, in, out, StencilSum::product);
     double* sum = be_.fold_residual();
     be_.join_fold(Lane::boundary);
     return sum;

@@ -50,10 +50,10 @@ public:
     // out = stencil(in) at every updated point, overlapped the other way round from sweep():
     // in's halos are exchanged on the boundary lane while the interior lane updates the points
     // that read none, then the boundary lane updates the shell. Both lanes are joined at the
-    // end, so what follows on either sees all of out. With a `sum`, the kernels also sum it over
-    // the updated points into the fold's partials.
-    void apply(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out,
-               StencilSum sum = StencilSum::none);
+    // end, so what follows on either sees all of out.
+    void apply(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out) {
+        apply_summing(params, in, out, StencilSum::none);
+    }
     // apply() that also sums in * out over the updated points in the same pass (the CG's
     // p . A p without a pass of its own): returns the address of this rank's sum in backend
     // memory, folded, the boundary lane ordered after the fold. Valid until the next call.
@@ -135,6 +135,9 @@ private:
     void exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
                                   FieldView<T> out, StencilSum sum, FieldView<T> halos);
     void check_memory(std::size_t field_bytes);
+    // apply(), the kernels also summing `sum` into the fold's partials (folded by the caller).
+    void apply_summing(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out,
+                       StencilSum sum);
 
     const Config& cfg_;
     int extra_fields_;
