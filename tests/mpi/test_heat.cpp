@@ -36,15 +36,7 @@ std::vector<double> exact_discrete(const Config& c) {
 }
 
 std::string mode_deck(const ModeCase& m) {
-    std::string deck =
-        fmt::format("[problem]\nprecision = \"{}\"\nalpha = 0.7\n[grid]\n", m.precision);
-    deck += m.dims == 3 ? "cells = [15, 12, 10]\nlength = [1.0, 0.8, 1.3]\n"
-                        : "cells = [19, 14]\nlength = [1.0, 0.6]\n";
-    deck += m.dims == 3 ? "[initial]\nmodes = [1, 2, 1]\n" : "[initial]\nmodes = [2, 1]\n";
-    deck += "[boundary]\n";
-    for (int d = 0; d < m.dims; ++d)
-        deck += fmt::format("{} = \"{}\"\n", "xyz"[d], m.periodic[d] ? "periodic" : "dirichlet");
-    return deck + "[time]\ncfl = 0.9\nsteps = 40\n";
+    return test::sine_mode_deck(m.dims, m.precision, m.periodic, "", "cfl = 0.9\nsteps = 40\n");
 }
 
 class HeatModeTest : public testing::TestWithParam<ModeCase> {};

@@ -53,15 +53,8 @@ std::vector<double> exact_implicit(const Config& c) {
 // hot spot below does that. Here the first guess is a scaled eigenvector, so the test is of
 // the operator, the boundary handling and the stopping rule.
 std::string mode_deck(const ModeCase& m) {
-    std::string deck = fmt::format(
-        "[problem]\nprecision = \"{}\"\nalpha = 0.7\nscheme = \"implicit\"\n[grid]\n", m.precision);
-    deck += m.dims == 3 ? "cells = [15, 12, 10]\nlength = [1.0, 0.8, 1.3]\n"
-                        : "cells = [19, 14]\nlength = [1.0, 0.6]\n";
-    deck += m.dims == 3 ? "[initial]\nmodes = [1, 2, 1]\n" : "[initial]\nmodes = [2, 1]\n";
-    deck += "[boundary]\n";
-    for (int d = 0; d < m.dims; ++d)
-        deck += fmt::format("{} = \"{}\"\n", "xyz"[d], m.periodic[d] ? "periodic" : "dirichlet");
-    return deck + "[time]\ncfl = 20.0\nsteps = 12\n";
+    return test::sine_mode_deck(m.dims, m.precision, m.periodic, "scheme = \"implicit\"\n",
+                                "cfl = 20.0\nsteps = 12\n");
 }
 
 double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {

@@ -4,7 +4,11 @@
 // from which the heat tests build their exact discrete solutions (sine_mode_after_steps).
 #pragma once
 
+#include <fmt/format.h>
+
+#include <array>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "config/config.hpp"
@@ -49,6 +53,23 @@ std::vector<double> sine_mode_after_steps(const Config& c, Factor factor) {
     const double scale = std::pow(factor(ref.drop), static_cast<double>(c.steps));
     for (double& v : ref.values) v *= scale;
     return ref.values;
+}
+
+// The heat mode tests' deck: alpha 0.7, the mode (1, 2, 1) in 3D or (2, 1) in 2D on a grid of
+// unequal sides, each axis periodic or Dirichlet; `problem` and `time` are more lines of those
+// sections.
+inline std::string sine_mode_deck(int dims, const char* precision,
+                                  const std::array<bool, 3>& periodic, const std::string& problem,
+                                  const std::string& time) {
+    std::string deck =
+        fmt::format("[problem]\nprecision = \"{}\"\nalpha = 0.7\n{}[grid]\n", precision, problem);
+    deck += dims == 3 ? "cells = [15, 12, 10]\nlength = [1.0, 0.8, 1.3]\n"
+                      : "cells = [19, 14]\nlength = [1.0, 0.6]\n";
+    deck += dims == 3 ? "[initial]\nmodes = [1, 2, 1]\n" : "[initial]\nmodes = [2, 1]\n";
+    deck += "[boundary]\n";
+    for (int d = 0; d < dims; ++d)
+        deck += fmt::format("{} = \"{}\"\n", "xyz"[d], periodic[d] ? "periodic" : "dirichlet");
+    return deck + "[time]\n" + time;
 }
 
 }  // namespace gridsim::test
