@@ -10,7 +10,8 @@
 # 3. ncu (--clock-control none) of one CG iteration's kernels on 256^3, both vector kernels;
 # 4. a strong-scaling study of the implicit deck (scripts/scaling.py run, ranks 1..GPUs).
 # Needs gridsim and gpu_backend_test on PATH. Logs and reports go to $OUT (or out/implicit);
-# a table is printed last. TESTS=0, NCU=0 and STUDY=0 skip steps 1, 3 and 4.
+# a table is printed last. TESTS=0, NCU=0 and STUDY=0 skip steps 1, 3 and 4; TEST_RANKS lists
+# the rank counts of step 1 (default: 1 and the number of GPUs), SIZES="" skips step 2.
 set -uo pipefail
 out=${OUT:-out/implicit}
 mkdir -p "$out/reports"
@@ -19,7 +20,7 @@ ngpus=$(nvidia-smi -L | wc -l)
 deck=inputs/bench_heat3d_implicit.toml
 status() { echo "$1: $2" | tee -a "$out/status.log"; }
 
-for n in 1 "$ngpus"; do
+for n in ${TEST_RANKS:-1 $ngpus}; do  # more ranks than GPUs share them (the suite allows it)
     [ "${TESTS:-1}" = 1 ] || break
     mpirun -np "$n" gpu_backend_test --gtest_brief=1 >"$out/gputest_np$n.log" 2>&1
     status "gpu tests at $n rank(s)" "rc=$? $(grep -E 'PASSED|FAILED' "$out/gputest_np$n.log" | tr '\n' ' ')"
@@ -35,7 +36,7 @@ for k in cublas fused; do
     done
 done
 
-for size in ${SIZES:-512}; do
+for size in ${SIZES-512}; do
     for n in 1 "$ngpus"; do
         paths=mpi
         steps=$((4 * (512 / size) * (512 / size)))  # about the same number of points updated
@@ -77,7 +78,8 @@ fi
 echo
 echo "| run | CG iteration [s] | share of copy | iterations/step | all-reduces |"
 echo "| --- | --- | --- | --- | --- |"
-for f in "$out"/bench_n*_r*.log; do
+for f in "$out"/bench_s*_r*.log; do
+    [ -e "$f" ] || continue  # SIZES="": no benchmark ran
     b=$(basename "$f" .log)
     it=$(sed -n 's/.*CG iteration *\([0-9.e+-]*\) s.*passes: \([0-9.]*\)%.*/\1 | \2%/p' "$f")
     cg=$(sed -n 's/.*iterations per step \([0-9]*\) \/ \([0-9.]*\) \/ \([0-9]*\).*/\2/p' "$f")
