@@ -220,14 +220,24 @@ def summarise(study, runs):
         if study.get("keep") == "median":
             t = statistics.median(r["time_per_step_s"] for r in reps)
         ph = per_step_phases(kept)
+        parts = {"compute_s": ph["interior"] + ph["boundary"],
+                 "transfer_s": ph["transfer"] + ph["pack"] + ph["unpack"],
+                 "vector_s": ph["vector"], "reduction_s": ph["reduction"]}
         rows.append({"ranks": n, "repeats": len(reps), "process_grid": "x".join(map(str, kept["process_grid"])),
                      "cells": "x".join(map(str, kept["config"]["grid"]["cells"])),
-                     "time_per_step_s": t, "glups": kept["glups"],
-                     "compute_s": ph["interior"] + ph["boundary"],
-                     "transfer_s": ph["transfer"] + ph["pack"] + ph["unpack"],
-                     "other_s": max(0.0, t - (ph["interior"] + ph["boundary"] + ph["transfer"] + ph["pack"] + ph["unpack"])),
+                     "time_per_step_s": t, "glups": kept["glups"], **parts,
+                     "other_s": max(0.0, t - sum(parts.values())),
                      "phases": ph, "report": kept})
     return rows
+
+
+def shown_parts(rows):
+    """The parts of a step the table and the phase plot show: the stencil and the halos always,
+    vector operations and reductions where the runs spent time in them (the CG's passes over its
+    vectors, its dot products and all-reduces; jacobi's residual). A part left out took no time,
+    so the parts shown still add up to the step."""
+    extra = [part for part in ("vector_s", "reduction_s") if any(r[part] > 0 for r in rows)]
+    return ["compute_s", "transfer_s"] + extra + ["other_s"]
 
 
 def analyse(study, rows):
@@ -250,6 +260,11 @@ def analyse(study, rows):
     return p, fit_note
 
 
+def percent(share):
+    """A share of a step as a percentage, with a decimal where a whole number would say 0% or 1%."""
+    return f"{100 * share:.1f}%" if share < 0.095 else f"{100 * share:.0f}%"
+
+
 def limits_text(study, rows, p):
     """What limits scaling, read off the measurements."""
     if len(rows) < 2:
@@ -267,13 +282,15 @@ def limits_text(study, rows, p):
         lines.append(f"The Karp-Flatt serial fraction {trend} with N ({kf[0]:.3f} -> {kf[-1]:.3f}): "
                      + ("an overhead that grows with the rank count (communication, synchronisation), not a fixed serial part."
                         if trend == "grows" else "consistent with a fixed serial part, as Amdahl assumes."))
-    # A solver's global reductions (the CG's dot products and all-reduces) do not shrink with N
-    # (the explicit decks' reduction phase holds only the end-of-run checks).
-    red0 = first["phases"]["reduction"] / first["time_per_step_s"] if first["time_per_step_s"] else 0
-    red1 = last["phases"]["reduction"] / last["time_per_step_s"] if last["time_per_step_s"] else 0
-    if "cg" in last["report"] and max(red0, red1) >= 0.01:
-        lines.append(f"Reductions (local sums and all-reduces, mean over ranks) are {100 * red0:.0f}% of a step "
-                     f"at N={first['ranks']} and {100 * red1:.0f}% at N={last['ranks']}.")
+    # Vector operations shrink with N like the stencil; global reductions (the CG's dot products,
+    # jacobi's residual: a local sum and an all-reduce) have a latency that does not.
+    for part, what in (("vector_s", "Vector operations (passes over the solver's vectors"),
+                       ("reduction_s", "Reductions (local sums and all-reduces")):
+        if part in shown_parts(rows):
+            s0 = first[part] / first["time_per_step_s"] if first["time_per_step_s"] else 0
+            s1 = last[part] / last["time_per_step_s"] if last["time_per_step_s"] else 0
+            lines.append(f"{what}, mean over ranks) are {percent(s0)} of a step "
+                         f"at N={first['ranks']} and {percent(s1)} at N={last['ranks']}.")
     if p is not None:
         lines.append(f"Fitted parallel fraction P = {p:.4f}"
                      + (": at or below zero, the runs got no faster with more ranks." if p <= 0 else "."))
@@ -288,13 +305,15 @@ def write_csv(path, rows):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["ranks", "process_grid", "cells", "repeats", "time_per_step_s", "glups", "speedup",
-                    "efficiency", "predicted_speedup", "karp_flatt", "compute_s", "transfer_s", "other_s"])
+                    "efficiency", "predicted_speedup", "karp_flatt", "compute_s", "transfer_s", "vector_s",
+                    "reduction_s", "other_s"])
         for r in rows:
             w.writerow([r["ranks"], r["process_grid"], r["cells"], r["repeats"], f"{r['time_per_step_s']:.9e}",
                         f"{r['glups']:.6f}", f"{r['speedup']:.6f}", f"{r['efficiency']:.6f}",
                         "" if r["predicted"] is None else f"{r['predicted']:.6f}",
                         "" if r["karp_flatt"] is None else f"{r['karp_flatt']:.6f}",
-                        f"{r['compute_s']:.9e}", f"{r['transfer_s']:.9e}", f"{r['other_s']:.9e}"])
+                        *(f"{r[part]:.9e}" for part in ("compute_s", "transfer_s", "vector_s", "reduction_s",
+                                                        "other_s"))])
 
 
 def plot(directory, study, rows, p):
@@ -327,7 +346,7 @@ def plot(directory, study, rows, p):
     fig, ax = plt.subplots(figsize=(6, 4))
     bottom = [0.0] * len(rows)
     x = range(len(rows))
-    for part in ("compute_s", "transfer_s", "other_s"):
+    for part in shown_parts(rows):
         vals = [r[part] * 1e3 for r in rows]
         ax.bar(x, vals, bottom=bottom, label=part[:-2])
         bottom = [b + v for b, v in zip(bottom, vals)]
@@ -356,6 +375,7 @@ def cmd_report(args):
     first = rows[0]["report"]
     failed = [r for r in study["runs"] if not r.get("report")]
     law = "Gustafson" if study["kind"] == "weak" else "Amdahl"
+    parts = shown_parts(rows)
     # One rank has no halo transport: name each transport with the rank counts that used it.
     used = {}
     for r in rows:
@@ -365,13 +385,14 @@ def cmd_report(args):
           f"Deck `{study['deck']}` ({first['problem']} {first['dims']}D, {first['precision']}, backend "
           f"{first['backend']}, transport {transports}, overlap {'on' if first['overlap'] else 'off'}); "
           f"launcher `{study['launcher']}`; {study['repeat']} repeat(s) per N, keeping the {study['keep']}.", "",
-          "| N | process grid | cells | ms/step | GLUP/s | speedup | efficiency | " + law + " | Karp-Flatt | compute ms | transfer ms | other ms |",
-          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+          "| N | process grid | cells | ms/step | GLUP/s | speedup | efficiency | " + law + " | Karp-Flatt | "
+          + " | ".join(part[:-2] + " ms" for part in parts) + " |",
+          "| --- " * (9 + len(parts)) + "|"]
     for r in rows:
         md.append(f"| {r['ranks']} | {r['process_grid']} | {r['cells']} | {r['time_per_step_s'] * 1e3:.4f} | {r['glups']:.3f} | "
                   f"{r['speedup']:.3f} | {100 * r['efficiency']:.1f}% | {optional(r['predicted'], '.3f')} | "
                   f"{optional(r['karp_flatt'], '.4f')} | "
-                  f"{r['compute_s'] * 1e3:.4f} | {r['transfer_s'] * 1e3:.4f} | {r['other_s'] * 1e3:.4f} |")
+                  + " | ".join(f"{r[part] * 1e3:.4f}" for part in parts) + " |")
     md += ["", f"**Fit.** {law}'s law: " + (f"P = {p:.4f} (least squares over all N)." if p is not None else fit_note), "",
            "**What limits scaling.** " + limits_text(study, rows, p), ""]
     if failed:

@@ -93,6 +93,9 @@ class Studies(unittest.TestCase):
         study, rows = self.check_outputs(out, "strong", [1, 2, 4])
         self.assertEqual(len(study["runs"]), 6)
         self.assertEqual({r["cells"] for r in rows}, {"24x20x16"})  # strong: one problem size
+        # An explicit step has no vector operations: no such column.
+        self.assertEqual({float(r["vector_s"]) for r in rows}, {0.0})
+        self.assertNotIn("vector ms", read_text(os.path.join(out, "report.md")))
         model = scaling("model", out, "--predict", "8", "64")
         self.assertEqual(model.returncode, 0, model.stderr)
         self.assertIn("Trusting", model.stdout)
@@ -101,6 +104,38 @@ class Studies(unittest.TestCase):
                         "--launcher", LAUNCH, "--out", out)
         self.assertEqual(again.returncode, 2)
         self.assertIn("already holds a study", again.stderr)
+
+    def test_cg_study_splits_out_vector_operations_and_reductions(self):
+        out = os.path.join(self.tmp, "cg")
+        run = scaling("run", "strong", "--deck", os.path.join(INPUTS, "bench_heat3d_implicit.toml"), "--ranks", "1",
+                      "2", "--launcher", LAUNCH, "--out", out, "--set", "grid.cells=[24,20,16]", "--set",
+                      "time.steps=2", "--set", 'parallel.backend="cpu"')
+        self.assertEqual(run.returncode, 0, run.stderr)
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        study, rows = self.check_outputs(out, "strong", [1, 2])
+        # Each row's parts are the kept (fastest) run's phase means per step, read here from the
+        # JSON reports; what is left of the step is "other".
+        kept = {}
+        for run in study["runs"]:
+            r = read_json(os.path.join(out, "runs", run["report"]))
+            if r["ranks"] not in kept or r["time_per_step_s"] < kept[r["ranks"]]["time_per_step_s"]:
+                kept[r["ranks"]] = r
+        for row in rows:
+            r = kept[int(row["ranks"])]
+            per_step = {k: v["mean"] / r["steps"] for k, v in r["phases"].items()}
+            parts = {"compute_s": per_step["interior"] + per_step["boundary"],
+                     "transfer_s": per_step["pack"] + per_step["transfer"] + per_step["unpack"],
+                     "vector_s": per_step["vector"], "reduction_s": per_step["reduction"]}
+            self.assertGreater(parts["vector_s"], 0.0)
+            self.assertGreater(parts["reduction_s"], 0.0)
+            parts["other_s"] = max(0.0, r["time_per_step_s"] - sum(parts.values()))
+            for name, value in parts.items():
+                self.assertAlmostEqual(float(row[name]), value, delta=1e-9 * r["time_per_step_s"], msg=name)
+        text = read_text(os.path.join(out, "report.md"))
+        self.assertIn("| compute ms | transfer ms | vector ms | reduction ms | other ms |", text)
+        self.assertIn("Vector operations (passes over the solver's vectors", text)
+        self.assertIn("Reductions (local sums and all-reduces", text)
 
     def test_weak_study(self):
         out = os.path.join(self.tmp, "weak")
