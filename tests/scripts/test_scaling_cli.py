@@ -108,12 +108,12 @@ class Studies(unittest.TestCase):
     def test_cg_study_splits_out_vector_operations_and_reductions(self):
         out = os.path.join(self.tmp, "cg")
         run = scaling("run", "strong", "--deck", os.path.join(INPUTS, "bench_heat3d_implicit.toml"), "--ranks", "1",
-                      "2", "--launcher", LAUNCH, "--out", out, "--set", "grid.cells=[24,20,16]", "--set",
+                      "2", "4", "--launcher", LAUNCH, "--out", out, "--set", "grid.cells=[24,20,16]", "--set",
                       "time.steps=2", "--set", 'parallel.backend="cpu"')
         self.assertEqual(run.returncode, 0, run.stderr)
         rep = scaling("report", out)
         self.assertEqual(rep.returncode, 0, rep.stderr)
-        study, rows = self.check_outputs(out, "strong", [1, 2])
+        study, rows = self.check_outputs(out, "strong", [1, 2, 4])
         # Each row's parts are the kept (fastest) run's phase means per step, read here from the
         # JSON reports; what is left of the step is "other".
         kept = {}
@@ -132,6 +132,13 @@ class Studies(unittest.TestCase):
             parts["other_s"] = max(0.0, r["time_per_step_s"] - sum(parts.values()))
             for name, value in parts.items():
                 self.assertAlmostEqual(float(row[name]), value, delta=1e-9 * r["time_per_step_s"], msg=name)
+        # The halo model divides the stencil and the vector operations over the ranks.
+        one = kept[1]
+        work = sum(one["phases"][p]["mean"] for p in ("interior", "boundary", "vector")) / one["steps"]
+        model = scaling("model", out, "--predict", "8")
+        self.assertEqual(model.returncode, 0, model.stderr)
+        printed = float(model.stdout.split("compute ")[1].split(" ns per point")[0])
+        self.assertAlmostEqual(printed, work / one["updated_points_per_step"] * 1e9, delta=1e-4)
         text = read_text(os.path.join(out, "report.md"))
         self.assertIn("| compute ms | transfer ms | vector ms | reduction ms | other ms |", text)
         self.assertIn("Vector operations (passes over the solver's vectors", text)
