@@ -284,9 +284,10 @@ def limits_text(study, rows, p):
                         if trend == "grows" else "consistent with a fixed serial part, as Amdahl assumes."))
     # Vector operations shrink with N like the stencil; global reductions (the CG's dot products,
     # jacobi's residual: a local sum and an all-reduce) have a latency that does not.
+    shown = shown_parts(rows)
     for part, what in (("vector_s", "Vector operations (passes over the solver's vectors"),
                        ("reduction_s", "Reductions (local sums and all-reduces")):
-        if part in shown_parts(rows):
+        if part in shown:
             s0 = first[part] / first["time_per_step_s"] if first["time_per_step_s"] else 0
             s1 = last[part] / last["time_per_step_s"] if last["time_per_step_s"] else 0
             lines.append(f"{what}, mean over ranks) are {percent(s0)} of a step "

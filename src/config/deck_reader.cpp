@@ -149,14 +149,7 @@ std::optional<std::string> DeckReader::string(std::string_view key) const {
 
 std::optional<int> DeckReader::choice(std::string_view key,
                                       std::initializer_list<std::string_view> choices) const {
-    const auto s = string(key);
-    if (!s) return std::nullopt;
-    int index = 0;
-    for (std::string_view c : choices) {
-        if (*s == c) return index;
-        ++index;
-    }
-    fail(key, fmt::format("'{}' is not one of: {}", *s, fmt::join(choices, ", ")));
+    return choice(key, std::vector<std::string>(choices.begin(), choices.end()));
 }
 
 std::optional<int> DeckReader::choice(std::string_view key,

@@ -218,9 +218,7 @@ void Simulation<T>::zero_outside_updated(FieldView<T> f) {
 
 template <class T>
 double Simulation<T>::allreduce_sum(double local) {
-    double global = 0.0;
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, topo_.comm()));
-    return global;
+    return allreduce_sums<1>({local})[0];
 }
 
 // The fold and the read-back run beside the next sweep: neither lane waits for them. An
