@@ -14,16 +14,17 @@
                      "Deck keys", defines them.
 
 Same layout as gridsim's files (/fields/u [nz][ny][nx], /grid attributes), so `gridsim compare`
-reads both. Needs numpy and h5py:  python3 scripts/make_references.py [OUTDIR]
+reads both. Needs numpy and h5py (scripts/requirements.txt):  python3 scripts/make_references.py [OUTDIR]
 """
 import math
 import os
 import sys
 
-import h5py
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import pydeps  # noqa: E402
+
+h5py, np = pydeps.require("make_references.py", "h5py", "numpy")
 
 
 def write(path, problem, u, spacing, step, source):

@@ -6,12 +6,16 @@ with a colour bar, axes in the deck's physical units (x = i * h from /grid's ori
 spacing), and a title with the problem, step and time. A 3D field is cut at the grid plane
 nearest to FRACTION of the chosen axis (default z=0.5). The PNG goes to --out, by default next
 to the file (FILE.png). Exit 2 with one line on bad input (a missing or non-gridsim file, an
-unknown field or axis, a fraction outside [0, 1])."""
+unknown field or axis, a fraction outside [0, 1]) and when numpy, h5py or matplotlib is missing
+(scripts/requirements.txt)."""
 import argparse
 import os
 import sys
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pydeps  # noqa: E402
+
+np, h5py, _ = pydeps.require("plot_snapshot.py", "numpy", "h5py", "matplotlib")
 
 AXES = "xyz"
 
@@ -53,9 +57,13 @@ def as_text(value):
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def read_snapshot(path, field):
-    import h5py
+def scalar(value):
+    """A number stored as an attribute, which gridsim writes as a one-element array: NumPy 2
+    refuses int() or float() of an array that has a dimension."""
+    return np.asarray(value).reshape(-1)[0]
 
+
+def read_snapshot(path, field):
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
     try:
@@ -75,18 +83,16 @@ def read_snapshot(path, field):
             "spacing": np.asarray(grid["spacing"], dtype=float),
             "origin": np.asarray(grid.get("origin", np.zeros(u.ndim)), dtype=float),
             "problem": as_text(f.attrs.get("problem", "?")),
-            "step": int(f.attrs.get("step", 0)),
-            "time": float(f.attrs.get("time", 0.0)),
+            "step": int(scalar(f.attrs.get("step", 0))),
+            "time": float(scalar(f.attrs.get("time", 0.0))),
         }
     return u, meta
 
 
 def plot(u, meta, slice_axis, fraction, field, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt, why = pydeps.pyplot()
+    if plt is None:
+        raise UsageError(why)
     plane, index, (col, row) = take_slice(u, slice_axis, fraction)
     h, o = meta["spacing"], meta["origin"]
     extent = [o[col], o[col] + (plane.shape[1] - 1) * h[col],

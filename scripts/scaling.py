@@ -7,8 +7,12 @@
   scaling.py model DIR --predict 8 64 512
 
 `run` launches one gridsim run per rank count and repeat (JSON report each) and records the
-study in DIR/study.json; it refuses a DIR that already holds a study. `report` reads only the
-JSON reports and writes DIR/report.md, DIR/scaling.csv and PNG plots. `model` extrapolates.
+study in DIR/study.json; it refuses a DIR that already holds a study. Each run writes whatever
+files its deck asks for (snapshots, final file, checkpoint) into a directory of its own,
+DIR/runs/<kind>_n<N>_r<repeat>/, never where the deck's output.dir points (unless --set
+output.dir=... says so). `report` reads only the JSON reports and writes DIR/report.md,
+DIR/scaling.csv and PNG plots (the plots need matplotlib: without it they are skipped, with one
+line saying so; scripts/requirements.txt lists the modules). `model` extrapolates.
 Exit codes: 0 done, 1 a run failed, 2 bad input, 3 stopped early by a STOP file in DIR (what
 the batch templates create when the scheduler signals the end of the wall time).
 """
@@ -25,6 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pydeps  # noqa: E402
 import scaling_lib as lib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -92,10 +97,33 @@ def tail(text, lines=12):
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def run_one(args, n, sets, report):
+def user_sets(args, key):
+    """Whether the user's own --set options name this deck key."""
+    return any(s.split("=", 1)[0].strip() == key for s in args.set)
+
+
+def output_sets(args, run_dir):
+    """Where one run writes: its own directory inside the study (snapshots, final file and
+    checkpoint, whatever the deck asks for), so a study never touches files in the working
+    directory, however the deck names its output, and runs never refuse each other's files.
+    The user's own --set output.dir / output.checkpoint win."""
+    sets = []
+    if not user_sets(args, "output.dir"):
+        sets.append(f"output.dir={toml_string(run_dir)}")
+        if not user_sets(args, "output.checkpoint"):
+            sets.append(f"output.checkpoint={toml_string(os.path.join(run_dir, 'checkpoint.h5'))}")
+    return sets
+
+
+def toml_string(text):
+    """A TOML basic string (what --set values are parsed as)."""
+    return json.dumps(text)
+
+
+def run_one(args, n, sets, report, run_dir):
     launcher = shlex.split(args.launcher.format(n=n))
     cmd = launcher + [args.gridsim, "run", args.deck, "--quiet", "--report", report]
-    for s in args.set + sets:
+    for s in args.set + sets + output_sets(args, run_dir):
         cmd += ["--set", s]
     start = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -103,6 +131,18 @@ def run_one(args, n, sets, report):
             "seconds": round(time.time() - start, 3),
             "report": os.path.basename(report) if proc.returncode == 0 and os.path.exists(report) else None,
             "stderr_tail": tail(proc.stderr) if proc.returncode != 0 else ""}
+
+
+def outputs_note(args, resolved):
+    """One sentence for study.json and report.md: where the runs' files went."""
+    out = resolved.get("output", {})
+    what = [w for w, on in (("snapshots", out.get("snapshot_every", 0) > 0),
+                            ("a final snapshot", out.get("write_final", False)),
+                            ("checkpoints", out.get("checkpoint_every", 0) > 0)) if on]
+    files = " and ".join(what) if what else "no snapshot or checkpoint (as the deck asks)"
+    if user_sets(args, "output.dir"):
+        return f"Each run wrote {files} into {out.get('dir')} (given with --set output.dir)."
+    return f"Each run wrote {files} into its own directory, runs/<kind>_n<N>_r<repeat>/."
 
 
 def cmd_run(args):
@@ -124,6 +164,7 @@ def cmd_run(args):
              "deck_sha256": hashlib.sha256(deck_text).hexdigest(), "ranks": args.ranks,
              "repeat": args.repeat, "keep": args.keep, "launcher": args.launcher,
              "per_rank_cells": args.per_rank_cells, "set": args.set,
+             "outputs": outputs_note(args, resolved),
              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "runs": []}
     failed = 0
     for n, sets in plan:
@@ -135,8 +176,9 @@ def cmd_run(args):
                 write_json(os.path.join(args.out, "study.json"), study)
                 print(f"[scaling] {study['stopped']}: stopping; the finished runs are kept", flush=True)
                 return 3
-            report = os.path.join(args.out, "runs", f"{args.kind}_n{n}_r{rep}.json")
-            result = run_one(args, n, sets, report)
+            name = f"{args.kind}_n{n}_r{rep}"
+            report = os.path.join(args.out, "runs", name + ".json")
+            result = run_one(args, n, sets, report, os.path.join(args.out, "runs", name))
             study["runs"].append(result)
             status = "ok" if result["report"] else f"FAILED (exit {result['returncode']})"
             print(f"[scaling] {args.kind} N={n} repeat {rep + 1}/{args.repeat}: {status} "
@@ -170,7 +212,8 @@ def comparable_config(cfg, kind):
     """The parts of a resolved config that must agree across one study's runs."""
     c = json.loads(json.dumps(cfg))
     c.get("parallel", {}).pop("process_grid", None)
-    c.get("output", {}).pop("report", None)
+    for key in ("report", "dir", "checkpoint"):  # each run writes into its own directory
+        c.get("output", {}).pop(key, None)
     if kind == "weak":
         c.get("grid", {}).pop("cells", None)
         c.get("time", {}).pop("dt", None)  # follows the spacing when lengths stay fixed
@@ -317,10 +360,7 @@ def write_csv(path, rows):
                                                         "other_s"))])
 
 
-def plot(directory, study, rows, p):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(plt, directory, study, rows, p):
     weak = study["kind"] == "weak"
     ranks = [r["ranks"] for r in rows]
     dense = sorted(set([1] + ranks + [max(ranks) * 2]))
@@ -372,7 +412,10 @@ def cmd_report(args):
     rows = summarise(study, runs)
     p, fit_note = analyse(study, rows)
     write_csv(os.path.join(args.dir, "scaling.csv"), rows)
-    pictures = plot(args.dir, study, rows, p) if p is not None or rows else []
+    # The plots need matplotlib; the tables and the fit do not, so a python3 without it still
+    # gets report.md and scaling.csv.
+    plt, no_plots = pydeps.pyplot()
+    pictures = plot(plt, args.dir, study, rows, p) if plt is not None else []
     first = rows[0]["report"]
     failed = [r for r in study["runs"] if not r.get("report")]
     law = "Gustafson" if study["kind"] == "weak" else "Amdahl"
@@ -396,6 +439,11 @@ def cmd_report(args):
                   + " | ".join(f"{r[part] * 1e3:.4f}" for part in parts) + " |")
     md += ["", f"**Fit.** {law}'s law: " + (f"P = {p:.4f} (least squares over all N)." if p is not None else fit_note), "",
            "**What limits scaling.** " + limits_text(study, rows, p), ""]
+    if study.get("outputs"):
+        md += [f"**Files.** Each run's JSON report is runs/<kind>_n<N>_r<repeat>.json. "
+               + study["outputs"], ""]
+    if no_plots:
+        md += [f"**Plots skipped.** {no_plots}.", ""]
     if failed:
         md += [f"**Failed runs ({len(failed)}).** " + "; ".join(f"N={r['ranks']} exit {r['returncode']}" for r in failed), ""]
     md += [f"![{name}]({name})" for name in pictures]
@@ -404,7 +452,10 @@ def cmd_report(args):
     print("\n".join(line for line in md if not line.startswith("![")))
     if p is None:
         print(f"[scaling] no fit: {fit_note}")
-    print(f"[scaling] wrote {args.dir}/report.md, scaling.csv, {', '.join(pictures)}")
+    if no_plots:
+        print(f"[scaling] plots skipped: {no_plots}")
+    print(f"[scaling] wrote {args.dir}/report.md, scaling.csv"
+          + "".join(f", {name}" for name in pictures))
     return 0
 
 

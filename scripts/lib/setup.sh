@@ -12,8 +12,9 @@ GRIDSIM_PACKAGES="cmake g++ make pkg-config git openmpi-bin libopenmpi-dev libhd
   hdf5-tools libhwloc-dev libcli11-dev libtomlplusplus-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev python3 python3-numpy python3-h5py python3-matplotlib"
 
-# Only the test suite needs these: ParaView's XDMF reader (a real reader opens our XDMF files).
-GRIDSIM_TEST_PACKAGES="paraview python3-paraview"
+# Only the test suite needs these: ParaView's XDMF reader (a real reader opens our XDMF files),
+# and venv with pip (the scripts are tested under a python3 that is not Debian's).
+GRIDSIM_TEST_PACKAGES="paraview python3-paraview python3-venv"
 
 gridsim_log() { echo "[gridsim] $*" >&2; }
 
