@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,28 @@
 namespace gridsim {
 
 enum class Lane { boundary, interior };
+
+// Up to six faces of a field moved in one pass (one launch on the CUDA backend: at small
+// subdomains a step's cost is its launches, not its bytes). Entry f is the points of box[f]
+// (x fastest) and either a contiguous buffer buf[f] (pack, unpack) or, for a face whose
+// neighbour is the rank itself (a periodic axis held by one rank), the points shift[f] away in
+// the same field (wrap). Plain data, passed by value to the device.
+template <class T>
+struct FaceMoves {
+    static constexpr int kMaxFaces = 6;
+    int count = 0;
+    std::array<Box, kMaxFaces> box{};
+    std::array<T*, kMaxFaces> buf{};
+    std::array<std::array<int, 3>, kMaxFaces> shift{};
+
+    void add(const Box& b, T* buffer, const std::array<int, 3>& s = {0, 0, 0}) {
+        box[count] = b;
+        buf[count] = buffer;
+        shift[count] = s;
+        ++count;
+    }
+    [[nodiscard]] bool empty() const { return count == 0; }
+};
 
 // Deterministic statistics of a field over a box.
 struct FieldStats {
@@ -43,6 +66,18 @@ public:
     virtual void end(int slot, Lane lane) = 0;
     // Adds every finished interval's seconds to seconds[slot]; `block` waits for unfinished ones.
     virtual void collect(std::vector<double>& seconds, bool block) = 0;
+};
+
+// Work a backend recorded (Backend::end_capture), replayed on the boundary lane after the work
+// issued there so far and before any issued later.
+class Recording {
+public:
+    Recording() = default;
+    Recording(const Recording&) = delete;
+    Recording& operator=(const Recording&) = delete;
+    virtual ~Recording() = default;
+    // Replays the work; returns the id of the read it ends with (Backend::finish_read), or -1.
+    virtual int launch() = 0;
 };
 
 template <class T>
@@ -93,14 +128,18 @@ public:
     // collective on that lane uses a result).
     virtual void join_fold(Lane lane) = 0;
     // Copies one double from backend memory to the host without waiting, ordered after the last
-    // fold, or after the boundary lane's work so far; finish_read() waits for the oldest
-    // unfinished read and returns its value.
+    // fold, or after the boundary lane's work so far, and returns the read's id; finish_read(id)
+    // waits for that read and returns its value. At most kReads reads are unfinished at a time.
     enum class ReadAfter { fold, boundary_lane };
-    virtual void start_read(const double* src, ReadAfter after) = 0;
-    virtual double finish_read() = 0;
-    // Copies `box` of `u` to/from a contiguous buffer (x fastest) in backend memory.
-    virtual void pack(FieldView<const T> u, const Box& box, T* dst, Lane lane) = 0;
-    virtual void unpack(const T* src, FieldView<T> u, const Box& box, Lane lane) = 0;
+    static constexpr int kReads = 8;
+    virtual int start_read(const double* src, ReadAfter after) = 0;
+    virtual double finish_read(int id) = 0;
+    // Each face's box of `u` to its buffer (pack), each buffer into its box (unpack), each box
+    // from the points `shift` away in the same field (wrap; the boxes must not overlap their
+    // sources), all faces in one pass.
+    virtual void pack(FieldView<const T> u, const FaceMoves<T>& faces, Lane lane) = 0;
+    virtual void unpack(FieldView<T> u, const FaceMoves<T>& faces, Lane lane) = 0;
+    virtual void wrap(FieldView<T> u, const FaceMoves<T>& faces, Lane lane) = 0;
 
     // Deterministic reductions over `box`, returned to the host (they wait for both lanes):
     // the same inputs give the same bits on every run.
@@ -130,6 +169,19 @@ public:
     // Copies `n` doubles of backend memory (sum slots, or a fold's result once the boundary lane
     // has joined it) to `host` after the boundary lane's work so far, and waits.
     virtual void read_sums(const double* src, int n, double* host) = 0;
+
+    // Work recorded once and replayed (CUDA graphs): at small subdomains issuing a step's
+    // launches, copies and events costs more host time than the GPU spends on them; a replay is
+    // one call. Between begin_capture() and end_capture() the work of both lanes is recorded,
+    // not run: no call may wait for the device, and a fold (fold_residual) runs on the boundary
+    // lane into memory the recording owns, as does a read started then (start_read's id is
+    // then -1: launch() returns the id of each replay's read). The backend must not be used
+    // from another thread meanwhile.
+    [[nodiscard]] virtual bool can_capture() const { return false; }
+    virtual void begin_capture() { throw std::logic_error("this backend cannot record work"); }
+    virtual std::unique_ptr<Recording> end_capture() {
+        throw std::logic_error("this backend cannot record work");
+    }
 
     // Each lane's later work waits for the other lane's work issued so far.
     virtual void join_lanes() = 0;

@@ -130,28 +130,43 @@ public:
         return &folded_;
     }
     void join_fold(Lane /*lane*/) override {}
-    void start_read(const double* src, typename Backend<T>::ReadAfter /*after*/) override {
-        reads_.push_back(*src);
+    // Reads complete at once; the value waits in a ring slot for finish_read.
+    int start_read(const double* src, typename Backend<T>::ReadAfter /*after*/) override {
+        const int id = static_cast<int>(reads_issued_++ % Backend<T>::kReads);
+        reads_[id] = *src;
+        return id;
     }
-    double finish_read() override {
-        const double v = reads_.front();
-        reads_.pop_front();
-        return v;
-    }
+    double finish_read(int id) override { return reads_[id]; }
 
-    void pack(FieldView<const T> u, const Box& b, T* dst, Lane /*lane*/) override {
-        const int nx = b.hi[0] - b.lo[0];
-        for_each_row(b, [&](int j, int k) {
-            std::memcpy(dst, &u(b.lo[0], j, k), sizeof(T) * nx);
-            dst += nx;
-        });
+    void pack(FieldView<const T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
+        for (int f = 0; f < m.count; ++f) {
+            T* dst = m.buf[f];
+            const int nx = m.box[f].hi[0] - m.box[f].lo[0];
+            for_each_row(m.box[f], [&](int j, int k) {
+                std::memcpy(dst, &u(m.box[f].lo[0], j, k), sizeof(T) * nx);
+                dst += nx;
+            });
+        }
     }
-    void unpack(const T* src, FieldView<T> u, const Box& b, Lane /*lane*/) override {
-        const int nx = b.hi[0] - b.lo[0];
-        for_each_row(b, [&](int j, int k) {
-            std::memcpy(&u(b.lo[0], j, k), src, sizeof(T) * nx);
-            src += nx;
-        });
+    void unpack(FieldView<T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
+        for (int f = 0; f < m.count; ++f) {
+            const T* src = m.buf[f];
+            const int nx = m.box[f].hi[0] - m.box[f].lo[0];
+            for_each_row(m.box[f], [&](int j, int k) {
+                std::memcpy(&u(m.box[f].lo[0], j, k), src, sizeof(T) * nx);
+                src += nx;
+            });
+        }
+    }
+    void wrap(FieldView<T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
+        for (int f = 0; f < m.count; ++f) {
+            const Box& b = m.box[f];
+            const auto& s = m.shift[f];
+            for_each_row(b, [&](int j, int k) {
+                std::memcpy(&u(b.lo[0], j, k), &u(b.lo[0] + s[0], j + s[1], k + s[2]),
+                            sizeof(T) * (b.hi[0] - b.lo[0]));
+            });
+        }
     }
 
     double sum_sq_diff(FieldView<const T> a, FieldView<const T> c, const Box& b) override {
@@ -256,7 +271,8 @@ public:
 private:
     double partial_sum_ = 0.0;  // fused residual since the last fold
     double folded_ = 0.0;
-    std::deque<double> reads_;
+    std::array<double, Backend<T>::kReads> reads_{};
+    std::uint64_t reads_issued_ = 0;
     std::array<double, Backend<T>::kSumSlots> sums_{};
 };
 

@@ -37,7 +37,6 @@ constexpr int kNaiveRowsFloat = 4;
 constexpr int kNaiveRowsDouble = 2;
 constexpr int kCopyThreads = 256;
 constexpr int kFoldThreads = 1024;
-constexpr int kReadSlots = 8;  // residual read-backs that may be in flight at once
 #ifndef GRIDSIM_STREAM_VECTOR
 #define GRIDSIM_STREAM_VECTOR 1  // stream kernel: 16-byte packs of x points on wide boxes
 #endif
@@ -195,13 +194,67 @@ dim3 fit_block(int bx, int by, int nx, int ny) {
 __global__ void widen_kernel(const float* in, double* out) { *out = static_cast<double>(*in); }
 
 // One block adds `count` partials in a fixed order (thread t: t, t + blockDim.x, ... in
-// order, then store_block_sum's fixed tree), so a rerun reproduces the sum bit for bit.
+// order, then store_block_sum's fixed tree), so a rerun reproduces the sum bit for bit. Each
+// thread loads kFoldLoads partials before adding them, in the same order: one load at a time
+// took about 50 us for the 131072 partials of a 16384^2 sweep (measured on an H200), which a
+// recorded sweep waits for.
+constexpr int kFoldLoads = 16;
 __global__ void fold_kernel(const double* __restrict__ partials, long long count,
                             double* __restrict__ result) {
     double sum = 0.0;
-    for (long long t = threadIdx.x; t < count; t += blockDim.x) sum += partials[t];
+    const long long stride = blockDim.x;
+    long long t = threadIdx.x;
+    for (; t + (kFoldLoads - 1) * stride < count; t += kFoldLoads * stride) {
+        double v[kFoldLoads];
+#pragma unroll
+        for (int k = 0; k < kFoldLoads; ++k) v[k] = partials[t + k * stride];
+#pragma unroll
+        for (int k = 0; k < kFoldLoads; ++k) sum += v[k];
+    }
+    for (; t < count; t += stride) sum += partials[t];
     cuda::store_block_sum(sum, result);
 }
+
+// One double read back to the host: a page-locked slot and the event after which it holds the
+// value. `unread`: a recording's read launched and not yet finished (its next launch would
+// overwrite the value).
+struct ReadSlot {
+    Buffer<double> host = pinned_buffer<double>(1);
+    Event done;
+    bool unread = false;
+};
+
+// A recorded sweep (a CUDA graph) and the memory its work uses besides the fields: the block
+// partials and folded sum of a residual, and the slot its read-back lands in.
+class CudaRecording final : public Recording {
+public:
+    CudaRecording(cudaGraph_t graph, cudaStream_t stream, ReadSlot* read, int read_id,
+                  Buffer<double> partials, Buffer<double> result)
+        : exec_(graph),
+          stream_(stream),
+          read_(read),
+          read_id_(read_id),
+          partials_(std::move(partials)),
+          result_(std::move(result)) {}
+
+    int launch() override {
+        if (read_ != nullptr && read_->unread)
+            throw std::logic_error("a recording replayed before its last read was finished");
+        exec_.launch(stream_);
+        if (read_ == nullptr) return -1;
+        read_->done.record(stream_);
+        read_->unread = true;
+        return read_id_;
+    }
+
+private:
+    GraphExec exec_;
+    cudaStream_t stream_;
+    ReadSlot* read_;
+    int read_id_;
+    Buffer<double> partials_;
+    Buffer<double> result_;
+};
 
 template <class T>
 class CudaBackend final : public Backend<T> {
@@ -288,6 +341,7 @@ public:
     }
 
     double* fold_residual() override {
+        if (capture_) return fold_in_capture();
         const int set = partial_set_;
         boundary_done_.record(boundary_.get());
         interior_done_.record(interior_.get());
@@ -298,41 +352,77 @@ public:
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
         fold_done_[set].record(reduce_.get());
         folded_[set] = true;
+        most_partials_ = std::max(most_partials_, partials_used_);
         partial_set_ = 1 - set;  // the next check writes the other set while this one is read
         partials_used_ = 0;
         return result_.data() + set;
     }
     void join_fold(Lane lane) override {
+        if (capture_) return;  // a recording folds on the boundary lane
         GRIDSIM_CUDA_CHECK(
             cudaStreamWaitEvent(stream(lane), fold_done_[1 - partial_set_].get(), 0));
     }
-    void start_read(const double* src, typename Backend<T>::ReadAfter after) override {
+    // Reads outside a recording take the first kReads slots in turn; a recording's read gets a
+    // slot of its own, filled at each launch.
+    int start_read(const double* src, typename Backend<T>::ReadAfter after) override {
+        if (capture_) {
+            capture_->read_used = true;
+            GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(capture_->read->host.data(), src, sizeof(double),
+                                               cudaMemcpyDeviceToHost, boundary_.get()));
+            return -1;
+        }
         const cudaStream_t s =
             after == Backend<T>::ReadAfter::fold ? reduce_.get() : boundary_.get();
-        const int slot = static_cast<int>(reads_issued_++ % kReadSlots);
-        GRIDSIM_CUDA_CHECK(
-            cudaMemcpyAsync(reads_.data() + slot, src, sizeof(double), cudaMemcpyDeviceToHost, s));
-        read_done_[slot].record(s);
+        const int id = static_cast<int>(reads_issued_++ % Backend<T>::kReads);
+        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(reads_[id]->host.data(), src, sizeof(double),
+                                           cudaMemcpyDeviceToHost, s));
+        reads_[id]->done.record(s);
+        return id;
     }
-    double finish_read() override {
-        const int slot = static_cast<int>(reads_finished_++ % kReadSlots);
-        GRIDSIM_CUDA_CHECK(cudaEventSynchronize(read_done_[slot].get()));
-        return reads_.data()[slot];
+    double finish_read(int id) override {
+        ReadSlot& r = *reads_.at(static_cast<std::size_t>(id));
+        GRIDSIM_CUDA_CHECK(cudaEventSynchronize(r.done.get()));
+        r.unread = false;
+        return r.host.data()[0];
     }
 
-    void pack(FieldView<const T> u, const Box& b, T* dst, Lane lane) override {
-        const long long n = b.count();
-        if (n == 0) return;
-        cuda::box_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(b, n,
-                                                                           cuda::PackOp<T>{u, dst});
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    [[nodiscard]] bool can_capture() const override { return true; }
+    // Thread-local capture mode: NCCL's and the watchdog's threads may call CUDA meanwhile.
+    // Memory is allocated before the capture begins (allocations are not allowed during one):
+    // a residual folded while recording needs at most the partials the same sweep needed when
+    // it ran unrecorded (the caller runs each kind of sweep once before recording it).
+    void begin_capture() override {
+        capture_ = std::make_unique<Capture>();
+        capture_->read = std::make_unique<ReadSlot>();
+        capture_->partials =
+            device_buffer<double>(static_cast<std::size_t>(std::max(most_partials_, 1LL)));
+        GRIDSIM_CUDA_CHECK(
+            cudaStreamBeginCapture(boundary_.get(), cudaStreamCaptureModeThreadLocal));
     }
-    void unpack(const T* src, FieldView<T> u, const Box& b, Lane lane) override {
-        const long long n = b.count();
-        if (n == 0) return;
-        cuda::box_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(
-            b, n, cuda::UnpackOp<T>{src, u});
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    std::unique_ptr<Recording> end_capture() override {
+        join_into_boundary(interior_.get());
+        cudaGraph_t graph = nullptr;
+        GRIDSIM_CUDA_CHECK(cudaStreamEndCapture(boundary_.get(), &graph));
+        std::unique_ptr<Capture> c = std::move(capture_);
+        ReadSlot* read = nullptr;
+        int read_id = -1;
+        if (c->read_used) {
+            read_id = static_cast<int>(reads_.size());
+            read = c->read.get();
+            reads_.push_back(std::move(c->read));
+        }
+        return std::make_unique<CudaRecording>(graph, boundary_.get(), read, read_id,
+                                               std::move(c->partials), std::move(c->result));
+    }
+
+    void pack(FieldView<const T> u, const FaceMoves<T>& m, Lane lane) override {
+        launch_faces(m, cuda::PackFaces<T>{u}, lane);
+    }
+    void unpack(FieldView<T> u, const FaceMoves<T>& m, Lane lane) override {
+        launch_faces(m, cuda::UnpackFaces<T>{u}, lane);
+    }
+    void wrap(FieldView<T> u, const FaceMoves<T>& m, Lane lane) override {
+        launch_faces(m, cuda::WrapFaces<T>{u}, lane);
     }
 
     double sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box) override {
@@ -401,11 +491,12 @@ public:
         std::copy_n(sums_host_.data(), n, host);
     }
 
+    // The interior stream waits first, so that while recording it joins the capture before
+    // anything is recorded on it.
     void join_lanes() override {
         boundary_done_.record(boundary_.get());
-        interior_done_.record(interior_.get());
         GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(interior_.get(), boundary_done_.get(), 0));
-        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(boundary_.get(), interior_done_.get(), 0));
+        join_into_boundary(interior_.get());
     }
     void wait(Lane lane) override { GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(stream(lane))); }
 
@@ -447,6 +538,27 @@ private:
     [[nodiscard]] cudaStream_t stream(Lane lane) const {
         return lane == Lane::boundary ? boundary_.get() : interior_.get();
     }
+    void join_into_boundary(cudaStream_t s) {
+        if (capture_) {
+            // Recording: only a stream that joined the capture may be waited on.
+            cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+            GRIDSIM_CUDA_CHECK(cudaStreamIsCapturing(s, &status));
+            if (status != cudaStreamCaptureStatusActive) return;
+        }
+        interior_done_.record(s);
+        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(boundary_.get(), interior_done_.get(), 0));
+    }
+    // The residual of a recorded sweep: the interior's partials joined into the boundary lane,
+    // folded there into the recording's own result.
+    double* fold_in_capture() {
+        join_into_boundary(interior_.get());
+        fold_kernel<<<1, kFoldThreads, 0, boundary_.get()>>>(capture_->partials.data(),
+                                                             capture_->used,
+                                                             capture_->result.data());
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        capture_->used = 0;
+        return capture_->result.data();
+    }
     void sync_all() {
         wait(Lane::boundary);
         wait(Lane::interior);
@@ -458,10 +570,27 @@ private:
         return sizeof(T) == 4 ? kStream3dFloat : kStream3dDouble;
     }
 
+    template <class Op>
+    void launch_faces(const FaceMoves<T>& m, Op op, Lane lane) {
+        cuda::FaceStarts start{};
+        for (int f = 0; f < m.count; ++f) start.at[f + 1] = start.at[f] + m.box[f].count();
+        const long long n = start.at[m.count];
+        if (n == 0) return;
+        cuda::faces_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(m, start, op);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
     // Room for `more` block partials after those already written this check, in the current
     // set. Its first use waits (both lanes) for the fold that last read the set, two checks ago.
     // Grows only in the first sweep that needs it; earlier partials of that sweep are kept.
     double* partial_slots(long long more) {
+        if (capture_) {
+            if (capture_->used + more > static_cast<long long>(capture_->partials.size()))
+                throw std::logic_error("a recorded sweep needs more partials than it did unrecorded");
+            double* slots = capture_->partials.data() + capture_->used;
+            capture_->used += more;
+            return slots;
+        }
         Buffer<double>& buf = partials_[partial_set_];
         if (partials_used_ == 0 && folded_[partial_set_]) {
             for (cudaStream_t s : {boundary_.get(), interior_.get()})
@@ -614,10 +743,23 @@ private:
     int partial_set_ = 0;
     long long partials_used_ = 0;
     Buffer<double> result_ = device_buffer<double>(2);
-    Buffer<double> reads_ = pinned_buffer<double>(kReadSlots);
-    std::array<Event, kReadSlots> read_done_;
+    long long most_partials_ = 0;  // the most partials one fold has taken
+    // Read-back slots: the first kReads for reads in turn, then one per recording that reads.
+    std::vector<std::unique_ptr<ReadSlot>> reads_ = [] {
+        std::vector<std::unique_ptr<ReadSlot>> v;
+        for (int i = 0; i < Backend<T>::kReads; ++i) v.push_back(std::make_unique<ReadSlot>());
+        return v;
+    }();
     std::uint64_t reads_issued_ = 0;
-    std::uint64_t reads_finished_ = 0;
+    // While recording: the recording's partials and folded sum, and its read's slot.
+    struct Capture {
+        Buffer<double> partials;
+        long long used = 0;
+        Buffer<double> result = device_buffer<double>(1);
+        std::unique_ptr<ReadSlot> read;  // where a read started while recording lands
+        bool read_used = false;
+    };
+    std::unique_ptr<Capture> capture_;
 };
 
 }  // namespace

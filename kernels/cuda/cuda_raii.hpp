@@ -55,6 +55,28 @@ private:
     cudaEvent_t e_ = nullptr;
 };
 
+// An instantiated CUDA graph, made from a finished stream capture (the graph itself is not kept).
+// Its kernels keep the priorities of the streams they were captured from (without the flag every
+// node runs at the priority of the stream the graph is launched into, and the boundary work no
+// longer overtakes the interior's blocks).
+class GraphExec {
+public:
+    explicit GraphExec(cudaGraph_t graph) {
+        GRIDSIM_CUDA_CHECK(
+            cudaGraphInstantiateWithFlags(&exec_, graph, cudaGraphInstantiateFlagUseNodePriority));
+        cudaGraphDestroy(graph);
+    }
+    GraphExec(const GraphExec&) = delete;
+    GraphExec& operator=(const GraphExec&) = delete;
+    ~GraphExec() {
+        if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+    }
+    void launch(cudaStream_t s) { GRIDSIM_CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
+
+private:
+    cudaGraphExec_t exec_ = nullptr;
+};
+
 namespace detail {
 inline void free_device(void* p) { cudaFree(p); }
 inline void free_pinned(void* p) { cudaFreeHost(p); }

@@ -382,18 +382,57 @@ __global__ void box_kernel(Box b, long long n, Op op) {
     }
 }
 
+// Where each face's points start in the one index range of a faces_kernel launch (at[count]: the
+// total).
+struct FaceStarts {
+    long long at[7];
+};
+
+// Every face of `m` in one launch, grid-stride: thread t finds its face by the running point
+// counts (at most six comparisons), then its point in that face's box (x fastest), and calls
+// op(m, face, position in the face, i, j, k).
+template <class T, class Op>
+__global__ void faces_kernel(FaceMoves<T> m, FaceStarts start, Op op) {
+    const long long n = start.at[m.count];
+    for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
+         t += static_cast<long long>(gridDim.x) * blockDim.x) {
+        int f = 0;
+        while (t >= start.at[f + 1]) ++f;
+        const Box b = m.box[f];
+        const long long local = t - start.at[f];
+        const int nx = b.hi[0] - b.lo[0];
+        const int ny = b.hi[1] - b.lo[1];
+        const long long row = local / nx;
+        op(m, f, local, b.lo[0] + static_cast<int>(local % nx), b.lo[1] + static_cast<int>(row % ny),
+           b.lo[2] + static_cast<int>(row / ny));
+    }
+}
+
 template <class T>
-struct PackOp {  // box -> buffer
+struct PackFaces {  // box -> buffer
     FieldView<const T> u;
-    T* __restrict__ dst;
-    __device__ void operator()(long long t, int i, int j, int k) const { dst[t] = u(i, j, k); }
+    __device__ void operator()(const FaceMoves<T>& m, int f, long long t, int i, int j,
+                               int k) const {
+        m.buf[f][t] = u(i, j, k);
+    }
 };
 
 template <class T>
-struct UnpackOp {  // buffer -> box
-    const T* __restrict__ src;
+struct UnpackFaces {  // buffer -> box
     FieldView<T> u;
-    __device__ void operator()(long long t, int i, int j, int k) const { u(i, j, k) = src[t]; }
+    __device__ void operator()(const FaceMoves<T>& m, int f, long long t, int i, int j,
+                               int k) const {
+        u(i, j, k) = m.buf[f][t];
+    }
+};
+
+template <class T>
+struct WrapFaces {  // box <- the points shift away in the same field
+    FieldView<T> u;
+    __device__ void operator()(const FaceMoves<T>& m, int f, long long, int i, int j,
+                               int k) const {
+        u(i, j, k) = u(i + m.shift[f][0], j + m.shift[f][1], k + m.shift[f][2]);
+    }
 };
 
 template <class T>

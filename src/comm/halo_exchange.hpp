@@ -1,6 +1,6 @@
 // Halo exchange of face layers (no edges or corners: the stencils are stars). Each step the
 // solver packs the faces of the new field, transfers them, and unpacks into the halos, all on
-// the boundary lane. Transports sit behind one interface (docs/architecture.md, "One step").
+// the boundary lane, one launch per phase. Transports sit behind one interface (docs/architecture.md, "One step").
 #pragma once
 
 #include <memory>
@@ -29,7 +29,7 @@ inline MPI_Datatype mpi_type<double>() {
 template <class T>
 struct HaloFace {
     int face = 0;
-    int peer = MPI_PROC_NULL;  // rank across the face (may be this rank: periodic, one block)
+    int peer = MPI_PROC_NULL;  // rank across the face (another rank)
     Box send;
     Box recv;
     Buffer<T> send_buf;
@@ -50,6 +50,9 @@ public:
     // Called after packing was issued on the boundary lane; unpacking issued after it on the
     // same lane sees the received data.
     virtual void exchange(std::vector<HaloFace<T>>& faces) = 0;
+    // Whether exchange() waits for the device and calls MPI on the host (then a step cannot be
+    // recorded and replayed as a CUDA graph).
+    [[nodiscard]] virtual bool host_steps() const { return true; }
     // Whether allreduce_sum_on_lane() works (NCCL); otherwise the caller sums on the host.
     [[nodiscard]] virtual bool reduces_on_device() const { return false; }
     // Sums `count` doubles over all ranks in place, in backend memory, ordered on the boundary
@@ -116,6 +119,10 @@ template <class T>
 std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
                                                   const std::vector<HaloFace<T>>& faces);
 
+// The faces of a rank's block that have a neighbour, moved in one launch per phase: pack (every
+// face sent to another rank into its buffer), transfer (the transport), unpack (every received
+// buffer into its halo, and every halo whose neighbour is this rank itself, a periodic axis held
+// by one rank, straight from the opposite face of the same field: no buffer, no message).
 template <class T>
 class HaloExchange {
 public:
@@ -126,21 +133,25 @@ public:
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
             if (!sub.has_neighbour[face]) continue;
+            const Box recv = recv_box(sub, face, halo);
+            if (topo.neighbour(face) == topo.rank()) {
+                // The halo beyond this face is the owned layer at the opposite face.
+                const Box source = send_box(sub, opposite_face(face), halo);
+                wrap_.add(recv, nullptr,
+                          {source.lo[0] - recv.lo[0], source.lo[1] - recv.lo[1],
+                           source.lo[2] - recv.lo[2]});
+                continue;
+            }
             HaloFace<T> h;
             h.face = face;
             h.peer = topo.neighbour(face);
             h.send = send_box(sub, face, halo);
-            h.recv = recv_box(sub, face, halo);
+            h.recv = recv;
             h.send_buf = backend.allocate(h.send.count());
             h.recv_buf = backend.allocate(h.recv.count());
-            (h.peer == topo.rank() ? local_ : remote_).push_back(std::move(h));
-        }
-        // A periodic axis held by one rank: each face's halo is this rank's opposite face,
-        // copied in backend memory whatever the transport (no MPI, no staging, no NCCL).
-        for (std::size_t f = 0; f < local_.size(); ++f) {
-            for (std::size_t g = 0; g < local_.size(); ++g) {
-                if (local_[g].face == opposite_face(local_[f].face)) local_source_.push_back(g);
-            }
+            packs_.add(h.send, h.send_buf.data());
+            unpacks_.add(h.recv, h.recv_buf.data());
+            remote_.push_back(std::move(h));
         }
         if (transport == TransportKind::nccl) {
             transport_ = make_nccl_transport<T>(topo.comm(), backend, remote_);
@@ -152,26 +163,22 @@ public:
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
     [[nodiscard]] bool reduces_on_device() const { return transport_->reduces_on_device(); }
+    // Whether a step's exchange runs without the host: no face goes to another rank, or the
+    // transport issues its messages on the boundary lane (NCCL).
+    [[nodiscard]] bool host_free() const { return remote_.empty() || !transport_->host_steps(); }
     void allreduce_sum_on_lane(double* values, int count) {
         transport_->allreduce_sum_on_lane(values, count);
     }
 
     void pack(FieldView<const T> u) {
-        for (auto* faces : {&local_, &remote_}) {
-            for (auto& h : *faces) backend_.pack(u, h.send, h.send_buf.data(), Lane::boundary);
-        }
+        if (!packs_.empty()) backend_.pack(u, packs_, Lane::boundary);
     }
     void transfer() {
-        for (std::size_t f = 0; f < local_.size(); ++f) {
-            backend_.copy(local_[f].recv_buf.data(), local_[local_source_[f]].send_buf.data(),
-                          local_[f].count(), Lane::boundary);
-        }
         if (!remote_.empty()) transport_->exchange(remote_);
     }
     void unpack(FieldView<T> u) {
-        for (auto* faces : {&local_, &remote_}) {
-            for (auto& h : *faces) backend_.unpack(h.recv_buf.data(), u, h.recv, Lane::boundary);
-        }
+        if (!unpacks_.empty()) backend_.unpack(u, unpacks_, Lane::boundary);
+        if (!wrap_.empty()) backend_.wrap(u, wrap_, Lane::boundary);
     }
     // All three back to back, complete on return (initialisation, tests).
     void exchange(FieldView<T> u) {
@@ -184,9 +191,10 @@ public:
 private:
     Backend<T>& backend_;
     std::unique_ptr<Transport<T>> transport_;
-    std::vector<HaloFace<T>> local_;         // faces whose neighbour is this rank
-    std::vector<std::size_t> local_source_;  // local_[f]'s halo is local_[local_source_[f]]'s face
-    std::vector<HaloFace<T>> remote_;        // faces exchanged through the transport
+    std::vector<HaloFace<T>> remote_;  // faces exchanged through the transport
+    FaceMoves<T> packs_;               // their owned layers -> send buffers
+    FaceMoves<T> unpacks_;             // receive buffers -> their halos
+    FaceMoves<T> wrap_;                // halos of faces whose neighbour is this rank
 };
 
 }  // namespace gridsim

@@ -120,6 +120,7 @@ public:
         }
         GRIDSIM_NCCL_CHECK(ncclGroupEnd());
     }
+    [[nodiscard]] bool host_steps() const override { return false; }
     [[nodiscard]] bool reduces_on_device() const override { return true; }
     void allreduce_sum_on_lane(double* values, int count) override {
         auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));

@@ -48,6 +48,8 @@ const std::vector<std::string_view> kSchema = {
     "parallel.kernel",
     "parallel.block",
     "parallel.rows_per_thread",
+    "parallel.phase_every",
+    "parallel.graphs",
     "parallel.bind",
     "output.progress_every",
     "output.report",
@@ -74,6 +76,7 @@ constexpr const char* kBackendNames[] = {"auto", "cpu", "cuda"};
 constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl"};
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
+constexpr const char* kGraphNames[] = {"auto", "on", "off"};
 
 // Every value the field starts from must be finite and, in float, within float's range: an
 // amplitude of 1e39 would otherwise start the run from infinities.
@@ -366,6 +369,10 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.choice("parallel.bind", {"auto", "none", "numa", "strict"}))
         c.bind = BindMode(*v);
     if (auto v = r.integers("parallel.block")) read_block(r, *v, c.block);
+    if (auto v = r.integer("parallel.phase_every", 0, 1 << 20)) c.phase_every = static_cast<int>(*v);
+    if (auto v = r.choice("parallel.graphs", {"auto", "on", "off"})) c.graphs = GraphMode(*v);
+    if (c.graphs == GraphMode::on && c.backend == BackendKind::cpu)
+        r.fail("parallel.graphs", "\"on\" needs the CUDA backend (parallel.backend = \"cpu\")");
     if (auto v = r.integer("parallel.rows_per_thread", 0, 4096)) {
         const bool pow2 = *v != 0 && (*v & (*v - 1)) == 0;
         if (c.kernel == KernelKind::naive && *v != 0 && (!pow2 || *v > 8)) {
@@ -487,6 +494,7 @@ const char* to_string(BackendKind v) { return kBackendNames[static_cast<int>(v)]
 const char* to_string(TransportKind v) { return kTransportNames[static_cast<int>(v)]; }
 const char* to_string(KernelKind v) { return kKernelNames[static_cast<int>(v)]; }
 const char* to_string(BindMode v) { return kBindNames[static_cast<int>(v)]; }
+const char* to_string(GraphMode v) { return kGraphNames[static_cast<int>(v)]; }
 
 namespace {
 
@@ -531,6 +539,8 @@ toml::table to_table(const Config& c) {
                                  {"kernel", to_string(c.kernel)},
                                  {"block", toml::array{c.block[0], c.block[1]}},
                                  {"rows_per_thread", c.rows},
+                                 {"phase_every", c.phase_every},
+                                 {"graphs", to_string(c.graphs)},
                                  {"bind", to_string(c.bind)}}},
         {"output", toml::table{{"progress_every", c.progress_every},
                                {"report", c.report},

@@ -31,6 +31,7 @@ enum class TransportKind { automatic, staged, cuda_aware, nccl };
 enum class KernelKind { stream, tiled, naive };
 // parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
 enum class BindMode { automatic, none, numa, strict };
+enum class GraphMode { automatic, on, off };
 
 class DeckReader;
 struct Config;
@@ -153,6 +154,12 @@ struct Config {
     KernelKind kernel = KernelKind::stream;
     std::array<int, 2> block{0, 0};  // CUDA threads per block (x, y); 0 = the variant's default
     int rows = 0;  // CUDA: points per thread along the slowest axis; 0 = the variant's default
+    // Lane phases timed on every n-th pass (sweep or operator application), scaled to all; 0 =
+    // the backend's default (CUDA 64: its events cost small steps measurable time; CPU 1).
+    int phase_every = 0;
+    // CUDA graphs: sweeps recorded once and replayed (auto: where a step needs no host, i.e. the
+    // CUDA backend with NCCL or without remote neighbours).
+    GraphMode graphs = GraphMode::automatic;
 
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)
@@ -229,5 +236,6 @@ const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
 const char* to_string(KernelKind v);
 const char* to_string(BindMode v);
+const char* to_string(GraphMode v);
 
 }  // namespace gridsim

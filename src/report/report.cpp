@@ -104,6 +104,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"launch", r.launch},
         {"transport", r.transport},
         {"overlap", cfg.overlap},
+        {"graphs", r.graphs},
         {"precision", to_string(cfg.precision)},
         {"steps", r.steps},
         {"start_step", r.start_step},
@@ -127,6 +128,8 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
           {"nonfinite", r.final_stats.nonfinite}}},
         {"phases", phases},
         {"overlap_hidden_s", hidden},
+        {"phase_timing",
+         {{"every", r.phase_every}, {"passes", r.passes}, {"timed_passes", r.timed_passes}}},
         {"final_norm", r.final_norm},
         {"placement", where},
         {"versions", versions()},
@@ -231,7 +234,8 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
     out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out +=
-        fmt::format("  transport       {}, overlap {}\n", s.transport, cfg.overlap ? "on" : "off");
+        fmt::format("  transport       {}, overlap {}{}\n", s.transport, cfg.overlap ? "on" : "off",
+                    s.graphs ? ", sweeps replayed as CUDA graphs" : "");
     out += fmt::format("  kernel          {}\n", s.launch);
     out += fmt::format("  memory per rank {} ({} fields with halos, largest rank)\n",
                        bytes_text(s.field_bytes_max),
@@ -250,6 +254,7 @@ std::string summary_text(const nlohmann::json& d) {
         fmt::join(d["config"]["grid"]["cells"].get<std::vector<int>>(), "x"), str("precision"),
         d["ranks"].get<int>(), fmt::join(d["process_grid"].get<std::vector<int>>(), "x"),
         str("backend"), str("transport"), d["overlap"].get<bool>() ? "on" : "off");
+    if (d.value("graphs", false)) out += "  graphs          sweeps replayed as CUDA graphs\n";
     if (!str("backend_note").empty()) out += "  (" + str("backend_note") + ")\n";
     out += fmt::format("  launch          {}\n", str("launch"));
     out += fmt::format("  steps           {}", d["steps"].get<std::int64_t>());
@@ -265,7 +270,13 @@ std::string summary_text(const nlohmann::json& d) {
     out += fmt::format("  overlap         hid {:.4f} s of phase time behind other work ({})\n",
                        num("overlap_hidden_s"),
                        d["overlap"].get<bool>() ? "overlap on" : "overlap off");
-    out += "  phases [s]      min / mean / max over ranks\n";
+    const auto& timing = d["phase_timing"];
+    out += "  phases [s]      min / mean / max over ranks";
+    if (timing["every"].get<int>() > 1)
+        out += fmt::format(" (stream phases timed on {} of {} passes, every {}th, scaled)",
+                           timing["timed_passes"].get<std::int64_t>(),
+                           timing["passes"].get<std::int64_t>(), timing["every"].get<int>());
+    out += "\n";
     for (const char* name : kPhaseNames) {
         const auto& st = d["phases"][name];
         out += fmt::format("    {:<12}  {:.4f} / {:.4f} / {:.4f}\n", name, st["min"].get<double>(),

@@ -4,7 +4,9 @@
 // the totals over ranks (min/mean/max).
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -19,47 +21,78 @@ constexpr std::array<const char*, static_cast<int>(Phase::count)> kPhaseNames = 
 
 using PhaseTimes = std::array<double, static_cast<int>(Phase::count)>;
 
+// Lane phases can be timed on a sample of passes (sweeps, operator applications) only: at small
+// subdomains the two events per phase and their polling are a measurable part of a step (CUDA:
+// about a microsecond each on the host). The sampled passes are every `every`-th one from the
+// second (the first carries one-time costs), and totals() scales their times by passes / timed
+// passes; host phases (reductions the host waits for, I/O) are always timed.
 class PhaseTimer {
 public:
-    explicit PhaseTimer(std::unique_ptr<IntervalTimer> lanes)
+    explicit PhaseTimer(std::unique_ptr<IntervalTimer> lanes, int every = 1)
         : lanes_(std::move(lanes)),
           host_(make_wall_clock_timer()),
-          seconds_(static_cast<int>(Phase::count), 0.0) {}
+          every_(std::max(1, every)),
+          lane_seconds_(static_cast<int>(Phase::count), 0.0),
+          host_seconds_(static_cast<int>(Phase::count), 0.0) {}
 
-    // Times the lifetime of the returned object as work of `phase` on `lane`.
+    // Times the lifetime of the returned object as work of `phase` on `lane` (nothing when the
+    // timer is null: a pass that is not sampled).
     class Scope {
     public:
-        Scope(IntervalTimer& t, Phase p, Lane lane) : timer_(t), phase_(p), lane_(lane) {
-            timer_.begin(static_cast<int>(phase_), lane_);
+        Scope(IntervalTimer* t, Phase p, Lane lane) : timer_(t), phase_(p), lane_(lane) {
+            if (timer_ != nullptr) timer_->begin(static_cast<int>(phase_), lane_);
         }
         Scope(const Scope&) = delete;
         Scope& operator=(const Scope&) = delete;
-        ~Scope() { timer_.end(static_cast<int>(phase_), lane_); }
+        ~Scope() {
+            if (timer_ != nullptr) timer_->end(static_cast<int>(phase_), lane_);
+        }
 
     private:
-        IntervalTimer& timer_;
+        IntervalTimer* timer_;
         Phase phase_;
         Lane lane_;
     };
 
-    Scope on_lane(Phase p, Lane lane) { return Scope(*lanes_, p, lane); }
-    Scope on_host(Phase p) { return Scope(*host_, p, Lane::boundary); }
+    Scope on_lane(Phase p, Lane lane) { return Scope(sampled_ ? lanes_.get() : nullptr, p, lane); }
+    Scope on_host(Phase p) { return Scope(host_.get(), p, Lane::boundary); }
 
-    // Folds finished intervals into the totals without waiting (cheap; call once per step).
-    void poll() { lanes_->collect(seconds_, false); }
-    // All intervals so far, waiting for unfinished ones.
+    // A new pass begins: decides whether its lane phases are timed, and folds finished
+    // intervals into the totals without waiting (cheap).
+    void start_pass() {
+        ++passes_;
+        sampled_ = every_ == 1 || (passes_ >= 2 && (passes_ - 2) % every_ == 0);
+        if (!sampled_) return;
+        ++timed_passes_;
+        lanes_->collect(lane_seconds_, false);
+    }
+    // All intervals so far, waiting for unfinished ones; lane phases scaled to every pass.
     PhaseTimes totals() {
-        lanes_->collect(seconds_, true);
-        host_->collect(seconds_, true);
+        lanes_->collect(lane_seconds_, true);
+        host_->collect(host_seconds_, true);
+        const double scale =
+            timed_passes_ > 0 ? static_cast<double>(passes_) / static_cast<double>(timed_passes_)
+                              : 0.0;
         PhaseTimes t{};
-        for (std::size_t p = 0; p < t.size(); ++p) t[p] = seconds_[p];
+        for (std::size_t p = 0; p < t.size(); ++p)
+            t[p] = host_seconds_[p] + (every_ == 1 ? 1.0 : scale) * lane_seconds_[p];
         return t;
     }
+    [[nodiscard]] int every() const { return every_; }
+    // Whether this pass's lane phases are timed.
+    [[nodiscard]] bool sampled() const { return sampled_; }
+    [[nodiscard]] std::int64_t passes() const { return passes_; }
+    [[nodiscard]] std::int64_t timed_passes() const { return timed_passes_; }
 
 private:
     std::unique_ptr<IntervalTimer> lanes_;
     std::unique_ptr<IntervalTimer> host_;
-    std::vector<double> seconds_;
+    int every_;
+    bool sampled_ = true;  // work before the first pass (initialisation) is timed
+    std::int64_t passes_ = 0;
+    std::int64_t timed_passes_ = 0;
+    std::vector<double> lane_seconds_;
+    std::vector<double> host_seconds_;
 };
 
 }  // namespace gridsim

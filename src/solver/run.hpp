@@ -68,6 +68,7 @@ struct RunStart {
     std::string backend;
     std::string backend_note;  // why `auto` chose the backend
     std::string transport;
+    bool graphs = false;  // sweeps recorded and replayed (CUDA graphs)
     std::string launch;   // kernel variant and block shape
     std::string devices;  // e.g. "4 x NVIDIA H200"
     std::array<int, 3> process_grid{1, 1, 1};
@@ -110,6 +111,7 @@ struct RunResult {
     RankPlacement placement;      // this rank's binding and where its memory is
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::string transport;
+    bool graphs = false;  // sweeps recorded and replayed (CUDA graphs)
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
     std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached
@@ -123,6 +125,11 @@ struct RunResult {
     std::int64_t updated_points = 0;  // per step, all ranks
     std::size_t value_bytes = 8;      // sizeof(T)
     PhaseTimes phases{};              // this rank's
+    // How the lane phases were timed: on every `phase_every`-th of `passes` passes (sweeps,
+    // operator applications), `timed_passes` of them, scaled to all.
+    int phase_every = 1;
+    std::int64_t passes = 0;
+    std::int64_t timed_passes = 0;
     std::vector<std::pair<std::int64_t, double>> residual_history;  // jacobi
     bool converged = false;                                         // jacobi reached time.tolerance
     double final_norm = 0.0;  // residual (jacobi) or ||u||_2 (heat)

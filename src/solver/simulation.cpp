@@ -10,6 +10,18 @@
 
 namespace gridsim {
 
+namespace {
+
+// parallel.phase_every, 0 resolved: the CUDA backend's per-phase events cost a small step
+// several microseconds, the CPU's clock reads nothing worth saving.
+template <class T>
+int phase_every(const Config& cfg, const Backend<T>& be) {
+    if (cfg.phase_every > 0) return cfg.phase_every;
+    return be.on_device() ? 64 : 1;
+}
+
+}  // namespace
+
 template <class T>
 Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
     : cfg_(cfg),
@@ -18,7 +30,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
       topo_(comm, cfg, dom_, kStencilRadius),
       choice_(choose_backend<T>(cfg, topo_.comm())),
       be_(*choice_.backend),
-      timer_(be_.make_interval_timer()) {
+      timer_(be_.make_interval_timer(), phase_every(cfg, be_)) {
     const Subdomain& sub = topo_.subdomain();
     const FieldExtents ext =
         FieldExtents::make(dom_.dims, sub.size, kStencilRadius, be_.row_alignment());
@@ -30,6 +42,33 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
     regions_ = split_for_overlap(updated_, sub, kStencilRadius);
     global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
     devices_ = describe_devices();
+    record_sweeps_ = decide_recording();
+    // A recorded residual is folded on the boundary lane before the next sweep can start; an
+    // unrecorded one is folded beside it. Above this many updated points per rank the fold (one
+    // partial per stencil block) costs more than the launches a replay saves (jacobi 8192^2 on
+    // one H200: 169 us recorded against 161 us; 2 x 4096 x 8192 on two: 119 us against 152
+    // us; docs/performance.md). The same on every rank: the largest rank decides.
+    double most = static_cast<double>(updated_.count());
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
+    record_residuals_ = cfg_.graphs == GraphMode::on || most <= kRecordResidualPoints;
+}
+
+// parallel.graphs. The ranks decide together: they must issue the same NCCL calls in the same
+// order, and a rank whose exchange waits on the host (MPI) cannot record its sweeps.
+template <class T>
+bool Simulation<T>::decide_recording() {
+    if (cfg_.graphs == GraphMode::off) return false;
+    int mine = be_.can_capture() && halo_->host_free() ? 1 : 0;
+    int all = 0;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, topo_.comm()));
+    if (all == 0 && cfg_.graphs == GraphMode::on) {
+        throw ConfigError(cfg_.where("parallel.graphs") +
+                          "\"on\" needs the CUDA backend and a halo exchange without host steps "
+                          "(transport \"nccl\", or no neighbour on another rank); this run has " +
+                          (be_.can_capture() ? "transport " + std::string(transport_name())
+                                             : "the " + be_.name() + " backend"));
+    }
+    return all == 1;
 }
 
 // Refuses (ConfigError, on every rank) a deck whose fields do not fit, before allocating them:
@@ -124,8 +163,7 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     // NCCL connects the ranks for a collective at its first use: about 0.9 s on 2 x H200, which
     // would otherwise land in the first timed residual. One empty residual pays it here.
     if (reduces_on_device()) {
-        reduce_on_device_and_read(be_.fold_residual());
-        (void)be_.finish_read();
+        (void)be_.finish_read(reduce_on_device_and_read(be_.fold_residual()));
     }
 }
 
@@ -171,12 +209,47 @@ void Simulation<T>::exchange_beside_interior(const StencilParams<T>& p, FieldVie
 // after another on the boundary lane.
 template <class T>
 void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
+    timer_.start_pass();
+    RecordedSweep& rec = recorded_[cur_][residual ? 1 : 0];
+    if (record_sweeps_ && !timer_.sampled() && rec.ran && (!residual || record_residuals_)) {
+        replay_sweep(p, residual);
+    } else {
+        rec.ran = true;
+        sweep_work(p, residual ? StencilSum::change : StencilSum::none);
+        lanes_joined_ = false;
+    }
+    cur_ = 1 - cur_;
+}
+
+template <class T>
+void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum) {
     be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
-    timer_.poll();
-    const StencilSum sum = residual ? StencilSum::change : StencilSum::none;
     update_shell(p, current(), next(), sum);
     exchange_beside_interior(p, current(), next(), sum, next());
-    cur_ = 1 - cur_;
+}
+
+// The recording holds the whole sweep and, with a residual, its fold, its all-reduce over the
+// ranks (NCCL) and its read-back: one launch for all of it. It reads the fields at fixed
+// addresses, so one recording serves every sweep of the same parity and kind.
+template <class T>
+void Simulation<T>::replay_sweep(const StencilParams<T>& p, bool residual) {
+    RecordedSweep& rec = recorded_[cur_][residual ? 1 : 0];
+    if (!rec.work) {
+        be_.begin_capture();
+        sweep_work(p, residual ? StencilSum::change : StencilSum::none);
+        if (residual) {
+            double* sum = be_.fold_residual();
+            if (reduces_on_device()) allreduce_on_lane(sum, 1);
+            be_.start_read(sum, Backend<T>::ReadAfter::boundary_lane);
+        }
+        rec.work = be_.end_capture();
+    }
+    // A replay waits for the work issued before it on the boundary lane only: after a sweep
+    // that ran unrecorded, the interior lane may still be writing the field the replay reads.
+    if (!lanes_joined_) be_.join_lanes();
+    lanes_joined_ = true;
+    const int read = rec.work->launch();
+    if (residual) recorded_read_ = read;
 }
 
 // The input's halos travel while the interior (which reads none) is updated; the shell, which
@@ -185,7 +258,7 @@ template <class T>
 void Simulation<T>::apply_summing(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out,
                                   StencilSum sum) {
     be_.join_lanes();  // in was written on either lane
-    timer_.poll();
+    timer_.start_pass();
     exchange_beside_interior(p, in, out, sum, in);
     update_shell(p, in, out, sum);
     be_.join_lanes();
@@ -227,17 +300,22 @@ double Simulation<T>::allreduce_sum(double local) {
 // next sweep's boundary work, so it runs beside that sweep's interior instead of delaying it.
 template <class T>
 void Simulation<T>::request_residual() {
+    if (recorded_read_ >= 0) {  // a replayed sweep folded, summed and started reading it
+        pending_.push_back({nullptr, false, recorded_read_, true});
+        recorded_read_ = -1;
+        return;
+    }
     double* sum = be_.fold_residual();
     const bool on_device = reduces_on_device();
-    if (!on_device) be_.start_read(sum, Backend<T>::ReadAfter::fold);
-    pending_.push_back({sum, on_device});
+    const int read = on_device ? -1 : be_.start_read(sum, Backend<T>::ReadAfter::fold);
+    pending_.push_back({sum, on_device, read, false});
 }
 
 template <class T>
-void Simulation<T>::reduce_on_device_and_read(double* sum) {
+int Simulation<T>::reduce_on_device_and_read(double* sum) {
     be_.join_fold(Lane::boundary);
     allreduce_on_lane(sum, 1);
-    be_.start_read(sum, Backend<T>::ReadAfter::boundary_lane);
+    return be_.start_read(sum, Backend<T>::ReadAfter::boundary_lane);
 }
 
 // The wait in finish_read() is for the requesting sweep itself to finish, so it is not timed as
@@ -247,14 +325,15 @@ double Simulation<T>::take_residual() {
     const PendingResidual p = pending_.front();
     pending_.pop_front();
     if (p.on_device) {
+        int read = -1;
         {
             auto t = timer_.on_lane(Phase::reduction, Lane::boundary);
-            reduce_on_device_and_read(p.sum);
+            read = reduce_on_device_and_read(p.sum);
         }
-        return std::sqrt(be_.finish_read());
+        return std::sqrt(be_.finish_read(read));
     }
-    const double sum = be_.finish_read();
-    if (topo_.size() == 1) return std::sqrt(sum);
+    const double sum = be_.finish_read(p.read);
+    if (p.global || topo_.size() == 1) return std::sqrt(sum);
     auto t = timer_.on_host(Phase::reduction);
     return std::sqrt(allreduce_sum(sum));
 }

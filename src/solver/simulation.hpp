@@ -32,8 +32,12 @@ public:
     // owned points (a restart); halos exchanged; next = current.
     void initialise(const std::function<void(const HostField&)>& load = {});
     // One sweep next = stencil(current) by the overlap recipe, then current <-> next. With
-    // `residual`, the sweep also sums its squared updates (the fused jacobi residual).
+    // `residual`, the sweep also sums its squared updates (the fused jacobi residual). Where
+    // sweeps are recorded (parallel.graphs), a sweep is a replay of the same kind of sweep's
+    // recording, its residual folded and read back inside it.
     void sweep(const StencilParams<T>& params, bool residual = false);
+    // Whether sweeps are recorded and replayed (CUDA graphs); the same on every rank.
+    [[nodiscard]] bool records_sweeps() const { return record_sweeps_; }
     // After a sweep(params, true): folds that sweep's residual on the device and, unless the
     // ranks sum it there (NCCL: at take_residual), starts copying it to the host. Never waits.
     void request_residual();
@@ -127,9 +131,15 @@ private:
     [[nodiscard]] FieldView<const T> current() const { return u_[cur_].view(); }
     [[nodiscard]] FieldView<T> next() { return u_[1 - cur_].view(); }
     double allreduce_sum(double local);
-    // All-reduces a folded sum on the boundary lane (NCCL) and starts reading it back.
-    void reduce_on_device_and_read(double* sum);
+    // All-reduces a folded sum on the boundary lane (NCCL) and starts reading it back; returns
+    // the read.
+    int reduce_on_device_and_read(double* sum);
     std::string describe_devices();
+    bool decide_recording();
+    // The work of one sweep from current() into next(), without the swap.
+    void sweep_work(const StencilParams<T>& p, StencilSum sum);
+    // Replays the recording of this kind of sweep, recording it first if need be.
+    void replay_sweep(const StencilParams<T>& p, bool residual);
     void update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                       StencilSum sum);
     void exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
@@ -159,13 +169,29 @@ private:
     Field<T> last_good_;
     std::int64_t last_good_step_ = -1;
     std::string devices_;
-    // Requested residuals not yet taken, oldest first: the folded local sum (backend memory)
-    // and whether the ranks sum it on the device (NCCL) when it is taken.
+    // Requested residuals not yet taken, oldest first: either a folded local sum (backend
+    // memory) the ranks sum on the device (NCCL) when it is taken, or a read in flight (its id)
+    // of a local sum, or of the global one where a replayed sweep all-reduced it itself.
     struct PendingResidual {
         double* sum;
         bool on_device;
+        int read;
+        bool global;
     };
     std::deque<PendingResidual> pending_;
+    // Recorded sweeps by [field parity][residual]: the first sweep of each kind runs unrecorded
+    // (it also sizes the residual's partials), the next is recorded, and later ones replay it.
+    // Sampled passes (phase timing) always run unrecorded: they record timing events.
+    struct RecordedSweep {
+        bool ran = false;
+        std::unique_ptr<Recording> work;
+    };
+    bool record_sweeps_ = false;
+    bool record_residuals_ = false;  // "auto" records residual sweeps of small subdomains only
+    static constexpr double kRecordResidualPoints = 33554432.0;  // 2^25 updated points per rank
+    bool lanes_joined_ = true;  // no unrecorded sweep since the last replay
+    std::array<std::array<RecordedSweep, 2>, 2> recorded_;
+    int recorded_read_ = -1;  // the last replayed sweep's residual read, until requested
 };
 
 }  // namespace gridsim

@@ -187,6 +187,7 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.backend_note = be.note;
     out.launch = be.backend->launch_description();
     out.transport = sim.transport_name();
+    out.graphs = sim.records_sweeps();
     out.process_grid = sim.topology().process_grid();
     out.ranks = sim.topology().size();
 }
@@ -198,6 +199,9 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
                       std::int64_t steps, const LoopClock& clock) {
     RunResult r;
     r.phases = sim.finish();
+    r.phase_every = sim.timer().every();
+    r.passes = sim.timer().passes();
+    r.timed_passes = sim.timer().timed_passes();
     r.loop_seconds_local = clock.elapsed();
     r.loop_seconds = clock.slowest();
     if (opt.process_start) r.startup_seconds = clock.since(*opt.process_start);

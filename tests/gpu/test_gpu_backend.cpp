@@ -181,6 +181,37 @@ TEST_P(GpuDeck, NcclAndStagedAreBitwiseIdentical) {
     EXPECT_EQ(count_differences(nccl, one), 0u);
 }
 
+// Sweeps replayed as CUDA graphs (recorded at the second sweep of each kind; every 3rd pass runs
+// unrecorded for its phase timing, so recorded and unrecorded sweeps alternate irregularly)
+// against the plain path: the same fields and residual histories, bitwise. One rank records its
+// periodic self-exchange; several ranks record their NCCL messages and all-reduces.
+TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
+    GRIDSIM_REQUIRE_GPU();
+    const Deck& d = GetParam();
+    std::vector<std::pair<int, std::string>> runs = {{1, "staged"}};
+    if (test::world_size() >= 2 && every_rank_has_its_own_gpu())
+        runs.push_back({test::world_size(), "nccl"});
+    for (const auto& [n, transport] : runs) {
+        const std::vector<std::string> common = {"parallel.transport=" + transport};
+        auto with = [&](std::vector<std::string> sets) {
+            sets.insert(sets.end(), common.begin(), common.end());
+            return test::run_on_ranks(n, d.text + kGpu, sets);
+        };
+        const RunResult plain = with({"parallel.graphs=off", "parallel.phase_every=1"});
+        const RunResult replayed = with({"parallel.graphs=on", "parallel.phase_every=3"});
+        const RunResult auto_mode = with({});
+        if (test::world_rank() != 0) continue;
+        SCOPED_TRACE(fmt::format("{} rank(s), {}", n, transport));
+        EXPECT_FALSE(plain.graphs);
+        EXPECT_TRUE(replayed.graphs);
+        EXPECT_TRUE(auto_mode.graphs);
+        EXPECT_EQ(count_differences(replayed.global_field, plain.global_field), 0u);
+        EXPECT_EQ(count_differences(auto_mode.global_field, plain.global_field), 0u);
+        EXPECT_EQ(replayed.residual_history, plain.residual_history);
+        EXPECT_EQ(auto_mode.residual_history, plain.residual_history);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Decks, GpuDeck, testing::ValuesIn(kDecks),
                          [](const testing::TestParamInfo<Deck>& info) { return info.param.name; });
 
@@ -276,6 +307,35 @@ TEST(GpuThin, SubdomainsOnePointThickerThanTheHalo) {
         ASSERT_EQ(cpu.size(), thin.size());
         for (std::size_t p = 0; p < cpu.size(); ++p) ASSERT_NEAR(thin[p], cpu[p], 1e-12);
     }
+}
+
+// A jacobi run that converges, its residual read every sweep: replayed sweeps stop at the same
+// sweep (the sweep issued beyond it undone) with the same history as the plain path.
+TEST(GpuGraphs, ConvergenceStopsAtTheSameSweep) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::string deck =
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [45, 38]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 5000\nnorm_every = 1\ntolerance = 1e-2\n";
+    const RunResult plain =
+        test::run_on_ranks(1, deck + kGpu, {"parallel.graphs=off", "parallel.phase_every=1"});
+    const RunResult replayed = test::run_on_ranks(1, deck + kGpu, {"parallel.graphs=on"});
+    if (test::world_rank() != 0) return;
+    ASSERT_TRUE(plain.converged);
+    EXPECT_TRUE(replayed.converged);
+    EXPECT_LT(plain.steps, 5000);
+    EXPECT_EQ(replayed.steps, plain.steps);
+    EXPECT_EQ(replayed.residual_history, plain.residual_history);
+    EXPECT_EQ(count_differences(replayed.global_field, plain.global_field), 0u);
+}
+
+// "on" where a step needs the host (staged MPI messages between ranks) is refused on every rank.
+TEST(GpuGraphs, OnIsRefusedWhereTheExchangeNeedsTheHost) {
+    GRIDSIM_REQUIRE_GPU();
+    const int n = test::world_size();
+    if (n < 2) GTEST_SKIP() << "needs several ranks";
+    const std::string deck = "[grid]\ncells = [20, 18, 16]\n[time]\nsteps = 3\n" + kGpu;
+    EXPECT_THROW(test::run_on_ranks(n, deck, {"parallel.graphs=on", "parallel.transport=staged"}),
+                 ConfigError);
 }
 
 // The reductions: statistics and sums agree with the CPU backend (sums to rounding, as the

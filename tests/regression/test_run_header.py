@@ -93,6 +93,20 @@ class RunHeader(unittest.TestCase):
             self.assertIn("bound to NUMA node", p["bind_note"])
             self.assertNotIn("gpu", p)
 
+    def test_the_report_says_how_phases_were_timed(self):
+        # The CPU times every pass by default; parallel.phase_every = 3 times passes 2 and 5 of 6
+        # (every 3rd from the second) and scales them to all six. Graphs are a CUDA matter.
+        for every, timed in ((0, 6), (3, 2)):
+            report = os.path.join(self.tmp, f"r{every}.json")
+            self.run_gridsim("--quiet", "--report", report, "--set", "time.steps=6",
+                             "--set", f"parallel.phase_every={every}")
+            with open(report) as f:
+                d = json.load(f)
+            self.assertEqual(d["phase_timing"], {"every": max(every, 1), "passes": 6,
+                                                 "timed_passes": timed})
+            self.assertFalse(d["graphs"])
+            self.assertGreater(d["phases"]["interior"]["mean"], 0.0)
+
     def test_restart_is_named_and_quiet_prints_none(self):
         self.run_gridsim("--quiet")
         out = self.run_gridsim("--restart", f"{self.tmp}/out/checkpoint.h5",

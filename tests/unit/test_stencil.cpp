@@ -75,6 +75,32 @@ TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
     EXPECT_NE(expect_product, 0.0);
 }
 
+// A periodic x axis held by one rank: each x halo column is the owned column at the other end.
+TEST(CpuBackend, WrapFillsEachHaloFromTheOppositeOwnedLayer) {
+    auto be = make_cpu_backend<double>();
+    const FieldExtents e = FieldExtents::make(2, {6, 5, 1}, 1);
+    std::vector<double> host(e.total);
+    for (std::size_t n = 0; n < host.size(); ++n) host[n] = 1000.0 + static_cast<double>(n);
+    Field<double> a = be->allocate_field(e);
+    be->upload(host, a.view());
+    FaceMoves<double> wrap;
+    wrap.add(Box{{-1, 0, 0}, {0, 5, 1}}, nullptr, {6, 0, 0});
+    wrap.add(Box{{6, 0, 0}, {7, 5, 1}}, nullptr, {-6, 0, 0});
+    be->wrap(a.view(), wrap, Lane::boundary);
+    std::vector<double> got;
+    be->download(a.view(), got);
+    for (int j = 0; j < 5; ++j) {
+        const int row = 8 * (j + 1);  // halo column 0, owned 1..6, halo column 7
+        EXPECT_EQ(got[row + 0], host[row + 6]);
+        EXPECT_EQ(got[row + 7], host[row + 1]);
+        for (int i = 1; i <= 6; ++i) EXPECT_EQ(got[row + i], host[row + i]);
+    }
+    for (int i = 0; i < 8; ++i) {  // the y halo rows are not touched
+        EXPECT_EQ(got[i], host[i]);
+        EXPECT_EQ(got[8 * 6 + i], host[8 * 6 + i]);
+    }
+}
+
 TEST(CpuBackend, PackUnpackRoundTripAndReductions) {
     auto be = make_cpu_backend<float>();
     const FieldExtents e = FieldExtents::make(2, {6, 5, 1}, 1);
@@ -83,15 +109,27 @@ TEST(CpuBackend, PackUnpackRoundTripAndReductions) {
     Field<float> a = be->allocate_field(e);
     Field<float> b = be->allocate_field(e);
     be->upload(host, a.view());
-    const Box face{{0, 4, 0}, {6, 5, 1}};  // last owned row
+    // Two faces in one pass: the last owned row and the first owned column.
+    const Box face{{0, 4, 0}, {6, 5, 1}};
+    const Box column{{0, 0, 0}, {1, 5, 1}};
     std::vector<float> buf(face.count());
-    be->pack(a.view(), face, buf.data(), Lane::boundary);
+    std::vector<float> col(column.count());
+    FaceMoves<float> packs;
+    packs.add(face, buf.data());
+    packs.add(column, col.data());
+    be->pack(a.view(), packs, Lane::boundary);
     for (int i = 0; i < 6; ++i) EXPECT_EQ(buf[i], host[(i + 1) + 8 * 5]);
+    for (int j = 0; j < 5; ++j) EXPECT_EQ(col[j], host[1 + 8 * (j + 1)]);
     const Box halo{{0, -1, 0}, {6, 0, 1}};
-    be->unpack(buf.data(), b.view(), halo, Lane::boundary);
+    const Box right{{6, 0, 0}, {7, 5, 1}};
+    FaceMoves<float> unpacks;
+    unpacks.add(halo, buf.data());
+    unpacks.add(right, col.data());
+    be->unpack(b.view(), unpacks, Lane::boundary);
     std::vector<float> got;
     be->download(b.view(), got);
     for (int i = 0; i < 6; ++i) EXPECT_EQ(got[i + 1], buf[i]);
+    for (int j = 0; j < 5; ++j) EXPECT_EQ(got[7 + 8 * (j + 1)], col[j]);
 
     const Box owned{{0, 0, 0}, {6, 5, 1}};
     double sum_sq = 0.0;
