@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench-gpu.sh [matrix|tune|profile|all] [BUILD_DIR]
+# scripts/bench-gpu.sh [matrix|tune|profile|latency|all] [BUILD_DIR]
 #
 # The GPU benchmark matrix, run on a GPU host from the repository root: decks x kernel variants
 # x precisions x residual cadence x the GPU counts the host has. Every run writes its JSON report;
@@ -8,7 +8,12 @@
 #   matrix   the benchmark decks with every kernel variant (default)
 #   tune     block shapes and points per thread of the stream and tiled kernels
 #   profile  Nsight Compute on a few sweeps of each variant and deck (needs ncu)
-#   all      matrix, tune and profile
+#   latency  time per step against points per GPU: jacobi 2D float (residual every sweep)
+#            1024^2..16384^2 and heat 3D double 64^3..512^3 on 1, 2 and 4 GPUs (as many as
+#            the host has), each with CUDA graphs (auto) and without (graphs off and every
+#            phase timed, as every step ran before graphs), and with GRIDSIM_BEFORE (another
+#            gridsim build, e.g. an earlier commit's) where that is set; latency.md, latency.png
+#   all      matrix, tune, profile and latency
 # gridsim comes from BUILD_DIR (default: PATH, else build/). Reports and logs go to $OUT (or
 # out/bench): reports.tgz, bench.log, table.txt, ncu.txt. Runs with mpirun; where no MPI is
 # installed, source the relocatable runtime first (README, section "GPUs").
@@ -29,8 +34,9 @@ log() { echo "=== $*" >>"$out/bench.log"; }
 # bench NAME RANKS DECK [--set ...]: one run, its report in $reports/NAME.json.
 bench() {
     local name=$1 n=$2 deck=$3; shift 3
-    log "mpirun -np $n $g run inputs/$deck --quiet --report $name.json $*"
-    mpirun -np "$n" "$g" run "inputs/$deck" --quiet --report "$reports/$name.json" "$@" \
+    local bin=${BIN:-$g}
+    log "mpirun -np $n $bin run inputs/$deck --quiet --report $name.json $*"
+    mpirun -np "$n" "$bin" run "inputs/$deck" --quiet --report "$reports/$name.json" "$@" \
         >>"$out/bench.log" 2>&1 || echo "FAILED: $name (see bench.log)"
 }
 
@@ -103,13 +109,42 @@ profile() {
         "$out/ncu.txt" >"$out/ncu-summary.txt" || true
 }
 
+# Global grids N^2 / N^3 on n GPUs (strong scaling: points per GPU = N^d / n), steps for about
+# 10^10 point updates (200 to 40000), LATENCY_REPEAT runs each (the fastest is kept).
+latency() {
+    local n s mode rep steps modes="auto off"
+    [ -n "${GRIDSIM_BEFORE:-}" ] && modes="$modes before"
+    for n in 1 2 4; do
+        [ "$n" -gt "$ngpu" ] && continue
+        for mode in $modes; do
+            local sets=(--set parallel.graphs=$mode) BIN=$g
+            [ $mode = off ] && sets+=(--set parallel.phase_every=1)
+            [ $mode = before ] && sets=(--set output.progress_every=0) BIN=$GRIDSIM_BEFORE
+            for rep in $(seq "${LATENCY_REPEAT:-2}"); do
+                for s in ${LATENCY_2D:-1024 2048 4096 8192 16384}; do
+                    steps=$(( 10000000000 / (s * s) )); steps=$(( steps < 200 ? 200 : steps > 40000 ? 40000 : steps ))
+                    bench "lat_jacobi2d_s${s}_np${n}_${mode}_r${rep}" "$n" bench_jacobi2d.toml \
+                        --set "grid.cells=[$s,$s]" --set time.steps=$steps --set time.norm_every=1 "${sets[@]}"
+                done
+                for s in ${LATENCY_3D:-64 128 256 512}; do
+                    steps=$(( 10000000000 / (s * s * s) )); steps=$(( steps < 200 ? 200 : steps > 40000 ? 40000 : steps ))
+                    bench "lat_heat3d_s${s}_np${n}_${mode}_r${rep}" "$n" bench_heat3d.toml \
+                        --set "grid.cells=[$s,$s,$s]" --set time.steps=$steps "${sets[@]}"
+                done
+            done
+        done
+    done
+    python3 "$(dirname "$0")/gpu_host/latency.py" "$reports" "$out" | tee "$out/latency.txt"
+}
+
 mpirun -np 1 "$g" bench --size-mib 1024 | tee -a "$out/bench.log"
 case "$mode" in
     matrix) matrix ;;
     tune) tune ;;
     profile) profile ;;
-    all) matrix; tune; profile ;;
-    *) echo "bench-gpu.sh: unknown mode '$mode' (matrix, tune, profile or all)" >&2; exit 2 ;;
+    latency) latency ;;
+    all) matrix; tune; profile; latency ;;
+    *) echo "bench-gpu.sh: unknown mode '$mode' (matrix, tune, profile, latency or all)" >&2; exit 2 ;;
 esac
 tar -C "$reports" -czf "$out/reports.tgz" .
 echo

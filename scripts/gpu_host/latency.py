@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""latency.py REPORTS_DIR OUT_DIR: the latency curve of `scripts/bench-gpu.sh latency`.
+
+Reads the lat_<problem>_s<N>_np<n>_<mode>_r<repeat>.json run reports, keeps the fastest repeat
+of each (problem, N, n, mode), and writes OUT_DIR/latency.md (a table and the issue's targets)
+and OUT_DIR/latency.png (time per step against points per GPU, log-log, with the memory floor:
+the compulsory bytes, 2 x sizeof(value) per point, at the copy bandwidth measured in each run).
+Prints the table."""
+import glob
+import json
+import os
+import re
+import sys
+
+NAME = re.compile(r"lat_(?P<problem>[a-z0-9]+)_s(?P<size>\d+)_np(?P<n>\d+)_(?P<mode>[a-z]+)_r\d+\.json$")
+
+# (problem, N, GPUs, bound in us) and (problem, N, minimum 2-GPU speed-up) to hold the runs to.
+TIME_TARGETS = [("jacobi2d", 2048, 1, 12), ("jacobi2d", 2048, 2, 10), ("jacobi2d", 4096, 1, 40),
+                ("jacobi2d", 4096, 2, 22), ("heat3d", 128, 1, 12), ("heat3d", 128, 2, 10),
+                ("jacobi2d", 16384, 1, 590), ("jacobi2d", 16384, 2, 300), ("heat3d", 512, 1, 620),
+                ("heat3d", 512, 2, 330), ("jacobi2d", 16384, 4, 150)]
+SPEEDUP_TARGETS = [("jacobi2d", 8192, 1.85), ("heat3d", 256, 1.85)]
+
+
+def load(reports):
+    best = {}
+    for path in glob.glob(os.path.join(reports, "lat_*.json")):
+        m = NAME.search(os.path.basename(path))
+        if not m:
+            continue
+        with open(path) as f:
+            d = json.load(f)
+        key = (m["problem"], int(m["size"]), int(m["n"]), m["mode"])
+        if key not in best or d["time_per_step_s"] < best[key]["time_per_step_s"]:
+            best[key] = d
+    return best
+
+
+def floor_us(d):
+    """The memory floor of one step on one GPU: its compulsory bytes at its copy bandwidth."""
+    per_gpu = d["updated_points_per_step"] / d["ranks"]
+    return 2 * (4 if d["precision"] == "float" else 8) * per_gpu / (d["copy_bandwidth_GBps"] * 1e3)
+
+
+def us(d):
+    return "-" if d is None else f"{d['time_per_step_s'] * 1e6:.1f}"
+
+
+def table(best):
+    """One row per (problem, N, GPUs): us per step with graphs (auto), without (off), and with
+    the earlier build (before) where it ran; the memory floor and its share of the step."""
+    rows = ["| problem | N | GPUs | points per GPU | us/step | graphs off | before | gain vs before | "
+            "floor us | floor / step | speed-up vs 1 GPU |",
+            "| --- " * 11 + "|"]
+    for (problem, size, n, mode), d in sorted(best.items()):
+        if mode != "auto":
+            continue
+        t = d["time_per_step_s"]
+        before = best.get((problem, size, n, "before"))
+        one = best.get((problem, size, 1, "auto"))
+        f = floor_us(d)
+        rows.append(f"| {problem} | {size} | {n} | {d['updated_points_per_step'] / n:.3g} | {us(d)} | "
+                    f"{us(best.get((problem, size, n, 'off')))} | {us(before)} | "
+                    + (f"{before['time_per_step_s'] / t:.2f}x" if before else "-")
+                    + f" | {f:.1f} | {f / (t * 1e6):.2f} | "
+                    + (f"{one['time_per_step_s'] / t:.2f} |" if one else "- |"))
+    return rows
+
+
+def targets(best):
+    lines = []
+    for problem, size, n, bound in TIME_TARGETS:
+        d = best.get((problem, size, n, "auto"))
+        if d is None:
+            lines.append(f"- {problem} {size} on {n} GPU(s) <= {bound} us: not run (fewer GPUs here)")
+            continue
+        t = d["time_per_step_s"] * 1e6
+        lines.append(f"- {problem} {size} on {n} GPU(s) <= {bound} us: {t:.1f} us "
+                     f"({'met' if t <= bound else 'MISSED'}; floor {floor_us(d):.1f} us)")
+    for problem, size, want in SPEEDUP_TARGETS:
+        one, two = best.get((problem, size, 1, "auto")), best.get((problem, size, 2, "auto"))
+        if one is None or two is None:
+            lines.append(f"- {problem} {size}: 2-GPU speed-up >= {want}: not run")
+            continue
+        s = one["time_per_step_s"] / two["time_per_step_s"]
+        lines.append(f"- {problem} {size}: 2-GPU speed-up >= {want}: {s:.2f} ({'met' if s >= want else 'MISSED'})")
+    return lines
+
+
+def plot(best, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as err:
+        print(f"latency.py: no plot ({err})")
+        return
+    problems = sorted({k[0] for k in best})
+    fig, axes = plt.subplots(1, len(problems), figsize=(6 * len(problems), 4.5), squeeze=False)
+    for ax, problem in zip(axes[0], problems):
+        for n in sorted({k[2] for k in best if k[0] == problem}):
+            for mode, style in (("auto", "o-"), ("before", "x--")):
+                pts = sorted((d["updated_points_per_step"] / n, d["time_per_step_s"] * 1e6)
+                             for k, d in best.items() if k[0] == problem and k[2] == n and k[3] == mode)
+                if pts:
+                    ax.plot(*zip(*pts), style, label=f"{n} GPU(s), {'now' if mode == 'auto' else 'before'}")
+        floor = sorted((d["updated_points_per_step"] / k[2], floor_us(d))
+                       for k, d in best.items() if k[0] == problem and k[3] == "auto")
+        ax.plot(*zip(*floor), "k:", label="memory floor")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("updated points per GPU")
+        ax.set_ylabel("us per step")
+        ax.set_title(problem + (" float, residual every sweep" if problem.startswith("jacobi") else " double"))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.splitlines()[0], file=sys.stderr)
+        return 2
+    best = load(argv[0])
+    if not best:
+        print(f"latency.py: no lat_*.json reports in {argv[0]}", file=sys.stderr)
+        return 2
+    os.makedirs(argv[1], exist_ok=True)
+    any_run = next(iter(best.values()))
+    text = table(best) + ["", f"Device: {any_run['placement'][0].get('gpu', '?')}; targets:"] + targets(best)
+    with open(os.path.join(argv[1], "latency.md"), "w") as f:
+        f.write("\n".join(text) + "\n")
+    plot(best, os.path.join(argv[1], "latency.png"))
+    print("\n".join(text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
