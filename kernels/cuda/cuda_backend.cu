@@ -552,9 +552,8 @@ private:
     // folded there into the recording's own result.
     double* fold_in_capture() {
         join_into_boundary(interior_.get());
-        fold_kernel<<<1, kFoldThreads, 0, boundary_.get()>>>(capture_->partials.data(),
-                                                             capture_->used,
-                                                             capture_->result.data());
+        fold_kernel<<<1, kFoldThreads, 0, boundary_.get()>>>(
+            capture_->partials.data(), capture_->used, capture_->result.data());
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
         capture_->used = 0;
         return capture_->result.data();
@@ -586,7 +585,8 @@ private:
     double* partial_slots(long long more) {
         if (capture_) {
             if (capture_->used + more > static_cast<long long>(capture_->partials.size()))
-                throw std::logic_error("a recorded sweep needs more partials than it did unrecorded");
+                throw std::logic_error(
+                    "a recorded sweep needs more partials than it did unrecorded");
             double* slots = capture_->partials.data() + capture_->used;
             capture_->used += more;
             return slots;

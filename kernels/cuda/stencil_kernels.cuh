@@ -403,8 +403,8 @@ __global__ void faces_kernel(FaceMoves<T> m, FaceStarts start, Op op) {
         const int nx = b.hi[0] - b.lo[0];
         const int ny = b.hi[1] - b.lo[1];
         const long long row = local / nx;
-        op(m, f, local, b.lo[0] + static_cast<int>(local % nx), b.lo[1] + static_cast<int>(row % ny),
-           b.lo[2] + static_cast<int>(row / ny));
+        op(m, f, local, b.lo[0] + static_cast<int>(local % nx),
+           b.lo[1] + static_cast<int>(row % ny), b.lo[2] + static_cast<int>(row / ny));
     }
 }
 
@@ -429,8 +429,7 @@ struct UnpackFaces {  // buffer -> box
 template <class T>
 struct WrapFaces {  // box <- the points shift away in the same field
     FieldView<T> u;
-    __device__ void operator()(const FaceMoves<T>& m, int f, long long, int i, int j,
-                               int k) const {
+    __device__ void operator()(const FaceMoves<T>& m, int f, long long, int i, int j, int k) const {
         u(i, j, k) = u(i + m.shift[f][0], j + m.shift[f][1], k + m.shift[f][2]);
     }
 };

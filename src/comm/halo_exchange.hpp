@@ -1,6 +1,7 @@
 // Halo exchange of face layers (no edges or corners: the stencils are stars). Each step the
 // solver packs the faces of the new field, transfers them, and unpacks into the halos, all on
-// the boundary lane, one launch per phase. Transports sit behind one interface (docs/architecture.md, "One step").
+// the boundary lane, one launch per phase. Transports sit behind one interface
+// (docs/architecture.md, "One step").
 #pragma once
 
 #include <memory>

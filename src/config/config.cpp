@@ -369,7 +369,8 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.choice("parallel.bind", {"auto", "none", "numa", "strict"}))
         c.bind = BindMode(*v);
     if (auto v = r.integers("parallel.block")) read_block(r, *v, c.block);
-    if (auto v = r.integer("parallel.phase_every", 0, 1 << 20)) c.phase_every = static_cast<int>(*v);
+    if (auto v = r.integer("parallel.phase_every", 0, 1 << 20))
+        c.phase_every = static_cast<int>(*v);
     if (auto v = r.choice("parallel.graphs", {"auto", "on", "off"})) c.graphs = GraphMode(*v);
     if (c.graphs == GraphMode::on && c.backend == BackendKind::cpu)
         r.fail("parallel.graphs", "\"on\" needs the CUDA backend (parallel.backend = \"cpu\")");

@@ -70,9 +70,9 @@ public:
     PhaseTimes totals() {
         lanes_->collect(lane_seconds_, true);
         host_->collect(host_seconds_, true);
-        const double scale =
-            timed_passes_ > 0 ? static_cast<double>(passes_) / static_cast<double>(timed_passes_)
-                              : 0.0;
+        const double scale = timed_passes_ > 0
+                                 ? static_cast<double>(passes_) / static_cast<double>(timed_passes_)
+                                 : 0.0;
         PhaseTimes t{};
         for (std::size_t p = 0; p < t.size(); ++p)
             t[p] = host_seconds_[p] + (every_ == 1 ? 1.0 : scale) * lane_seconds_[p];
