@@ -14,6 +14,8 @@ echo "$version" | grep -Eq '^gridsim [0-9]+\.[0-9]+\.[0-9]+'
 test -f "$prefix/share/gridsim/README.md"
 test -x "$prefix/share/gridsim/scripts/scaling.py"
 test ! -e "$prefix/share/gridsim/scripts/run.sh"
+test -f "$prefix/share/gridsim/scripts/reframe/gridsim_checks.py"
+test -f "$prefix/share/gridsim/reference/default.h5"
 # The installed scaling script runs the installed binary (one tiny run).
 out="$prefix/study"
 "$python" "$prefix/share/gridsim/scripts/scaling.py" run strong \

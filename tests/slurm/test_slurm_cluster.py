@@ -2,7 +2,8 @@
 slurm_cluster.py): run.sbatch runs to completion; a run.sbatch job signalled as its wall time
 ends writes a checkpoint, exits 3, is requeued by the template and its requeued part continues
 to the same final field, bit for bit, as an uninterrupted run; strong.sbatch and weak.sbatch run
-a small CPU study on 1, 2 and 4 ranks whose report succeeds; `srun -n 4 gridsim run` works.
+a small CPU study on 1, 2 and 4 ranks whose report succeeds; `srun -n 4 gridsim run` works;
+the ReFrame checks (scripts/reframe/) pass through it (sbatch, srun, squeue).
 The jobs override only what a one-node CPU test needs on sbatch's command line (tasks, CPUs
 per task, output file), as a site would. Skips, saying why, where Slurm is not installed.
 Needs GRIDSIM in the environment."""
@@ -18,7 +19,9 @@ import unittest
 import h5py
 import numpy as np
 
+import reframe_env
 from slurm_cluster import OneNodeSlurm, missing_programs
+from test_reframe_local import check_reports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -151,6 +154,21 @@ class SlurmTemplates(unittest.TestCase):
         out = self.study("weak", {"PER_RANK_CELLS": "12 12 12", "EXTRA": "--set time.steps=8"})
         cells = [read_json(p)["config"]["grid"]["cells"] for p in sorted(glob.glob(out + "/runs/*.json"))]
         self.assertEqual(len({tuple(c) for c in cells}), 3)  # the problem grew with N
+
+    def test_reframe_checks_run_through_slurm(self):
+        # scripts/reframe/settings.py's `slurm` system: sbatch, srun, squeue.
+        try:
+            reframe_env.reframe()
+        except reframe_env.Unavailable as err:
+            self.skipTest(str(err))
+        prefix = os.path.join(self.tmp, "reframe")
+        os.makedirs(prefix)
+        res = reframe_env.run_checks("slurm", prefix, {**self.slurm.env, "GRIDSIM": GRIDSIM})
+        out = res.stdout + res.stderr
+        self.assertEqual(res.returncode, 0, out + self.slurm.logs())
+        self.assertIn("Ran 5/5 test case(s) from 5 check(s) (0 failure(s)", out)
+        self.assertIn("@slurm:default", out)
+        check_reports(self, prefix, out)
 
     def test_srun_starts_four_ranks(self):
         res = self.slurm.run("srun", "-n", "4", GRIDSIM, "run", DECK, "--quiet", "--set", "time.steps=5",
