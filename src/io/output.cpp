@@ -52,16 +52,27 @@ long long count_nonfinite(const HostField& f, const Subdomain& sub) {
 }  // namespace
 
 // Why `dir` could not be created (or used) by this process, or "": the nearest part of it that
-// exists must be a directory we may write into. Nothing is created.
+// exists must be a directory we may write into, and a missing `dir` must be creatable. Only
+// trying tells the latter (root passes access() on /proc, where mkdir fails), so a missing
+// directory is created and removed again here: nothing is left behind, and a run refused for it
+// stops before its header, with nothing written.
 std::string unusable_directory(const std::string& dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    fs::path p = fs::absolute(dir, ec);
+    const fs::path target = fs::absolute(dir, ec);
+    fs::path p = target;
     while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
     if (!fs::is_directory(p, ec)) return fmt::format("'{}' is not a directory", p.string());
     if (::access(p.c_str(), W_OK | X_OK) != 0)
         return fmt::format("cannot create '{}' in '{}': {}", dir, p.string(), std::strerror(errno));
-    return {};
+    if (p == target) return {};
+    fs::create_directories(target, ec);
+    const std::string error =
+        ec ? fmt::format("cannot create directory '{}': {}", dir, ec.message()) : std::string();
+    std::error_code ignored;
+    for (fs::path made = target; made != p && !made.empty(); made = made.parent_path())
+        fs::remove(made, ignored);  // only the empty directories made just now
+    return error;
 }
 
 // The output directory, and the checkpoint's when it has one of its own.

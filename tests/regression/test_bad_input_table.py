@@ -13,6 +13,7 @@ import h5py
 import numpy as np
 
 GRIDSIM = os.environ["GRIDSIM"]
+MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
 BASE = "[grid]\ncells = [16, 16]\n"
 JACOBI = "[problem]\nname = \"jacobi\"\n[grid]\ncells = [8, 8]\n"
 
@@ -111,6 +112,7 @@ class BadInput(unittest.TestCase):
                              timeout=120, check=False)
         where = f"gridsim {' '.join(args)}\nstdout: {res.stdout}\nstderr: {res.stderr}"
         self.assertEqual(res.returncode, 2, where)
+        self.assertEqual(res.stdout, "", where)  # an exit-2 path prints nothing on stdout
         errors = [l for l in res.stderr.splitlines() if l.startswith("gridsim: error:")]
         self.assertEqual(len(errors), 1, where)
         self.assertIn(words, errors[0], where)
@@ -152,6 +154,8 @@ class BadInput(unittest.TestCase):
             (["run", deck, "--report", os.path.join(self.tmp, "no", "dir", "r.json")],
              "does not exist"),
             (["run", deck, "--report", self.tmp], "is a directory, not a file"),
+            # A directory the file system refuses (even to root): found before the header.
+            (["run", deck, "--set", 'output.dir="/proc/gridsim_probe/x"'], "/proc/gridsim_probe/x"),
             (["run", deck, "--restart", os.path.join(self.tmp, "missing.h5")], "no such file"),
             (["run", deck, "--set", "grid.cells=[100000,100000,100000]"], "do not fit"),
             (["compare", self.checkpoint], "b is required"),
@@ -162,6 +166,30 @@ class BadInput(unittest.TestCase):
         for args, words in cases:
             with self.subTest(args=args):
                 self.expect_refused(args, words)
+
+    def test_collective_refusals_are_said_once(self):
+        # The same refusals at 4 ranks: every rank meets them, rank 0 alone says so, in one
+        # line, before the header (nothing on stdout), nothing written.
+        deck = self.deck
+        cases = [
+            (["run", deck, "--set", 'output.dir="/proc/gridsim_probe/x"'], "/proc/gridsim_probe/x"),
+            (["run", deck, "--report", os.path.join(self.tmp, "no", "dir", "r.json")], "does not exist"),
+            (["run", deck, "--set", "time.steps=-3"], "--set time.steps=-3: time.steps"),
+            (["run", deck, "--set", "grid.cells=[100000,100000,100000]"], "do not fit"),
+        ]
+        for args, words in cases:
+            with self.subTest(args=args):
+                work = tempfile.mkdtemp(dir=self.tmp)
+                res = subprocess.run([MPIEXEC, "-np", "4", "--oversubscribe", GRIDSIM, *args], capture_output=True,
+                                     text=True, cwd=work, timeout=300, check=False)
+                where = f"{args}\nstdout: {res.stdout}\nstderr: {res.stderr}"
+                self.assertEqual(res.returncode, 2, where)
+                self.assertEqual(res.stdout, "", where)
+                errors = [l for l in res.stderr.splitlines() if "gridsim: error:" in l]
+                self.assertEqual(len(errors), 1, where)
+                self.assertIn(words, errors[0], where)
+                self.assertNotIn("MPI_ABORT", res.stderr, where)
+                self.assertEqual(os.listdir(work), [], where)
 
     def test_hostile_files_for_compare(self):
         text = self.write("text.h5", "not an HDF5 file at all\n")
