@@ -107,14 +107,14 @@ std::vector<FieldPlan> plan(const CompareOptions& opt, MPI_Comm comm) {
                 const auto [da, sa] = describe(a, opt.a, n);
                 const auto [db, sb] = describe(b, opt.b, n);
                 if (da != db) {
-                    throw ConfigError(fmt::format("field {}: shape {} in {} but {} in {}", n,
+                    throw ConfigError(fmt::format("/fields/{}: shape {} in {} but {} in {}", n,
                                                   fmt::join(da, "x"), opt.a, fmt::join(db, "x"),
                                                   opt.b));
                 }
                 if (sa != sb) {
                     throw ConfigError(fmt::format(
-                        "field {}: precision mismatch ({}-byte values in {}, {}-byte in {})", n, sa,
-                        opt.a, sb, opt.b));
+                        "/fields/{}: precision mismatch ({}-byte values in {}, {}-byte in {})", n,
+                        sa, opt.a, sb, opt.b));
                 }
                 fields.push_back({n, da});
                 check_fits(n, da, comm_size(comm));

@@ -11,9 +11,11 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
+#include "comm/gather.hpp"
 #include "comm/mpi_check.hpp"
 #include "solver/run.hpp"
 #include "solver/simulation.hpp"
@@ -312,8 +314,9 @@ inline bool beyond_bound(double v, const Config& cfg) {
     return cfg.max_abs > 0 && std::abs(v) > cfg.max_abs;
 }
 
-// Prints where the field went bad: rank 0 the totals, every rank that holds a bad point the
-// global index and value of its first (x fastest) and its count.
+// Prints where the field went bad, as one block from rank 0: the totals, then for every rank
+// that holds a bad point (in rank order) the global index and value of its first (x fastest)
+// and its count. Collective.
 template <class T>
 void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, const FieldStats& s) {
     auto bad = [&](double v) { return !std::isfinite(v) || beyond_bound(v, cfg); };
@@ -336,20 +339,23 @@ void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, con
                     first += std::isnan(v) ? std::string(" = nan") : fmt::format(" = {}", v);
                 }
             }
-    if (sim.topology().rank() == 0) {
-        std::string what = fmt::format("{} non-finite value(s)", s.nonfinite);
-        if (cfg.max_abs > 0)
-            what += fmt::format(", |u| up to {:.6g} against output.max_abs = {:.6g}",
-                                std::max(std::abs(s.min), std::abs(s.max)), cfg.max_abs);
-        std::cerr << fmt::format("gridsim: error: step {}: the solution blew up: {}", step, what)
-                  << std::endl;
-    }
-    if (count > 0)
-        std::cerr << fmt::format(
-                         "gridsim: rank {}: step {}: u{} is the first of {} bad point(s) "
-                         "on this rank",
-                         sim.topology().rank(), step, first, count)
-                  << std::endl;
+    const std::string mine =
+        count > 0 ? fmt::format(
+                        "gridsim: rank {}: step {}: u{} is the first of {} bad point(s) "
+                        "on this rank",
+                        sim.topology().rank(), step, first, count)
+                  : std::string();
+    const std::vector<std::string> lines = gather_strings(sim.topology().comm(), mine);
+    if (sim.topology().rank() != 0) return;
+    std::string what = fmt::format("{} non-finite value(s)", s.nonfinite);
+    if (cfg.max_abs > 0)
+        what += fmt::format(", |u| up to {:.6g} against output.max_abs = {:.6g}",
+                            std::max(std::abs(s.min), std::abs(s.max)), cfg.max_abs);
+    std::string block =
+        fmt::format("gridsim: error: step {}: the solution blew up: {}\n", step, what);
+    for (const std::string& line : lines)
+        if (!line.empty()) block += line + "\n";
+    std::cerr << block << std::flush;
 }
 
 // Every cfg.check_interval() steps and at the last step, a device reduction and one all-reduce:

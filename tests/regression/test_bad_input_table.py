@@ -120,6 +120,7 @@ class BadInput(unittest.TestCase):
             self.assertNotIn(bad, res.stdout + res.stderr, where)
         if cwd is None:
             self.assertEqual(os.listdir(work), [], where)
+        return errors[0]
 
     def hostile(self, name, change):
         """A copy of the real checkpoint, changed by change(h5py.File)."""
@@ -222,7 +223,11 @@ class BadInput(unittest.TestCase):
         ]
         for path, words in cases:
             with self.subTest(file=os.path.basename(path)):
-                self.expect_refused(["compare", path, self.checkpoint], words)
+                line = self.expect_refused(["compare", path, self.checkpoint], words)
+                # Every structural error names the file, and the object where there is one.
+                self.assertIn(path, line)
+                if path not in (text, truncated):
+                    self.assertIn("/fields", line)
 
     def test_hostile_checkpoints_for_restart(self):
         def replace_u(**kw):

@@ -210,6 +210,12 @@ class BatchJobs(unittest.TestCase):
         self.assertEqual(rc, 1, stdout + stderr)
         self.assertRegex(stderr, r"gridsim: error: step 4: the solution blew up: \d+ non-finite")
         self.assertRegex(stderr, r"gridsim: rank \d: step 4: u\(\d+, \d+, \d+\) = (inf|-inf|nan)")
+        # One block from rank 0: the summary, then the bad ranks' lines in rank order, once each.
+        lines = [l for l in stderr.splitlines() if l.startswith("gridsim:")]
+        self.assertTrue(lines[0].startswith("gridsim: error: step 4: the solution blew up"), stderr)
+        ranks = [int(re.match(r"gridsim: rank (\d+): step 4: u", l).group(1)) for l in lines[1:]]
+        self.assertEqual(ranks, sorted(set(ranks)), stderr)
+        self.assertEqual(len(lines), 1 + len(ranks), stderr)
         self.assertNotIn("MPI_ABORT", stderr)
         # The checkpoint due at that step was not written from the bad field.
         self.assertFalse(os.path.exists(self.path("blow", "checkpoint.h5")))
