@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <deque>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -20,6 +19,21 @@ template <class F>
 void for_each_row(const Box& b, F&& row) {
     for (int k = b.lo[2]; k < b.hi[2]; ++k) {
         for (int j = b.lo[1]; j < b.hi[1]; ++j) row(j, k);
+    }
+}
+
+// row(face, i, j, k, at, bytes) for every row of every face of `m`: the row starts at point
+// (i, j, k), at element `at` of the face's buffer (x fastest), and holds `bytes` bytes.
+template <class T, class F>
+void for_each_face_row(const FaceMoves<T>& m, F&& row) {
+    for (int f = 0; f < m.count; ++f) {
+        const Box& b = m.box[f];
+        const int nx = b.hi[0] - b.lo[0];
+        long long at = 0;
+        for_each_row(b, [&](int j, int k) {
+            row(f, b.lo[0], j, k, at, sizeof(T) * nx);
+            at += nx;
+        });
     }
 }
 
@@ -139,34 +153,20 @@ public:
     double finish_read(int id) override { return reads_[id]; }
 
     void pack(FieldView<const T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
-        for (int f = 0; f < m.count; ++f) {
-            T* dst = m.buf[f];
-            const int nx = m.box[f].hi[0] - m.box[f].lo[0];
-            for_each_row(m.box[f], [&](int j, int k) {
-                std::memcpy(dst, &u(m.box[f].lo[0], j, k), sizeof(T) * nx);
-                dst += nx;
-            });
-        }
+        for_each_face_row(m, [&](int f, int i, int j, int k, long long at, std::size_t bytes) {
+            std::memcpy(m.buf[f] + at, &u(i, j, k), bytes);
+        });
     }
     void unpack(FieldView<T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
-        for (int f = 0; f < m.count; ++f) {
-            const T* src = m.buf[f];
-            const int nx = m.box[f].hi[0] - m.box[f].lo[0];
-            for_each_row(m.box[f], [&](int j, int k) {
-                std::memcpy(&u(m.box[f].lo[0], j, k), src, sizeof(T) * nx);
-                src += nx;
-            });
-        }
+        for_each_face_row(m, [&](int f, int i, int j, int k, long long at, std::size_t bytes) {
+            std::memcpy(&u(i, j, k), m.buf[f] + at, bytes);
+        });
     }
     void wrap(FieldView<T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
-        for (int f = 0; f < m.count; ++f) {
-            const Box& b = m.box[f];
+        for_each_face_row(m, [&](int f, int i, int j, int k, long long, std::size_t bytes) {
             const auto& s = m.shift[f];
-            for_each_row(b, [&](int j, int k) {
-                std::memcpy(&u(b.lo[0], j, k), &u(b.lo[0] + s[0], j + s[1], k + s[2]),
-                            sizeof(T) * (b.hi[0] - b.lo[0]));
-            });
-        }
+            std::memcpy(&u(i, j, k), &u(i + s[0], j + s[1], k + s[2]), bytes);
+        });
     }
 
     double sum_sq_diff(FieldView<const T> a, FieldView<const T> c, const Box& b) override {

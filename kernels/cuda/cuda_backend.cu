@@ -400,7 +400,7 @@ public:
             cudaStreamBeginCapture(boundary_.get(), cudaStreamCaptureModeThreadLocal));
     }
     std::unique_ptr<Recording> end_capture() override {
-        join_into_boundary(interior_.get());
+        join_interior();
         cudaGraph_t graph = nullptr;
         GRIDSIM_CUDA_CHECK(cudaStreamEndCapture(boundary_.get(), &graph));
         std::unique_ptr<Capture> c = std::move(capture_);
@@ -496,7 +496,7 @@ public:
     void join_lanes() override {
         boundary_done_.record(boundary_.get());
         GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(interior_.get(), boundary_done_.get(), 0));
-        join_into_boundary(interior_.get());
+        join_interior();
     }
     void wait(Lane lane) override { GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(stream(lane))); }
 
@@ -538,20 +538,21 @@ private:
     [[nodiscard]] cudaStream_t stream(Lane lane) const {
         return lane == Lane::boundary ? boundary_.get() : interior_.get();
     }
-    void join_into_boundary(cudaStream_t s) {
+    // The boundary stream's later work waits for the interior stream's work so far.
+    void join_interior() {
         if (capture_) {
             // Recording: only a stream that joined the capture may be waited on.
             cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-            GRIDSIM_CUDA_CHECK(cudaStreamIsCapturing(s, &status));
+            GRIDSIM_CUDA_CHECK(cudaStreamIsCapturing(interior_.get(), &status));
             if (status != cudaStreamCaptureStatusActive) return;
         }
-        interior_done_.record(s);
+        interior_done_.record(interior_.get());
         GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(boundary_.get(), interior_done_.get(), 0));
     }
     // The residual of a recorded sweep: the interior's partials joined into the boundary lane,
     // folded there into the recording's own result.
     double* fold_in_capture() {
-        join_into_boundary(interior_.get());
+        join_interior();
         fold_kernel<<<1, kFoldThreads, 0, boundary_.get()>>>(
             capture_->partials.data(), capture_->used, capture_->result.data());
         GRIDSIM_CUDA_CHECK(cudaGetLastError());

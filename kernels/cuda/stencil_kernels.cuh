@@ -385,7 +385,7 @@ __global__ void box_kernel(Box b, long long n, Op op) {
 // Where each face's points start in the one index range of a faces_kernel launch (at[count]: the
 // total).
 struct FaceStarts {
-    long long at[7];
+    long long at[FaceMoves<float>::kMaxFaces + 1];
 };
 
 // Every face of `m` in one launch, grid-stride: thread t finds its face by the running point

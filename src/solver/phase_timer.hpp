@@ -28,9 +28,11 @@ using PhaseTimes = std::array<double, static_cast<int>(Phase::count)>;
 // passes; host phases (reductions the host waits for, I/O) are always timed.
 class PhaseTimer {
 public:
-    explicit PhaseTimer(std::unique_ptr<IntervalTimer> lanes, int every = 1)
+    // `host`: the host phases' clock (the wall clock; tests give another).
+    explicit PhaseTimer(std::unique_ptr<IntervalTimer> lanes, int every = 1,
+                        std::unique_ptr<IntervalTimer> host = make_wall_clock_timer())
         : lanes_(std::move(lanes)),
-          host_(make_wall_clock_timer()),
+          host_(std::move(host)),
           every_(std::max(1, every)),
           lane_seconds_(static_cast<int>(Phase::count), 0.0),
           host_seconds_(static_cast<int>(Phase::count), 0.0) {}
@@ -72,10 +74,10 @@ public:
         host_->collect(host_seconds_, true);
         const double scale = timed_passes_ > 0
                                  ? static_cast<double>(passes_) / static_cast<double>(timed_passes_)
-                                 : 0.0;
+                                 : 1.0;
         PhaseTimes t{};
         for (std::size_t p = 0; p < t.size(); ++p)
-            t[p] = host_seconds_[p] + (every_ == 1 ? 1.0 : scale) * lane_seconds_[p];
+            t[p] = host_seconds_[p] + scale * lane_seconds_[p];
         return t;
     }
     [[nodiscard]] int every() const { return every_; }

@@ -211,11 +211,12 @@ template <class T>
 void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
     timer_.start_pass();
     RecordedSweep& rec = recorded_[cur_][residual ? 1 : 0];
+    const StencilSum sum = residual ? StencilSum::change : StencilSum::none;
     if (record_sweeps_ && !timer_.sampled() && rec.ran && (!residual || record_residuals_)) {
-        replay_sweep(p, residual);
+        replay_sweep(rec, p, sum);
     } else {
         rec.ran = true;
-        sweep_work(p, residual ? StencilSum::change : StencilSum::none);
+        sweep_work(p, sum);
         lanes_joined_ = false;
     }
     cur_ = 1 - cur_;
@@ -232,15 +233,15 @@ void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum) {
 // ranks (NCCL) and its read-back: one launch for all of it. It reads the fields at fixed
 // addresses, so one recording serves every sweep of the same parity and kind.
 template <class T>
-void Simulation<T>::replay_sweep(const StencilParams<T>& p, bool residual) {
-    RecordedSweep& rec = recorded_[cur_][residual ? 1 : 0];
+void Simulation<T>::replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum) {
+    const bool residual = sum != StencilSum::none;
     if (!rec.work) {
         be_.begin_capture();
-        sweep_work(p, residual ? StencilSum::change : StencilSum::none);
+        sweep_work(p, sum);
         if (residual) {
-            double* sum = be_.fold_residual();
-            if (reduces_on_device()) allreduce_on_lane(sum, 1);
-            be_.start_read(sum, Backend<T>::ReadAfter::boundary_lane);
+            double* folded = be_.fold_residual();
+            if (reduces_on_device()) allreduce_on_lane(folded, 1);
+            be_.start_read(folded, Backend<T>::ReadAfter::boundary_lane);
         }
         rec.work = be_.end_capture();
     }

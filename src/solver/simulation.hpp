@@ -139,7 +139,8 @@ private:
     // The work of one sweep from current() into next(), without the swap.
     void sweep_work(const StencilParams<T>& p, StencilSum sum);
     // Replays the recording of this kind of sweep, recording it first if need be.
-    void replay_sweep(const StencilParams<T>& p, bool residual);
+    struct RecordedSweep;
+    void replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum);
     void update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                       StencilSum sum);
     void exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,

@@ -17,14 +17,14 @@ import subprocess
 import tempfile
 import time
 
-DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo", "scontrol", "scancel")
+PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo", "scontrol", "scancel")
 CPUS = 4
 
 
 def missing_programs():
     """The Slurm and munge programs this machine lacks (Debian: slurm-wlm, munge)."""
     found = os.environ.get("PATH", "") + os.pathsep + "/usr/sbin" + os.pathsep + "/sbin"
-    return [p for p in DAEMONS if shutil.which(p, path=found) is None]
+    return [p for p in PROGRAMS if shutil.which(p, path=found) is None]
 
 
 def free_port():
