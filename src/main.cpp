@@ -79,6 +79,19 @@ std::string read_deck_everywhere(const std::string& path, int rank) {
     return text;
 }
 
+// Why the run report could not be written at `path`, or "": refused before running rather than
+// the result lost at the end. Its temporary name is tried (created and removed), so a name the
+// file system refuses shows too.
+std::string unwritable_report(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = fs::absolute(path, ec).parent_path();
+    if (!fs::is_directory(dir, ec))
+        return fmt::format("directory '{}' does not exist", dir.string());
+    if (fs::is_directory(path, ec)) return fmt::format("'{}' is a directory, not a file", path);
+    return gridsim::refused_name(dir.string(), fs::path(path).filename().string() + ".tmp");
+}
+
 Config load(const Options& opt, int rank) {
     Config cfg = gridsim::load_config(read_deck_everywhere(opt.deck, rank), opt.deck, opt.sets);
     if (!opt.report.empty()) {
@@ -86,23 +99,10 @@ Config load(const Options& opt, int rank) {
         cfg.origin["output.report"] = "--report";
     }
     if (opt.quiet) cfg.progress_every = 0;
-    if (!cfg.report.empty()) {
-        // Refuse before running rather than lose the result at the end.
-        const auto dir = std::filesystem::absolute(cfg.report).parent_path();
-        if (!std::filesystem::is_directory(dir)) {
-            throw ConfigError(cfg.where("output.report") +
-                              fmt::format("directory '{}' does not exist", dir.string()));
-        }
-        if (std::filesystem::is_directory(cfg.report)) {
-            throw ConfigError(cfg.where("output.report") +
-                              fmt::format("'{}' is a directory, not a file", cfg.report));
-        }
-        if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-            throw ConfigError(cfg.where("output.report") + fmt::format("cannot write into '{}': {}",
-                                                                       dir.string(),
-                                                                       std::strerror(errno)));
-        }
-    }
+    std::string error;
+    if (rank == 0 && !cfg.report.empty()) error = unwritable_report(cfg.report);
+    gridsim::broadcast_string(MPI_COMM_WORLD, error);
+    if (!error.empty()) throw ConfigError(cfg.where("output.report") + error);
     return cfg;
 }
 
@@ -221,13 +221,17 @@ int cmd_run(const Options& opt, int rank) {
         std::cout << gridsim::summary_text(doc) << std::flush;
         for (const auto& f : output.written()) std::cout << "  wrote           " << f << '\n';
         if (!result.stopped.empty()) doc["stopped"] = stop_record(cfg, opt, result);
-        if (!cfg.report.empty()) {
+    }
+    // Checked before the first step; a report that cannot be written now (the file system
+    // changed under the run) ends every rank with rank 0's one line.
+    if (!cfg.report.empty()) {
+        gridsim::on_rank0_together(MPI_COMM_WORLD, [&] {
             gridsim::write_report(cfg.report, doc);
             std::cout << "  report          " << cfg.report << '\n' << std::flush;
-        }
-        if (!result.stopped.empty())
-            std::cout << doc["stopped"]["message"].get<std::string>() << std::endl;
+        });
     }
+    if (rank == 0 && !result.stopped.empty())
+        std::cout << doc["stopped"]["message"].get<std::string>() << std::endl;
     return result.stopped.empty() ? 0 : kExitStopped;
 }
 

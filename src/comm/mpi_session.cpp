@@ -81,6 +81,18 @@ void broadcast_string(MPI_Comm comm, std::string& text, int root) {
     GRIDSIM_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, root, comm));
 }
 
+std::string agree_on_error(MPI_Comm comm, const std::string& mine, bool telling) {
+    const int rank = comm_rank(comm);
+    const int size = comm_size(comm);
+    // Ranks that tell sort first, then the other failing ranks, then the rest (no error).
+    int key = mine.empty() ? 2 * size : telling ? rank : size + rank;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &key, 1, MPI_INT, MPI_MIN, comm));
+    if (key == 2 * size) return {};
+    std::string text = mine;
+    broadcast_string(comm, text, key % size);
+    return text;
+}
+
 int comm_rank(MPI_Comm comm) {
     int r = 0;
     GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &r));

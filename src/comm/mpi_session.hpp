@@ -48,6 +48,12 @@ private:
 // `root`'s `text` (rank 0's by default) on every rank of `comm` (collective).
 void broadcast_string(MPI_Comm comm, std::string& text, int root = 0);
 
+// Collective over `comm`: "" when no rank has an error (`mine` empty everywhere), else one
+// rank's error, the same on every rank: the lowest rank's among those that marked theirs
+// `telling` (it names the cause, e.g. the system's reason), else the lowest failing rank's.
+// The ranks agree on a failure they can all still report, instead of each saying its own.
+std::string agree_on_error(MPI_Comm comm, const std::string& mine, bool telling = false);
+
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);
 std::string mpi_library_version();

@@ -9,12 +9,15 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "comm/mpi_session.hpp"
+
 namespace gridsim::h5 {
 
 namespace {
 
-bool g_fatal = false;     // a FatalWrites guard is alive
-std::string g_fatal_tmp;  // the temporary file it protects
+Attempt* g_attempt = nullptr;  // the Attempt alive, if any
+bool g_fatal = false;          // a FatalWrites guard is alive
+std::string g_fatal_tmp;       // the temporary file it protects
 
 // The innermost entry of HDF5's error stack: the closest to the cause (an MPI-IO or system
 // error when there is one).
@@ -23,11 +26,13 @@ herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
     return 0;
 }
 
-// errno values that name why a file write failed. A collective write fails on every rank, but
+// errno values that name why a file write failed (a directory gone counts: the run checked it
+// before the first step). A collective write fails on every rank, but
 // only the ranks whose own write failed hold one of these; the others hold whatever came last.
 bool storage_errno(int e) {
     return e == ENOSPC || e == EFBIG || e == EDQUOT || e == EIO || e == EROFS || e == EACCES ||
-           e == EPERM || e == EMFILE || e == ENFILE;
+           e == EPERM || e == EMFILE || e == ENFILE || e == ENOENT || e == ENOTDIR ||
+           e == ENAMETOOLONG;
 }
 
 std::string failure(const std::string& what, int saved_errno) {
@@ -42,10 +47,7 @@ std::string failure(const std::string& what, int saved_errno) {
 // Under a FatalWrites guard: the rank that holds the system's reason says it and ends the job
 // at once; the others give it ten seconds to do so (they are ended with it), then say what they
 // know themselves.
-[[noreturn]] void fail(const std::string& what) {
-    const int saved = errno;
-    const std::string text = failure(what, saved);
-    if (!g_fatal) throw std::runtime_error(text);
+[[noreturn]] void fail_fatally(const std::string& text, int saved) {
     if (!storage_errno(saved)) {
         // The job is ending: a SIGTERM from the launcher now ends this rank instead of asking
         // it for a checkpoint (solver/stop_request.hpp).
@@ -62,6 +64,16 @@ std::string failure(const std::string& what, int saved_errno) {
     std::abort();
 }
 
+// Throws; or under an Attempt keeps the failure (the first) and returns; or under FatalWrites
+// ends the job.
+void fail(const std::string& what) {
+    const int saved = errno;
+    const std::string text = failure(what, saved);
+    if (g_fatal) fail_fatally(text, saved);
+    if (g_attempt == nullptr) throw std::runtime_error(text);
+    g_attempt->keep(text, storage_errno(saved));
+}
+
 }  // namespace
 
 hid_t check(hid_t id, const std::string& what) {
@@ -72,6 +84,21 @@ hid_t check(hid_t id, const std::string& what) {
 void check_status(herr_t status, const std::string& what) {
     if (status < 0) fail(what);
 }
+
+void Attempt::keep(const std::string& text, bool telling) {
+    if (!failure_.empty()) return;
+    failure_ = text;
+    telling_ = telling;
+}
+
+Attempt::Attempt() {
+    errno = 0;  // a stale errno must not pass for the reason of a later failure
+    g_attempt = this;
+}
+
+Attempt::~Attempt() { g_attempt = nullptr; }
+
+std::string Attempt::agree(MPI_Comm comm) const { return agree_on_error(comm, failure_, telling_); }
 
 FatalWrites::FatalWrites(std::string tmp_path) {
     errno = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hdf5.h>
+#include <mpi.h>
 
 #include <stdexcept>
 #include <string>
@@ -44,15 +45,38 @@ private:
 };
 
 // Throws std::runtime_error("what: HDF5 call failed (HDF5's innermost reason)") when id < 0,
-// unless a FatalWrites guard is alive.
+// unless an Attempt or a FatalWrites guard is alive.
 hid_t check(hid_t id, const std::string& what);
 void check_status(herr_t status, const std::string& what);
 
-// While alive, a failed HDF5 call does not throw: unwinding would close the file on this rank
-// alone while the others wait for it inside HDF5's collective close, forever. Instead the rank
-// that saw the failure prints one line (the call, the file, HDF5's and the system's reason),
-// removes the temporary file and ends every rank (MPI_Abort, exit code 1), leaving every earlier
-// file as it was. For collective writes of a new file under a temporary name.
+// While alive, a failed HDF5 call does not throw: unwinding on the ranks that saw it would leave
+// the others waiting inside HDF5's collective calls (a file's close writes its metadata
+// collectively), forever. This rank's first failure is kept (the call, HDF5's and the system's
+// reason) and the caller goes on making every call the other ranks make (a call on an object that
+// failed fails at once, on this rank alone), so the ranks stay in step and agree() can tell them
+// all the same thing. For collective writes.
+class Attempt {
+public:
+    Attempt();
+    ~Attempt();
+    Attempt(const Attempt&) = delete;
+    Attempt& operator=(const Attempt&) = delete;
+    // Collective over `comm`: "" when every rank's calls succeeded, else one rank's failure, the
+    // same on every rank. A rank holding the system's reason (disk full, quota, permissions) is
+    // preferred: in a collective write only the ranks whose own write failed know why.
+    [[nodiscard]] std::string agree(MPI_Comm comm) const;
+    // What check() calls on a failure: keeps the first (`telling`: it holds the system's reason).
+    void keep(const std::string& text, bool telling);
+
+private:
+    std::string failure_;
+    bool telling_ = false;
+};
+// While alive, a failed HDF5 call ends every rank: for calls after which the ranks can no longer
+// agree (a file's close: a rank whose metadata write failed leaves the collective close while the
+// others wait in it). The rank that saw the failure prints one line (the call, the file, HDF5's
+// and the system's reason), removes the temporary file and ends the job (MPI_Abort, exit code
+// 1), leaving every earlier file as it was.
 class FatalWrites {
 public:
     explicit FatalWrites(std::string tmp_path);
@@ -60,6 +84,7 @@ public:
     FatalWrites(const FatalWrites&) = delete;
     FatalWrites& operator=(const FatalWrites&) = delete;
 };
+
 // Turns off HDF5's automatic error printing (we report errors ourselves). Idempotent.
 void quiet_errors();
 

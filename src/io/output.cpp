@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,13 +52,30 @@ long long count_nonfinite(const HostField& f, const Subdomain& sub) {
 
 }  // namespace
 
-// Why `dir` could not be created (or used) by this process, or "": the nearest part of it that
-// exists must be a directory we may write into, and a missing `dir` must be creatable. Only
-// trying tells the latter (root passes access() on /proc, where mkdir fails), so a missing
-// directory is created and removed again here: nothing is left behind, and a run refused for it
-// stops before its header, with nothing written.
-std::string unusable_directory(const std::string& dir) {
+// Only trying tells (a name too long, characters the file system does not take).
+std::string refused_name(const std::string& dir, const std::string& name) {
+    const std::filesystem::path path = std::filesystem::path(dir) / name;
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) return {};  // it has the name already
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno));
+    ::close(fd);
+    ::unlink(path.c_str());
+    return {};
+}
+
+namespace {
+
+// Why `dir` could not be created (or used) by this process, or why it refuses one of `names`,
+// or "". The nearest part of `dir` that exists must be a directory we may write into, and a
+// missing `dir` must be creatable: only trying tells (root passes access() on /proc, where mkdir
+// fails), so a missing directory is created, the names tried in it, and it is removed again.
+// Nothing is left behind, and a run refused for it stops before its header, with nothing
+// written. `name_refused` tells which of the two it was.
+std::string unusable_directory(const std::string& dir, const std::vector<std::string>& names,
+                               bool& name_refused) {
     namespace fs = std::filesystem;
+    name_refused = false;
     std::error_code ec;
     const fs::path target = fs::absolute(dir, ec);
     fs::path p = target;
@@ -65,15 +83,21 @@ std::string unusable_directory(const std::string& dir) {
     if (!fs::is_directory(p, ec)) return fmt::format("'{}' is not a directory", p.string());
     if (::access(p.c_str(), W_OK | X_OK) != 0)
         return fmt::format("cannot create '{}' in '{}': {}", dir, p.string(), std::strerror(errno));
-    if (p == target) return {};
-    fs::create_directories(target, ec);
-    const std::string error =
+    if (p != target) fs::create_directories(target, ec);
+    std::string error =
         ec ? fmt::format("cannot create directory '{}': {}", dir, ec.message()) : std::string();
+    for (const std::string& name : names) {
+        if (!error.empty()) break;
+        error = refused_name(target.string(), name);
+        name_refused = !error.empty();
+    }
     std::error_code ignored;
     for (fs::path made = target; made != p && !made.empty(); made = made.parent_path())
         fs::remove(made, ignored);  // only the empty directories made just now
     return error;
 }
+
+}  // namespace
 
 // The output directory, and the checkpoint's when it has one of its own.
 std::vector<std::string> OutputWriter::directories() const {
@@ -83,19 +107,44 @@ std::vector<std::string> OutputWriter::directories() const {
     return out;
 }
 
-// The directories are only checked here: they are made at the first write, so a run refused
-// before it writes anything leaves nothing behind.
+// Each directory the run writes into, with the longest name of every kind it may write there
+// (temporary names included: ".xmf.tmp" is the longest ending) and the key that names them.
+std::vector<OutputWriter::Names> OutputWriter::names_to_write() const {
+    const std::string& p = cfg_.output_prefix;
+    const std::string last_step = fmt::format("{:08d}", cfg_.steps);  // the widest step number
+    const std::filesystem::path ckpt(cfg_.checkpoint_path());
+    const std::string ckpt_name = ckpt.filename().string();
+    const std::string ckpt_dir = ckpt.parent_path().empty() ? "." : ckpt.parent_path().string();
+    const char* ckpt_key = cfg_.checkpoint.empty() ? "output.dir" : "output.checkpoint";
+    return {{cfg_.output_dir,
+             {p + "_" + last_step + ".xmf.tmp", p + "_lastgood_" + last_step + ".xmf.tmp",
+              p + "_final.xmf.tmp", p + ".xmf.tmp"},
+             "output.dir",
+             "output.prefix"},
+            {ckpt_dir, {ckpt_name + ".tmp", ckpt_name + ".prev"}, ckpt_key, ckpt_key}};
+}
+
+// The directories and names are only tried here (and nothing is left): the directories are made
+// at the first write, so a run refused before it writes anything leaves nothing behind.
 OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting)
     : cfg_(cfg), deck_toml_(to_toml(cfg)) {
     std::string error;
     if (comm_rank(comm) == 0) {
-        for (const std::string& d : directories()) {
-            if (error.empty()) error = unusable_directory(d);
+        for (const Names& n : names_to_write()) {
+            bool name_refused = false;
+            error = unusable_directory(n.dir, n.names, name_refused);
+            if (!error.empty()) {
+                error = cfg_.where(name_refused ? n.name_key : n.dir_key) + error;
+                break;
+            }
         }
-        if (error.empty() && !restarting && !cfg_.overwrite) error = other_runs_files();
+        if (error.empty() && !restarting && !cfg_.overwrite) {
+            if (const std::string theirs = other_runs_files(); !theirs.empty())
+                error = cfg_.where("output.dir") + theirs;
+        }
     }
     broadcast_string(comm, error);
-    if (!error.empty()) throw ConfigError(cfg_.where("output.dir") + error);
+    if (!error.empty()) throw ConfigError(error);
 }
 
 // The first file this run would replace that another problem wrote (its /provenance deck differs
@@ -132,24 +181,21 @@ std::string OutputWriter::other_runs_files() const {
     return {};
 }
 
-// The output directory and the checkpoint's (rank 0), once. Collective: every rank throws or
-// none.
+// The output directory and the checkpoint's (rank 0), once, at the first write. They were found
+// usable before the first step; one that cannot be made now (the file system changed under the
+// run) ends every rank together.
 void OutputWriter::create_directories(MPI_Comm comm) {
     if (directories_made_) return;
     directories_made_ = true;
-    std::string error;
-    if (comm_rank(comm) == 0) {
+    on_rank0_together(comm, [this] {
         for (const std::string& d : directories()) {
             std::error_code ec;
             std::filesystem::create_directories(d, ec);
-            if (ec) {
-                error = fmt::format("cannot create directory '{}': {}", d, ec.message());
-                break;
-            }
+            if (ec)
+                throw std::runtime_error(
+                    fmt::format("cannot create directory '{}': {}", d, ec.message()));
         }
-    }
-    broadcast_string(comm, error);
-    if (!error.empty()) throw ConfigError(cfg_.where("output.dir") + error);
+    });
 }
 
 // Refuses (on every rank) to replace a good checkpoint by one holding NaN or Inf: a restart
@@ -202,7 +248,8 @@ void OutputWriter::write(const OutputContext& ctx) {
     auto snapshot = [&](const std::string& path) {
         write_snapshot(path, ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta,
                        disk_precision(cfg_), false);
-        if (rank0) write_xdmf(path, *ctx.domain, disk_bytes(cfg_), ctx.time);
+        on_rank0_together(ctx.comm,
+                          [&] { write_xdmf(path, *ctx.domain, disk_bytes(cfg_), ctx.time); });
         written_.push_back(path);
     };
     if (ctx.force_checkpoint) {
@@ -225,9 +272,10 @@ void OutputWriter::write(const OutputContext& ctx) {
             fmt::format("{}/{}_{:08d}.h5", cfg_.output_dir, cfg_.output_prefix, ctx.step);
         snapshot(path);
         series_.emplace_back(path, ctx.time);
-        if (rank0)
+        on_rank0_together(ctx.comm, [&] {
             write_xdmf_series(fmt::format("{}/{}.xmf", cfg_.output_dir, cfg_.output_prefix),
                               *ctx.domain, disk_bytes(cfg_), series_);
+        });
     }
     if (ctx.last && cfg_.write_final)
         snapshot(fmt::format("{}/{}_final.h5", cfg_.output_dir, cfg_.output_prefix));

@@ -16,8 +16,9 @@ namespace gridsim {
 
 class OutputWriter {
 public:
-    // Checks that the output and checkpoint directories can be made (rank 0; they are made at
-    // the first write). Collective: throws ConfigError on every rank or none.
+    // Checks that the output and checkpoint directories can be made and take the names the run
+    // will write there (rank 0 tries; they are made at the first write). Collective: throws
+    // ConfigError on every rank or none.
     // A restart may replace the files of the run it continues; otherwise files another problem
     // wrote are only replaced with output.overwrite = true.
     OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting = false);
@@ -33,6 +34,13 @@ private:
     [[nodiscard]] bool snapshot_due(std::int64_t step) const;
     [[nodiscard]] bool checkpoint_due(std::int64_t step) const;
     [[nodiscard]] std::vector<std::string> directories() const;
+    struct Names {
+        std::string dir;
+        std::vector<std::string> names;
+        const char* dir_key;   // the deck key a refused directory is blamed on
+        const char* name_key;  // and a refused name
+    };
+    [[nodiscard]] std::vector<Names> names_to_write() const;
     void create_directories(MPI_Comm comm);
     [[nodiscard]] std::string other_runs_files() const;
     void write_checkpoint(const OutputContext& ctx, SnapshotMeta meta);
@@ -44,6 +52,10 @@ private:
     double checkpoint_seconds_ = 0.0;
     bool directories_made_ = false;
 };
+
+// Why the file system refuses the file name `name` in the existing directory `dir` (too long,
+// characters it does not take, no permission), or "". Tries: creates the file and removes it.
+std::string refused_name(const std::string& dir, const std::string& name);
 
 // The restart hooks for `opt` from a checkpoint file: start step, history and field loader.
 // Throws ConfigError for a file that cannot continue this deck. Collective.

@@ -209,6 +209,71 @@ std::string commit(const std::string& tmp, const std::string& path, bool keep_pr
     return error;
 }
 
+// A file being written: its objects, closed in reverse order of creation.
+struct OpenFile {
+    h5::Id file, fields, space, dset;
+};
+
+// Creates `tmp` and writes everything into it, collectively. Under an h5::Attempt: a failed call
+// does not stop this rank (the others would wait for it in the next collective call); every
+// rank makes every call, and the caller asks the ranks afterwards whether all went well.
+OpenFile create_and_write(const std::string& tmp, MPI_Comm comm, const Domain& dom,
+                          const Subdomain& sub, const HostField& field, const SnapshotMeta& meta,
+                          DiskPrecision disk) {
+    OpenFile f;
+    const h5::Id fapl = h5::file_access(comm);
+    f.file =
+        h5::Id(h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp),
+               H5Fclose);
+    h5::write_string_attr(f.file, "format", "gridsim");
+    h5::write_int_attr(f.file, "format_version", {kFormatVersion});
+    h5::write_string_attr(f.file, "problem", meta.problem);
+    h5::write_string_attr(f.file, "kind", meta.checkpoint ? "checkpoint" : "snapshot");
+    h5::write_int_attr(f.file, "step", {meta.step});
+    h5::write_double_attr(f.file, "time", {meta.time});
+    h5::write_double_attr(f.file, "dt", {meta.dt});
+    write_grid_group(f.file, dom, meta);
+    write_provenance(f.file, meta, comm_size(comm));
+    if (meta.checkpoint) write_history(f.file, meta, comm_rank(comm));
+
+    f.fields = h5::Id(
+        h5::check(H5Gcreate2(f.file, "/fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/fields"),
+        H5Gclose);
+    const auto dims = reversed(dom.cells, dom.dims);
+    f.space = h5::Id(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"),
+                     H5Sclose);
+    const hid_t type = disk_type(meta.checkpoint ? DiskPrecision::native : disk, field);
+    f.dset = h5::Id(
+        h5::check(H5Dcreate2(f.fields, "u", type, f.space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                  "/fields/u"),
+        H5Dclose);
+    for (const Block& b : blocks_of(dom, sub)) transfer_block(f.dset, dom, field, b, true);
+    return f;
+}
+
+// Closed in order, each checked: the file's close writes its metadata.
+void close_file(OpenFile& f, const std::string& tmp) {
+    h5::check_status(f.dset.close(), "close /fields/u of " + tmp);
+    h5::check_status(f.space.close(), "close the field space of " + tmp);
+    h5::check_status(f.fields.close(), "close /fields of " + tmp);
+    h5::check_status(f.file.close(), "close " + tmp);
+}
+
+// The ranks agreed that writing `tmp` failed while some of them hold it open. HDF5 cannot close
+// a file after a failed write the same way on every rank (a rank whose metadata write fails
+// leaves the collective close while the others wait in it), and MPI_Finalize would close it, so
+// no rank closes it: rank 0 removes it and says why once, and every rank ends with exit code 1
+// together, without MPI_Abort.
+[[noreturn]] void abandon(MPI_Comm comm, const std::string& tmp, const std::string& text) {
+    if (comm_rank(comm) == 0) {
+        ::unlink(tmp.c_str());
+        std::cerr << "gridsim: error: " << text << std::endl;
+    }
+    std::cout << std::flush;
+    GRIDSIM_MPI_CHECK(MPI_Barrier(comm));  // the line is out and the file gone before any exit
+    ::_exit(1);
+}
+
 }  // namespace
 
 void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
@@ -216,45 +281,25 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
                     bool keep_previous) {
     h5::quiet_errors();
     const std::string tmp = path + ".tmp";
+    OpenFile f;
+    std::string error;
     {
-        const h5::FatalWrites guard(tmp);  // a failed write ends every rank, never hangs them
-        const h5::Id fapl = h5::file_access(comm);
-        h5::Id file(
-            h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp),
-            H5Fclose);
-        h5::write_string_attr(file, "format", "gridsim");
-        h5::write_int_attr(file, "format_version", {kFormatVersion});
-        h5::write_string_attr(file, "problem", meta.problem);
-        h5::write_string_attr(file, "kind", meta.checkpoint ? "checkpoint" : "snapshot");
-        h5::write_int_attr(file, "step", {meta.step});
-        h5::write_double_attr(file, "time", {meta.time});
-        h5::write_double_attr(file, "dt", {meta.dt});
-        write_grid_group(file, dom, meta);
-        write_provenance(file, meta, comm_size(comm));
-        if (meta.checkpoint) write_history(file, meta, comm_rank(comm));
-
-        h5::Id fields(h5::check(H5Gcreate2(file, "/fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                                "/fields"),
-                      H5Gclose);
-        const auto dims = reversed(dom.cells, dom.dims);
-        h5::Id space(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"),
-                     H5Sclose);
-        const hid_t type = disk_type(meta.checkpoint ? DiskPrecision::native : disk, field);
-        h5::Id dset(
-            h5::check(H5Dcreate2(fields, "u", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                      "/fields/u"),
-            H5Dclose);
-        for (const Block& b : blocks_of(dom, sub)) transfer_block(dset, dom, field, b, true);
-        // Closed in order, each checked: the file's close writes its metadata.
-        h5::check_status(dset.close(), "close /fields/u of " + tmp);
-        h5::check_status(space.close(), "close the field space of " + tmp);
-        h5::check_status(fields.close(), "close /fields of " + tmp);
-        h5::check_status(file.close(), "close " + tmp);
+        const h5::Attempt attempt;
+        f = create_and_write(tmp, comm, dom, sub, field, meta, disk);
+        error = attempt.agree(comm);
     }
-    if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty()) {
-        if (comm_rank(comm) == 0) std::cerr << "gridsim: error: " << err << std::endl;
-        throw RunFailure(err);  // every rank has the same error: all exit 1, none aborts
+    if (!error.empty()) {
+        int open = f.file.get() >= 0 ? 1 : 0;
+        GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &open, 1, MPI_INT, MPI_MAX, comm));
+        if (open != 0) abandon(comm, tmp, error + "; " + tmp + " removed, earlier files untouched");
+        fail_together(comm, error + "; earlier files untouched");  // no file: all exit 1 in order
     }
+    {
+        const h5::FatalWrites guard(tmp);  // a failed close ends every rank, never hangs them
+        close_file(f, tmp);
+    }
+    if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty())
+        fail_together(comm, err);
 }
 
 namespace {

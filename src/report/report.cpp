@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <stdexcept>
@@ -140,19 +142,18 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
 
 void write_report(const std::string& path, const nlohmann::json& doc) {
     const std::string tmp = path + ".tmp";
+    auto fail = [&](const std::string& what) {
+        const int err = errno;
+        std::remove(tmp.c_str());
+        throw std::runtime_error(fmt::format("{}: {}", what, std::strerror(err)));
+    };
     {
         std::ofstream out(tmp, std::ios::trunc);
         out << doc.dump(2) << '\n';
-        out.flush();
-        if (!out) {
-            std::remove(tmp.c_str());
-            throw std::runtime_error("cannot write run report " + tmp);
-        }
+        out.close();  // a full disk shows at the flush: check after it
+        if (!out) fail("cannot write run report " + tmp);
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error("cannot rename " + tmp + " to " + path);
-    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to " + path);
 }
 
 std::string progress_line(const ProgressSample& s) {

@@ -29,6 +29,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A failure the ranks have agreed on (`text` is the same on every rank): rank 0 prints it as the
+// run's one error line and every rank throws RunFailure (exit 1, no MPI_Abort).
+[[noreturn]] void fail_together(MPI_Comm comm, const std::string& text);
+
+// Collective: rank 0 runs `work` (a file only rank 0 writes); a std::exception it throws becomes
+// fail_together on every rank.
+void on_rank0_together(MPI_Comm comm, const std::function<void()>& work);
+
 struct ErrorNorms {
     double max_abs = 0.0;
     double rel_l2 = 0.0;  // ||u - ref||_2 / ||ref||_2 over all grid points

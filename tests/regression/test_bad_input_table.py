@@ -170,6 +170,29 @@ class BadInput(unittest.TestCase):
             with self.subTest(args=args):
                 self.expect_refused(args, words)
 
+    def refused_names(self, work):
+        """Names the file system refuses (longer than a file name may be), each only once the
+        run would write it: found before the first step all the same."""
+        long = "n" * 250
+        return [
+            (["run", self.deck, "--set", f'output.dir="{work}/o"', "--set",
+              "output.snapshot_every=4", "--set", f'output.prefix="{long}"'],
+             "output.prefix: cannot create"),
+            (["run", self.deck, "--set", f'output.dir="{work}/o"', "--set",
+              f'output.checkpoint="{work}/{long}.h5"'], "output.checkpoint: cannot create"),
+            (["run", self.deck, "--set", f'output.dir="{work}/o"', "--report",
+              os.path.join(work, long + "xxx.json")], "output.report: cannot create"),
+        ]
+
+    def test_names_the_file_system_refuses(self):
+        for ranks in (None, 4):
+            work = tempfile.mkdtemp(dir=self.tmp)
+            for args, words in self.refused_names(work):
+                with self.subTest(args=args[3:], ranks=ranks):
+                    line = self.expect_refused(args, words, cwd=work, ranks=ranks)
+                    self.assertIn("File name too long", line)
+                    self.assertEqual(os.listdir(work), [])
+
     def test_collective_refusals_are_said_once(self):
         # The same refusals at 4 ranks: every rank meets them, rank 0 alone says so, in one
         # line, before the header (nothing on stdout), nothing written.
@@ -183,6 +206,52 @@ class BadInput(unittest.TestCase):
         for args, words in cases:
             with self.subTest(args=args):
                 self.expect_refused(args, words, ranks=4)
+
+    def fail_mid_run(self, ranks, args, remove):
+        """Starts a long run, removes `remove` once the first progress line is out (after the
+        first snapshot), and returns (exit code, stderr) when the run has ended."""
+        launch = [] if ranks == 1 else [MPIEXEC, "-np", str(ranks), "--oversubscribe"]
+        proc = subprocess.Popen([*launch, GRIDSIM, "run", self.deck, "--set", "grid.cells=[256,256]",
+                                 "--set", "time.steps=40000", "--set",
+                                 "output.progress_every=400", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for line in proc.stdout:
+            if line.startswith("step "):
+                shutil.rmtree(remove)
+                break
+        out, err = proc.communicate(timeout=300)
+        self.assertFalse(os.path.exists(remove), f"no progress line: {out}{err}")
+        return proc.returncode, err
+
+    def assert_said_once(self, rc, stderr, words):
+        self.assertEqual(rc, 1, stderr)
+        errors = [l for l in stderr.splitlines() if "error:" in l]
+        self.assertEqual(len(errors), 1, stderr)
+        self.assertTrue(errors[0].startswith("gridsim: error: "), stderr)  # rank 0's, agreed
+        self.assertIn(words, errors[0], stderr)
+        for bad in ("MPI_ABORT", "Segmentation", "terminate called", "Traceback"):
+            self.assertNotIn(bad, stderr)
+
+    def test_failures_mid_run_are_said_once(self):
+        # What could not be found before the first step (the file system changed under the
+        # run): agreed by the ranks, one line from rank 0, exit 1, no MPI_Abort, at 1 and 4
+        # ranks.
+        for ranks in (1, 4):
+            with self.subTest(what="output directory removed", ranks=ranks):
+                work = tempfile.mkdtemp(dir=self.tmp)
+                out = os.path.join(work, "out")
+                rc, err = self.fail_mid_run(ranks, ["--set", f'output.dir="{out}"', "--set",
+                                                    "output.snapshot_every=400"], out)
+                self.assert_said_once(rc, err, out)
+                self.assertFalse(os.path.exists(out))
+            with self.subTest(what="report directory removed", ranks=ranks):
+                work = tempfile.mkdtemp(dir=self.tmp)
+                reports = os.path.join(work, "reports")
+                os.makedirs(reports)
+                rc, err = self.fail_mid_run(
+                    ranks, ["--set", f'output.dir="{work}/out"', "--report",
+                            os.path.join(reports, "r.json")], reports)
+                self.assert_said_once(rc, err, "cannot write run report")
 
     def test_hostile_files_for_compare(self):
         text = self.write("text.h5", "not an HDF5 file at all\n")
