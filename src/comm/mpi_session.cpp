@@ -39,6 +39,12 @@ void mpi_fail(int code, const char* expr, const char* file, int line) {
 
 }  // namespace detail
 
+namespace {
+bool g_thread_multiple = false;
+}  // namespace
+
+bool mpi_thread_multiple() { return g_thread_multiple; }
+
 MpiSession::MpiSession(int* argc, char*** argv) {
 #if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
     // Open MPI 4's default MPI-IO component (OMPIO) lost data in collective HDF5 writes of a 2x2
@@ -46,8 +52,11 @@ MpiSession::MpiSession(int* argc, char*** argv) {
     // writes them correctly. A user's own OMPI_MCA_io setting is kept.
     setenv("OMPI_MCA_io", "romio321", 0);
 #endif
+    // Multiple: asynchronous snapshots (output.async) write collectively from a thread of their
+    // own while the main thread exchanges halos.
     int provided = 0;
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    g_thread_multiple = provided >= MPI_THREAD_MULTIPLE;
     GRIDSIM_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     GRIDSIM_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
     GRIDSIM_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));

@@ -7,9 +7,9 @@
 
 namespace gridsim {
 
-// Initialises MPI (funneled threading) and finalises it on destruction; installs the handler
-// that makes a device backend's fatal error (a failed CUDA call) name its rank and end every
-// rank (MPI_Abort). MPI errors are returned to the caller (MPI_ERRORS_RETURN) so
+// Initialises MPI (MPI_THREAD_MULTIPLE requested) and finalises it on destruction; installs the
+// handler that makes a device backend's fatal error (a failed CUDA call) name its rank and end
+// every rank (MPI_Abort). MPI errors are returned to the caller (MPI_ERRORS_RETURN) so
 // GRIDSIM_MPI_CHECK can say where they happened.
 class MpiSession {
 public:
@@ -53,6 +53,10 @@ void broadcast_string(MPI_Comm comm, std::string& text, int root = 0);
 // `telling` (it names the cause, e.g. the system's reason), else the lowest failing rank's.
 // The ranks agree on a failure they can all still report, instead of each saying its own.
 std::string agree_on_error(MPI_Comm comm, const std::string& mine, bool telling = false);
+
+// Whether MPI_Init_thread provided MPI_THREAD_MULTIPLE (false before MpiSession, and in tests
+// that initialise MPI themselves).
+bool mpi_thread_multiple();
 
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);

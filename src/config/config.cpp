@@ -65,6 +65,8 @@ const std::vector<std::string_view> kSchema = {
     "output.max_abs",
     "output.overwrite",
     "output.dump_on_failure",
+    "output.async",
+    "output.async_buffers",
     "run.max_walltime",
     "run.stall_timeout",
 };
@@ -319,6 +321,9 @@ void read_output_files(const DeckReader& r, Config& c) {
     if (auto v = r.integer("output.check_every", 0, kMax)) c.check_every = *v;
     if (auto v = r.boolean("output.overwrite")) c.overwrite = *v;
     if (auto v = r.boolean("output.dump_on_failure")) c.dump_on_failure = *v;
+    if (auto v = r.choice("output.async", {"auto", "on", "off"}))
+        c.output_async = std::array<const char*, 3>{"auto", "on", "off"}[*v];
+    if (auto v = r.integer("output.async_buffers", 1, 16)) c.async_buffers = static_cast<int>(*v);
     if (auto v = r.number("output.max_abs")) {
         if (!(*v >= 0) || std::isinf(*v)) r.fail("output.max_abs", "must be finite and >= 0");
         c.max_abs = *v;
@@ -556,7 +561,9 @@ toml::table to_table(const Config& c) {
                                {"check_every", c.check_interval()},
                                {"max_abs", c.max_abs},
                                {"overwrite", c.overwrite},
-                               {"dump_on_failure", c.dump_on_failure}}},
+                               {"dump_on_failure", c.dump_on_failure},
+                               {"async", c.output_async},
+                               {"async_buffers", c.async_buffers}}},
     };
     toml::table run{{"stall_timeout", hms(c.stall_timeout)}};
     if (c.max_walltime > 0) run.insert("max_walltime", hms(c.max_walltime));

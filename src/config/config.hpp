@@ -180,6 +180,11 @@ struct Config {
     // Keep the state of the last good blow-up check (one more field) and write it when a check
     // fails: {dir}/{prefix}_lastgood_{step:08}.h5.
     bool dump_on_failure = false;
+    // Snapshots written by a thread while the loop goes on: "auto" (when snapshots are due and
+    // MPI provides MPI_THREAD_MULTIPLE), "on", "off". At most async_buffers snapshots in flight,
+    // each in a staging buffer of one field.
+    std::string output_async = "auto";
+    int async_buffers = 2;
     [[nodiscard]] std::int64_t check_interval() const {
         if (check_every >= 0) return check_every;
         return progress_every > 0 ? progress_every : 1000;

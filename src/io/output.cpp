@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -124,10 +125,23 @@ std::vector<OutputWriter::Names> OutputWriter::names_to_write() const {
             {ckpt_dir, {ckpt_name + ".tmp", ckpt_name + ".prev"}, ckpt_key, ckpt_key}};
 }
 
+AsyncChoice async_output(const Config& cfg) {
+    if (cfg.output_async == "off" || (cfg.output_async == "auto" && cfg.snapshot_every == 0))
+        return {};
+    if (!mpi_thread_multiple())
+        return {false,
+                "output.async: MPI does not provide MPI_THREAD_MULTIPLE, so snapshots are "
+                "written synchronously"};
+    return {true, {}};
+}
+
 // The directories and names are only tried here (and nothing is left): the directories are made
 // at the first write, so a run refused before it writes anything leaves nothing behind.
 OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting)
     : cfg_(cfg), deck_toml_(to_toml(cfg)) {
+    const AsyncChoice choice = async_output(cfg);
+    async_ = choice.on;
+    async_note_ = choice.note;
     std::string error;
     if (comm_rank(comm) == 0) {
         for (const Names& n : names_to_write()) {
@@ -198,10 +212,30 @@ void OutputWriter::create_directories(MPI_Comm comm) {
     });
 }
 
+// Runs `job` now on the run's communicator, or, while a background writer exists, on the writer
+// (HDF5 is not thread-safe: it is then the only thread that calls it) and waits for it. A
+// failure there was agreed and said inside the job: every rank throws RunFailure here.
+void OutputWriter::write_now(MPI_Comm comm, const BackgroundWriter::Job& job) {
+    if (!writer_) {
+        const auto t0 = std::chrono::steady_clock::now();
+        job(comm);
+        const double took =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        background_seconds_ += took;  // written, and all of it waited for
+        waited_seconds_ += took;
+        return;
+    }
+    writer_->submit(job);
+    writer_->drain();
+    if (const std::string failure = writer_->failure(); !failure.empty()) throw RunFailure(failure);
+}
+
 // Refuses (on every rank) to replace a good checkpoint by one holding NaN or Inf: a restart
-// would only carry the blow-up on. Then writes it and times the write.
+// would only carry the blow-up on. Then writes it (after every snapshot still in flight) and
+// times the write.
 void OutputWriter::write_checkpoint(const OutputContext& ctx, SnapshotMeta meta) {
-    long long bad = count_nonfinite(ctx.field, *ctx.subdomain);
+    const HostField field = ctx.field();
+    long long bad = count_nonfinite(field, *ctx.subdomain);
     GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, ctx.comm));
     if (bad > 0) {
         if (comm_rank(ctx.comm) == 0)
@@ -215,11 +249,21 @@ void OutputWriter::write_checkpoint(const OutputContext& ctx, SnapshotMeta meta)
     const auto t0 = std::chrono::steady_clock::now();
     meta.checkpoint = true;
     if (ctx.residual_history != nullptr) meta.residual_history = *ctx.residual_history;
-    write_snapshot(cfg_.checkpoint_path(), ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta,
-                   DiskPrecision::native, true);
-    written_.push_back(cfg_.checkpoint_path());
+    write_now(ctx.comm, [&, meta](MPI_Comm comm) {
+        write_snapshot(cfg_.checkpoint_path(), comm, *ctx.domain, *ctx.subdomain, field, meta,
+                       DiskPrecision::native, true);
+    });
+    count_written(*ctx.domain, field.single ? 4 : 8, cfg_.checkpoint_path());
     checkpoint_seconds_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Bytes of `domain`'s field at `value_bytes` per point, the size of one file's /fields/u.
+void OutputWriter::count_written(const Domain& domain, int value_bytes, const std::string& path) {
+    std::uint64_t points = 1;
+    for (int d = 0; d < domain.dims; ++d) points *= static_cast<std::uint64_t>(domain.cells[d]);
+    bytes_written_ += points * static_cast<std::uint64_t>(value_bytes);
+    written_.push_back(path);
 }
 
 bool OutputWriter::snapshot_due(std::int64_t step) const {
@@ -231,7 +275,49 @@ bool OutputWriter::checkpoint_due(std::int64_t step) const {
 }
 
 bool OutputWriter::due(std::int64_t step, bool last) const {
-    return snapshot_due(step) || checkpoint_due(step) || (last && cfg_.write_final);
+    // The last step also waits for the snapshots still being written.
+    return snapshot_due(step) || checkpoint_due(step) || (last && (cfg_.write_final || writer_));
+}
+
+// One snapshot file and its XDMF sidecar, and with `series` the temporal collection over every
+// snapshot so far. Collective over `comm`. Everything it needs is copied into it (it may run
+// after the solver is gone, e.g. while a failure unwinds), `memory` keeps `field`'s alive.
+BackgroundWriter::Job OutputWriter::snapshot_job(const OutputContext& ctx, const HostField& field,
+                                                 std::shared_ptr<void> memory,
+                                                 const SnapshotMeta& meta, const std::string& path,
+                                                 bool series) const {
+    const Domain dom = *ctx.domain;
+    const Subdomain sub = *ctx.subdomain;
+    const DiskPrecision disk = disk_precision(cfg_);
+    const int bytes = disk_bytes(cfg_);
+    const double time = ctx.time;
+    std::vector<std::pair<std::string, double>> list;
+    if (series) list = series_;
+    const std::string series_path =
+        series ? fmt::format("{}/{}.xmf", cfg_.output_dir, cfg_.output_prefix) : std::string();
+    return
+        [dom, sub, field, memory, meta, path, disk, bytes, time, list, series_path](MPI_Comm comm) {
+            write_snapshot(path, comm, dom, sub, field, meta, disk, false);
+            on_rank0_together(comm, [&] { write_xdmf(path, dom, bytes, time); });
+            if (!series_path.empty())
+                on_rank0_together(comm, [&] { write_xdmf_series(series_path, dom, bytes, list); });
+        };
+}
+
+// A due snapshot handed to the background writer: the field copied into the next staging buffer
+// (after waiting for room: that buffer's earlier snapshot is then written), the write queued.
+void OutputWriter::write_in_background(const OutputContext& ctx, const SnapshotMeta& meta,
+                                       const std::string& path) {
+    writer_->wait_for_room();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (staging_.empty())
+        for (int i = 0; i < cfg_.async_buffers; ++i) staging_.push_back(ctx.allocate_staging());
+    const std::shared_ptr<void>& slot =
+        staging_[static_cast<std::size_t>(staged_++ % cfg_.async_buffers)];
+    const HostField field = ctx.field_into(slot.get());
+    staging_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    writer_->submit(snapshot_job(ctx, field, slot, meta, path, true));
 }
 
 void OutputWriter::write(const OutputContext& ctx) {
@@ -243,14 +329,16 @@ void OutputWriter::write(const OutputContext& ctx) {
     meta.deck_toml = deck_toml_;
     meta.process_grid.assign(ctx.process_grid.begin(), ctx.process_grid.begin() + cfg_.dims);
     meta.devices = ctx.devices;
-    const bool rank0 = comm_rank(ctx.comm) == 0;
     create_directories(ctx.comm);
-    auto snapshot = [&](const std::string& path) {
-        write_snapshot(path, ctx.comm, *ctx.domain, *ctx.subdomain, ctx.field, meta,
-                       disk_precision(cfg_), false);
-        on_rank0_together(ctx.comm,
-                          [&] { write_xdmf(path, *ctx.domain, disk_bytes(cfg_), ctx.time); });
-        written_.push_back(path);
+    if (async_ && !writer_) {
+        const char* delay = std::getenv("GRIDSIM_TEST_WRITE_DELAY_MS");  // tests only
+        writer_ = std::make_unique<BackgroundWriter>(ctx.comm, cfg_.async_buffers,
+                                                     delay != nullptr ? std::atof(delay) / 1e3 : 0);
+    }
+    auto snapshot_now = [&](const std::string& path, bool series) {
+        const HostField field = ctx.field();
+        write_now(ctx.comm, snapshot_job(ctx, field, nullptr, meta, path, series));
+        count_written(*ctx.domain, disk_bytes(cfg_), path);
     };
     if (ctx.force_checkpoint) {
         write_checkpoint(ctx, meta);
@@ -259,8 +347,8 @@ void OutputWriter::write(const OutputContext& ctx) {
     if (ctx.last_good) {
         const std::string path =
             fmt::format("{}/{}_lastgood_{:08d}.h5", cfg_.output_dir, cfg_.output_prefix, ctx.step);
-        snapshot(path);
-        if (rank0)
+        snapshot_now(path, false);
+        if (comm_rank(ctx.comm) == 0)
             std::cerr << fmt::format("gridsim: the last good state, step {}, is in {}", ctx.step,
                                      path)
                       << std::endl;
@@ -270,22 +358,52 @@ void OutputWriter::write(const OutputContext& ctx) {
     if (snapshot_due(ctx.step)) {
         const std::string path =
             fmt::format("{}/{}_{:08d}.h5", cfg_.output_dir, cfg_.output_prefix, ctx.step);
-        snapshot(path);
         series_.emplace_back(path, ctx.time);
-        on_rank0_together(ctx.comm, [&] {
-            write_xdmf_series(fmt::format("{}/{}.xmf", cfg_.output_dir, cfg_.output_prefix),
-                              *ctx.domain, disk_bytes(cfg_), series_);
-        });
+        if (writer_) {
+            write_in_background(ctx, meta, path);
+            count_written(*ctx.domain, disk_bytes(cfg_), path);
+        } else {
+            snapshot_now(path, true);
+        }
     }
     if (ctx.last && cfg_.write_final)
-        snapshot(fmt::format("{}/{}_final.h5", cfg_.output_dir, cfg_.output_prefix));
+        snapshot_now(fmt::format("{}/{}_final.h5", cfg_.output_dir, cfg_.output_prefix), false);
     if (checkpoint_due(ctx.step)) write_checkpoint(ctx, meta);
+    if (ctx.last) drain();  // the loop's time includes the writing it could not hide
+}
+
+// Waits for every write in flight; a failure there (said when it happened) ends every rank.
+void OutputWriter::drain() {
+    if (!writer_) return;
+    writer_->drain();
+    if (const std::string failure = writer_->failure(); !failure.empty()) throw RunFailure(failure);
+}
+
+void OutputWriter::finish() {
+    if (!writer_) return;
+    drain();
+    background_seconds_ += writer_->busy_seconds();
+    waited_seconds_ += writer_->waited_seconds();
+    writer_.reset();
+}
+
+nlohmann::json OutputWriter::summary(MPI_Comm comm) const {
+    double busy = background_seconds_ + (writer_ ? writer_->busy_seconds() : 0.0);
+    double waited = waited_seconds_ + (writer_ ? writer_->waited_seconds() : 0.0);
+    double staging = staging_seconds_;
+    for (double* v : {&busy, &waited, &staging})
+        GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, comm));
+    return {{"async", async_},          {"async_note", async_note_},
+            {"files", written_.size()}, {"field_bytes", bytes_written_},
+            {"staging_s", staging},     {"writing_s", busy},
+            {"waited_s", waited}};
 }
 
 void OutputWriter::attach(RunOptions& opt) {
     opt.output_due = [this](std::int64_t step, bool last) { return due(step, last); };
     opt.on_output = [this](const OutputContext& ctx) { write(ctx); };
     opt.checkpoint_seconds = [this] { return checkpoint_seconds_; };
+    opt.output_failed = [this] { return writer_ && !writer_->failure().empty(); };
 }
 
 void attach_restart(const std::string& path, const Config& cfg, MPI_Comm comm, RunOptions& opt) {

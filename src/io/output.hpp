@@ -4,15 +4,28 @@
 // {dir}/{prefix}_final.h5; checkpoints replace {checkpoint} (the previous kept as .prev).
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "config/config.hpp"
+#include "io/background_writer.hpp"
 #include "io/snapshot.hpp"
 #include "solver/run.hpp"
 
 namespace gridsim {
+
+// output.async resolved: whether snapshots are written by a background thread, and a note when
+// the deck asked for it and MPI cannot (no MPI_THREAD_MULTIPLE: written synchronously instead).
+struct AsyncChoice {
+    bool on = false;
+    std::string note;
+};
+AsyncChoice async_output(const Config& cfg);
 
 class OutputWriter {
 public:
@@ -29,6 +42,13 @@ public:
     void attach(RunOptions& opt);
 
     [[nodiscard]] const std::vector<std::string>& written() const { return written_; }
+    // Waits for the background writer and stops it (collective; a failure throws RunFailure).
+    // Call after the run, before the report.
+    void finish();
+    // The report's "output" object: files, bytes of /fields written, and the seconds spent
+    // staging (on the loop's path), writing in the background and waiting for the writer (the
+    // writing not hidden), each the largest over ranks. Collective.
+    [[nodiscard]] nlohmann::json summary(MPI_Comm comm) const;
 
 private:
     [[nodiscard]] bool snapshot_due(std::int64_t step) const;
@@ -44,6 +64,16 @@ private:
     void create_directories(MPI_Comm comm);
     [[nodiscard]] std::string other_runs_files() const;
     void write_checkpoint(const OutputContext& ctx, SnapshotMeta meta);
+    void write_now(MPI_Comm comm, const BackgroundWriter::Job& job);
+    void write_in_background(const OutputContext& ctx, const SnapshotMeta& meta,
+                             const std::string& path);
+    [[nodiscard]] BackgroundWriter::Job snapshot_job(const OutputContext& ctx,
+                                                     const HostField& field,
+                                                     std::shared_ptr<void> memory,
+                                                     const SnapshotMeta& meta,
+                                                     const std::string& path, bool series) const;
+    void count_written(const Domain& domain, int value_bytes, const std::string& path);
+    void drain();
 
     const Config& cfg_;
     std::string deck_toml_;
@@ -51,6 +81,17 @@ private:
     std::vector<std::string> written_;
     double checkpoint_seconds_ = 0.0;
     bool directories_made_ = false;
+    bool async_ = false;
+    std::string async_note_;
+    std::vector<std::shared_ptr<void>> staging_;  // output.async_buffers fields, made when needed
+    std::int64_t staged_ = 0;                     // snapshots staged so far (buffer: mod count)
+    std::uint64_t bytes_written_ = 0;
+    double staging_seconds_ = 0.0;
+    // Writing, and the loop's waiting for it: synchronous writes (both), and the finished
+    // writer's (finish()).
+    double background_seconds_ = 0.0;
+    double waited_seconds_ = 0.0;
+    std::unique_ptr<BackgroundWriter> writer_;  // made at the first write (collective)
 };
 
 // Why the file system refuses the file name `name` in the existing directory `dir` (too long,

@@ -18,6 +18,7 @@
 #include "solver/backend_select.hpp"
 #include "solver/problem.hpp"
 
+#include "io/output.hpp"
 #include "io/provenance.hpp"
 
 namespace gridsim {
@@ -156,6 +157,15 @@ void write_report(const std::string& path, const nlohmann::json& doc) {
     if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to " + path);
 }
 
+nlohmann::json output_report(nlohmann::json out) {
+    const double bytes = out["field_bytes"].get<double>();
+    const double writing = out["writing_s"].get<double>();
+    const double waited = out["waited_s"].get<double>();
+    out["write_rate_MBps"] = writing > 0 ? bytes / writing / 1e6 : 0.0;
+    out["hidden_s"] = std::max(0.0, writing - waited);
+    return out;
+}
+
 std::string progress_line(const ProgressSample& s) {
     const auto done = static_cast<double>(s.step - s.start);  // by this run
     const double eta = done > 0 ? s.elapsed_s * static_cast<double>(s.total - s.step) / done : 0.0;
@@ -242,6 +252,16 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
                        bytes_text(s.field_bytes_max),
                        s.field_count == 2 ? std::string("two") : std::to_string(s.field_count));
     out += fmt::format("  output          {}\n", outputs_text(cfg));
+    const AsyncChoice async = async_output(cfg);
+    if (async.on) {
+        const std::size_t field = s.field_bytes_max / static_cast<std::size_t>(s.field_count);
+        out += fmt::format(
+            "  async output    snapshots written by a thread while the loop goes on; {} "
+            "staging buffer(s) of {} per rank ({})\n",
+            cfg.async_buffers, bytes_text(field),
+            bytes_text(field * static_cast<std::size_t>(cfg.async_buffers)));
+    }
+    if (!async.note.empty()) out += fmt::format("  note            {}\n", async.note);
     return out;
 }
 
@@ -282,6 +302,16 @@ std::string summary_text(const nlohmann::json& d) {
         const auto& st = d["phases"][name];
         out += fmt::format("    {:<12}  {:.4f} / {:.4f} / {:.4f}\n", name, st["min"].get<double>(),
                            st["mean"].get<double>(), st["max"].get<double>());
+    }
+    if (d.contains("output") && d["output"]["files"].get<int>() > 0) {
+        const auto& o = d["output"];
+        out += fmt::format(
+            "  files           {} ({:.4g} MB of fields), {}: writing {:.4f} s ({:.0f} MB/s), "
+            "staging {:.4f} s, waited for {:.4f} s, hidden {:.4f} s\n",
+            o["files"].get<int>(), o["field_bytes"].get<double>() / 1e6,
+            o["async"].get<bool>() ? "in the background" : "synchronous",
+            o["writing_s"].get<double>(), o["write_rate_MBps"].get<double>(),
+            o["staging_s"].get<double>(), o["waited_s"].get<double>(), o["hidden_s"].get<double>());
     }
     const auto& fs = d["field_stats"];
     out += fmt::format("  final field     min {:.6e}, max {:.6e}, non-finite points {}\n",

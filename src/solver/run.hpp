@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -63,7 +64,12 @@ struct OutputContext {
     const Domain* domain = nullptr;
     const Subdomain* subdomain = nullptr;
     std::array<int, 3> process_grid{1, 1, 1};
-    HostField field;
+    // The field on the host, fetched when called (a download from the device): into the
+    // solver's own host copy, or into `dst`, one field's worth of memory from allocate_staging
+    // (page-locked on the CUDA backend), for a write that goes on in the background.
+    std::function<HostField()> field;
+    std::function<HostField(void* dst)> field_into;
+    std::function<std::shared_ptr<void>()> allocate_staging;
     const std::vector<std::pair<std::int64_t, double>>* residual_history = nullptr;
     std::string devices;  // every rank's device, e.g. "4 x NVIDIA H200" (identical on all ranks)
     bool force_checkpoint = false;  // a stop request: write a checkpoint now, nothing else
@@ -99,6 +105,9 @@ struct RunOptions {
     // on_output gets the field on the host.
     std::function<bool(std::int64_t step, bool last)> output_due;
     std::function<void(const OutputContext&)> on_output;
+    // Whether output written in the background has failed (asked at every stop agreement: the
+    // ranks end together at the same step, exit 1; the failure was said when it happened).
+    std::function<bool()> output_failed;
     // Restart: continue after `start_step` from the field `load_field` reads (owned points),
     // with this residual history so far.
     std::int64_t start_step = 0;

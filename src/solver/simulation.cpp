@@ -398,6 +398,24 @@ HostField Simulation<T>::current_host_field() {
     return HostField{v.data, sizeof(T) == 4, v.ext};
 }
 
+// Ordered after both lanes' work so far and waited for, as download() is; into page-locked
+// memory the copy runs at the link's speed.
+template <class T>
+HostField Simulation<T>::current_into(void* dst) {
+    const FieldExtents& ext = u_[cur_].extents();
+    be_.join_lanes();
+    be_.copy(static_cast<T*>(dst), current().data, static_cast<std::size_t>(ext.total),
+             Lane::boundary);
+    be_.wait(Lane::boundary);
+    return HostField{dst, sizeof(T) == 4, ext};
+}
+
+template <class T>
+std::shared_ptr<void> Simulation<T>::allocate_staging() {
+    auto buf = std::make_shared<Buffer<T>>(be_.allocate_host(u_[cur_].extents().total));
+    return std::shared_ptr<void>(buf, buf->data());  // keeps the Buffer alive
+}
+
 template <class T>
 std::vector<double> Simulation<T>::gather() {
     return gather_to_root(topo_, dom_, current_on_host());

@@ -97,6 +97,10 @@ public:
     [[nodiscard]] FieldView<const T> current_on_host();
     // The same, precision erased, for the output layer.
     [[nodiscard]] HostField current_host_field();
+    // The current field (halos included) copied into `dst`, memory from allocate_staging().
+    [[nodiscard]] HostField current_into(void* dst);
+    // Host memory for one field, page-locked on the CUDA backend (fast copies from the device).
+    [[nodiscard]] std::shared_ptr<void> allocate_staging();
     // Keeps a copy of the current field, the state at `step`, in backend memory (one more
     // field, allocated at the first call): the last state a check found good
     // (output.dump_on_failure).

@@ -57,7 +57,8 @@ private:
 // Makes every rank agree, at the same step, on whether to stop early and why (and keeps the stall
 // watchdog fed): a signal on any
 // rank (stop_request.hpp), a STOP file in the output directory (rank 0 looks), or the deck's
-// wall time about to run out (rank 0 estimates from measured step and checkpoint times). One
+// wall time about to run out (rank 0 estimates from measured step and checkpoint times); and a
+// failure of output written in the background, which ends every rank here (RunFailure). One
 // small non-blocking all-reduce is in flight at a time: started at one agreement step and
 // completed `cadence` steps later, long after it finished, so no step waits for it. Rank 0 also
 // proposes the next cadence in it (about 50 ms of steps, 1 to 64), so every rank knows when the
@@ -71,6 +72,7 @@ public:
           walltime_(cfg.max_walltime),
           process_start_(opt.process_start.value_or(Clock::now())),
           checkpoint_seconds_(opt.checkpoint_seconds),
+          output_failed_(opt.output_failed),
           first_step_(opt.start_step),
           watchdog_(std::make_unique<StallWatchdog>(cfg.stall_timeout, rank_)) {
         post(first_step_);
@@ -88,6 +90,7 @@ public:
         if (watchdog_) watchdog_->beat();
         if (step < next_) return false;
         GRIDSIM_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+        if (recv_[4] != 0) throw RunFailure("background output failed");  // said when it did
         if (recv_[0] != 0) {
             reason_ = signal_name(recv_[0]);
         } else if (recv_[1] != 0) {
@@ -109,7 +112,7 @@ private:
 
     void post(std::int64_t step) {
         const int cadence = std::max(1, recv_[3]);
-        send_ = {stop_signal(), 0, 0, 0};
+        send_ = {stop_signal(), 0, 0, 0, output_failed_ && output_failed_() ? 1 : 0};
         if (rank_ == 0) {
             const double per_step =
                 step > first_step_ ? seconds(loop_start_) / (step - first_step_) : 0.0;
@@ -124,7 +127,7 @@ private:
         }
         next_ = step + cadence;
         GRIDSIM_MPI_CHECK(
-            MPI_Iallreduce(send_.data(), recv_.data(), 4, MPI_INT, MPI_MAX, comm_, &request_));
+            MPI_Iallreduce(send_.data(), recv_.data(), 5, MPI_INT, MPI_MAX, comm_, &request_));
     }
 
     // Whether waiting `steps` more steps, then writing a checkpoint, would pass the wall time:
@@ -144,10 +147,12 @@ private:
     Clock::time_point process_start_;
     Clock::time_point loop_start_ = Clock::now();
     std::function<double()> checkpoint_seconds_;
+    std::function<bool()> output_failed_;
     std::int64_t first_step_;
     std::int64_t next_ = 0;
-    std::array<int, 4> send_{};  // signal, STOP file, wall time, rank 0's next cadence
-    std::array<int, 4> recv_{};
+    // signal, STOP file, wall time, rank 0's next cadence, background output failed
+    std::array<int, 5> send_{};
+    std::array<int, 5> recv_{};
     MPI_Request request_ = MPI_REQUEST_NULL;
     std::string reason_;
     std::unique_ptr<StallWatchdog> watchdog_;  // fed by due(), called after every step
@@ -281,7 +286,9 @@ OutputContext output_context(Simulation<T>& sim, const Config& cfg, std::int64_t
     ctx.domain = &sim.domain();
     ctx.subdomain = &sim.subdomain();
     ctx.process_grid = sim.topology().process_grid();
-    ctx.field = sim.current_host_field();
+    ctx.field = [&sim] { return sim.current_host_field(); };
+    ctx.field_into = [&sim](void* dst) { return sim.current_into(dst); };
+    ctx.allocate_staging = [&sim] { return sim.allocate_staging(); };
     ctx.residual_history = history;
     ctx.devices = sim.devices();
     return ctx;
@@ -374,7 +381,7 @@ void check_field(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, s
     report_blowup(sim, cfg, step, s);
     if (cfg.dump_on_failure && sim.last_good_step() >= 0 && opt.on_output) {
         OutputContext ctx = output_context(sim, cfg, sim.last_good_step(), false, nullptr);
-        ctx.field = sim.last_good_host_field();
+        ctx.field = [&sim] { return sim.last_good_host_field(); };
         ctx.last_good = true;
         opt.on_output(ctx);
     }
