@@ -292,6 +292,10 @@ int main(int argc, char** argv) {
     int bench_mib = 256;
     gridsim::BenchOptions bench_opt;
     bench->add_option("--size-mib", bench_mib, "MiB per copy")->check(CLI::Range(1, 16384));
+    std::string bench_io;
+    bench->add_option("--io", bench_io,
+                      "measure the file write ceiling of this directory instead (a large "
+                      "sequential write + fsync per rank)");
     bench->add_option("--reps", bench_opt.reps, "repetitions (the best is kept)")
         ->check(CLI::Range(1, 1000));
 
@@ -338,6 +342,11 @@ int main(int argc, char** argv) {
             return 0;
         }
         bench_opt.bytes = static_cast<std::size_t>(bench_mib) << 20;
+        if (!bench_io.empty()) {
+            const std::string text = gridsim::io_bench(MPI_COMM_WORLD, bench_io, bench_opt);
+            if (rank == 0) std::cout << text << std::flush;
+            return 0;
+        }
         std::cout << gridsim::machine_bench(MPI_COMM_WORLD, bench_opt) << std::flush;
         return 0;
     } catch (const ConfigError& e) {

@@ -310,7 +310,7 @@ void OutputWriter::write_in_background(const OutputContext& ctx, const SnapshotM
                                        const std::string& path) {
     writer_->wait_for_room();
     const auto t0 = std::chrono::steady_clock::now();
-    if (staging_.empty())
+    if (staging_.empty())  // not prepared before the loop (prepare_output)
         for (int i = 0; i < cfg_.async_buffers; ++i) staging_.push_back(ctx.allocate_staging());
     const std::shared_ptr<void>& slot =
         staging_[static_cast<std::size_t>(staged_++ % cfg_.async_buffers)];
@@ -391,11 +391,15 @@ nlohmann::json OutputWriter::summary(MPI_Comm comm) const {
     double busy = background_seconds_ + (writer_ ? writer_->busy_seconds() : 0.0);
     double waited = waited_seconds_ + (writer_ ? writer_->waited_seconds() : 0.0);
     double staging = staging_seconds_;
-    for (double* v : {&busy, &waited, &staging})
+    SnapshotTimes parts = snapshot_times();  // read after finish(): the writer has stopped
+    for (double* v : {&busy, &waited, &staging, &parts.write_s, &parts.close_s, &parts.sync_s})
         GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, comm));
     return {{"async", async_},          {"async_note", async_note_},
             {"files", written_.size()}, {"field_bytes", bytes_written_},
-            {"staging_s", staging},     {"writing_s", busy},
+            {"staging_s", staging},
+            {"hdf5_write_s", parts.write_s},
+            {"hdf5_close_s", parts.close_s},
+            {"fsync_rename_s", parts.sync_s},     {"writing_s", busy},
             {"waited_s", waited}};
 }
 
@@ -404,6 +408,10 @@ void OutputWriter::attach(RunOptions& opt) {
     opt.on_output = [this](const OutputContext& ctx) { write(ctx); };
     opt.checkpoint_seconds = [this] { return checkpoint_seconds_; };
     opt.output_failed = [this] { return writer_ && !writer_->failure().empty(); };
+    opt.prepare_output = [this](const std::function<std::shared_ptr<void>()>& allocate) {
+        if (!async_ || cfg_.snapshot_every == 0) return;  // no snapshot goes to the writer
+        for (int i = 0; i < cfg_.async_buffers; ++i) staging_.push_back(allocate());
+    };
 }
 
 void attach_restart(const std::string& path, const Config& cfg, MPI_Comm comm, RunOptions& opt) {

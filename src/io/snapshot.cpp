@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "comm/mpi_check.hpp"
 #include "io/h5.hpp"
@@ -67,6 +68,21 @@ void copy_block(const HostField& f, const Block& b, char* packed, bool to_packed
     }
 }
 
+// The buffer blocks are packed into, at least `bytes` long: one for the process, kept between
+// files and never zero-filled: a fresh buffer per file costs a memset and a page fault per page
+// on every snapshot. HDF5 runs on one thread at a time here (the background writer's while it
+// exists), and so does this.
+char* pack_buffer(std::size_t bytes) {
+    static std::unique_ptr<char[]> buffer;
+    static std::size_t size = 0;
+    if (bytes > size) {
+        buffer.reset();
+        buffer.reset(new char[bytes]);  // default-initialised: no fill
+        size = bytes;
+    }
+    return buffer.get();
+}
+
 // The file side is a hyperslab per rank, transferred collectively; the memory side is the
 // block packed contiguously (one host copy; HDF5 then sees the simplest memory selection).
 void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Block& b, bool write) {
@@ -75,18 +91,18 @@ void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Blo
     const auto count = reversed(b.count, dims);
     const hsize_t elements =
         b.take_part ? static_cast<hsize_t>(b.count[0]) * b.count[1] * b.count[2] : 0;
-    std::vector<char> packed(elements * (f.single ? sizeof(float) : sizeof(double)));
+    char* packed = pack_buffer(elements * (f.single ? sizeof(float) : sizeof(double)));
     const h5::SlabSpaces spaces = h5::slab_spaces(dset, file_start, count, b.take_part);
     const h5::Id dxpl = h5::collective_transfer();
     const hid_t type = memory_type(f);
     if (write) {
-        if (b.take_part) copy_block(f, b, packed.data(), true);
-        h5::check_status(H5Dwrite(dset, type, spaces.memory, spaces.file, dxpl, packed.data()),
+        if (b.take_part) copy_block(f, b, packed, true);
+        h5::check_status(H5Dwrite(dset, type, spaces.memory, spaces.file, dxpl, packed),
                          "write /fields/u");
     } else {
-        h5::check_status(H5Dread(dset, type, spaces.memory, spaces.file, dxpl, packed.data()),
+        h5::check_status(H5Dread(dset, type, spaces.memory, spaces.file, dxpl, packed),
                          "read /fields/u");
-        if (b.take_part) copy_block(f, b, packed.data(), false);
+        if (b.take_part) copy_block(f, b, packed, false);
     }
 }
 
@@ -209,6 +225,21 @@ std::string commit(const std::string& tmp, const std::string& path, bool keep_pr
     return error;
 }
 
+SnapshotTimes g_times;  // written by one thread at a time (the writer's, or the main one)
+
+class Stopwatch {
+public:
+    double lap() {
+        const auto now = std::chrono::steady_clock::now();
+        const double s = std::chrono::duration<double>(now - last_).count();
+        last_ = now;
+        return s;
+    }
+
+private:
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // A file being written: its objects, closed in reverse order of creation.
 struct OpenFile {
     h5::Id file, fields, space, dset;
@@ -281,6 +312,7 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
                     bool keep_previous) {
     h5::quiet_errors();
     const std::string tmp = path + ".tmp";
+    Stopwatch watch;
     OpenFile f;
     std::string error;
     {
@@ -288,6 +320,7 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
         f = create_and_write(tmp, comm, dom, sub, field, meta, disk);
         error = attempt.agree(comm);
     }
+    g_times.write_s += watch.lap();
     if (!error.empty()) {
         int open = f.file.get() >= 0 ? 1 : 0;
         GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &open, 1, MPI_INT, MPI_MAX, comm));
@@ -298,9 +331,14 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
         const h5::FatalWrites guard(tmp);  // a failed close ends every rank, never hangs them
         close_file(f, tmp);
     }
+    g_times.close_s += watch.lap();
     if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty())
         fail_together(comm, err);
+    g_times.sync_s += watch.lap();
+    ++g_times.files;
 }
+
+SnapshotTimes snapshot_times() { return g_times; }
 
 namespace {
 

@@ -39,6 +39,17 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
                     const HostField& field, const SnapshotMeta& meta, DiskPrecision disk,
                     bool keep_previous);
 
+// Where this rank's snapshot writes spent their time, summed over files: creating the file and
+// writing attributes and /fields/u (HDF5 and MPI-IO), closing it (HDF5's metadata), and rank
+// 0's fsync and rename (every rank waits for it).
+struct SnapshotTimes {
+    double write_s = 0.0;
+    double close_s = 0.0;
+    double sync_s = 0.0;
+    int files = 0;
+};
+SnapshotTimes snapshot_times();
+
 // What a restart reads back. Throws ConfigError (exit 2) for a file that is missing, not HDF5,
 // not a gridsim checkpoint, or of another problem, grid or precision than `cfg`.
 struct CheckpointInfo {

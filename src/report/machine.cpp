@@ -2,12 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "affinity/binding.hpp"
+#include "config/config.hpp"
 #include "comm/gather.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
@@ -197,6 +204,54 @@ std::string remote_pinned_rows(const DeviceRuntime& rt, const RankPlacement& loc
 }
 
 }  // namespace
+
+namespace {
+
+// Seconds to write `bytes` of `block` to `path` and fsync it; "" or the error in `error`.
+double timed_file_write(const std::string& path, const std::vector<char>& block,
+                        std::size_t bytes, std::string& error) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        error = fmt::format("cannot create '{}': {}", path, std::strerror(errno));
+        return 0.0;
+    }
+    for (std::size_t done = 0; done < bytes && error.empty();) {
+        const std::size_t n = std::min(block.size(), bytes - done);
+        const ssize_t w = ::write(fd, block.data(), n);
+        if (w <= 0) error = fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+        done += w > 0 ? static_cast<std::size_t>(w) : 0;
+    }
+    if (error.empty() && ::fsync(fd) != 0)
+        error = fmt::format("cannot sync '{}': {}", path, std::strerror(errno));
+    ::close(fd);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::string io_bench(MPI_Comm comm, const std::string& dir, const BenchOptions& opt) {
+    const int rank = comm_rank(comm);
+    const int ranks = comm_size(comm);
+    const std::string path = fmt::format("{}/.gridsim_io_probe.{}", dir, rank);
+    std::vector<char> block(std::size_t{16} << 20);
+    for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 131 + 7);
+    double best = 0.0;
+    for (int rep = 0; rep < opt.reps; ++rep) {
+        GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
+        std::string error;
+        double took = timed_file_write(path, block, opt.bytes, error);
+        ::unlink(path.c_str());
+        error = agree_on_error(comm, error);
+        if (!error.empty()) throw ConfigError("--io: " + error);
+        GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, comm));
+        best = std::max(best, static_cast<double>(opt.bytes) * ranks / took);
+    }
+    return fmt::format(
+        "gridsim bench --io {}: {} rank(s), {} MiB each in 16 MiB writes + fsync, best of {}\n"
+        "  {:<44} {:10.1f} MB/s\n",
+        dir, ranks, opt.bytes >> 20, opt.reps, "file write ceiling (all ranks)", best / 1e6);
+}
 
 std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
     Config cfg;  // defaults: backend auto, staged transport

@@ -105,6 +105,9 @@ struct RunOptions {
     // on_output gets the field on the host.
     std::function<bool(std::int64_t step, bool last)> output_due;
     std::function<void(const OutputContext&)> on_output;
+    // Called once before the first step with a way to allocate host memory for one field (the
+    // output layer's staging buffers: allocated before the loop, not in it).
+    std::function<void(const std::function<std::shared_ptr<void>()>&)> prepare_output;
     // Whether output written in the background has failed (asked at every stop agreement: the
     // ranks end together at the same step, exit 1; the failure was said when it happened).
     std::function<bool()> output_failed;

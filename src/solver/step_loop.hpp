@@ -271,6 +271,7 @@ void start(Simulation<T>& sim, const RunOptions& opt) {
         });
     }
     if (opt.load_field || sim.config().dump_on_failure) check_start_state(sim, opt);
+    if (opt.prepare_output) opt.prepare_output([&sim] { return sim.allocate_staging(); });
     announce_start(sim, opt);
 }
 

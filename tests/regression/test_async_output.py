@@ -138,6 +138,24 @@ class AsyncOutput(unittest.TestCase):
                 self.assertNotIn("MPI_ABORT", res.stderr)
                 self.assertEqual([n for n in os.listdir(out) if n.endswith(".tmp")], [])
 
+    def test_bench_io_measures_a_directory_and_leaves_nothing(self):
+        probe = os.path.join(self.tmp, "probe")
+        os.makedirs(probe)
+        res = subprocess.run([MPIEXEC, "-np", "2", "--oversubscribe", GRIDSIM, "bench", "--io",
+                              probe, "--size-mib", "8", "--reps", "2"], capture_output=True,
+                             text=True, timeout=120, check=False)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        m = re.search(r"2 rank\(s\), 8 MiB each.*\n.*file write ceiling \(all ranks\) +([0-9.]+) MB/s",
+                      res.stdout)
+        self.assertIsNotNone(m, res.stdout)
+        self.assertGreater(float(m.group(1)), 0.0)
+        self.assertEqual(os.listdir(probe), [])
+        res = subprocess.run([GRIDSIM, "bench", "--io", os.path.join(self.tmp, "missing")],
+                             capture_output=True, text=True, timeout=120, check=False)
+        self.assertEqual(res.returncode, 2, res.stdout + res.stderr)
+        self.assertEqual(len(res.stderr.splitlines()), 1, res.stderr)
+        self.assertIn("cannot create", res.stderr)
+
     def start(self, out, *args, env=None):
         proc = subprocess.Popen(self.command(1, out, "--set", "time.steps=1000000", "--set",
                                              "output.progress_every=5", *args, quiet=False),
