@@ -212,6 +212,19 @@ void OutputWriter::create_directories(MPI_Comm comm) {
     });
 }
 
+namespace {
+
+// The last part of the background snapshot before: its sync and rename, then its sidecars.
+void finish_tail(std::optional<OutputWriter::Tail>& tail, MPI_Comm comm) {
+    if (!tail) return;
+    const OutputWriter::Tail t = std::move(*tail);
+    tail.reset();
+    finish_commit(t.commit, comm, true);
+    t.after(comm);
+}
+
+}  // namespace
+
 // Runs `job` now on the run's communicator, or, while a background writer exists, on the writer
 // (HDF5 is not thread-safe: it is then the only thread that calls it) and waits for it. A
 // failure there was agreed and said inside the job: every rank throws RunFailure here.
@@ -225,9 +238,15 @@ void OutputWriter::write_now(MPI_Comm comm, const BackgroundWriter::Job& job) {
         waited_seconds_ += took;
         return;
     }
+    writer_->submit(flush_job());
     writer_->submit(job);
     writer_->drain();
     if (const std::string failure = writer_->failure(); !failure.empty()) throw RunFailure(failure);
+}
+
+// Completes the last background snapshot (its sync, rename and sidecars).
+BackgroundWriter::Job OutputWriter::flush_job() const {
+    return [tail = tail_](MPI_Comm comm) { finish_tail(*tail, comm); };
 }
 
 // Refuses (on every rank) to replace a good checkpoint by one holding NaN or Inf: a restart
@@ -279,29 +298,65 @@ bool OutputWriter::due(std::int64_t step, bool last) const {
     return snapshot_due(step) || checkpoint_due(step) || (last && (cfg_.write_final || writer_));
 }
 
-// One snapshot file and its XDMF sidecar, and with `series` the temporal collection over every
-// snapshot so far. Collective over `comm`. Everything it needs is copied into it (it may run
-// after the solver is gone, e.g. while a failure unwinds), `memory` keeps `field`'s alive.
-BackgroundWriter::Job OutputWriter::snapshot_job(const OutputContext& ctx, const HostField& field,
-                                                 std::shared_ptr<void> memory,
-                                                 const SnapshotMeta& meta, const std::string& path,
+// The XDMF sidecar of the snapshot `path`, and with `series` the temporal collection over every
+// snapshot so far (copied now: the job runs later). Rank 0 writes them, collectively.
+BackgroundWriter::Job OutputWriter::sidecars_job(const OutputContext& ctx, const std::string& path,
                                                  bool series) const {
     const Domain dom = *ctx.domain;
-    const Subdomain sub = *ctx.subdomain;
-    const DiskPrecision disk = disk_precision(cfg_);
     const int bytes = disk_bytes(cfg_);
     const double time = ctx.time;
     std::vector<std::pair<std::string, double>> list;
     if (series) list = series_;
     const std::string series_path =
         series ? fmt::format("{}/{}.xmf", cfg_.output_dir, cfg_.output_prefix) : std::string();
-    return
-        [dom, sub, field, memory, meta, path, disk, bytes, time, list, series_path](MPI_Comm comm) {
-            write_snapshot(path, comm, dom, sub, field, meta, disk, false);
-            on_rank0_together(comm, [&] { write_xdmf(path, dom, bytes, time); });
-            if (!series_path.empty())
-                on_rank0_together(comm, [&] { write_xdmf_series(series_path, dom, bytes, list); });
-        };
+    return [dom, bytes, time, path, list, series_path](MPI_Comm comm) {
+        on_rank0_together(comm, [&] { write_xdmf(path, dom, bytes, time); });
+        if (!series_path.empty())
+            on_rank0_together(comm, [&] { write_xdmf_series(series_path, dom, bytes, list); });
+    };
+}
+
+// One snapshot file, then its sidecars. Collective over `comm`. Everything it needs is copied
+// into it (it may run after the solver is gone, e.g. while a failure unwinds).
+BackgroundWriter::Job OutputWriter::snapshot_job(const OutputContext& ctx, const HostField& field,
+                                                 const SnapshotMeta& meta, const std::string& path,
+                                                 bool series) const {
+    const Domain dom = *ctx.domain;
+    const Subdomain sub = *ctx.subdomain;
+    const DiskPrecision disk = disk_precision(cfg_);
+    return [dom, sub, field, meta, path, disk,
+            after = sidecars_job(ctx, path, series)](MPI_Comm comm) {
+        write_snapshot(path, comm, dom, sub, field, meta, disk, false);
+        after(comm);
+    };
+}
+
+// A background snapshot: written and closed under its temporary name, then the one before it
+// (which the disk has been writing back meanwhile) is synced and renamed, and this one waits in
+// `tail_` for the next snapshot or a flush. The staging buffer (`memory`) is free when it ends.
+BackgroundWriter::Job OutputWriter::background_job(const OutputContext& ctx, const HostField& field,
+                                                   std::shared_ptr<void> memory,
+                                                   const SnapshotMeta& meta,
+                                                   const std::string& path) const {
+    const Domain dom = *ctx.domain;
+    const Subdomain sub = *ctx.subdomain;
+    const DiskPrecision disk = disk_precision(cfg_);
+    return [tail = tail_, dom, sub, field, memory, meta, path, disk,
+            after = sidecars_job(ctx, path, true)](MPI_Comm comm) {
+        PendingCommit mine;
+        try {
+            mine = write_snapshot_begin(path, comm, dom, sub, field, meta, disk, false);
+        } catch (const RunFailure&) {
+            try {  // the one before is whole: keep it (this failure is the one said)
+                if (*tail) finish_commit((*tail)->commit, comm, false);
+            } catch (const RunFailure&) {
+            }
+            tail->reset();
+            throw;
+        }
+        finish_tail(*tail, comm);
+        *tail = Tail{mine, after};
+    };
 }
 
 // A due snapshot handed to the background writer: the field copied into the next staging buffer
@@ -317,7 +372,7 @@ void OutputWriter::write_in_background(const OutputContext& ctx, const SnapshotM
     const HostField field = ctx.field_into(slot.get());
     staging_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    writer_->submit(snapshot_job(ctx, field, slot, meta, path, true));
+    writer_->submit(background_job(ctx, field, slot, meta, path));
 }
 
 void OutputWriter::write(const OutputContext& ctx) {
@@ -337,7 +392,7 @@ void OutputWriter::write(const OutputContext& ctx) {
     }
     auto snapshot_now = [&](const std::string& path, bool series) {
         const HostField field = ctx.field();
-        write_now(ctx.comm, snapshot_job(ctx, field, nullptr, meta, path, series));
+        write_now(ctx.comm, snapshot_job(ctx, field, meta, path, series));
         count_written(*ctx.domain, disk_bytes(cfg_), path);
     };
     if (ctx.force_checkpoint) {
@@ -375,6 +430,7 @@ void OutputWriter::write(const OutputContext& ctx) {
 // Waits for every write in flight; a failure there (said when it happened) ends every rank.
 void OutputWriter::drain() {
     if (!writer_) return;
+    writer_->submit(flush_job());
     writer_->drain();
     if (const std::string failure = writer_->failure(); !failure.empty()) throw RunFailure(failure);
 }
@@ -394,12 +450,15 @@ nlohmann::json OutputWriter::summary(MPI_Comm comm) const {
     SnapshotTimes parts = snapshot_times();  // read after finish(): the writer has stopped
     for (double* v : {&busy, &waited, &staging, &parts.write_s, &parts.close_s, &parts.sync_s})
         GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, comm));
-    return {{"async", async_},          {"async_note", async_note_},
-            {"files", written_.size()}, {"field_bytes", bytes_written_},
+    return {{"async", async_},
+            {"async_note", async_note_},
+            {"files", written_.size()},
+            {"field_bytes", bytes_written_},
             {"staging_s", staging},
             {"hdf5_write_s", parts.write_s},
             {"hdf5_close_s", parts.close_s},
-            {"fsync_rename_s", parts.sync_s},     {"writing_s", busy},
+            {"fsync_rename_s", parts.sync_s},
+            {"writing_s", busy},
             {"waited_s", waited}};
 }
 

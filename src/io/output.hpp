@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,13 @@ AsyncChoice async_output(const Config& cfg);
 
 class OutputWriter {
 public:
+    // A background snapshot written under its temporary name, its sync, rename and sidecars
+    // still to do (by the writer thread only).
+    struct Tail {
+        PendingCommit commit;
+        BackgroundWriter::Job after;
+    };
+
     // Checks that the output and checkpoint directories can be made and take the names the run
     // will write there (rank 0 tries; they are made at the first write). Collective: throws
     // ConfigError on every rank or none.
@@ -67,11 +75,18 @@ private:
     void write_now(MPI_Comm comm, const BackgroundWriter::Job& job);
     void write_in_background(const OutputContext& ctx, const SnapshotMeta& meta,
                              const std::string& path);
+    [[nodiscard]] BackgroundWriter::Job sidecars_job(const OutputContext& ctx,
+                                                     const std::string& path, bool series) const;
     [[nodiscard]] BackgroundWriter::Job snapshot_job(const OutputContext& ctx,
                                                      const HostField& field,
-                                                     std::shared_ptr<void> memory,
                                                      const SnapshotMeta& meta,
                                                      const std::string& path, bool series) const;
+    [[nodiscard]] BackgroundWriter::Job background_job(const OutputContext& ctx,
+                                                       const HostField& field,
+                                                       std::shared_ptr<void> memory,
+                                                       const SnapshotMeta& meta,
+                                                       const std::string& path) const;
+    [[nodiscard]] BackgroundWriter::Job flush_job() const;
     void count_written(const Domain& domain, int value_bytes, const std::string& path);
     void drain();
 
@@ -91,6 +106,7 @@ private:
     // writer's (finish()).
     double background_seconds_ = 0.0;
     double waited_seconds_ = 0.0;
+    std::shared_ptr<std::optional<Tail>> tail_ = std::make_shared<std::optional<Tail>>();
     std::unique_ptr<BackgroundWriter> writer_;  // made at the first write (collective)
 };
 

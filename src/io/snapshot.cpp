@@ -307,9 +307,10 @@ void close_file(OpenFile& f, const std::string& tmp) {
 
 }  // namespace
 
-void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
-                    const HostField& field, const SnapshotMeta& meta, DiskPrecision disk,
-                    bool keep_previous) {
+PendingCommit write_snapshot_begin(const std::string& path, MPI_Comm comm, const Domain& dom,
+                                   const Subdomain& sub, const HostField& field,
+                                   const SnapshotMeta& meta, DiskPrecision disk,
+                                   bool keep_previous) {
     h5::quiet_errors();
     const std::string tmp = path + ".tmp";
     Stopwatch watch;
@@ -332,10 +333,33 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
         close_file(f, tmp);
     }
     g_times.close_s += watch.lap();
-    if (const std::string err = commit(tmp, path, keep_previous, comm); !err.empty())
-        fail_together(comm, err);
+#ifdef __linux__
+    if (comm_rank(comm) == 0) {  // start writing it back now, without waiting for it
+        const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+            ::close(fd);
+        }
+    }
+#endif
+    return {tmp, path, keep_previous};
+}
+
+void finish_commit(const PendingCommit& p, MPI_Comm comm, bool say) {
+    Stopwatch watch;
+    const std::string err = commit(p.tmp, p.path, p.keep_previous, comm);
     g_times.sync_s += watch.lap();
     ++g_times.files;
+    if (err.empty()) return;
+    if (say) fail_together(comm, err);
+    throw RunFailure(err);
+}
+
+void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
+                    const HostField& field, const SnapshotMeta& meta, DiskPrecision disk,
+                    bool keep_previous) {
+    finish_commit(write_snapshot_begin(path, comm, dom, sub, field, meta, disk, keep_previous),
+                  comm, true);
 }
 
 SnapshotTimes snapshot_times() { return g_times; }

@@ -39,6 +39,22 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
                     const HostField& field, const SnapshotMeta& meta, DiskPrecision disk,
                     bool keep_previous);
 
+// write_snapshot in two parts, so that the disk writes one file back while the next is being
+// written (asynchronous snapshots): the first writes and closes path + ".tmp" and asks the
+// kernel to start writing it back (rank 0), the second syncs and renames it (collective; a
+// failure ends every rank together, said by rank 0 when `say`, else silently: the caller is
+// already failing for another reason). Until the second, `path` is not there.
+struct PendingCommit {
+    std::string tmp;
+    std::string path;
+    bool keep_previous = false;
+};
+PendingCommit write_snapshot_begin(const std::string& path, MPI_Comm comm, const Domain& dom,
+                                   const Subdomain& sub, const HostField& field,
+                                   const SnapshotMeta& meta, DiskPrecision disk,
+                                   bool keep_previous);
+void finish_commit(const PendingCommit& pending, MPI_Comm comm, bool say);
+
 // Where this rank's snapshot writes spent their time, summed over files: creating the file and
 // writing attributes and /fields/u (HDF5 and MPI-IO), closing it (HDF5's metadata), and rank
 // 0's fsync and rename (every rank waits for it).
