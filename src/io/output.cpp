@@ -435,6 +435,10 @@ void OutputWriter::drain() {
     if (const std::string failure = writer_->failure(); !failure.empty()) throw RunFailure(failure);
 }
 
+OutputWriter::~OutputWriter() {
+    if (writer_ && writer_->failure().empty()) writer_->submit(flush_job());
+}  // writer_'s own destructor runs every queued job, then joins its thread
+
 void OutputWriter::finish() {
     if (!writer_) return;
     drain();

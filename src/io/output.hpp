@@ -43,6 +43,11 @@ public:
     // A restart may replace the files of the run it continues; otherwise files another problem
     // wrote are only replaced with output.overwrite = true.
     OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting = false);
+    // Completes the last background snapshot and stops the writer: a run ended by a failure
+    // every rank shares (a blow-up) keeps the snapshots it wrote.
+    ~OutputWriter();
+    OutputWriter(const OutputWriter&) = delete;
+    OutputWriter& operator=(const OutputWriter&) = delete;
 
     [[nodiscard]] bool due(std::int64_t step, bool last) const;
     void write(const OutputContext& ctx);

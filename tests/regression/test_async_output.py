@@ -156,6 +156,27 @@ class AsyncOutput(unittest.TestCase):
         self.assertEqual(len(res.stderr.splitlines()), 1, res.stderr)
         self.assertIn("cannot create", res.stderr)
 
+    def test_a_blow_up_keeps_the_snapshots_written_before_it(self):
+        # Float, 3e38: the stencil overflows at once; the check at step 4 ends every rank. The
+        # snapshot of step 2 was still waiting for its sync and rename in the background.
+        for ranks in (1, 4):
+            with self.subTest(ranks=ranks):
+                out = os.path.join(self.tmp, f"blow{ranks}")
+                res = subprocess.run(
+                    self.command(ranks, out, "--set", 'output.async="on"', "--set",
+                                 "problem.precision=\"float\"", "--set",
+                                 "initial.amplitude=3e38", "--set", "output.check_every=4",
+                                 "--set", "output.snapshot_every=2", "--set",
+                                 "output.checkpoint_every=0", "--set",
+                                 "output.write_final=false"),
+                    capture_output=True, text=True, timeout=120, check=False)
+                self.assertEqual(res.returncode, 1, res.stdout + res.stderr)
+                self.assertIn("blew up", res.stderr)
+                with h5py.File(os.path.join(out, "snapshot_00000002.h5")) as f:
+                    self.assertEqual(int(f.attrs["step"][0]), 2)
+                self.assertTrue(os.path.exists(os.path.join(out, "snapshot_00000002.xmf")))
+                self.assertEqual([n for n in os.listdir(out) if n.endswith(".tmp")], [])
+
     def start(self, out, *args, env=None):
         proc = subprocess.Popen(self.command(1, out, "--set", "time.steps=1000000", "--set",
                                              "output.progress_every=5", *args, quiet=False),
