@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "affinity/binding.hpp"
-#include "config/config.hpp"
 #include "comm/gather.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "comm/nccl_transport.hpp"
+#include "config/config.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device_runtime.hpp"
 #include "report/report.hpp"
@@ -208,8 +208,8 @@ std::string remote_pinned_rows(const DeviceRuntime& rt, const RankPlacement& loc
 namespace {
 
 // Seconds to write `bytes` of `block` to `path` and fsync it; "" or the error in `error`.
-double timed_file_write(const std::string& path, const std::vector<char>& block,
-                        std::size_t bytes, std::string& error) {
+double timed_file_write(const std::string& path, const std::vector<char>& block, std::size_t bytes,
+                        std::string& error) {
     const auto t0 = std::chrono::steady_clock::now();
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
