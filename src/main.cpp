@@ -213,7 +213,7 @@ int cmd_run(const Options& opt, int rank) {
     const gridsim::RunResult result = gridsim::run_problem(cfg, MPI_COMM_WORLD, run_opt);
     output.finish();
     nlohmann::json doc = gridsim::build_report(cfg, result, MPI_COMM_WORLD);
-    doc["output"] = gridsim::output_report(output.summary(MPI_COMM_WORLD));
+    doc["output"] = output.summary(MPI_COMM_WORLD);
     if (rank == 0) {
         doc["outputs"] = output.written();
         if (!opt.restart.empty())

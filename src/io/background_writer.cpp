@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "comm/mpi_check.hpp"
+#include "io/stopwatch.hpp"
 #include "solver/run.hpp"
 
 namespace gridsim {
@@ -16,10 +17,6 @@ MPI_Comm duplicate(MPI_Comm comm) {
     MPI_Comm dup = MPI_COMM_NULL;
     GRIDSIM_MPI_CHECK(MPI_Comm_dup(comm, &dup));
     return dup;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace
@@ -37,10 +34,10 @@ BackgroundWriter::~BackgroundWriter() {
 }
 
 void BackgroundWriter::wait_until(const std::function<bool()>& ready) {
-    const auto t0 = std::chrono::steady_clock::now();
+    Stopwatch watch;
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, ready);
-    waited_s_ += seconds_since(t0);
+    waited_s_ += watch.lap();
 }
 
 void BackgroundWriter::wait_for_room() {
@@ -82,7 +79,7 @@ void BackgroundWriter::run() {
             queue_.pop_front();
             skip = !failure_.empty();
         }
-        const auto t0 = std::chrono::steady_clock::now();
+        Stopwatch watch;
         std::string failed;
         if (!skip) {
             if (delay_s_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay_s_));
@@ -100,7 +97,7 @@ void BackgroundWriter::run() {
         }
         {
             const std::lock_guard<std::mutex> lock(mutex_);
-            busy_s_ += seconds_since(t0);
+            busy_s_ += watch.lap();
             if (failure_.empty()) failure_ = failed;
             --in_flight_;
         }

@@ -27,8 +27,8 @@ herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
 }
 
 // errno values that name why a file write failed (a directory gone counts: the run checked it
-// before the first step). A collective write fails on every rank, but
-// only the ranks whose own write failed hold one of these; the others hold whatever came last.
+// before the first step). A collective write fails on every rank, but only the ranks whose own
+// write failed hold one of these; the others hold whatever came last.
 bool storage_errno(int e) {
     return e == ENOSPC || e == EFBIG || e == EDQUOT || e == EIO || e == EROFS || e == EACCES ||
            e == EPERM || e == EMFILE || e == ENFILE || e == ENOENT || e == ENOTDIR ||

@@ -5,8 +5,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +16,7 @@
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "io/snapshot.hpp"
+#include "io/stopwatch.hpp"
 #include "solver/problem.hpp"
 
 namespace gridsim {
@@ -230,18 +231,16 @@ void finish_tail(std::optional<OutputWriter::Tail>& tail, MPI_Comm comm) {
 // failure there was agreed and said inside the job: every rank throws RunFailure here.
 void OutputWriter::write_now(MPI_Comm comm, const BackgroundWriter::Job& job) {
     if (!writer_) {
-        const auto t0 = std::chrono::steady_clock::now();
+        Stopwatch watch;
         job(comm);
-        const double took =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        background_seconds_ += took;  // written, and all of it waited for
+        const double took = watch.lap();
+        writing_seconds_ += took;  // written, and all of it waited for
         waited_seconds_ += took;
         return;
     }
-    writer_->submit(flush_job());
+    writer_->submit(flush_job());  // the snapshots before it are complete first
     writer_->submit(job);
-    writer_->drain();
-    if (const std::string failure = writer_->failure(); !failure.empty()) throw RunFailure(failure);
+    drain();
 }
 
 // Completes the last background snapshot (its sync, rename and sidecars).
@@ -265,7 +264,7 @@ void OutputWriter::write_checkpoint(const OutputContext& ctx, SnapshotMeta meta)
                       << std::endl;
         throw RunFailure("non-finite checkpoint refused");
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    Stopwatch watch;
     meta.checkpoint = true;
     if (ctx.residual_history != nullptr) meta.residual_history = *ctx.residual_history;
     write_now(ctx.comm, [&, meta](MPI_Comm comm) {
@@ -273,8 +272,7 @@ void OutputWriter::write_checkpoint(const OutputContext& ctx, SnapshotMeta meta)
                        DiskPrecision::native, true);
     });
     count_written(*ctx.domain, field.single ? 4 : 8, cfg_.checkpoint_path());
-    checkpoint_seconds_ =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    checkpoint_seconds_ = watch.lap();
 }
 
 // Bytes of `domain`'s field at `value_bytes` per point, the size of one file's /fields/u.
@@ -364,14 +362,11 @@ BackgroundWriter::Job OutputWriter::background_job(const OutputContext& ctx, con
 void OutputWriter::write_in_background(const OutputContext& ctx, const SnapshotMeta& meta,
                                        const std::string& path) {
     writer_->wait_for_room();
-    const auto t0 = std::chrono::steady_clock::now();
-    if (staging_.empty())  // not prepared before the loop (prepare_output)
-        for (int i = 0; i < cfg_.async_buffers; ++i) staging_.push_back(ctx.allocate_staging());
-    const std::shared_ptr<void>& slot =
-        staging_[static_cast<std::size_t>(staged_++ % cfg_.async_buffers)];
+    Stopwatch watch;
+    // Allocated before the first step (prepare_output), one per snapshot in flight.
+    const std::shared_ptr<void>& slot = staging_.at(staged_++ % staging_.size());
     const HostField field = ctx.field_into(slot.get());
-    staging_seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    staging_seconds_ += watch.lap();
     writer_->submit(background_job(ctx, field, slot, meta, path));
 }
 
@@ -442,18 +437,19 @@ OutputWriter::~OutputWriter() {
 void OutputWriter::finish() {
     if (!writer_) return;
     drain();
-    background_seconds_ += writer_->busy_seconds();
+    writing_seconds_ += writer_->busy_seconds();
     waited_seconds_ += writer_->waited_seconds();
     writer_.reset();
 }
 
 nlohmann::json OutputWriter::summary(MPI_Comm comm) const {
-    double busy = background_seconds_ + (writer_ ? writer_->busy_seconds() : 0.0);
-    double waited = waited_seconds_ + (writer_ ? writer_->waited_seconds() : 0.0);
+    double writing = writing_seconds_;
+    double waited = waited_seconds_;
     double staging = staging_seconds_;
-    SnapshotTimes parts = snapshot_times();  // read after finish(): the writer has stopped
-    for (double* v : {&busy, &waited, &staging, &parts.write_s, &parts.close_s, &parts.sync_s})
+    SnapshotTimes parts = snapshot_times();  // after finish(): the writer has stopped
+    for (double* v : {&writing, &waited, &staging, &parts.write_s, &parts.close_s, &parts.sync_s})
         GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, comm));
+    const double bytes = static_cast<double>(bytes_written_);
     return {{"async", async_},
             {"async_note", async_note_},
             {"files", written_.size()},
@@ -462,8 +458,10 @@ nlohmann::json OutputWriter::summary(MPI_Comm comm) const {
             {"hdf5_write_s", parts.write_s},
             {"hdf5_close_s", parts.close_s},
             {"fsync_rename_s", parts.sync_s},
-            {"writing_s", busy},
-            {"waited_s", waited}};
+            {"writing_s", writing},
+            {"waited_s", waited},
+            {"write_rate_MBps", writing > 0 ? bytes / writing / 1e6 : 0.0},
+            {"hidden_s", std::max(0.0, writing - waited)}};
 }
 
 void OutputWriter::attach(RunOptions& opt) {

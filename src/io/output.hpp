@@ -58,9 +58,10 @@ public:
     // Waits for the background writer and stops it (collective; a failure throws RunFailure).
     // Call after the run, before the report.
     void finish();
-    // The report's "output" object: files, bytes of /fields written, and the seconds spent
-    // staging (on the loop's path), writing in the background and waiting for the writer (the
-    // writing not hidden), each the largest over ranks. Collective.
+    // The report's "output" object (after finish()): files, bytes of /fields written, the
+    // seconds spent staging (on the loop's path), writing and waiting for the writing, the write
+    // rate and the writing hidden behind the loop's work; times the largest over ranks.
+    // Collective.
     [[nodiscard]] nlohmann::json summary(MPI_Comm comm) const;
 
 private:
@@ -109,7 +110,7 @@ private:
     double staging_seconds_ = 0.0;
     // Writing, and the loop's waiting for it: synchronous writes (both), and the finished
     // writer's (finish()).
-    double background_seconds_ = 0.0;
+    double writing_seconds_ = 0.0;
     double waited_seconds_ = 0.0;
     std::shared_ptr<std::optional<Tail>> tail_ = std::make_shared<std::optional<Tail>>();
     std::unique_ptr<BackgroundWriter> writer_;  // made at the first write (collective)

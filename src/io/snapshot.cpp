@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -19,6 +18,7 @@
 #include "comm/mpi_check.hpp"
 #include "io/h5.hpp"
 #include "io/provenance.hpp"
+#include "io/stopwatch.hpp"
 #include "solver/run.hpp"
 
 namespace gridsim {
@@ -227,19 +227,6 @@ std::string commit(const std::string& tmp, const std::string& path, bool keep_pr
 
 SnapshotTimes g_times;  // written by one thread at a time (the writer's, or the main one)
 
-class Stopwatch {
-public:
-    double lap() {
-        const auto now = std::chrono::steady_clock::now();
-        const double s = std::chrono::duration<double>(now - last_).count();
-        last_ = now;
-        return s;
-    }
-
-private:
-    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
 // A file being written: its objects, closed in reverse order of creation.
 struct OpenFile {
     h5::Id file, fields, space, dset;
@@ -349,7 +336,6 @@ void finish_commit(const PendingCommit& p, MPI_Comm comm, bool say) {
     Stopwatch watch;
     const std::string err = commit(p.tmp, p.path, p.keep_previous, comm);
     g_times.sync_s += watch.lap();
-    ++g_times.files;
     if (err.empty()) return;
     if (say) fail_together(comm, err);
     throw RunFailure(err);

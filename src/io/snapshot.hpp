@@ -62,7 +62,6 @@ struct SnapshotTimes {
     double write_s = 0.0;
     double close_s = 0.0;
     double sync_s = 0.0;
-    int files = 0;
 };
 SnapshotTimes snapshot_times();
 

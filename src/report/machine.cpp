@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -19,6 +18,7 @@
 #include "comm/mpi_session.hpp"
 #include "comm/nccl_transport.hpp"
 #include "config/config.hpp"
+#include "io/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device_runtime.hpp"
 #include "report/report.hpp"
@@ -203,14 +203,10 @@ std::string remote_pinned_rows(const DeviceRuntime& rt, const RankPlacement& loc
     return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Seconds to write `bytes` of `block` to `path` and fsync it; "" or the error in `error`.
 double timed_file_write(const std::string& path, const std::vector<char>& block, std::size_t bytes,
                         std::string& error) {
-    const auto t0 = std::chrono::steady_clock::now();
+    Stopwatch watch;
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         error = fmt::format("cannot create '{}': {}", path, std::strerror(errno));
@@ -225,7 +221,7 @@ double timed_file_write(const std::string& path, const std::vector<char>& block,
     if (error.empty() && ::fsync(fd) != 0)
         error = fmt::format("cannot sync '{}': {}", path, std::strerror(errno));
     ::close(fd);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return watch.lap();
 }
 
 }  // namespace

@@ -157,15 +157,6 @@ void write_report(const std::string& path, const nlohmann::json& doc) {
     if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to " + path);
 }
 
-nlohmann::json output_report(nlohmann::json out) {
-    const double bytes = out["field_bytes"].get<double>();
-    const double writing = out["writing_s"].get<double>();
-    const double waited = out["waited_s"].get<double>();
-    out["write_rate_MBps"] = writing > 0 ? bytes / writing / 1e6 : 0.0;
-    out["hidden_s"] = std::max(0.0, writing - waited);
-    return out;
-}
-
 std::string progress_line(const ProgressSample& s) {
     const auto done = static_cast<double>(s.step - s.start);  // by this run
     const double eta = done > 0 ? s.elapsed_s * static_cast<double>(s.total - s.step) / done : 0.0;

@@ -20,10 +20,6 @@ nlohmann::json build_report(const Config& cfg, const RunResult& result, MPI_Comm
 // a partial report. Throws std::runtime_error on failure.
 void write_report(const std::string& path, const nlohmann::json& doc);
 
-// The report's "output" object from OutputWriter::summary: adds the write rate (bytes of /fields
-// per second of writing) and the seconds of writing hidden behind the loop's work.
-nlohmann::json output_report(nlohmann::json summary);
-
 // The summary printed at the end of `gridsim run` (from the report document).
 std::string summary_text(const nlohmann::json& doc);
 

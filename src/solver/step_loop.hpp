@@ -289,7 +289,6 @@ OutputContext output_context(Simulation<T>& sim, const Config& cfg, std::int64_t
     ctx.process_grid = sim.topology().process_grid();
     ctx.field = [&sim] { return sim.current_host_field(); };
     ctx.field_into = [&sim](void* dst) { return sim.current_into(dst); };
-    ctx.allocate_staging = [&sim] { return sim.allocate_staging(); };
     ctx.residual_history = history;
     ctx.devices = sim.devices();
     return ctx;
