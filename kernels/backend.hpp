@@ -118,6 +118,19 @@ public:
     // backend compiles the sums in use only: the squared change for jacobi, the product for heat.
     virtual void apply(const StencilParams<T>& params, FieldView<const T> in, FieldView<T> out,
                        const Box& box, Lane lane, StencilSum sum) = 0;
+    // Temporal blocking (parallel.time_block): out = `levels` sweeps of the stencil from `in` at
+    // every point of `box` in one pass over memory, the levels between kept on chip. `in` must
+    // hold current values up to `levels` points around `box`; points outside `live` (the global
+    // Dirichlet points) keep in's value at every level. Each point of each level is
+    // stencil_point of the same values as in apply(), so `out` is bitwise that of `levels`
+    // sweeps. No sums. max_levels(dims): the most levels one pass takes (1: this backend sweeps
+    // one level per pass, and the caller does).
+    [[nodiscard]] virtual int max_levels(int /*dims*/) const { return 1; }
+    virtual void apply_levels(const StencilParams<T>& /*params*/, FieldView<const T> /*in*/,
+                              FieldView<T> /*out*/, const Box& /*box*/, const Box& /*live*/,
+                              int /*levels*/, Lane /*lane*/) {
+        throw std::logic_error("this backend sweeps one level per pass");
+    }
     // The fused sums (jacobi's residual, the CG's p . A p): adds every partial written since the
     // last call in a fixed order (the same inputs give the same bits) into one double in backend
     // memory, after the work of both lanes so far but without making either lane wait (the CUDA

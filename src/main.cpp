@@ -106,13 +106,16 @@ Config load(const Options& opt, int rank) {
     return cfg;
 }
 
+// The halo layers the deck's fields carry: parallel.time_block when set ("auto" may choose more
+// once the backend is known; the run checks it then).
+int halo_depth(const Config& cfg) { return std::max(gridsim::kStencilRadius, cfg.time_block); }
+
 // The process grid `ranks` ranks would run `cfg` on (the deck's, or the modelled cheapest);
 // throws ConfigError when it cannot be decomposed that way.
 std::array<int, 3> grid_for_ranks(const Config& cfg, int ranks) {
     const gridsim::Domain dom = gridsim::make_domain(cfg);
     const std::array<int, 3> grid = gridsim::choose_process_grid(cfg, dom, ranks);
-    if (const std::string why =
-            gridsim::decomposition_problem(dom, grid, ranks, gridsim::kStencilRadius);
+    if (const std::string why = gridsim::decomposition_problem(dom, grid, ranks, halo_depth(cfg));
         !why.empty()) {
         throw ConfigError("--ranks " + std::to_string(ranks) + ": " + why);
     }
@@ -125,7 +128,7 @@ std::array<int, 3> grid_for_ranks(const Config& cfg, int ranks) {
 double field_bytes_per_rank(const Config& cfg, const std::array<int, 3>& grid) {
     const gridsim::Domain dom = gridsim::make_domain(cfg);
     const gridsim::Subdomain sub = gridsim::make_subdomain(dom, grid, {0, 0, 0});
-    const auto ext = gridsim::FieldExtents::make(cfg.dims, sub.size, gridsim::kStencilRadius);
+    const auto ext = gridsim::FieldExtents::make(cfg.dims, sub.size, halo_depth(cfg));
     const double value = cfg.precision == gridsim::Precision::float32 ? 4.0 : 8.0;
     return gridsim::find_problem(cfg.problem).field_count(cfg) * static_cast<double>(ext.total) *
            value;

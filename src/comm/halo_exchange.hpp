@@ -1,9 +1,12 @@
-// Halo exchange of face layers (no edges or corners: the stencils are stars). Each step the
-// solver packs the faces of the new field, transfers them, and unpacks into the halos, all on
-// the boundary lane, one launch per phase. Transports sit behind one interface
+// Halo exchange of face layers. Each exchange the solver packs the faces of the new field,
+// transfers them, and unpacks into the halos, all on the boundary lane, one launch per phase.
+// One-deep halos need no edges or corners (the stencils are stars); deeper ones (temporal
+// blocking) do, and get them by moving one axis after another, each axis's faces widened over
+// the halos the axes before it filled. Transports sit behind one interface
 // (docs/architecture.md, "One step").
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -46,11 +49,10 @@ public:
     Transport& operator=(const Transport&) = delete;
     virtual ~Transport() = default;
     [[nodiscard]] virtual const char* name() const = 0;
-    // Moves every face's packed send buffer to its peer (another rank) and the peer's into the
-    // recv buffer.
-    // Called after packing was issued on the boundary lane; unpacking issued after it on the
-    // same lane sees the received data.
-    virtual void exchange(std::vector<HaloFace<T>>& faces) = 0;
+    // Moves the packed send buffer of faces[first, last) to its peer (another rank) and the
+    // peer's into the recv buffer. Called after packing was issued on the boundary lane;
+    // unpacking issued after it on the same lane sees the received data.
+    virtual void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) = 0;
     // Whether exchange() waits for the device and calls MPI on the host (then a step cannot be
     // recorded and replayed as a CUDA graph).
     [[nodiscard]] virtual bool host_steps() const { return true; }
@@ -79,29 +81,30 @@ public:
     }
     [[nodiscard]] const char* name() const override { return direct_ ? "cuda-aware" : "staged"; }
 
-    void exchange(std::vector<HaloFace<T>>& faces) override {
+    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
         if (stage_) {
-            for (std::size_t f = 0; f < faces.size(); ++f) {
+            for (std::size_t f = first; f < last; ++f) {
                 backend_.copy(host_send_[f].data(), faces[f].send_buf.data(), faces[f].count(),
                               Lane::boundary);
             }
         }
         backend_.wait(Lane::boundary);  // MPI reads the packed (and staged) data from here on
-        std::vector<MPI_Request> requests(2 * faces.size(), MPI_REQUEST_NULL);
-        for (std::size_t f = 0; f < faces.size(); ++f) {
+        std::vector<MPI_Request> requests(2 * (last - first), MPI_REQUEST_NULL);
+        for (std::size_t f = first; f < last; ++f) {
             T* recv = stage_ ? host_recv_[f].data() : faces[f].recv_buf.data();
             GRIDSIM_MPI_CHECK(MPI_Irecv(recv, faces[f].count(), mpi_type<T>(), faces[f].peer,
-                                        opposite_face(faces[f].face), comm_, &requests[2 * f]));
+                                        opposite_face(faces[f].face), comm_,
+                                        &requests[2 * (f - first)]));
         }
-        for (std::size_t f = 0; f < faces.size(); ++f) {
+        for (std::size_t f = first; f < last; ++f) {
             T* send = stage_ ? host_send_[f].data() : faces[f].send_buf.data();
             GRIDSIM_MPI_CHECK(MPI_Isend(send, faces[f].count(), mpi_type<T>(), faces[f].peer,
-                                        faces[f].face, comm_, &requests[2 * f + 1]));
+                                        faces[f].face, comm_, &requests[2 * (f - first) + 1]));
         }
         GRIDSIM_MPI_CHECK(
             MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
         if (!stage_) return;
-        for (std::size_t f = 0; f < faces.size(); ++f) {
+        for (std::size_t f = first; f < last; ++f) {
             backend_.copy(faces[f].recv_buf.data(), host_recv_[f].data(), faces[f].count(),
                           Lane::boundary);
         }
@@ -123,36 +126,50 @@ std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& bac
 // The faces of a rank's block that have a neighbour, moved in one launch per phase: pack (every
 // face sent to another rank into its buffer), transfer (the transport), unpack (every received
 // buffer into its halo, and every halo whose neighbour is this rank itself, a periodic axis held
-// by one rank, straight from the opposite face of the same field: no buffer, no message).
+// by one rank, straight from the opposite face of the same field: no buffer, no message). Halos
+// deeper than one go axis by axis (a group of the three phases per axis), so that each axis's
+// faces carry the edges and corners of the axes before it.
 template <class T>
 class HaloExchange {
 public:
     // `transport`: staged, cuda_aware (device buffers straight to a CUDA-aware MPI) or nccl.
     HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
                  TransportKind transport = TransportKind::staged)
-        : backend_(backend) {
+        : backend_(backend), groups_(halo > 1 ? topo.subdomain().dims : 1) {
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
             if (!sub.has_neighbour[face]) continue;
-            const Box recv = recv_box(sub, face, halo);
+            Group& g = groups_[halo > 1 ? face_axis(face) : 0];
+            auto box = [&](const Box& b, int f) {
+                return halo > 1 ? with_corners(b, sub, f, halo) : b;
+            };
+            const Box recv = box(recv_box(sub, face, halo), face);
             if (topo.neighbour(face) == topo.rank()) {
                 // The halo beyond this face is the owned layer at the opposite face.
-                const Box source = send_box(sub, opposite_face(face), halo);
-                wrap_.add(recv, nullptr,
-                          {source.lo[0] - recv.lo[0], source.lo[1] - recv.lo[1],
-                           source.lo[2] - recv.lo[2]});
+                const Box source = box(send_box(sub, opposite_face(face), halo), face);
+                g.wrap.add(recv, nullptr,
+                           {source.lo[0] - recv.lo[0], source.lo[1] - recv.lo[1],
+                            source.lo[2] - recv.lo[2]});
                 continue;
             }
             HaloFace<T> h;
             h.face = face;
             h.peer = topo.neighbour(face);
-            h.send = send_box(sub, face, halo);
+            h.send = box(send_box(sub, face, halo), face);
             h.recv = recv;
             h.send_buf = backend.allocate(h.send.count());
             h.recv_buf = backend.allocate(h.recv.count());
-            packs_.add(h.send, h.send_buf.data());
-            unpacks_.add(h.recv, h.recv_buf.data());
+            g.packs.add(h.send, h.send_buf.data());
+            g.unpacks.add(h.recv, h.recv_buf.data());
             remote_.push_back(std::move(h));
+            g.last = remote_.size();
+        }
+        // Faces were taken in order, so each group's remote faces are one run of remote_.
+        std::size_t first = 0;
+        for (Group& g : groups_) {
+            g.first = first;
+            g.last = std::max(g.last, first);
+            first = g.last;
         }
         if (transport == TransportKind::nccl) {
             transport_ = make_nccl_transport<T>(topo.comm(), backend, remote_);
@@ -171,31 +188,42 @@ public:
         transport_->allreduce_sum_on_lane(values, count);
     }
 
-    void pack(FieldView<const T> u) {
-        if (!packs_.empty()) backend_.pack(u, packs_, Lane::boundary);
+    // The phases of group `g` (0 <= g < groups()), in order; every group after the one before.
+    [[nodiscard]] int groups() const { return static_cast<int>(groups_.size()); }
+    void pack(FieldView<const T> u, int g = 0) {
+        if (!groups_[g].packs.empty()) backend_.pack(u, groups_[g].packs, Lane::boundary);
     }
-    void transfer() {
-        if (!remote_.empty()) transport_->exchange(remote_);
+    void transfer(int g = 0) {
+        if (groups_[g].last > groups_[g].first)
+            transport_->exchange(remote_, groups_[g].first, groups_[g].last);
     }
-    void unpack(FieldView<T> u) {
-        if (!unpacks_.empty()) backend_.unpack(u, unpacks_, Lane::boundary);
-        if (!wrap_.empty()) backend_.wrap(u, wrap_, Lane::boundary);
+    void unpack(FieldView<T> u, int g = 0) {
+        const Group& grp = groups_[g];
+        if (!grp.unpacks.empty()) backend_.unpack(u, grp.unpacks, Lane::boundary);
+        if (!grp.wrap.empty()) backend_.wrap(u, grp.wrap, Lane::boundary);
     }
-    // All three back to back, complete on return (initialisation, tests).
+    // Every group's phases back to back, complete on return (initialisation, tests).
     void exchange(FieldView<T> u) {
-        pack(u);
-        transfer();
-        unpack(u);
+        for (int g = 0; g < groups(); ++g) {
+            pack(u, g);
+            transfer(g);
+            unpack(u, g);
+        }
         backend_.wait(Lane::boundary);
     }
 
 private:
+    struct Group {
+        FaceMoves<T> packs;     // owned layers of its remote faces -> send buffers
+        FaceMoves<T> unpacks;   // receive buffers -> their halos
+        FaceMoves<T> wrap;      // halos of its faces whose neighbour is this rank
+        std::size_t first = 0;  // its faces in remote_: [first, last)
+        std::size_t last = 0;
+    };
     Backend<T>& backend_;
     std::unique_ptr<Transport<T>> transport_;
-    std::vector<HaloFace<T>> remote_;  // faces exchanged through the transport
-    FaceMoves<T> packs_;               // their owned layers -> send buffers
-    FaceMoves<T> unpacks_;             // receive buffers -> their halos
-    FaceMoves<T> wrap_;                // halos of faces whose neighbour is this rank
+    std::vector<HaloFace<T>> remote_;  // faces exchanged through the transport, by face
+    std::vector<Group> groups_;        // one, or one per axis (halos deeper than one)
 };
 
 }  // namespace gridsim

@@ -50,6 +50,7 @@ const std::vector<std::string_view> kSchema = {
     "parallel.rows_per_thread",
     "parallel.phase_every",
     "parallel.graphs",
+    "parallel.time_block",
     "parallel.bind",
     "output.progress_every",
     "output.report",
@@ -379,6 +380,13 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     if (auto v = r.choice("parallel.graphs", {"auto", "on", "off"})) c.graphs = GraphMode(*v);
     if (c.graphs == GraphMode::on && c.backend == BackendKind::cpu)
         r.fail("parallel.graphs", "\"on\" needs the CUDA backend (parallel.backend = \"cpu\")");
+    if (auto v = r.auto_or_integer("parallel.time_block", 1, kMaxTimeBlock))
+        c.time_block = static_cast<int>(*v);
+    if (c.time_block > 1 && c.problem == "heat" && r.string("problem.scheme") == "implicit") {
+        r.fail("parallel.time_block",
+               "the implicit heat scheme exchanges halos inside every CG iteration; "
+               "temporal blocking is for the explicit sweeps (use 1 or \"auto\")");
+    }
     if (auto v = r.integer("parallel.rows_per_thread", 0, 4096)) {
         const bool pow2 = *v != 0 && (*v & (*v - 1)) == 0;
         if (c.kernel == KernelKind::naive && *v != 0 && (!pow2 || *v > 8)) {
@@ -565,6 +573,12 @@ toml::table to_table(const Config& c) {
                                {"async", c.output_async},
                                {"async_buffers", c.async_buffers}}},
     };
+    toml::table* parallel = t.get_as<toml::table>("parallel");
+    if (c.time_block == 0) {
+        parallel->insert("time_block", "auto");
+    } else {
+        parallel->insert("time_block", c.time_block);
+    }
     toml::table run{{"stall_timeout", hms(c.stall_timeout)}};
     if (c.max_walltime > 0) run.insert("max_walltime", hms(c.max_walltime));
     t.insert("run", run);

@@ -32,6 +32,9 @@ enum class KernelKind { stream, tiled, naive };
 // parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
 enum class BindMode { automatic, none, numa, strict };
 enum class GraphMode { automatic, on, off };
+// The most sweeps between halo exchanges parallel.time_block may ask for (also the depth of the
+// overlap shell: docs/architecture.md, "Temporal blocking").
+constexpr int kMaxTimeBlock = 8;
 
 class DeckReader;
 struct Config;
@@ -160,6 +163,11 @@ struct Config {
     // CUDA graphs: sweeps recorded once and replayed (auto: where a step needs no host, i.e. the
     // CUDA backend with NCCL or without remote neighbours).
     GraphMode graphs = GraphMode::automatic;
+    // Sweeps between halo exchanges (temporal blocking): fields carry this many ghost layers, a
+    // sweep also updates the halo points still valid for the next ones, and the CUDA backend
+    // advances runs of sweeps without a residual several time levels per pass over memory.
+    // 0 = auto (chosen by the simulation from the backend and the deck), else 1..kMaxTimeBlock.
+    int time_block = 0;
 
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)

@@ -116,6 +116,20 @@ std::optional<std::int64_t> DeckReader::integer(std::string_view key, std::int64
     return v;
 }
 
+std::optional<std::int64_t> DeckReader::auto_or_integer(std::string_view key, std::int64_t min,
+                                                        std::int64_t max) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) return std::nullopt;
+    if (n->is_string()) {
+        if (n->as_string()->get() == "auto") return 0;
+        fail(key, fmt::format("'{}' is neither \"auto\" nor an integer in [{}, {}]",
+                              n->as_string()->get(), min, max));
+    }
+    if (!n->is_integer())
+        fail(key, fmt::format("expected \"auto\" or an integer, got {}", type_name(n->type())));
+    return integer(key, min, max);
+}
+
 double DeckReader::to_number(std::string_view key, const toml::node& n) const {
     if (n.is_integer()) return static_cast<double>(n.as_integer()->get());
     if (!n.is_floating_point()) {

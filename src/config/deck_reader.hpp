@@ -28,6 +28,10 @@ public:
     [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key, std::int64_t min,
                                                       std::int64_t max) const;
     [[nodiscard]] std::optional<double> number(std::string_view key) const;
+    // The word "auto" (returned as 0) or an integer in [min, max] (min >= 1).
+    [[nodiscard]] std::optional<std::int64_t> auto_or_integer(std::string_view key,
+                                                              std::int64_t min,
+                                                              std::int64_t max) const;
     [[nodiscard]] std::optional<bool> boolean(std::string_view key) const;
     [[nodiscard]] std::optional<std::string> string(std::string_view key) const;
     // One of `choices` (exact, case-sensitive); returns its index.

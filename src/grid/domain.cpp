@@ -88,21 +88,34 @@ SweepRegions split_for_overlap(const Box& updated, const Subdomain& sub, int hal
         inner.lo[d] = std::min(lo, updated.hi[d]);  // thin blocks: inner is empty, not inverted
         inner.hi[d] = std::max(hi, inner.lo[d]);
     }
-    // Peel slabs axis by axis: each slab spans the remaining extent of the axes not yet
-    // peeled, so the slabs are disjoint and cover updated minus inner.
-    Box rest = updated;
-    for (int d = 0; d < sub.dims; ++d) {
+    r.shell = peel(updated, inner, sub.dims);
+    r.interior = inner;
+    return r;
+}
+
+std::vector<Box> peel(const Box& outer, const Box& inner, int dims) {
+    std::vector<Box> slabs;
+    Box rest = outer;
+    for (int d = 0; d < dims; ++d) {
         Box lo = rest;
         lo.hi[d] = inner.lo[d];
         Box hi = rest;
         hi.lo[d] = inner.hi[d];
-        if (!lo.empty()) r.shell.push_back(lo);
-        if (!hi.empty()) r.shell.push_back(hi);
+        if (!lo.empty()) slabs.push_back(lo);
+        if (!hi.empty()) slabs.push_back(hi);
         rest.lo[d] = inner.lo[d];
         rest.hi[d] = inner.hi[d];
     }
-    r.interior = rest;
-    return r;
+    return slabs;
+}
+
+Box extend_into_halos(const Box& updated, const Subdomain& sub, int by) {
+    Box b = updated;
+    for (int d = 0; d < sub.dims; ++d) {
+        if (sub.has_neighbour[2 * d]) b.lo[d] -= by;
+        if (sub.has_neighbour[2 * d + 1]) b.hi[d] += by;
+    }
+    return b;
 }
 
 Box send_box(const Subdomain& sub, int face, int halo) {
@@ -112,6 +125,14 @@ Box send_box(const Subdomain& sub, int face, int halo) {
         b.hi[d] = halo;
     } else {
         b.lo[d] = sub.size[d] - halo;
+    }
+    return b;
+}
+
+Box with_corners(Box b, const Subdomain& sub, int face, int halo) {
+    for (int e = 0; e < face_axis(face); ++e) {
+        if (sub.has_neighbour[2 * e]) b.lo[e] = -halo;
+        if (sub.has_neighbour[2 * e + 1]) b.hi[e] = sub.size[e] + halo;
     }
     return b;
 }

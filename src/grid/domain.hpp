@@ -61,8 +61,21 @@ struct SweepRegions {
 };
 SweepRegions split_for_overlap(const Box& updated, const Subdomain& sub, int halo);
 
+// The slabs of `outer` outside `inner` (inner lies inside outer), peeled axis by axis: each spans
+// the extent of the axes not yet peeled, so they are disjoint and cover outer minus inner.
+std::vector<Box> peel(const Box& outer, const Box& inner, int dims);
+
+// `updated` grown by `by` points into the halo of every face that has a neighbour (not across a
+// face holding the global Dirichlet points): where a sweep between two halo exchanges also
+// computes the points the next sweeps read (docs/architecture.md, "Temporal blocking").
+Box extend_into_halos(const Box& updated, const Subdomain& sub, int by);
+
 // Owned layers sent through `face`, and the halo layers received on it.
 Box send_box(const Subdomain& sub, int face, int halo);
 Box recv_box(const Subdomain& sub, int face, int halo);
+// A send or receive box of `face` widened over the halos of the axes before the face's own,
+// where they have neighbours: exchanged one axis after another, the faces of a later axis then
+// carry the edges and corners the earlier axes filled (halos deeper than one need them).
+Box with_corners(Box b, const Subdomain& sub, int face, int halo);
 
 }  // namespace gridsim

@@ -156,9 +156,10 @@ struct CgRecord {
     }
 };
 
-// The time loop of either scheme: `step_once(n)` advances the current field to step n.
+// The time loop of either scheme: `advance(n, count)` advances the current field by `count`
+// steps to step n (count > 1 only within the simulation's time block room, explicit scheme).
 template <class T, class Step>
-RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, Step step_once) {
+RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, Step advance) {
     ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
                               cfg.steps);
     LoopClock clock(sim.topology().comm());
@@ -166,8 +167,11 @@ RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt
     std::int64_t step = opt.start_step;
     std::string stopped;
     while (step < cfg.steps) {
-        step_once(step + 1);
-        ++step;
+        const int block = block_length(step, sim.block_room(), cfg.steps, [&](std::int64_t s) {
+            return host_step(opt, cfg, progress, stop, s);
+        });
+        step += block;
+        advance(step, block);
         check_field(opt, sim, cfg, step);
         output_if_due(opt, sim, cfg, step, step == cfg.steps);
         if (progress.due(step))
@@ -192,7 +196,7 @@ RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
     Simulation<T> sim(cfg, comm);
     start(sim, opt);
     const StencilParams<T> params = heat_params<T>(cfg, 1.0);
-    return heat_loop(sim, cfg, opt, [&](std::int64_t) { sim.sweep(params); });
+    return heat_loop(sim, cfg, opt, [&](std::int64_t, int count) { sim.sweeps(params, count); });
 }
 
 // Each step solves (I - alpha dt Lap_h) u' = u with the current field as the first guess. A
@@ -211,7 +215,7 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
     settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "nccl";
     ConjugateGradient<T> cg(sim, heat_params<T>(cfg, -1.0), diagonal, settings);
     CgRecord record;
-    RunResult r = heat_loop(sim, cfg, opt, [&](std::int64_t step) {
+    RunResult r = heat_loop(sim, cfg, opt, [&](std::int64_t step, int /*count: always 1*/) {
         const CgOutcome o = cg.solve();
         record.add(o);
         if (o.converged) return;

@@ -15,8 +15,11 @@ namespace {
 // The residual of sweep n is computed inside sweep n (fused) and read by the host after sweep
 // n+1 has been issued, so the GPU never idles while the host waits for it. If it shows
 // convergence, sweep n+1 is undone (its input, u^n, is still the other buffer): the run stops
-// at exactly the sweep that converged, as if it had waited. A residual is read at once where
-// something needs it at that sweep (a progress line, an output, the last sweep).
+// at exactly the sweep that converged, as if it had waited. With temporal blocking the sweeps
+// between two residual sweeps run as blocks (Simulation::sweeps), never the one after a
+// residual sweep (it may be undone) nor a residual sweep itself (it sums its own change). A
+// residual is read at once where something needs it at that sweep (a progress line, an output, the
+// last sweep).
 template <class T>
 RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     Simulation<T> sim(cfg, comm);
@@ -42,10 +45,24 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     StopMonitor stop(sim.topology().comm(), cfg, opt);
     std::string stopped;
     std::int64_t sweep = opt.start_step;
+    auto residual_at = [&](std::int64_t s) { return s % norm_every == 0 || s == cfg.steps; };
     while (sweep < cfg.steps) {
-        const bool check = (sweep + 1) % norm_every == 0 || sweep + 1 == cfg.steps;
-        sim.sweep(params, check);
-        ++sweep;
+        const bool check = residual_at(sweep + 1);
+        // A block of sweeps without a residual, ending before the next residual sweep (which sums
+        // its own) and at the next step that needs the host; one sweep while a residual is read.
+        const int block =
+            check || pending
+                ? 1
+                : block_length(sweep, sim.block_room(), cfg.steps, [&](std::int64_t s) {
+                      return residual_at(s + 1) || host_step(opt, cfg, progress, stop, s);
+                  });
+        if (block > 1) {
+            sim.sweeps(params, block);
+            sweep += block;
+        } else {
+            sim.sweep(params, check);
+            ++sweep;
+        }
         if (pending) {
             take();
             if (converged) {

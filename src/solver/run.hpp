@@ -83,6 +83,7 @@ struct RunStart {
     std::string backend_note;  // why `auto` chose the backend
     std::string transport;
     bool graphs = false;  // sweeps recorded and replayed (CUDA graphs)
+    int time_block = 1;   // sweeps between halo exchanges
     std::string launch;   // kernel variant and block shape
     std::string devices;  // e.g. "4 x NVIDIA H200"
     std::array<int, 3> process_grid{1, 1, 1};
@@ -132,6 +133,7 @@ struct RunResult {
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::string transport;
     bool graphs = false;  // sweeps recorded and replayed (CUDA graphs)
+    int time_block = 1;   // sweeps between halo exchanges
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
     std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached

@@ -32,14 +32,20 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
       be_(*choice_.backend),
       timer_(be_.make_interval_timer(), phase_every(cfg, be_)) {
     const Subdomain& sub = topo_.subdomain();
-    const FieldExtents ext =
-        FieldExtents::make(dom_.dims, sub.size, kStencilRadius, be_.row_alignment());
+    block_ = resolve_time_block();
+    room_ = {block_, block_};
+    const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
     check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
     for (auto& f : u_) f = be_.allocate_field(ext);
-    halo_ = std::make_unique<HaloExchange<T>>(topo_, kStencilRadius, be_, choice_.transport);
+    halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport);
     owned_ = Box{{0, 0, 0}, sub.size};
     updated_ = updated_box(sub);
-    regions_ = split_for_overlap(updated_, sub, kStencilRadius);
+    // The shell is as deep as the deepest halo any time block exchanges, whatever this run's:
+    // the boxes a residual is summed over, and so its bits, are then the same for every block.
+    regions_ = split_for_overlap(updated_, sub, kMaxTimeBlock);
+    for (int extend = 0; extend < block_; ++extend)
+        rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
+    live_ = extend_into_halos(updated_, sub, 1 << 24);
     global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
     devices_ = describe_devices();
     record_sweeps_ = decide_recording();
@@ -51,6 +57,22 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
     double most = static_cast<double>(updated_.count());
     GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
     record_residuals_ = cfg_.graphs == GraphMode::on || most <= kRecordResidualPoints;
+}
+
+// parallel.time_block: "auto" is 1 (one sweep per exchange: measured fastest for the sweeps by
+// themselves; docs/performance.md, "Temporal blocking") and for solvers with more fields (the
+// CG exchanges inside every operator application). Every rank needs at least k points on each
+// axis it exchanges, a pure function of the deck and the process grid, so all ranks agree.
+template <class T>
+int Simulation<T>::resolve_time_block() const {
+    if (cfg_.time_block == 0 || extra_fields_ > 0) return 1;
+    const int k = cfg_.time_block;
+    if (const std::string why = decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
+        !why.empty()) {
+        throw ConfigError(cfg_.where("parallel.time_block") +
+                          fmt::format("{} needs {}-deep halos: {}", k, k, why));
+    }
+    return k;
 }
 
 // parallel.graphs. The ranks decide together: they must issue the same NCCL calls in the same
@@ -160,6 +182,7 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
              Lane::boundary);
     be_.wait(Lane::boundary);
     cur_ = 0;
+    room_ = {block_, block_};
     // NCCL connects the ranks for a collective at its first use: about 0.9 s on 2 x H200, which
     // would otherwise land in the first timed residual. One empty residual pays it here.
     if (reduces_on_device()) {
@@ -175,31 +198,44 @@ void Simulation<T>::update_shell(const StencilParams<T>& p, FieldView<const T> i
     for (const Box& b : regions_.shell) be_.apply(p, in, out, b, Lane::boundary, sum);
 }
 
-// Packs, transfers and unpacks the halos of `halos` on the boundary lane while the interior lane
-// (low priority) updates the interior of `out` from `in`, which reads no halo; overlap = false
-// updates the interior after the unpack, on the boundary lane.
+// Packs, transfers and unpacks the halos of `halos` on the boundary lane (axis by axis for deep
+// halos) while the interior lane (low priority) updates the interior of `out` from `in`, which
+// reads no halo; overlap = false updates the interior after the unpack, on the boundary lane.
+// Without `exchange` only the interior is updated (a sweep inside a time block).
 template <class T>
 void Simulation<T>::exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
-                                             FieldView<T> out, StencilSum sum, FieldView<T> halos) {
-    const Lane interior_lane = cfg_.overlap ? Lane::interior : Lane::boundary;
-    auto interior = [&] {
-        auto t = timer_.on_lane(Phase::interior, interior_lane);
-        be_.apply(p, in, out, regions_.interior, interior_lane, sum);
+                                             FieldView<T> out, StencilSum sum, FieldView<T> halos,
+                                             bool exchange) {
+    auto interior = [&](Lane lane) {
+        auto t = timer_.on_lane(Phase::interior, lane);
+        be_.apply(p, in, out, regions_.interior, lane, sum);
     };
-    {
-        auto t = timer_.on_lane(Phase::pack, Lane::boundary);
-        halo_->pack(halos);
+    if (exchange) {
+        exchange_beside(halos, interior);
+    } else {
+        interior(cfg_.overlap ? Lane::interior : Lane::boundary);
     }
-    if (cfg_.overlap) interior();
-    {
-        auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
-        halo_->transfer();
+}
+
+template <class T>
+template <class Interior>
+void Simulation<T>::exchange_beside(FieldView<T> halos, Interior&& interior) {
+    for (int g = 0; g < halo_->groups(); ++g) {
+        {
+            auto t = timer_.on_lane(Phase::pack, Lane::boundary);
+            halo_->pack(halos, g);
+        }
+        if (cfg_.overlap && g == 0) interior(Lane::interior);
+        {
+            auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
+            halo_->transfer(g);
+        }
+        {
+            auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
+            halo_->unpack(halos, g);
+        }
     }
-    {
-        auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
-        halo_->unpack(halos);
-    }
-    if (!cfg_.overlap) interior();
+    if (!cfg_.overlap) interior(Lane::boundary);
 }
 
 // The overlap recipe (docs/architecture.md, "One step"). The boundary lane (high priority) updates
@@ -210,34 +246,81 @@ void Simulation<T>::exchange_beside_interior(const StencilParams<T>& p, FieldVie
 template <class T>
 void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
     timer_.start_pass();
-    RecordedSweep& rec = recorded_[cur_][residual ? 1 : 0];
+    const int extend = room_[cur_] - 1;
+    RecordedSweep& rec = recorded_[extend][cur_][residual ? 1 : 0];
     const StencilSum sum = residual ? StencilSum::change : StencilSum::none;
     if (record_sweeps_ && !timer_.sampled() && rec.ran && (!residual || record_residuals_)) {
-        replay_sweep(rec, p, sum);
+        replay_sweep(rec, p, sum, extend);
     } else {
         rec.ran = true;
-        sweep_work(p, sum);
+        sweep_work(p, sum, extend);
         lanes_joined_ = false;
     }
+    room_[1 - cur_] = extend == 0 ? block_ : extend;
+    cur_ = 1 - cur_;
+}
+
+// With temporal blocking the sweep also updates the halo layers that stay valid: a point
+// `extend` layers out reads the layer beyond it, which the current field holds (room =
+// extend + 1), and each such point is computed from the same values as on the rank that owns it.
+template <class T>
+void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int extend) {
+    be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
+    if (extend > 0) update_ring(p, current(), next(), extend);
+    update_shell(p, current(), next(), sum);
+    exchange_beside_interior(p, current(), next(), sum, next(), extend == 0);
+}
+
+// A block of sweeps in one pass: the points `extend` = room - count layers beyond the updated
+// ones stay valid; with none left, the shell goes first and the halos travel beside the interior,
+// as in a single sweep.
+template <class T>
+void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
+    if (count == 1 || be_.max_levels(dom_.dims) < count) {
+        for (int i = 0; i < count; ++i) sweep(p);
+        return;
+    }
+    timer_.start_pass();
+    be_.join_lanes();
+    lanes_joined_ = false;
+    const int extend = room_[cur_] - count;
+    const Subdomain& sub = topo_.subdomain();
+    if (extend > 0) {
+        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
+        be_.apply_levels(p, current(), next(), extend_into_halos(updated_, sub, extend), live_,
+                         count, Lane::boundary);
+    } else {
+        {
+            auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
+            for (const Box& b : regions_.shell)
+                be_.apply_levels(p, current(), next(), b, live_, count, Lane::boundary);
+        }
+        exchange_beside(next(), [&](Lane lane) {
+            auto t = timer_.on_lane(Phase::interior, lane);
+            be_.apply_levels(p, current(), next(), regions_.interior, live_, count, lane);
+        });
+    }
+    room_[1 - cur_] = extend == 0 ? block_ : extend;
     cur_ = 1 - cur_;
 }
 
 template <class T>
-void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum) {
-    be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
-    update_shell(p, current(), next(), sum);
-    exchange_beside_interior(p, current(), next(), sum, next());
+void Simulation<T>::update_ring(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                                int extend) {
+    auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
+    for (const Box& b : rings_[extend]) be_.apply(p, in, out, b, Lane::boundary, StencilSum::none);
 }
 
 // The recording holds the whole sweep and, with a residual, its fold, its all-reduce over the
 // ranks (NCCL) and its read-back: one launch for all of it. It reads the fields at fixed
 // addresses, so one recording serves every sweep of the same parity and kind.
 template <class T>
-void Simulation<T>::replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum) {
+void Simulation<T>::replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum,
+                                 int extend) {
     const bool residual = sum != StencilSum::none;
     if (!rec.work) {
         be_.begin_capture();
-        sweep_work(p, sum);
+        sweep_work(p, sum, extend);
         if (residual) {
             double* folded = be_.fold_residual();
             if (reduces_on_device()) allreduce_on_lane(folded, 1);

@@ -34,8 +34,19 @@ public:
     // One sweep next = stencil(current) by the overlap recipe, then current <-> next. With
     // `residual`, the sweep also sums its squared updates (the fused jacobi residual). Where
     // sweeps are recorded (parallel.graphs), a sweep is a replay of the same kind of sweep's
-    // recording, its residual folded and read back inside it.
+    // recording, its residual folded and read back inside it. With temporal blocking
+    // (time_block() > 1) a sweep also updates the halo points the next sweeps before the
+    // exchange read, and only the sweep that uses the last valid halo layer exchanges.
     void sweep(const StencilParams<T>& params, bool residual = false);
+    // `count` sweeps without a residual (1 <= count <= block_room()), then current <-> next: in
+    // one pass over memory where the backend can (Backend::apply_levels), else one by one.
+    // Bitwise the same as `count` calls of sweep(params).
+    void sweeps(const StencilParams<T>& params, int count);
+    // Sweeps between halo exchanges (parallel.time_block resolved), the halo depth of the fields.
+    [[nodiscard]] int time_block() const { return block_; }
+    // Sweeps the current field can take before its halos must be exchanged (1..time_block()):
+    // the depth of its halo layers that still hold the neighbours' current values.
+    [[nodiscard]] int block_room() const { return room_[cur_]; }
     // Whether sweeps are recorded and replayed (CUDA graphs); the same on every rank.
     [[nodiscard]] bool records_sweeps() const { return record_sweeps_; }
     // After a sweep(params, true): folds that sweep's residual on the device and, unless the
@@ -140,15 +151,26 @@ private:
     int reduce_on_device_and_read(double* sum);
     std::string describe_devices();
     bool decide_recording();
-    // The work of one sweep from current() into next(), without the swap.
-    void sweep_work(const StencilParams<T>& p, StencilSum sum);
+    // parallel.time_block, "auto" resolved; checked against the subdomain.
+    int resolve_time_block() const;
+    // The work of one sweep from current() into next(), without the swap: the updated points
+    // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
+    void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);
     // Replays the recording of this kind of sweep, recording it first if need be.
     struct RecordedSweep;
-    void replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum);
+    void replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum, int extend);
     void update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                       StencilSum sum);
+    // The halo points `extend` layers deep beyond the updated points (boundary lane, no sum).
+    void update_ring(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                     int extend);
     void exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
-                                  FieldView<T> out, StencilSum sum, FieldView<T> halos);
+                                  FieldView<T> out, StencilSum sum, FieldView<T> halos,
+                                  bool exchange = true);
+    // The halo phases of `halos` on the boundary lane with interior(lane) issued beside them
+    // (overlap) or after them.
+    template <class Interior>
+    void exchange_beside(FieldView<T> halos, Interior&& interior);
     void check_memory(std::size_t field_bytes);
     // apply(), the kernels also summing `sum` into the fold's partials (folded by the caller).
     void apply_summing(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out,
@@ -160,10 +182,15 @@ private:
     CartTopology topo_;
     BackendChoice<T> choice_;
     Backend<T>& be_;
-    // u_[cur_] is the current field, u_[1 - cur_] the next: this rank's block with
-    // kStencilRadius halo layers on every axis (2D: x and y), in backend memory, units of u.
+    // u_[cur_] is the current field, u_[1 - cur_] the next: this rank's block with block_
+    // halo layers on every axis (2D: x and y), in backend memory, units of u. room_[f]: how many
+    // of u_[f]'s halo layers hold current values (block_ after an exchange, one fewer per sweep).
     std::array<Field<T>, 2> u_;
     int cur_ = 0;
+    int block_ = 1;
+    std::array<int, 2> room_{1, 1};
+    std::vector<std::vector<Box>> rings_;  // [extend]: the halo slabs a sweep also updates
+    Box live_;  // every point a sweep may update: the updated box, unbounded across neighbours
     std::unique_ptr<HaloExchange<T>> halo_;
     Box owned_;
     Box updated_;
@@ -184,9 +211,9 @@ private:
         bool global;
     };
     std::deque<PendingResidual> pending_;
-    // Recorded sweeps by [field parity][residual]: the first sweep of each kind runs unrecorded
-    // (it also sizes the residual's partials), the next is recorded, and later ones replay it.
-    // Sampled passes (phase timing) always run unrecorded: they record timing events.
+    // Recorded sweeps by [room - 1][field parity][residual]: the first sweep of each kind runs
+    // unrecorded (it also sizes the residual's partials), the next is recorded, and later ones
+    // replay it. Sampled passes (phase timing) always run unrecorded: they record timing events.
     struct RecordedSweep {
         bool ran = false;
         std::unique_ptr<Recording> work;
@@ -195,7 +222,7 @@ private:
     bool record_residuals_ = false;  // "auto" records residual sweeps of small subdomains only
     static constexpr double kRecordResidualPoints = 33554432.0;  // 2^25 updated points per rank
     bool lanes_joined_ = true;  // no unrecorded sweep since the last replay
-    std::array<std::array<RecordedSweep, 2>, 2> recorded_;
+    std::array<std::array<std::array<RecordedSweep, 2>, 2>, kMaxTimeBlock> recorded_;
     int recorded_read_ = -1;  // the last replayed sweep's residual read, until requested
 };
 

@@ -25,19 +25,26 @@
 namespace gridsim {
 
 // Decides, identically on every rank, when a progress line is due: every `every` steps, at
-// the last step, or when ~10 s passed since the last line (rank 0's clock, broadcast every 16
-// steps so the decision stays collective).
+// the last step, or when ~10 s passed since the last line (rank 0's clock, broadcast at the
+// first call past each multiple of 16 steps so the decision stays collective). Every rank must
+// call due() at the same steps (a time block may skip some).
 class ProgressSchedule {
 public:
     ProgressSchedule(MPI_Comm comm, std::int64_t every, std::int64_t total)
         : comm_(comm), every_(every), total_(total), last_(Clock::now()) {}
 
     [[nodiscard]] bool enabled() const { return every_ > 0; }
+    // Whether `step` is one a line is always due at (a time block ends there).
+    [[nodiscard]] bool fixed_at(std::int64_t step) const {
+        return every_ > 0 && (step % every_ == 0 || step == total_);
+    }
 
     bool due(std::int64_t step) {
         if (every_ <= 0) return false;
-        bool due = step % every_ == 0 || step == total_;
-        if (!due && step % 16 == 0) {
+        bool due = fixed_at(step);
+        const bool crossed = step / 16 != last_step_ / 16;
+        last_step_ = step;
+        if (!due && crossed) {
             int late = std::chrono::duration<double>(Clock::now() - last_).count() >= 10.0 ? 1 : 0;
             GRIDSIM_MPI_CHECK(MPI_Bcast(&late, 1, MPI_INT, 0, comm_));
             due = late != 0;
@@ -51,6 +58,7 @@ private:
     MPI_Comm comm_;
     std::int64_t every_;
     std::int64_t total_;
+    std::int64_t last_step_ = -1;
     Clock::time_point last_;
 };
 
@@ -104,6 +112,8 @@ public:
         return false;
     }
     [[nodiscard]] const std::string& reason() const { return reason_; }
+    // The step of the next agreement (a time block ends there).
+    [[nodiscard]] std::int64_t next() const { return next_; }
     // The loop is over: what follows (final output, the report's measurements) is not a step.
     void end_of_loop() { watchdog_.reset(); }
 
@@ -158,6 +168,28 @@ private:
     std::unique_ptr<StallWatchdog> watchdog_;  // fed by due(), called after every step
 };
 
+// How many sweeps from `step` on can run as one time block (Simulation::sweeps): at most
+// `room`, ending at the first step s that needs the host after it (`ends_at(s)`: output, a
+// check, a progress line, a stop agreement, the last step; the loop looks at these only at the
+// block's end). The same on every rank.
+template <class EndsAt>
+int block_length(std::int64_t step, int room, std::int64_t last, EndsAt&& ends_at) {
+    for (int n = 1; n < room; ++n) {
+        const std::int64_t s = step + n;
+        if (s >= last || ends_at(s)) return n;
+    }
+    return room;
+}
+
+// The steps a block ends at whatever the problem: output, the blow-up check, a progress line at
+// a fixed step, the stop agreement.
+inline bool host_step(const RunOptions& opt, const Config& cfg, const ProgressSchedule& progress,
+                      const StopMonitor& stop, std::int64_t s) {
+    const std::int64_t check = cfg.check_interval();
+    return (opt.output_due && opt.output_due(s, s == cfg.steps)) || (check > 0 && s % check == 0) ||
+           progress.fixed_at(s) || s >= stop.next();
+}
+
 // Wall time of a loop across ranks: starts after a barrier, reports the slowest rank.
 class LoopClock {
 public:
@@ -195,6 +227,7 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.launch = be.backend->launch_description();
     out.transport = sim.transport_name();
     out.graphs = sim.records_sweeps();
+    out.time_block = sim.time_block();
     out.process_grid = sim.topology().process_grid();
     out.ranks = sim.topology().size();
 }

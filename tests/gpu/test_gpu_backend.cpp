@@ -212,6 +212,36 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
     }
 }
 
+// Temporal blocking: k sweeps per halo exchange, the sweeps between residuals in one pass over
+// memory (2D: the levels kernel, on shells, interiors and the halo rings; 3D: one sweep per pass
+// over k-deep halos), with graphs and overlap on and off, against k = 1: the same fields and
+// residual histories, bitwise, on one rank (its periodic self-exchange) and on all of them.
+TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
+    GRIDSIM_REQUIRE_GPU();
+    const Deck& d = GetParam();
+    for (int n : {1, test::world_size()}) {
+        const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
+        for (int k : {2, 3, 5, 8}) {
+            for (const char* graphs : {"off", "auto"}) {
+                for (const char* overlap : {"true", "false"}) {
+                    const RunResult r = test::run_on_ranks(
+                        n, d.text + kGpu,
+                        {fmt::format("parallel.time_block={}", k), "parallel.phase_every=3",
+                         fmt::format("parallel.graphs={}", graphs),
+                         fmt::format("parallel.overlap={}", overlap)});
+                    if (test::world_rank() != 0) continue;
+                    SCOPED_TRACE(fmt::format("{} rank(s), time_block {}, graphs {}, overlap {}", n,
+                                             k, graphs, overlap));
+                    EXPECT_EQ(r.time_block, k);
+                    EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+                    EXPECT_EQ(r.residual_history, one.residual_history);
+                }
+            }
+        }
+        if (n == test::world_size()) break;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Decks, GpuDeck, testing::ValuesIn(kDecks),
                          [](const testing::TestParamInfo<Deck>& info) { return info.param.name; });
 

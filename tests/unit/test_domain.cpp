@@ -128,3 +128,32 @@ TEST(Domain, BenchmarkSolvesTheInnerRowsPeriodically) {
     EXPECT_TRUE(d.periodic[1]);
     EXPECT_FALSE(d.periodic[0]);
 }
+
+// Temporal blocking's regions: the updated box grown into the halos of faces with neighbours
+// only, the slabs around it covering the grown box minus the updated one exactly once, and face
+// boxes widened over the earlier axes' halos where those have neighbours.
+TEST(TimeBlockRegions, GrowIntoNeighbourHalosAndPeelExactly) {
+    Subdomain s;
+    s.dims = 3;
+    s.size = {7, 6, 5};
+    s.has_neighbour = {true, false, true, true, false, true};
+    s.fixed_face = {false, true, false, false, true, false};
+    const Box u = updated_box(s);
+    const Box grown = extend_into_halos(u, s, 2);
+    EXPECT_EQ(grown, (Box{{-2, -2, 1}, {6, 8, 7}}));
+    const std::vector<Box> slabs = peel(grown, u, 3);
+    for (int k = -3; k <= 8; ++k)
+        for (int j = -3; j <= 9; ++j)
+            for (int i = -3; i <= 8; ++i) {
+                int hits = 0;
+                for (const Box& b : slabs) hits += b.contains(i, j, k) ? 1 : 0;
+                const bool ring = grown.contains(i, j, k) && !u.contains(i, j, k);
+                ASSERT_EQ(hits, ring ? 1 : 0) << "point " << i << "," << j << "," << k;
+            }
+    // Face y_lo of a 3-deep exchange: widened over x's halo on the side with a neighbour only.
+    EXPECT_EQ(with_corners(send_box(s, 2, 3), s, 2, 3), (Box{{-3, 0, 0}, {7, 3, 5}}));
+    // Face z_hi: over x's (one side) and y's (both sides) halos.
+    EXPECT_EQ(with_corners(recv_box(s, 5, 3), s, 5, 3), (Box{{-3, -3, 5}, {7, 9, 8}}));
+    // Face x_lo: the first axis, nothing before it to widen over.
+    EXPECT_EQ(with_corners(send_box(s, 0, 3), s, 0, 3), send_box(s, 0, 3));
+}

@@ -1,0 +1,144 @@
+// Temporal blocking (parallel.time_block = k): k sweeps between halo exchanges over k-deep halos
+// must give bitwise the fields, the residual history and the stop sweep of k = 1 on the same
+// process grid, for every deck kind (Dirichlet faces and edges, the benchmark's mirror rows,
+// periodic axes, mixed), float and double, step counts k does not divide, on 1, 2 and 4 ranks;
+// subdomains thinner than k are refused with a message that names the key.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "config/config.hpp"
+#include "support/mpi_helpers.hpp"
+
+using namespace gridsim;
+
+namespace {
+
+struct Case {
+    const char* name;
+    std::string deck;
+    std::vector<std::vector<int>> grids;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+int product(const std::vector<int>& g) {
+    int p = 1;
+    for (int v : g) p *= v;
+    return p;
+}
+
+const std::vector<std::vector<int>> k3D = {{1, 1, 1}, {2, 1, 1}, {1, 1, 2}, {2, 2, 1}, {1, 2, 2}};
+const std::vector<std::vector<int>> k2D = {{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 1}};
+
+const std::vector<Case> kCases = {
+    {"heat3d_dirichlet_sine", "[grid]\ncells = [19, 17, 18]\n[time]\nsteps = 23\n", k3D},
+    {"heat3d_periodic_hotspot_float",
+     "[problem]\nprecision = \"float\"\n[grid]\ncells = [18, 17, 19]\n[boundary]\nkind = "
+     "\"periodic\"\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\nsteps = 21\n",
+     k3D},
+    {"heat2d_mixed_faces",
+     "[grid]\ncells = [37, 33]\n[boundary]\nx = \"periodic\"\nface_values = [0, 0, 1.5, -0.5]\n"
+     "[initial]\nkind = \"hotspot\"\ncenter = [0.2, 0.6]\n[time]\nsteps = 29\n",
+     k2D},
+    {"jacobi2d_benchmark_float",
+     "[problem]\nname = \"jacobi\"\n[grid]\ncells = [38, 36]\n[boundary]\nkind = \"benchmark\"\n"
+     "[time]\nsteps = 31\nnorm_every = 1\n",
+     k2D},
+    {"jacobi2d_benchmark_double",
+     "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [35, 38]\n"
+     "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 27\nnorm_every = 4\n",
+     k2D},
+    {"jacobi3d_face_values",
+     "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [18, 17, 19]\n"
+     "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 19\nnorm_every = 3\n",
+     k3D},
+};
+
+class TimeBlock : public testing::TestWithParam<Case> {};
+
+std::size_t differing(const std::vector<double>& a, const std::vector<double>& b) {
+    std::size_t n = 0;
+    for (std::size_t p = 0; p < a.size(); ++p) n += a[p] != b[p] ? 1 : 0;
+    return n;
+}
+
+}  // namespace
+
+TEST_P(TimeBlock, FieldsAndResidualsAreBitwiseThoseOfOneSweepPerExchange) {
+    const Case& c = GetParam();
+    for (const auto& grid : c.grids) {
+        const int n = product(grid);
+        if (n > test::world_size()) continue;
+        const std::string pg = fmt::format("parallel.process_grid=[{}]", fmt::join(grid, ","));
+        const RunResult one = test::run_on_ranks(n, c.deck, {pg, "parallel.time_block=1"});
+        for (int k = 2; k <= kMaxTimeBlock; ++k) {
+            for (const char* overlap : {"true", "false"}) {
+                const RunResult r =
+                    test::run_on_ranks(n, c.deck,
+                                       {pg, fmt::format("parallel.time_block={}", k),
+                                        fmt::format("parallel.overlap={}", overlap)});
+                if (test::world_rank() != 0) continue;
+                SCOPED_TRACE(fmt::format("process grid {} time_block {} overlap {}",
+                                         fmt::join(grid, "x"), k, overlap));
+                EXPECT_EQ(r.time_block, k);
+                EXPECT_EQ(r.steps, one.steps);
+                ASSERT_EQ(r.global_field.size(), one.global_field.size());
+                EXPECT_EQ(differing(r.global_field, one.global_field), 0u)
+                    << "points that differ from time_block = 1";
+                EXPECT_EQ(r.residual_history, one.residual_history);
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Decks, TimeBlock, testing::ValuesIn(kCases),
+                         [](const testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// A convergence test that fires inside a time block stops at exactly the sweep k = 1 stops at.
+TEST(TimeBlockTolerance, StopsAtTheSameSweep) {
+    const std::string deck =
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [40, 42]\n"
+        "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 5000\nnorm_every = 1\n"
+        "tolerance = 3e-3\n";
+    const int n = test::world_size();
+    const RunResult one = test::run_on_ranks(n, deck, {"parallel.time_block=1"});
+    for (int k : {3, 5, 8}) {
+        const RunResult r = test::run_on_ranks(n, deck, {fmt::format("parallel.time_block={}", k)});
+        SCOPED_TRACE(fmt::format("time_block {}", k));
+        ASSERT_TRUE(one.converged);
+        ASSERT_LT(one.steps, 5000);
+        EXPECT_TRUE(r.converged);
+        EXPECT_EQ(r.steps, one.steps);
+        EXPECT_EQ(r.residual_history, one.residual_history);
+        if (test::world_rank() == 0) EXPECT_EQ(differing(r.global_field, one.global_field), 0u);
+    }
+}
+
+// A rank with fewer points than k on an axis cannot fill k-deep halos: every rank refuses the
+// deck alike (a pure function of the deck and the process grid), naming the key.
+TEST(TimeBlockThinSubdomains, AreRefusedNamingTheKey) {
+    const int n = test::world_size();
+    const std::string deck = fmt::format("[grid]\ncells = [{}, 7, 9]\n[time]\nsteps = 3\n", 3 * n);
+    try {
+        (void)test::run_on_ranks(
+            n, deck, {fmt::format("parallel.process_grid=[{},1,1]", n), "parallel.time_block=5"});
+        FAIL() << "3-point subdomains ran with 5-deep halos";
+    } catch (const ConfigError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("parallel.time_block"), std::string::npos) << what;
+        EXPECT_NE(what.find("3 per rank"), std::string::npos) << what;
+    }
+}
+
+// The implicit scheme exchanges inside every CG iteration: a time block is refused at load.
+TEST(TimeBlockImplicitHeat, IsRefused) {
+    EXPECT_THROW((void)load_config("[problem]\nscheme = \"implicit\"\n[grid]\ncells = [8, 8, "
+                                   "8]\n[parallel]\ntime_block = 2\n",
+                                   "t.toml", {}),
+                 ConfigError);
+    EXPECT_NO_THROW(
+        (void)load_config("[problem]\nscheme = \"implicit\"\n[grid]\ncells = [8, 8, "
+                          "8]\n[parallel]\ntime_block = \"auto\"\n",
+                          "t.toml", {}));
+}

@@ -1,0 +1,105 @@
+"""Temporal blocking (parallel.time_block) through the command line: a run stopped inside a time
+block (checkpoint), restarted with another block size, ends bitwise where an unblocked run ends
+(/fields of the final snapshots); progress lines, checkpoints and the blow-up check land on
+their steps however the blocks fall; the header and the report name the block. Needs GRIDSIM
+and MPIEXEC in the environment."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+
+GRIDSIM = os.environ["GRIDSIM"]
+MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
+DECK = ("[grid]\ncells = [26, 22, 19]\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n"
+        "[time]\nsteps = 47\n[parallel]\nbackend = \"cpu\"\n[output]\nwrite_final = true\n")
+
+
+def launch(ranks):
+    return [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks > 1 else []
+
+
+class TimeBlockRuns(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gridsim_tb_")
+        self.deck = os.path.join(self.tmp, "deck.toml")
+        with open(self.deck, "w") as f:
+            f.write(DECK)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run_ok(self, ranks, name, *args):
+        out = os.path.join(self.tmp, name)
+        report = out + ".json"
+        res = subprocess.run([*launch(ranks), GRIDSIM, "run", self.deck, "--set",
+                              f'output.dir="{out}"', "--report", report, *args],
+                             capture_output=True, text=True, timeout=300, check=False)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        with open(report) as f:
+            return out, json.load(f), res.stdout
+
+    @staticmethod
+    def fields(path):
+        with h5py.File(path, "r") as f:
+            return np.array(f["fields/u"])
+
+    def test_restart_inside_a_block_with_another_block_size(self):
+        for ranks in (1, 2, 4):
+            with self.subTest(ranks=ranks):
+                plain, _, _ = self.run_ok(ranks, f"plain{ranks}", "--quiet",
+                                          "--set", "parallel.time_block=1")
+                # Checkpoints at 17 and 34: neither a multiple of 3 nor of 5.
+                first, rep, _ = self.run_ok(ranks, f"first{ranks}", "--quiet",
+                                            "--set", "parallel.time_block=3",
+                                            "--set", "output.checkpoint_every=17",
+                                            "--set", "time.steps=40")
+                self.assertEqual(rep["steps"], 40)
+                ckpt = os.path.join(first, "checkpoint.h5")
+                with h5py.File(ckpt, "r") as f:
+                    self.assertEqual(int(f.attrs["step"]), 34)
+                second, rep, _ = self.run_ok(ranks, f"second{ranks}", "--quiet",
+                                             "--set", "parallel.time_block=5",
+                                             "--restart", ckpt)
+                self.assertEqual((rep["start_step"], rep["steps"], rep["time_block"]), (34, 47, 5))
+                a = self.fields(os.path.join(plain, "snapshot_final.h5"))
+                b = self.fields(os.path.join(second, "snapshot_final.h5"))
+                self.assertEqual(a.shape, b.shape)
+                self.assertTrue(np.array_equal(a, b), "restarted time-blocked run differs")
+
+    def test_host_steps_land_on_their_steps(self):
+        _, rep, out = self.run_ok(2, "progress", "--set", "parallel.time_block=4",
+                                  "--set", "output.progress_every=7",
+                                  "--set", "output.snapshot_every=9")
+        steps = [int(m) for m in re.findall(r"^step (\d+)/47", out, re.M)]
+        self.assertEqual(steps, [7, 14, 21, 28, 35, 42, 47])
+        self.assertRegex(out, r"time blocking +4 sweeps per halo exchange \(4-deep halos")
+        snaps = sorted(n for n in os.listdir(os.path.join(self.tmp, "progress"))
+                       if re.match(r"snapshot_\d+\.h5$", n))
+        self.assertEqual(snaps, [f"snapshot_{s:08d}.h5" for s in (9, 18, 27, 36, 45)])
+        self.assertEqual(rep["time_block"], 4)
+        # The CPU backend sweeps one level per pass over memory.
+        self.assertAlmostEqual(rep["sweeps_per_pass"], 1.0)
+        self.assertAlmostEqual(rep["modelled_dram_bytes_per_update"], 16.0)
+
+    def test_too_thin_for_the_block_is_one_line_and_exit_2(self):
+        res = subprocess.run([*launch(4), GRIDSIM, "run", self.deck, "--quiet",
+                              "--set", "parallel.process_grid=[4,1,1]",
+                              "--set", "parallel.time_block=8",
+                              "--set", f'output.dir="{self.tmp}/thin"'],
+                             capture_output=True, text=True, timeout=300, check=False)
+        self.assertEqual(res.returncode, 2, res.stderr)
+        lines = [l for l in res.stderr.splitlines() if l.startswith("gridsim: error:")]
+        self.assertEqual(len(lines), 1, res.stderr)
+        self.assertIn("parallel.time_block", lines[0])
+        self.assertIn("6 per rank is fewer than the halo width 8", lines[0])
+        self.assertFalse(os.path.exists(f"{self.tmp}/thin/snapshot_final.h5"))
+
+
+if __name__ == "__main__":
+    unittest.main()
