@@ -340,6 +340,20 @@ public:
         }
     }
 
+    // 2D only: a 3D tile would hold Levels planes of an x-y tile per level on chip.
+    [[nodiscard]] int max_levels(int dims) const override { return dims == 2 ? kMaxLevels : 1; }
+    void apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                      const Box& b, const Box& live, int levels, Lane lane) override {
+        if (b.empty()) return;
+        if (in.ext.dims != 2 || levels < 2 || levels > kMaxLevels)
+            throw std::logic_error("apply_levels: 2D fields, 2 to 8 levels");
+        if (p.kind == StencilKind::heat) {
+            levels_for<StencilKind::heat>(p.r, in, out, b, live, levels, stream(lane));
+        } else {
+            levels_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane));
+        }
+    }
+
     double* fold_residual() override {
         if (capture_) return fold_in_capture();
         const int set = partial_set_;
@@ -688,6 +702,56 @@ private:
             cuda::stencil_stream_kernel<T, Dims, Kind, kUnroll, Sum>
                 <<<l.grid, l.block, 0, s>>>(in, out, b, r, points, partial);
         }
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
+    static constexpr int kMaxLevels = 8;
+    // Output rows per block of the levels kernel: each block also steps through 3 x levels rows
+    // it does not store (the pipeline filling and draining), 5% at 8 levels.
+    static constexpr int kLevelRows = 512;
+
+    template <StencilKind Kind>
+    void levels_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
+                    const Box& live, int levels, cudaStream_t s) {
+        switch (levels) {
+            case 2:
+                return launch_levels<Kind, 2>(r, in, out, b, live, s);
+            case 3:
+                return launch_levels<Kind, 3>(r, in, out, b, live, s);
+            case 4:
+                return launch_levels<Kind, 4>(r, in, out, b, live, s);
+            case 5:
+                return launch_levels<Kind, 5>(r, in, out, b, live, s);
+            case 6:
+                return launch_levels<Kind, 6>(r, in, out, b, live, s);
+            case 7:
+                return launch_levels<Kind, 7>(r, in, out, b, live, s);
+            default:
+                return launch_levels<Kind, 8>(r, in, out, b, live, s);
+        }
+    }
+
+    // 256 threads (fewer, in whole warps, for a narrow box): 2 x Levels of them compute columns
+    // other blocks store.
+    template <StencilKind Kind, int Levels>
+    void launch_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                       const Box& b, const Box& live, cudaStream_t s) {
+        const int nx = b.hi[0] - b.lo[0];
+        const int ny = b.hi[1] - b.lo[1];
+        const int threads = std::min(256, static_cast<int>(ceil_div(nx + 2 * Levels, 32)) * 32);
+        const int span = threads - 2 * Levels;
+        const int rows = std::min(kLevelRows, ny);
+        const dim3 grid(ceil_div(nx, span), ceil_div(ny, rows), 1);
+        const std::size_t smem = 3 * Levels * (threads + 2) * sizeof(T);
+        auto kernel = cuda::stencil_levels_2d_kernel<T, Kind, Levels>;
+        static const bool opted_in = [&] {  // above 48 KiB a launch must ask for it
+            GRIDSIM_CUDA_CHECK(
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(3 * Levels * (256 + 2) * sizeof(T))));
+            return true;
+        }();
+        (void)opted_in;
+        kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

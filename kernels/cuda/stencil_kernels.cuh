@@ -368,6 +368,80 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
+// Temporal blocking in 2D (Backend::apply_levels): `Levels` sweeps in one pass over memory. A
+// block of blockDim.x threads holds one column each of a tile whose middle blockDim.x - 2 Levels
+// columns it writes (the Levels columns on each side are computed redundantly, one fewer valid
+// per level), and walks a chunk of `rows` output rows along y. Each step loads one input row and
+// moves every level on by one row, level j lagging 2j rows behind the input: the three rows of
+// level j - 1 that level j reads were made one, two and three steps earlier, kept in registers for
+// the thread's own column and in a ring of three shared rows per level for its neighbours'. A row
+// is read from the ring two steps after it was written and overwritten three steps after, so one
+// barrier per step orders every access. Points outside `live` (global Dirichlet points) keep
+// their value at every level; the stencil is stencil_point with the stream kernel's arguments.
+template <class T, StencilKind Kind, int Levels>
+__global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
+                                         HeatCoeffs<T> r, int rows) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T* const ring = reinterpret_cast<T*>(smem_raw);  // [3 steps][Levels][blockDim.x + 2]
+    const int tid = static_cast<int>(threadIdx.x);
+    const int width = static_cast<int>(blockDim.x) + 2;
+    const int span = static_cast<int>(blockDim.x) - 2 * Levels;
+    const int c = box.lo[0] - Levels + static_cast<int>(blockIdx.x) * span + tid;
+    const int y0 = box.lo[1] + static_cast<int>(blockIdx.y) * rows;
+    const int y1 = min(y0 + rows, box.hi[1]);
+    const int first = y0 - Levels;  // the input row of step 0
+    const bool loads = c < box.hi[0] + Levels;
+    const bool stores =
+        tid >= Levels && tid < static_cast<int>(blockDim.x) - Levels && c < box.hi[0];
+    const bool column_live = c >= live.lo[0] && c < live.hi[0];
+    const std::int64_t sy = in.ext.sy;
+    const std::int64_t column = in.ext.index(c, 0, 0);
+    if (tid < 3 * Levels) {  // the ring's edge cells, read only for columns never stored
+        ring[tid * width] = T(0);
+        ring[tid * width + width - 1] = T(0);
+    }
+    // hist[j][a]: level j's value in this column made a + 1 steps ago.
+    T hist[Levels][3];
+#pragma unroll
+    for (int j = 0; j < Levels; ++j) hist[j][0] = hist[j][1] = hist[j][2] = T(0);
+    __syncthreads();
+    const int steps = (y1 - y0) + 3 * Levels;
+    for (int t = 0; t < steps; ++t) {
+        T made[Levels];
+        const int r0 = first + t;
+        made[0] = loads && r0 < y1 + Levels ? in.data[column + r0 * sy] : T(0);
+        const T* read = ring + ((t + 1) % 3) * Levels * width + tid + 1;  // made at step t - 2
+        T top{};
+#pragma unroll
+        for (int j = 1; j <= Levels; ++j) {
+            const int row = first + t - 2 * j;
+            const T centre = hist[j - 1][1];
+            const T* beside = read + (j - 1) * width;
+            T v = centre;
+            if (column_live && row >= live.lo[1] && row < live.hi[1]) {
+                v = stencil_point<T, 2, Kind>(centre, beside[-1], beside[1], hist[j - 1][2],
+                                              hist[j - 1][0], centre, centre, r);
+            }
+            if (j < Levels) {
+                made[j] = v;
+            } else {
+                top = v;
+            }
+        }
+        const int out_row = first + t - 2 * Levels;
+        if (stores && out_row >= y0 && out_row < y1) out.data[column + out_row * sy] = top;
+        T* const write = ring + (t % 3) * Levels * width + tid + 1;
+#pragma unroll
+        for (int j = 0; j < Levels; ++j) {
+            hist[j][2] = hist[j][1];
+            hist[j][1] = hist[j][0];
+            hist[j][0] = made[j];
+            write[j * width] = made[j];
+        }
+        __syncthreads();
+    }
+}
+
 // One thread per point of a box, grid-stride; op(t, i, j, k) gets the point's position t in the
 // box (x fastest) and its indices. Copies between a box and a contiguous buffer, and fills.
 template <class Op>

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Temporal blocking (parallel.time_block) checked and measured on a GPU host, in one call:
+#   OUT=dir scripts/gpu_host/time_block_check.sh
+# 1. gpu_backend_test's time-block, graph and overlap cases (bitwise against time_block = 1);
+# 2. compute-sanitizer memcheck and racecheck of the levels kernel (2D jacobi and heat);
+# 3. time_block = 1..8 on jacobi 2D 16384^2 float (residual every 100 sweeps and every sweep),
+#    double, jacobi 2048^2 float (a small subdomain), heat 3D 512^3 double; every report gives
+#    GLUP/s against the copy bandwidth measured in the same run;
+# 4. ncu (clocks not locked) on one levels kernel launch: DRAM bytes, throughput, occupancy,
+#    stall reasons.
+# Reports and logs go to $OUT (or out/time-block); a table is printed last
+# (scripts/gpu_host/time_block_table.py).
+set -uo pipefail
+out=${OUT:-out/time-block}
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+log="$out/time-block.log"
+run() { echo "=== $*" >>"$log"; "$@" >>"$log" 2>&1; local rc=$?; echo "    rc=$rc" >>"$log"; echo "rc=$rc  $*"; }
+nvidia-smi -L | tee -a "$log"
+
+tests=${GPU_TEST:-build/tests/gpu_backend_test}
+[ -x "$tests" ] || tests=$(command -v gpu_backend_test)
+run mpirun -np 1 "$tests" --gtest_filter='*TimeBlock*:*Overlap*:*GraphReplay*:*AgreesWithTheCpu*'
+tail -3 "$log" | head -2
+
+small2d=(--set parallel.backend=\"cuda\" --set time.steps=24 --set output.progress_every=0)
+for tool in memcheck racecheck; do
+    run compute-sanitizer --tool "$tool" --error-exitcode 9 gridsim run inputs/bench_jacobi2d.toml \
+        --quiet "${small2d[@]}" --set grid.cells=[301,77] --set time.norm_every=10 \
+        --set parallel.time_block=5
+    run compute-sanitizer --tool "$tool" --error-exitcode 9 gridsim run inputs/bench_jacobi2d.toml \
+        --quiet "${small2d[@]}" --set grid.cells=[67,45] --set problem.name=\"heat\" \
+        --set boundary.kind=\"dirichlet\" --set parallel.time_block=8
+done
+
+bench() {  # label deck k sets...
+    local label=$1 deck=$2 k=$3
+    shift 3
+    run gridsim run "$deck" --quiet --set parallel.time_block=$k "$@" \
+        --report "$out/$label-k$k.json"
+}
+for k in 1 2 3 4 5 6 7 8; do bench jacobi-f32 inputs/bench_jacobi2d.toml $k; done
+for k in 1 2 4 6 8; do
+    bench jacobi-f64 inputs/bench_jacobi2d.toml $k --set problem.precision=\"double\"
+done
+for k in 1 4 8; do bench jacobi-f32-norm1 inputs/bench_jacobi2d.toml $k --set time.norm_every=1; done
+for k in 1 2 4 8; do
+    bench jacobi-2048 inputs/bench_jacobi2d.toml $k --set grid.cells=[2048,2048] \
+        --set time.steps=5000
+done
+for k in 1 2 4; do bench heat3d-f64 inputs/bench_heat3d.toml $k; done
+
+for k in 4 8; do
+    run ncu --clock-control none -k regex:stencil_levels -s 3 -c 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+        --section WarpStateStats --section LaunchStats \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+        gridsim run inputs/bench_jacobi2d.toml --quiet --set time.steps=40 \
+        --set parallel.time_block=$k
+    sed -n '/=== ncu.*time_block=.*'"$k"'$/,/rc=/p' "$log" >"$out/ncu-jacobi-f32-k$k.txt"
+done
+
+python3 scripts/gpu_host/time_block_table.py "$out" | tee "$out/table.md"
