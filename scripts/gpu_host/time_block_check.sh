@@ -8,8 +8,8 @@
 #    GLUP/s against the copy bandwidth measured in the same run;
 # 4. ncu (clocks not locked) on one levels kernel launch: DRAM bytes, throughput, occupancy,
 #    stall reasons.
-# Reports and logs go to $OUT (or out/time-block); a table is printed last
-# (scripts/gpu_host/time_block_table.py).
+# PARTS picks the parts (default "tests sanitizer bench ncu"). Reports and logs go to $OUT (or
+# out/time-block); a table is printed last (scripts/gpu_host/time_block_table.py).
 set -uo pipefail
 out=${OUT:-out/time-block}
 mkdir -p "$out"
@@ -17,14 +17,19 @@ export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 log="$out/time-block.log"
 run() { echo "=== $*" >>"$log"; "$@" >>"$log" 2>&1; local rc=$?; echo "    rc=$rc" >>"$log"; echo "rc=$rc  $*"; }
 nvidia-smi -L | tee -a "$log"
+parts=" ${PARTS:-tests sanitizer bench ncu} "
+part() { [[ "$parts" == *" $1 "* ]]; }
 
 tests=${GPU_TEST:-build/tests/gpu_backend_test}
 [ -x "$tests" ] || tests=$(command -v gpu_backend_test)
-run mpirun -np 1 "$tests" --gtest_filter='*TimeBlock*:*Overlap*:*GraphReplay*:*AgreesWithTheCpu*'
-tail -3 "$log" | head -2
+if part tests; then
+    run timeout 400 mpirun -np 1 "$tests" \
+        --gtest_filter='*TimeBlock*:*Overlap*:*GraphReplay*:*AgreesWithTheCpu*'
+    grep -E "PASSED|FAILED" "$log" | tail -12
+fi
 
 small2d=(--set parallel.backend=\"cuda\" --set time.steps=24 --set output.progress_every=0)
-for tool in memcheck racecheck; do
+part sanitizer && for tool in memcheck racecheck; do
     run compute-sanitizer --tool "$tool" --error-exitcode 9 gridsim run inputs/bench_jacobi2d.toml \
         --quiet "${small2d[@]}" --set grid.cells=[301,77] --set time.norm_every=10 \
         --set parallel.time_block=5
@@ -39,18 +44,21 @@ bench() {  # label deck k sets...
     run gridsim run "$deck" --quiet --set parallel.time_block=$k "$@" \
         --report "$out/$label-k$k.json"
 }
-for k in 1 2 3 4 5 6 7 8; do bench jacobi-f32 inputs/bench_jacobi2d.toml $k; done
-for k in 1 2 4 6 8; do
+part bench || BENCH_DECKS=none
+decks=" ${BENCH_DECKS:-f32 f64 norm1 2048 heat3d} "
+deck() { [[ "$decks" == *" $1 "* ]]; }
+deck f32 && for k in ${F32_KS:-1 2 3 4 5 6 7 8}; do bench jacobi-f32 inputs/bench_jacobi2d.toml $k; done
+deck f64 && for k in 1 2 4 6 8; do
     bench jacobi-f64 inputs/bench_jacobi2d.toml $k --set problem.precision=\"double\"
 done
-for k in 1 4 8; do bench jacobi-f32-norm1 inputs/bench_jacobi2d.toml $k --set time.norm_every=1; done
-for k in 1 2 4 8; do
+deck norm1 && for k in 1 4 8; do bench jacobi-f32-norm1 inputs/bench_jacobi2d.toml $k --set time.norm_every=1; done
+deck 2048 && for k in 1 2 4 8; do
     bench jacobi-2048 inputs/bench_jacobi2d.toml $k --set grid.cells=[2048,2048] \
         --set time.steps=5000
 done
-for k in 1 2 4; do bench heat3d-f64 inputs/bench_heat3d.toml $k; done
+deck heat3d && for k in 1 2 4; do bench heat3d-f64 inputs/bench_heat3d.toml $k; done
 
-for k in 4 8; do
+part ncu && for k in 4 8; do
     run ncu --clock-control none -k regex:stencil_levels -s 3 -c 1 \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
         --section WarpStateStats --section LaunchStats \
