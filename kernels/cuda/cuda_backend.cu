@@ -731,27 +731,31 @@ private:
         }
     }
 
-    // 256 threads (fewer, in whole warps, for a narrow box): 2 x Levels of them compute columns
-    // other blocks store.
+    // 16 bytes of consecutive columns per thread, 128 threads (fewer, in whole warps, for a
+    // narrow box): a tile 512 floats or 256 doubles wide, of which 2 x Levels columns are
+    // computed for the neighbouring tiles. Tiles start on a multiple of V (aligned loads).
     template <StencilKind Kind, int Levels>
     void launch_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, const Box& live, cudaStream_t s) {
-        const int nx = b.hi[0] - b.lo[0];
+        constexpr int V = 16 / static_cast<int>(sizeof(T));
+        const int lo = b.lo[0] - Levels;
+        const int x0 = lo - ((lo % V) + V) % V;
+        const int nx = b.hi[0] + Levels - x0;
+        const int threads = std::clamp(static_cast<int>(ceil_div(nx, 32 * V)) * 32, 64, 128);
+        const int stride = (threads * V - 2 * Levels) / V * V;
         const int ny = b.hi[1] - b.lo[1];
-        const int threads = std::min(256, static_cast<int>(ceil_div(nx + 2 * Levels, 32)) * 32);
-        const int span = threads - 2 * Levels;
         const int rows = std::min(kLevelRows, ny);
-        const dim3 grid(ceil_div(nx, span), ceil_div(ny, rows), 1);
-        const std::size_t smem = 3 * Levels * (threads + 2) * sizeof(T);
-        auto kernel = cuda::stencil_levels_2d_kernel<T, Kind, Levels>;
+        const dim3 grid(ceil_div(b.hi[0] - (x0 + Levels), stride), ceil_div(ny, rows), 1);
+        const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T);
+        auto kernel = cuda::stencil_levels_2d_kernel<T, Kind, Levels, V>;
         static const bool opted_in = [&] {  // above 48 KiB a launch must ask for it
             GRIDSIM_CUDA_CHECK(
                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(3 * Levels * (256 + 2) * sizeof(T))));
+                                     static_cast<int>(3 * Levels * 2 * (128 + 2) * sizeof(T))));
             return true;
         }();
         (void)opted_in;
-        kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, rows);
+        kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

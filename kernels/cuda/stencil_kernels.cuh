@@ -369,75 +369,171 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
 }
 
 // Temporal blocking in 2D (Backend::apply_levels): `Levels` sweeps in one pass over memory. A
-// block of blockDim.x threads holds one column each of a tile whose middle blockDim.x - 2 Levels
-// columns it writes (the Levels columns on each side are computed redundantly, one fewer valid
-// per level), and walks a chunk of `rows` output rows along y. Each step loads one input row and
-// moves every level on by one row, level j lagging 2j rows behind the input: the three rows of
-// level j - 1 that level j reads were made one, two and three steps earlier, kept in registers for
-// the thread's own column and in a ring of three shared rows per level for its neighbours'. A row
-// is read from the ring two steps after it was written and overwritten three steps after, so one
-// barrier per step orders every access. Points outside `live` (global Dirichlet points) keep
-// their value at every level; the stencil is stencil_point with the stream kernel's arguments.
-template <class T, StencilKind Kind, int Levels>
+// block holds a tile of blockDim.x * V columns, V consecutive columns per thread, and writes the
+// middle `stride` of them (the Levels columns on each side are computed redundantly, one fewer
+// valid per level); it walks a chunk of `rows` output rows along y. Each step loads one input
+// row and moves every level on by one row, level j lagging 2j rows behind the input: the three
+// rows of level j - 1 that level j reads were made one, two and three steps earlier. A thread
+// keeps them for its own columns in registers, and shares its first and last column through a
+// ring of three shared rows per level: a row is read two steps after it was written and
+// overwritten three steps after, so one barrier per step orders every access. The register
+// rows rotate their roles every step (the step body is unrolled three times) instead of being
+// copied. Points outside `live` (global Dirichlet points) keep their value at every level; the
+// stencil is stencil_point with the stream kernel's arguments, so every point is bitwise the
+// same as `Levels` sweeps of apply().
+template <class T, int Levels, int V>
+struct LevelsTile {
+    using Rows = T[Levels][V];  // one value per level and column
+    T* ring;                    // [3 slots][Levels][2 sides][blockDim.x + 2]
+    int width;                  // blockDim.x + 2
+    int tid;
+
+    __device__ T* cell(int slot, int level, int side) const {
+        return ring + ((slot * Levels + level) * 2 + side) * width + tid + 1;
+    }
+};
+
+template <class T, StencilKind Kind, int Levels, int V, int Slot>
+__device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile, int t,
+                                            T (&newest)[Levels][V], T (&middle)[Levels][V],
+                                            T (&oldest)[Levels][V], const T (&input)[V],
+                                            const bool (&column_live)[V], int first,
+                                            const Box& live, const HeatCoeffs<T>& r, T (&top)[V]) {
+    // Level j reads level j - 1 of steps t - 1 (newest: the row above), t - 2 (middle: its own
+    // row, and the neighbours' from ring slot (Slot + 1) % 3) and t - 3 (oldest: below), and
+    // overwrites oldest[j]: going down the levels, nothing reads an entry after it is replaced.
+    constexpr int kRead = (Slot + 1) % 3;
+#pragma unroll
+    for (int j = Levels; j >= 1; --j) {
+        const int row = first + t - 2 * j;
+        const bool row_live = row >= live.lo[1] && row < live.hi[1];
+        const T left = *(tile.cell(kRead, j - 1, 1) - 1);   // last column of the thread before
+        const T right = *(tile.cell(kRead, j - 1, 0) + 1);  // first column of the thread after
+        T v[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const T c = middle[j - 1][e];
+            const T xm = e == 0 ? left : middle[j - 1][e - 1];
+            const T xp = e == V - 1 ? right : middle[j - 1][e + 1];
+            v[e] =
+                stencil_point<T, 2, Kind>(c, xm, xp, oldest[j - 1][e], newest[j - 1][e], c, c, r);
+            if (!(row_live && column_live[e])) v[e] = c;
+        }
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            if (j == Levels) {
+                top[e] = v[e];
+            } else {
+                oldest[j][e] = v[e];
+            }
+        }
+        if (j < Levels) {
+            *tile.cell(Slot, j, 0) = v[0];
+            *tile.cell(Slot, j, 1) = v[V - 1];
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) oldest[0][e] = input[e];
+    *tile.cell(Slot, 0, 0) = input[0];
+    *tile.cell(Slot, 0, 1) = input[V - 1];
+}
+
+template <class T, StencilKind Kind, int Levels, int V>
 __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                                         HeatCoeffs<T> r, int rows) {
+                                         HeatCoeffs<T> r, int x0, int stride, int rows) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    T* const ring = reinterpret_cast<T*>(smem_raw);  // [3 steps][Levels][blockDim.x + 2]
-    const int tid = static_cast<int>(threadIdx.x);
-    const int width = static_cast<int>(blockDim.x) + 2;
-    const int span = static_cast<int>(blockDim.x) - 2 * Levels;
-    const int c = box.lo[0] - Levels + static_cast<int>(blockIdx.x) * span + tid;
+    LevelsTile<T, Levels, V> tile{reinterpret_cast<T*>(smem_raw), static_cast<int>(blockDim.x) + 2,
+                                  static_cast<int>(threadIdx.x)};
+    const int tile_x = x0 + static_cast<int>(blockIdx.x) * stride;  // the tile's first column
+    const int c0 = tile_x + V * tile.tid;                           // this thread's first
     const int y0 = box.lo[1] + static_cast<int>(blockIdx.y) * rows;
     const int y1 = min(y0 + rows, box.hi[1]);
     const int first = y0 - Levels;  // the input row of step 0
-    const bool loads = c < box.hi[0] + Levels;
-    const bool stores =
-        tid >= Levels && tid < static_cast<int>(blockDim.x) - Levels && c < box.hi[0];
-    const bool column_live = c >= live.lo[0] && c < live.hi[0];
-    const std::int64_t sy = in.ext.sy;
-    const std::int64_t column = in.ext.index(c, 0, 0);
-    if (tid < 3 * Levels) {  // the ring's edge cells, read only for columns never stored
-        ring[tid * width] = T(0);
-        ring[tid * width + width - 1] = T(0);
-    }
-    // hist[j][a]: level j's value in this column made a + 1 steps ago.
-    T hist[Levels][3];
+    bool loads[V];
+    bool stores[V];
+    bool column_live[V];
+    bool loads_all = true;
+    bool stores_all = true;
 #pragma unroll
-    for (int j = 0; j < Levels; ++j) hist[j][0] = hist[j][1] = hist[j][2] = T(0);
+    for (int e = 0; e < V; ++e) {
+        const int c = c0 + e;
+        loads[e] = c >= box.lo[0] - Levels && c < box.hi[0] + Levels;
+        stores[e] =
+            c >= tile_x + Levels && c < tile_x + Levels + stride && c >= box.lo[0] && c < box.hi[0];
+        column_live[e] = c >= live.lo[0] && c < live.hi[0];
+        loads_all = loads_all && loads[e];
+        stores_all = stores_all && stores[e];
+    }
+    bool stores_any = false;
+#pragma unroll
+    for (int e = 0; e < V; ++e) stores_any = stores_any || stores[e];
+    const std::int64_t sy = in.ext.sy;
+    const std::int64_t column = in.ext.index(c0, 0, 0);
+    if (tile.tid < 6 * Levels) {  // the ring's edge cells, read only for columns never stored
+        tile.ring[tile.tid * tile.width] = T(0);
+        tile.ring[tile.tid * tile.width + tile.width - 1] = T(0);
+    }
+    T h0[Levels][V];
+    T h1[Levels][V];
+    T h2[Levels][V];
+#pragma unroll
+    for (int j = 0; j < Levels; ++j)
+#pragma unroll
+        for (int e = 0; e < V; ++e) h0[j][e] = h1[j][e] = h2[j][e] = T(0);
     __syncthreads();
     const int steps = (y1 - y0) + 3 * Levels;
-    for (int t = 0; t < steps; ++t) {
-        T made[Levels];
-        const int r0 = first + t;
-        made[0] = loads && r0 < y1 + Levels ? in.data[column + r0 * sy] : T(0);
-        const T* read = ring + ((t + 1) % 3) * Levels * width + tid + 1;  // made at step t - 2
-        T top{};
+    auto load = [&](int t, T(&v)[V]) {
+        const int row = first + t;
 #pragma unroll
-        for (int j = 1; j <= Levels; ++j) {
-            const int row = first + t - 2 * j;
-            const T centre = hist[j - 1][1];
-            const T* beside = read + (j - 1) * width;
-            T v = centre;
-            if (column_live && row >= live.lo[1] && row < live.hi[1]) {
-                v = stencil_point<T, 2, Kind>(centre, beside[-1], beside[1], hist[j - 1][2],
-                                              hist[j - 1][0], centre, centre, r);
-            }
-            if (j < Levels) {
-                made[j] = v;
-            } else {
-                top = v;
-            }
-        }
-        const int out_row = first + t - 2 * Levels;
-        if (stores && out_row >= y0 && out_row < y1) out.data[column + out_row * sy] = top;
-        T* const write = ring + (t % 3) * Levels * width + tid + 1;
+        for (int e = 0; e < V; ++e) v[e] = T(0);
+        if (row >= y1 + Levels) return;
+        const T* p = in.data + column + row * sy;
+        if (loads_all) {
+            const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(p);
 #pragma unroll
-        for (int j = 0; j < Levels; ++j) {
-            hist[j][2] = hist[j][1];
-            hist[j][1] = hist[j][0];
-            hist[j][0] = made[j];
-            write[j * width] = made[j];
+            for (int e = 0; e < V; ++e) v[e] = pk.v[e];
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                if (loads[e]) v[e] = p[e];
         }
+    };
+    auto store = [&](int t, const T(&v)[V]) {
+        const int row = first + t - 2 * Levels;
+        if (!stores_any || row < y0 || row >= y1) return;
+        T* p = out.data + column + row * sy;
+        if (stores_all) {
+            Pack<T, V> pk;
+#pragma unroll
+            for (int e = 0; e < V; ++e) pk.v[e] = v[e];
+            *reinterpret_cast<Pack<T, V>*>(p) = pk;
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                if (stores[e]) p[e] = v[e];
+        }
+    };
+    // Steps t, t + 1, t + 2 with the register rows in their three roles; the ring slot of step
+    // t is t % 3, and t stays a multiple of 3 at the top of the loop.
+    for (int t = 0; t < steps; t += 3) {
+        T input[V];
+        T top[V];
+        load(t, input);
+        levels_step<T, Kind, Levels, V, 0>(tile, t, h0, h1, h2, input, column_live, first, live, r,
+                                           top);
+        store(t, top);
+        __syncthreads();
+        if (t + 1 >= steps) break;
+        load(t + 1, input);
+        levels_step<T, Kind, Levels, V, 1>(tile, t + 1, h2, h0, h1, input, column_live, first, live,
+                                           r, top);
+        store(t + 1, top);
+        __syncthreads();
+        if (t + 2 >= steps) break;
+        load(t + 2, input);
+        levels_step<T, Kind, Levels, V, 2>(tile, t + 2, h1, h2, h0, input, column_live, first, live,
+                                           r, top);
+        store(t + 2, top);
         __syncthreads();
     }
 }

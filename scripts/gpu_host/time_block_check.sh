@@ -39,24 +39,25 @@ part sanitizer && for tool in memcheck racecheck; do
 done
 
 bench() {  # label deck k sets...
-    local label=$1 deck=$2 k=$3
+    local label=$1 deck=$2 k=$3 value=$3
     shift 3
-    run gridsim run "$deck" --quiet --set parallel.time_block=$k "$@" \
+    [ "$k" = auto ] && value='"auto"'
+    run gridsim run "$deck" --quiet --set "parallel.time_block=$value" "$@" \
         --report "$out/$label-k$k.json"
 }
 part bench || BENCH_DECKS=none
 decks=" ${BENCH_DECKS:-f32 f64 norm1 2048 heat3d} "
 deck() { [[ "$decks" == *" $1 "* ]]; }
-deck f32 && for k in ${F32_KS:-1 2 3 4 5 6 7 8}; do bench jacobi-f32 inputs/bench_jacobi2d.toml $k; done
-deck f64 && for k in 1 2 4 6 8; do
+deck f32 && for k in ${F32_KS:-1 2 3 4 5 6 7 8 auto}; do bench jacobi-f32 inputs/bench_jacobi2d.toml $k; done
+deck f64 && for k in 1 2 3 4 5 6 7 8 auto; do
     bench jacobi-f64 inputs/bench_jacobi2d.toml $k --set problem.precision=\"double\"
 done
-deck norm1 && for k in 1 4 8; do bench jacobi-f32-norm1 inputs/bench_jacobi2d.toml $k --set time.norm_every=1; done
-deck 2048 && for k in 1 2 4 8; do
+deck norm1 && for k in 1 4 8 auto; do bench jacobi-f32-norm1 inputs/bench_jacobi2d.toml $k --set time.norm_every=1; done
+deck 2048 && for k in 1 2 4 8 auto; do
     bench jacobi-2048 inputs/bench_jacobi2d.toml $k --set grid.cells=[2048,2048] \
         --set time.steps=5000
 done
-deck heat3d && for k in 1 2 4; do bench heat3d-f64 inputs/bench_heat3d.toml $k; done
+deck heat3d && for k in 1 2 4 auto; do bench heat3d-f64 inputs/bench_heat3d.toml $k; done
 
 part ncu && for k in 4 8; do
     run ncu --clock-control none -k regex:stencil_levels -s 3 -c 1 \
@@ -69,3 +70,4 @@ part ncu && for k in 4 8; do
 done
 
 python3 scripts/gpu_host/time_block_table.py "$out" | tee "$out/table.md"
+tar -czf "$out/reports.tgz" -C "$out" $(cd "$out" && ls *.json ncu-*.txt 2>/dev/null)
