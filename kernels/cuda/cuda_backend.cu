@@ -744,8 +744,14 @@ private:
         const int threads = std::clamp(static_cast<int>(ceil_div(nx, 32 * V)) * 32, 64, 128);
         const int stride = (threads * V - 2 * Levels) / V * V;
         const int ny = b.hi[1] - b.lo[1];
-        const int rows = std::min(kLevelRows, ny);
-        const dim3 grid(ceil_div(b.hi[0] - (x0 + Levels), stride), ceil_div(ny, rows), 1);
+        const unsigned tiles = ceil_div(b.hi[0] - (x0 + Levels), stride);
+        // Each block's rows are one chain of dependent steps: a small box gets shorter chunks, so
+        // that about two blocks per multiprocessor run side by side (a 2048^2 grid in 512-row
+        // chunks made 20 blocks, and a block of 2 sweeps took 216 us on an H200), at the price of
+        // the 3 x Levels steps each chunk spends filling and draining its pipeline.
+        const int chunks = std::max(1, static_cast<int>(ceil_div(2 * multiprocessors_, tiles)));
+        const int rows = std::clamp(static_cast<int>(ceil_div(ny, chunks)), 1, kLevelRows);
+        const dim3 grid(tiles, ceil_div(ny, rows), 1);
         const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T);
         auto kernel = cuda::stencil_levels_2d_kernel<T, Kind, Levels, V>;
         static const bool opted_in = [&] {  // above 48 KiB a launch must ask for it
@@ -792,6 +798,13 @@ private:
     }
 
     LaunchConfig cfg_;
+    int multiprocessors_ = [] {
+        int device = 0;
+        int count = 0;
+        GRIDSIM_CUDA_CHECK(cudaGetDevice(&device));
+        GRIDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+        return count;
+    }();
     Stream boundary_{Stream::Priority::high};
     Stream interior_{Stream::Priority::low};
     Event boundary_done_;
