@@ -60,11 +60,11 @@ done
 deck heat3d && for k in 1 2 4 auto; do bench heat3d-f64 inputs/bench_heat3d.toml $k; done
 
 part ncu && for k in 4 8; do
-    run ncu --clock-control none -k regex:stencil_levels -s 3 -c 1 \
+    run ncu --clock-control none -k regex:stencil_levels -s 20 -c 1 \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
         --section WarpStateStats --section LaunchStats \
         --metrics dram__bytes_read.sum,dram__bytes_write.sum \
-        gridsim run inputs/bench_jacobi2d.toml --quiet --set time.steps=40 \
+        gridsim run inputs/bench_jacobi2d.toml --quiet --set time.steps=200 \
         --set parallel.time_block=$k
     sed -n '/=== ncu.*time_block=.*'"$k"'$/,/rc=/p' "$log" >"$out/ncu-jacobi-f32-k$k.txt"
 done

@@ -60,7 +60,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
 }
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
-// (CUDA, 2D), 8 sweeps per block in float and 6 in double (the fastest measured on an H200 at
+// (CUDA, 2D), 8 sweeps per block in float and 7 in double (the fastest measured on an H200 at
 // 16384^2: docs/performance.md, "Temporal blocking"), fewer where a subdomain is thinner; 1
 // elsewhere, and when every sweep sums a residual (each such sweep is a pass of its own, so the
 // deeper halos would only add the ring's work), and for solvers with more fields (the CG
@@ -75,7 +75,7 @@ int Simulation<T>::resolve_time_block() const {
         const bool every_sweep_sums =
             cfg_.problem == "jacobi" && cfg_.integer("time.norm_every") == 1;
         if (extra_fields_ > 0 || every_sweep_sums) return 1;
-        int k = be_.max_levels(dom_.dims) > 1 ? (sizeof(T) == 4 ? 8 : 6) : 1;
+        int k = be_.max_levels(dom_.dims) > 1 ? (sizeof(T) == 4 ? 8 : 7) : 1;
         while (k > 1 && !fits(k).empty()) --k;
         return k;
     }
