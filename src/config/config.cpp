@@ -382,11 +382,6 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
         r.fail("parallel.graphs", "\"on\" needs the CUDA backend (parallel.backend = \"cpu\")");
     if (auto v = r.auto_or_integer("parallel.time_block", 1, kMaxTimeBlock))
         c.time_block = static_cast<int>(*v);
-    if (c.time_block > 1 && c.problem == "heat" && r.string("problem.scheme") == "implicit") {
-        r.fail("parallel.time_block",
-               "the implicit heat scheme exchanges halos inside every CG iteration; "
-               "temporal blocking is for the explicit sweeps (use 1 or \"auto\")");
-    }
     if (auto v = r.integer("parallel.rows_per_thread", 0, 4096)) {
         const bool pow2 = *v != 0 && (*v & (*v - 1)) == 0;
         if (c.kernel == KernelKind::naive && *v != 0 && (!pow2 || *v > 8)) {

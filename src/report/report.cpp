@@ -93,6 +93,8 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
     const auto ran = static_cast<double>(r.steps - r.start_step);
     const double per_step = ran > 0 ? r.loop_seconds / ran : 0.0;
     const double lups = static_cast<double>(r.updated_points) * ran;
+    // Sweeps per pass over memory: above 1 where blocks of sweeps ran in one pass.
+    const double per_pass = r.passes > 0 ? ran / static_cast<double>(r.passes) : 0.0;
     // Compulsory traffic of an explicit stencil: read u once and write u' once per point.
     const double bytes = 2.0 * static_cast<double>(r.value_bytes) * lups;
     nlohmann::json doc = {
@@ -137,11 +139,9 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"overlap_hidden_s", hidden},
         {"phase_timing",
          {{"every", r.phase_every}, {"passes", r.passes}, {"timed_passes", r.timed_passes}}},
-        {"sweeps_per_pass", r.passes > 0 ? ran / static_cast<double>(r.passes) : 0.0},
+        {"sweeps_per_pass", per_pass},
         {"modelled_dram_bytes_per_update",
-         r.passes > 0 && ran > 0
-             ? 2.0 * static_cast<double>(r.value_bytes) * static_cast<double>(r.passes) / ran
-             : 0.0},
+         per_pass > 0 ? 2.0 * static_cast<double>(r.value_bytes) / per_pass : 0.0},
         {"final_norm", r.final_norm},
         {"placement", where},
         {"versions", versions()},

@@ -71,6 +71,17 @@ double step_factor(const Config& cfg, const SineMode& mode) {
     return implicit_scheme(cfg) ? 1.0 / (1.0 + drop) : 1.0 - drop;
 }
 
+// The deck's last checks: dt, and no time block for the implicit scheme (the CG exchanges halos
+// inside every iteration).
+void finish_deck(const DeckReader& r, Config& c) {
+    resolve_time_step(r, c);
+    if (implicit_scheme(c) && c.time_block > 1) {
+        r.fail("parallel.time_block",
+               "the implicit heat scheme exchanges halos inside every CG iteration; "
+               "temporal blocking is for the explicit sweeps (use 1 or \"auto\")");
+    }
+}
+
 // The solution is a pure mode only for the sine initial condition with zero Dirichlet faces.
 bool has_analytic_solution(const Config& cfg) {
     if (cfg.initial != InitialKind::sine) return false;
@@ -203,7 +214,7 @@ RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
 // solve that does not reach time.cg_tolerance ends the run on every rank (exit 1).
 template <class T>
 RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    Simulation<T> sim(cfg, comm, field_count(cfg) - 2);
+    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, false);
     start(sim, opt);
     const std::array<double, 3> rd = diffusion_numbers(cfg);
     const double diagonal = 1.0 + 2.0 * (rd[0] + rd[1] + rd[2]);
@@ -383,7 +394,7 @@ Problem make_heat_problem() {
                         "other transport). `mpi` is the faster on 2 x H200 (an 11 us NCCL "
                         "all-reduce against 3.5 us, docs/performance.md)"),
     };
-    d.finish = &resolve_time_step;
+    d.finish = &finish_deck;
     p.field_count = &field_count;
     p.describe = &describe;
     p.run = by_precision(&run_heat<float>, &run_heat<double>);

@@ -23,9 +23,10 @@ int phase_every(const Config& cfg, const Backend<T>& be) {
 }  // namespace
 
 template <class T>
-Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
+Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bool blocks)
     : cfg_(cfg),
       extra_fields_(extra_fields),
+      blocks_(blocks),
       dom_(make_domain(cfg)),
       topo_(comm, cfg, dom_, kStencilRadius),
       choice_(choose_backend<T>(cfg, topo_.comm())),
@@ -33,7 +34,6 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
       timer_(be_.make_interval_timer(), phase_every(cfg, be_)) {
     const Subdomain& sub = topo_.subdomain();
     block_ = resolve_time_block();
-    room_ = {block_, block_};
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
     check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
     for (auto& f : u_) f = be_.allocate_field(ext);
@@ -62,8 +62,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields)
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
 // (CUDA, 2D), 8 sweeps per block in float and 7 in double (the fastest measured on an H200 at
 // 16384^2: docs/performance.md, "Temporal blocking"), fewer where a subdomain is thinner; 1
-// elsewhere, and when every sweep sums a residual (each such sweep is a pass of its own, so the
-// deeper halos would only add the ring's work), and for solvers with more fields (the CG
+// elsewhere, and where the problem runs no such sweeps (`blocks` false: a residual every sweep
+// makes each sweep a pass of its own, so deeper halos would only add the ring's work; the CG
 // exchanges inside every operator application). Whether k fits is a pure function of the deck
 // and the process grid, so every rank decides alike.
 template <class T>
@@ -72,9 +72,7 @@ int Simulation<T>::resolve_time_block() const {
         return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
     };
     if (cfg_.time_block == 0) {
-        const bool every_sweep_sums =
-            cfg_.problem == "jacobi" && cfg_.integer("time.norm_every") == 1;
-        if (extra_fields_ > 0 || every_sweep_sums) return 1;
+        if (!blocks_) return 1;
         int k = be_.max_levels(dom_.dims) > 1 ? (sizeof(T) == 4 ? 8 : 7) : 1;
         while (k > 1 && !fits(k).empty()) --k;
         return k;
@@ -202,42 +200,35 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     }
 }
 
-// The shell of `out` from `in` on the boundary lane: the updated points that read a halo.
+// The shell on the boundary lane: the updated points that read a halo. `apply(box, lane)`
+// updates a box (one sweep, or a block of them).
 template <class T>
-void Simulation<T>::update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                                 StencilSum sum) {
+template <class Apply>
+void Simulation<T>::update_shell(Apply&& apply) {
     auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
-    for (const Box& b : regions_.shell) be_.apply(p, in, out, b, Lane::boundary, sum);
+    for (const Box& b : regions_.shell) apply(b, Lane::boundary);
+}
+
+// The interior, which reads no halo, on `lane`.
+template <class T>
+template <class Apply>
+void Simulation<T>::update_interior(Apply&& apply, Lane lane) {
+    auto t = timer_.on_lane(Phase::interior, lane);
+    apply(regions_.interior, lane);
 }
 
 // Packs, transfers and unpacks the halos of `halos` on the boundary lane (axis by axis for deep
-// halos) while the interior lane (low priority) updates the interior of `out` from `in`, which
-// reads no halo; overlap = false updates the interior after the unpack, on the boundary lane.
-// Without `exchange` only the interior is updated (a sweep inside a time block).
+// halos) while the interior lane (low priority) updates the interior; overlap = false updates
+// the interior after the unpack, on the boundary lane.
 template <class T>
-void Simulation<T>::exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
-                                             FieldView<T> out, StencilSum sum, FieldView<T> halos,
-                                             bool exchange) {
-    auto interior = [&](Lane lane) {
-        auto t = timer_.on_lane(Phase::interior, lane);
-        be_.apply(p, in, out, regions_.interior, lane, sum);
-    };
-    if (exchange) {
-        exchange_beside(halos, interior);
-    } else {
-        interior(cfg_.overlap ? Lane::interior : Lane::boundary);
-    }
-}
-
-template <class T>
-template <class Interior>
-void Simulation<T>::exchange_beside(FieldView<T> halos, Interior&& interior) {
+template <class Apply>
+void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply) {
     for (int g = 0; g < halo_->groups(); ++g) {
         {
             auto t = timer_.on_lane(Phase::pack, Lane::boundary);
             halo_->pack(halos, g);
         }
-        if (cfg_.overlap && g == 0) interior(Lane::interior);
+        if (cfg_.overlap && g == 0) update_interior(apply, Lane::interior);
         {
             auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
             halo_->transfer(g);
@@ -247,7 +238,15 @@ void Simulation<T>::exchange_beside(FieldView<T> halos, Interior&& interior) {
             halo_->unpack(halos, g);
         }
     }
-    if (!cfg_.overlap) interior(Lane::boundary);
+    if (!cfg_.overlap) update_interior(apply, Lane::boundary);
+}
+
+// After a sweep or a block of them that leaves `extend` halo layers valid (none: it exchanged,
+// and all block_ are), current <-> next.
+template <class T>
+void Simulation<T>::advance_fields(int extend) {
+    room_[1 - cur_] = extend == 0 ? block_ : extend;
+    cur_ = 1 - cur_;
 }
 
 // The overlap recipe (docs/architecture.md, "One step"). The boundary lane (high priority) updates
@@ -268,8 +267,7 @@ void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
         sweep_work(p, sum, extend);
         lanes_joined_ = false;
     }
-    room_[1 - cur_] = extend == 0 ? block_ : extend;
-    cur_ = 1 - cur_;
+    advance_fields(extend);
 }
 
 // With temporal blocking the sweep also updates the halo layers that stay valid: a point
@@ -278,14 +276,19 @@ void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
 template <class T>
 void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int extend) {
     be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
+    auto apply = [&](const Box& b, Lane lane) { be_.apply(p, current(), next(), b, lane, sum); };
     if (extend > 0) update_ring(p, current(), next(), extend);
-    update_shell(p, current(), next(), sum);
-    exchange_beside_interior(p, current(), next(), sum, next(), extend == 0);
+    update_shell(apply);
+    if (extend == 0) {
+        exchange_beside_interior(next(), apply);
+    } else {
+        update_interior(apply, cfg_.overlap ? Lane::interior : Lane::boundary);
+    }
 }
 
 // A block of sweeps in one pass: the points `extend` = room - count layers beyond the updated
-// ones stay valid; with none left, the shell goes first and the halos travel beside the interior,
-// as in a single sweep.
+// ones stay valid (one box, one launch); with none left, the shell goes first and the halos
+// travel beside the interior, as in a single sweep.
 template <class T>
 void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
     if (count == 1 || be_.max_levels(dom_.dims) < count) {
@@ -296,24 +299,17 @@ void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
     be_.join_lanes();
     lanes_joined_ = false;
     const int extend = room_[cur_] - count;
-    const Subdomain& sub = topo_.subdomain();
+    auto apply = [&](const Box& b, Lane lane) {
+        be_.apply_levels(p, current(), next(), b, live_, count, lane);
+    };
     if (extend > 0) {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
-        be_.apply_levels(p, current(), next(), extend_into_halos(updated_, sub, extend), live_,
-                         count, Lane::boundary);
+        apply(extend_into_halos(updated_, topo_.subdomain(), extend), Lane::boundary);
     } else {
-        {
-            auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
-            for (const Box& b : regions_.shell)
-                be_.apply_levels(p, current(), next(), b, live_, count, Lane::boundary);
-        }
-        exchange_beside(next(), [&](Lane lane) {
-            auto t = timer_.on_lane(Phase::interior, lane);
-            be_.apply_levels(p, current(), next(), regions_.interior, live_, count, lane);
-        });
+        update_shell(apply);
+        exchange_beside_interior(next(), apply);
     }
-    room_[1 - cur_] = extend == 0 ? block_ : extend;
-    cur_ = 1 - cur_;
+    advance_fields(extend);
 }
 
 template <class T>
@@ -355,8 +351,9 @@ void Simulation<T>::apply_summing(const StencilParams<T>& p, FieldView<T> in, Fi
                                   StencilSum sum) {
     be_.join_lanes();  // in was written on either lane
     timer_.start_pass();
-    exchange_beside_interior(p, in, out, sum, in);
-    update_shell(p, in, out, sum);
+    auto apply = [&](const Box& b, Lane lane) { be_.apply(p, in, out, b, lane, sum); };
+    exchange_beside_interior(in, apply);
+    update_shell(apply);
     be_.join_lanes();
 }
 

@@ -25,8 +25,10 @@ template <class T>
 class Simulation {
 public:
     // Throws ConfigError for a deck this rank count, build or machine cannot run, counting
-    // `extra_fields` more fields (make_field) in the memory it needs.
-    Simulation(const Config& cfg, MPI_Comm comm, int extra_fields = 0);
+    // `extra_fields` more fields (make_field) in the memory it needs. `blocks`: whether the
+    // problem's loop runs sweeps without a residual that a time block could take in one pass
+    // (parallel.time_block = "auto" is 1 otherwise).
+    Simulation(const Config& cfg, MPI_Comm comm, int extra_fields = 0, bool blocks = true);
 
     // current = initial condition (Dirichlet points included), or what `load` reads into the
     // owned points (a restart); halos exchanged; next = current.
@@ -159,18 +161,17 @@ private:
     // Replays the recording of this kind of sweep, recording it first if need be.
     struct RecordedSweep;
     void replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum, int extend);
-    void update_shell(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                      StencilSum sum);
+    // The phases of a sweep, apply(box, lane) updating a box (one sweep or a block of them).
+    template <class Apply>
+    void update_shell(Apply&& apply);
+    template <class Apply>
+    void update_interior(Apply&& apply, Lane lane);
+    template <class Apply>
+    void exchange_beside_interior(FieldView<T> halos, Apply&& apply);
     // The halo points `extend` layers deep beyond the updated points (boundary lane, no sum).
     void update_ring(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                      int extend);
-    void exchange_beside_interior(const StencilParams<T>& p, FieldView<const T> in,
-                                  FieldView<T> out, StencilSum sum, FieldView<T> halos,
-                                  bool exchange = true);
-    // The halo phases of `halos` on the boundary lane with interior(lane) issued beside them
-    // (overlap) or after them.
-    template <class Interior>
-    void exchange_beside(FieldView<T> halos, Interior&& interior);
+    void advance_fields(int extend);
     void check_memory(std::size_t field_bytes);
     // apply(), the kernels also summing `sum` into the fold's partials (folded by the caller).
     void apply_summing(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out,
@@ -178,6 +179,7 @@ private:
 
     const Config& cfg_;
     int extra_fields_;
+    bool blocks_;
     Domain dom_;
     CartTopology topo_;
     BackendChoice<T> choice_;

@@ -168,6 +168,13 @@ private:
     std::unique_ptr<StallWatchdog> watchdog_;  // fed by due(), called after every step
 };
 
+// Whether the blow-up check (check_field) runs after `step`: every cfg.check_interval() steps
+// and at the last.
+inline bool check_due(const Config& cfg, std::int64_t step) {
+    const std::int64_t every = cfg.check_interval();
+    return every > 0 && (step % every == 0 || step == cfg.steps);
+}
+
 // How many sweeps from `step` on can run as one time block (Simulation::sweeps): at most
 // `room`, ending at the first step s that needs the host after it (`ends_at(s)`: output, a
 // check, a progress line, a stop agreement, the last step; the loop looks at these only at the
@@ -185,8 +192,7 @@ int block_length(std::int64_t step, int room, std::int64_t last, EndsAt&& ends_a
 // a fixed step, the stop agreement.
 inline bool host_step(const RunOptions& opt, const Config& cfg, const ProgressSchedule& progress,
                       const StopMonitor& stop, std::int64_t s) {
-    const std::int64_t check = cfg.check_interval();
-    return (opt.output_due && opt.output_due(s, s == cfg.steps)) || (check > 0 && s % check == 0) ||
+    return (opt.output_due && opt.output_due(s, s == cfg.steps)) || check_due(cfg, s) ||
            progress.fixed_at(s) || s >= stop.next();
 }
 
@@ -403,8 +409,7 @@ void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, con
 // checkpoint, another step or the final output carries them on.
 template <class T>
 void check_field(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step) {
-    const std::int64_t every = cfg.check_interval();
-    if (every <= 0 || (step % every != 0 && step != cfg.steps)) return;
+    if (!check_due(cfg, step)) return;
     const FieldStats s = sim.stats();
     const bool too_big = beyond_bound(s.min, cfg) || beyond_bound(s.max, cfg);
     if (s.nonfinite == 0 && !too_big) {
