@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "grid/box.hpp"
 #include "kernels/stencil.hpp"
@@ -513,28 +514,25 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
                 if (stores[e]) p[e] = v[e];
         }
     };
-    // Steps t, t + 1, t + 2 with the register rows in their three roles; the ring slot of step
-    // t is t % 3, and t stays a multiple of 3 at the top of the loop.
-    for (int t = 0; t < steps; t += 3) {
+    // Step t + Slot with the register rows in the roles that step gives them; its ring slot is
+    // (t + Slot) % 3 = Slot, t staying a multiple of 3 at the top of the loop.
+    auto step = [&](auto slot, int t, T(&newest)[Levels][V], T(&middle)[Levels][V],
+                    T(&oldest)[Levels][V]) {
+        constexpr int kSlot = decltype(slot)::value;
         T input[V];
         T top[V];
-        load(t, input);
-        levels_step<T, Kind, Levels, V, 0>(tile, t, h0, h1, h2, input, column_live, first, live, r,
-                                           top);
-        store(t, top);
+        load(t + kSlot, input);
+        levels_step<T, Kind, Levels, V, kSlot>(tile, t + kSlot, newest, middle, oldest, input,
+                                               column_live, first, live, r, top);
+        store(t + kSlot, top);
         __syncthreads();
+    };
+    for (int t = 0; t < steps; t += 3) {
+        step(std::integral_constant<int, 0>{}, t, h0, h1, h2);
         if (t + 1 >= steps) break;
-        load(t + 1, input);
-        levels_step<T, Kind, Levels, V, 1>(tile, t + 1, h2, h0, h1, input, column_live, first, live,
-                                           r, top);
-        store(t + 1, top);
-        __syncthreads();
+        step(std::integral_constant<int, 1>{}, t, h2, h0, h1);
         if (t + 2 >= steps) break;
-        load(t + 2, input);
-        levels_step<T, Kind, Levels, V, 2>(tile, t + 2, h1, h2, h0, input, column_live, first, live,
-                                           r, top);
-        store(t + 2, top);
-        __syncthreads();
+        step(std::integral_constant<int, 2>{}, t, h1, h2, h0);
     }
 }
 
