@@ -340,13 +340,22 @@ public:
         }
     }
 
-    // 2D only: a 3D tile would hold Levels planes of an x-y tile per level on chip.
-    [[nodiscard]] int max_levels(int dims) const override { return dims == 2 ? kMaxLevels : 1; }
+    [[nodiscard]] int max_levels(int dims) const override {
+        return dims == 2 ? kMaxLevels : kMaxLevels3d;
+    }
     void apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                       const Box& b, const Box& live, int levels, Lane lane) override {
         if (b.empty()) return;
-        if (in.ext.dims != 2 || levels < 2 || levels > kMaxLevels)
-            throw std::logic_error("apply_levels: 2D fields, 2 to 8 levels");
+        if (levels < 2 || levels > max_levels(in.ext.dims))
+            throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
+        if (in.ext.dims == 3) {
+            if (p.kind == StencilKind::heat) {
+                levels_3d_for<StencilKind::heat>(p.r, in, out, b, live, levels, stream(lane));
+            } else {
+                levels_3d_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane));
+            }
+            return;
+        }
         if (p.kind == StencilKind::heat) {
             levels_for<StencilKind::heat>(p.r, in, out, b, live, levels, stream(lane));
         } else {
@@ -762,6 +771,50 @@ private:
         }();
         (void)opted_in;
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, rows);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
+    // 3D: the tile's ring costs 1 - (32 - 2L)(32 - 2L) / 32^2 of its points (44% at 4 levels),
+    // so deeper blocks would compute more ring than tile.
+    static constexpr int kMaxLevels3d = 4;
+
+    template <StencilKind Kind>
+    void levels_3d_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                       const Box& b, const Box& live, int levels, cudaStream_t s) {
+        switch (levels) {
+            case 2:
+                return launch_levels_3d<Kind, 2>(r, in, out, b, live, s);
+            case 3:
+                return launch_levels_3d<Kind, 3>(r, in, out, b, live, s);
+            default:
+                return launch_levels_3d<Kind, 4>(r, in, out, b, live, s);
+        }
+    }
+
+    // 32 x 32 tiles, one block per multiprocessor; z chunks as in 2D, so that small boxes still
+    // fill the multiprocessors.
+    template <StencilKind Kind, int Levels>
+    void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                          const Box& b, const Box& live, cudaStream_t s) {
+        constexpr int kStride = cuda::kLevelsTile - 2 * Levels;
+        const unsigned tiles_x = ceil_div(b.hi[0] - b.lo[0], kStride);
+        const unsigned tiles_y = ceil_div(b.hi[1] - b.lo[1], kStride);
+        const int nz = b.hi[2] - b.lo[2];
+        const int chunks =
+            std::max(1, static_cast<int>(ceil_div(multiprocessors_, tiles_x * tiles_y)));
+        const int planes = std::clamp(static_cast<int>(ceil_div(nz, chunks)), 1, kLevelRows);
+        const dim3 grid(tiles_x, tiles_y, ceil_div(nz, planes));
+        // Three shared planes per level, three input planes.
+        constexpr std::size_t kSmem = (3 * Levels + 3) * cuda::kLevelsPlane * sizeof(T);
+        auto kernel = cuda::stencil_levels_3d_kernel<T, Kind, Levels>;
+        static const bool opted_in = [&] {  // above 48 KiB a launch must ask for it
+            GRIDSIM_CUDA_CHECK(cudaFuncSetAttribute(
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)));
+            return true;
+        }();
+        (void)opted_in;
+        kernel<<<grid, dim3(cuda::kLevelsTile, cuda::kLevelsTile, 1), kSmem, s>>>(in, out, b, live,
+                                                                                  r, planes);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

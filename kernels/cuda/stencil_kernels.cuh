@@ -18,6 +18,7 @@
 // partial; the backend later adds the partials in a fixed order.
 #pragma once
 
+#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -525,6 +526,132 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
         levels_step<T, Kind, Levels, V, kSlot>(tile, t + kSlot, newest, middle, oldest, input,
                                                column_live, first, live, r, top);
         store(t + kSlot, top);
+        __syncthreads();
+    };
+    for (int t = 0; t < steps; t += 3) {
+        step(std::integral_constant<int, 0>{}, t, h0, h1, h2);
+        if (t + 1 >= steps) break;
+        step(std::integral_constant<int, 1>{}, t, h2, h0, h1);
+        if (t + 2 >= steps) break;
+        step(std::integral_constant<int, 2>{}, t, h1, h2, h0);
+    }
+}
+
+// Temporal blocking in 3D: `Levels` sweeps in one pass, streamed along z as the 2D kernel
+// streams along y. A block of 32 x 32 threads holds a 32 x 32 x-y tile, one point per thread and
+// one tile row per warp, and writes its middle (32 - 2 Levels)^2 points (the ring around them is
+// computed redundantly, one point fewer valid per level); it walks a chunk of `planes` output
+// planes along z. Each step loads one input plane and moves every level on by one plane, level j
+// lagging 2j planes behind the input, so that the three planes of level j - 1 that level j reads
+// were made one, two and three steps earlier. A thread keeps its own point of those planes in
+// registers (rotating roles, as in 2D); its x neighbours come from the lanes beside it (shuffles:
+// the warp's end lanes are the tile's x ring, which goes invalid anyway), its y neighbours
+// through a ring of three shared planes per level (one barrier per step, the 2D argument). A
+// step's work is short next to a DRAM load, and the barrier made every step wait for its own
+// input: each thread copies its input point into shared memory two steps ahead (cp.async; its
+// own point only, so no barrier guards it). Every shared address is the thread's cell plus a
+// constant, and the global ones move by one plane per step (the first version spent most of
+// its instructions on index arithmetic). Points outside `live` keep their value at every level;
+// each point is stencil_point with the stream kernel's arguments, so `out` is bitwise that of
+// `Levels` sweeps of apply().
+constexpr int kLevelsTile = 32;                          // tile points along x and y
+constexpr int kLevelsPlane = kLevelsTile * kLevelsTile;  // points of one tile plane
+
+template <class T, int Levels>
+struct LevelsPlanes {
+    T* cell;  // this thread's point in [3 slots][Levels][plane], then [3 slots] input planes
+
+    __device__ T* plane(int slot, int level) const {
+        return cell + (slot * Levels + level) * kLevelsPlane;
+    }
+    __device__ T* input(int slot) const { return cell + (3 * Levels + slot) * kLevelsPlane; }
+};
+
+template <class T, StencilKind Kind, int Levels, int Slot>
+__device__ __forceinline__ void levels_step_3d(const LevelsPlanes<T, Levels>& tile, int z_in,
+                                               T (&newest)[Levels], T (&middle)[Levels],
+                                               T (&oldest)[Levels], T input, bool column_live,
+                                               const Box& live, int down, int up,
+                                               const HeatCoeffs<T>& r, T& top) {
+    constexpr int kRead = (Slot + 1) % 3;  // the slot written two steps ago
+#pragma unroll
+    for (int j = Levels; j >= 1; --j) {
+        const int z = z_in - 2 * j;
+        const T c = middle[j - 1];
+        const T xm = __shfl_up_sync(0xffffffffu, c, 1);
+        const T xp = __shfl_down_sync(0xffffffffu, c, 1);
+        const T* mid = tile.plane(kRead, j - 1);
+        T v = stencil_point<T, 3, Kind>(c, xm, xp, mid[down], mid[up], oldest[j - 1], newest[j - 1],
+                                        r);
+        if (!(column_live && z >= live.lo[2] && z < live.hi[2])) v = c;
+        if (j == Levels) {
+            top = v;
+        } else {
+            oldest[j] = v;
+            *tile.plane(Slot, j) = v;
+        }
+    }
+    oldest[0] = input;
+    *tile.plane(Slot, 0) = input;
+}
+
+template <class T, StencilKind Kind, int Levels>
+__global__ void __launch_bounds__(kLevelsPlane, 1)
+    stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
+                             HeatCoeffs<T> r, int planes) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    constexpr int kStride = kLevelsTile - 2 * Levels;  // points a tile writes along x and y
+    const int tx = static_cast<int>(threadIdx.x);
+    const int ty = static_cast<int>(threadIdx.y);
+    const LevelsPlanes<T, Levels> tile{reinterpret_cast<T*>(smem_raw) + ty * kLevelsTile + tx};
+    const int i = box.lo[0] - Levels + static_cast<int>(blockIdx.x) * kStride + tx;
+    const int j = box.lo[1] - Levels + static_cast<int>(blockIdx.y) * kStride + ty;
+    const int z0 = box.lo[2] + static_cast<int>(blockIdx.z) * planes;
+    const int z1 = min(z0 + planes, box.hi[2]);
+    const int first = z0 - Levels;  // the input plane of step 0
+    const bool loads = i < box.hi[0] + Levels && j < box.hi[1] + Levels;
+    const bool stores = tx >= Levels && tx < Levels + kStride && ty >= Levels &&
+                        ty < Levels + kStride && i < box.hi[0] && j < box.hi[1];
+    const bool column_live = i >= live.lo[0] && i < live.hi[0] && j >= live.lo[1] && j < live.hi[1];
+    // The tile's first and last rows read their own row as the missing y neighbour: they are
+    // ring points, invalid after the first level whatever they read.
+    const int down = ty > 0 ? -kLevelsTile : 0;
+    const int up = ty < kLevelsTile - 1 ? kLevelsTile : 0;
+    const std::int64_t sz = in.ext.sz;
+    // Dereferenced only where `loads` (load) and `stores` (store).
+    const T* load_at = in.data + in.ext.index(i, j, first);
+    T* store_at = out.data + in.ext.index(i, j, first - 2 * Levels);
+    // The level planes start at zero (the first steps' reads of planes not yet made); the input
+    // slots are read only where a copy filled them.
+    for (int c = 0; c < 3 * Levels; ++c) tile.cell[c * kLevelsPlane] = T(0);
+    T h0[Levels];
+    T h1[Levels];
+    T h2[Levels];
+#pragma unroll
+    for (int l = 0; l < Levels; ++l) h0[l] = h1[l] = h2[l] = T(0);
+    const int steps = (z1 - z0) + 3 * Levels;
+    const int load_steps = loads ? (z1 + Levels) - first : 0;
+    // Step s's input point into input slot s % 3, one copy group per step (empty past the box).
+    auto prefetch = [&](int s, int slot) {
+        if (s < load_steps) __pipeline_memcpy_async(tile.input(slot), load_at, sizeof(T));
+        __pipeline_commit();
+        load_at += sz;
+    };
+    prefetch(0, 0);
+    prefetch(1, 1);
+    __syncthreads();
+    auto step = [&](auto slot, int t, T(&newest)[Levels], T(&middle)[Levels], T(&oldest)[Levels]) {
+        constexpr int kSlot = decltype(slot)::value;
+        const int s = t + kSlot;
+        __pipeline_wait_prior(1);  // step s's group is complete, s + 1's may not be
+        const T input = s < load_steps ? *tile.input(kSlot) : T(0);
+        prefetch(s + 2, (kSlot + 2) % 3);  // the slot read one step ago
+        T top;
+        levels_step_3d<T, Kind, Levels, kSlot>(tile, first + s, newest, middle, oldest, input,
+                                               column_live, live, down, up, r, top);
+        const int z_out = first + s - 2 * Levels;
+        if (stores && z_out >= z0 && z_out < z1) *store_at = top;
+        store_at += sz;
         __syncthreads();
     };
     for (int t = 0; t < steps; t += 3) {

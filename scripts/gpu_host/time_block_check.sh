@@ -2,13 +2,15 @@
 # Temporal blocking (parallel.time_block) checked and measured on a GPU host, in one call:
 #   OUT=dir scripts/gpu_host/time_block_check.sh
 # 1. gpu_backend_test's time-block, graph and overlap cases (bitwise against time_block = 1);
-# 2. compute-sanitizer memcheck and racecheck of the levels kernel (2D jacobi and heat);
+# 2. compute-sanitizer memcheck and racecheck of the levels kernels (2D jacobi and heat, 3D
+#    heat with 3 and 4 levels);
 # 3. time_block = 1..8 on jacobi 2D 16384^2 float (residual every 100 sweeps and every sweep),
-#    double, jacobi 2048^2 float (a small subdomain), heat 3D 512^3 double; every report gives
-#    GLUP/s against the copy bandwidth measured in the same run;
+#    double, jacobi 2048^2 float (a small subdomain), heat 3D 512^3 double and float, heat 3D
+#    256^3 double; every report gives GLUP/s against the copy bandwidth measured in the same run;
 # 4. ncu (clocks not locked) on one levels kernel launch: DRAM bytes, throughput, occupancy,
-#    stall reasons.
-# PARTS picks the parts (default "tests sanitizer bench ncu"). Reports and logs go to $OUT (or
+#    stall reasons (jacobi 2D float at 4 and 8 levels, heat 3D double at 2 and 4).
+# PARTS picks the parts (default "tests sanitizer bench ncu"), BENCH_DECKS the decks of part 3
+# and NCU_DECKS those of part 4 (jacobi, heat3d). Reports and logs go to $OUT (or
 # out/time-block); a table is printed last (scripts/gpu_host/time_block_table.py).
 set -uo pipefail
 out=${OUT:-out/time-block}
@@ -36,6 +38,11 @@ part sanitizer && for tool in memcheck racecheck; do
     run compute-sanitizer --tool "$tool" --error-exitcode 9 gridsim run inputs/bench_jacobi2d.toml \
         --quiet "${small2d[@]}" --set grid.cells=[67,45] --set problem.name=\"heat\" \
         --set boundary.kind=\"dirichlet\" --set parallel.time_block=8
+    for k in 3 4; do
+        run compute-sanitizer --tool "$tool" --error-exitcode 9 gridsim run \
+            inputs/bench_heat3d.toml --quiet "${small2d[@]}" --set grid.cells=[45,37,29] \
+            --set parallel.time_block=$k
+    done
 done
 
 bench() {  # label deck k sets...
@@ -57,16 +64,33 @@ deck 2048 && for k in 1 2 4 8 auto; do
     bench jacobi-2048 inputs/bench_jacobi2d.toml $k --set grid.cells=[2048,2048] \
         --set time.steps=5000
 done
-deck heat3d && for k in 1 2 4 auto; do bench heat3d-f64 inputs/bench_heat3d.toml $k; done
+deck heat3d && for k in 1 2 3 4 8 auto; do bench heat3d-f64 inputs/bench_heat3d.toml $k; done
+deck heat3d-f32 && for k in 1 2 3 4 8 auto; do
+    bench heat3d-f32 inputs/bench_heat3d.toml $k --set problem.precision=\"float\"
+done
+deck heat3d-256 && for k in 1 2 3 4 auto; do
+    bench heat3d-256 inputs/bench_heat3d.toml $k --set grid.cells=[256,256,256] \
+        --set time.steps=2000
+done
 
-part ncu && for k in 4 8; do
+ncu_decks=" ${NCU_DECKS:-jacobi heat3d} "
+part ncu && [[ "$ncu_decks" == *" heat3d "* ]] && for k in 2 4; do
+    run ncu --clock-control none -k regex:stencil_levels -s 20 -c 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+        --section WarpStateStats --section LaunchStats \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
+        gridsim run inputs/bench_heat3d.toml --quiet --set time.steps=400 \
+        --set parallel.time_block=$k
+    sed -n '/=== ncu.*bench_heat3d.*time_block='"$k"'$/,/rc=/p' "$log" >"$out/ncu-heat3d-f64-k$k.txt"
+done
+part ncu && [[ "$ncu_decks" == *" jacobi "* ]] && for k in 4 8; do
     run ncu --clock-control none -k regex:stencil_levels -s 20 -c 1 \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
         --section WarpStateStats --section LaunchStats \
         --metrics dram__bytes_read.sum,dram__bytes_write.sum \
         gridsim run inputs/bench_jacobi2d.toml --quiet --set time.steps=200 \
         --set parallel.time_block=$k
-    sed -n '/=== ncu.*time_block=.*'"$k"'$/,/rc=/p' "$log" >"$out/ncu-jacobi-f32-k$k.txt"
+    sed -n '/=== ncu.*bench_jacobi2d.*time_block='"$k"'$/,/rc=/p' "$log" >"$out/ncu-jacobi-f32-k$k.txt"
 done
 
 python3 scripts/gpu_host/time_block_table.py "$out" | tee "$out/table.md"

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -60,9 +61,11 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
 }
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
-// (CUDA, 2D), 8 sweeps per block in float and 7 in double (the fastest measured on an H200 at
-// 16384^2: docs/performance.md, "Temporal blocking"), fewer where a subdomain is thinner; 1
-// elsewhere, and where the problem runs no such sweeps (`blocks` false: a residual every sweep
+// (CUDA), the fastest measured on an H200 (docs/performance.md, "Temporal blocking"): 2D 8
+// sweeps per block in float and 7 in double (16384^2), 3D 4 in double (512^3 and 256^3) and 1 in
+// float (the 3D levels kernel, bound by its shared-memory and shuffle traffic, was slower than
+// one sweep per pass in float); fewer where a subdomain is thinner; 1 elsewhere, and where the
+// problem runs no such sweeps (`blocks` false: a residual every sweep
 // makes each sweep a pass of its own, so deeper halos would only add the ring's work; the CG
 // exchanges inside every operator application). Whether k fits is a pure function of the deck
 // and the process grid, so every rank decides alike.
@@ -73,7 +76,10 @@ int Simulation<T>::resolve_time_block() const {
     };
     if (cfg_.time_block == 0) {
         if (!blocks_) return 1;
-        int k = be_.max_levels(dom_.dims) > 1 ? (sizeof(T) == 4 ? 8 : 7) : 1;
+        int k = 1;
+        if (be_.max_levels(dom_.dims) > 1) {
+            k = dom_.dims == 2 ? (sizeof(T) == 4 ? 8 : 7) : (sizeof(T) == 4 ? 1 : 4);
+        }
         while (k > 1 && !fits(k).empty()) --k;
         return k;
     }
@@ -286,15 +292,26 @@ void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int ex
     }
 }
 
-// A block of sweeps in one pass: the points `extend` = room - count layers beyond the updated
-// ones stay valid (one box, one launch); with none left, the shell goes first and the halos
-// travel beside the interior, as in a single sweep.
+// A block of sweeps, in passes of as many levels as the backend takes (a single one is a sweep).
 template <class T>
 void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
-    if (count == 1 || be_.max_levels(dom_.dims) < count) {
-        for (int i = 0; i < count; ++i) sweep(p);
-        return;
+    const int most = be_.max_levels(dom_.dims);
+    for (int done = 0; done < count;) {
+        const int levels = std::min(count - done, most);
+        if (levels == 1) {
+            sweep(p);
+        } else {
+            pass(p, levels);
+        }
+        done += levels;
     }
+}
+
+// One pass: while the points `extend` = room - count layers beyond the updated ones stay valid,
+// one box and one launch; with none left, the shell goes first and the halos travel beside the
+// interior, as in a single sweep.
+template <class T>
+void Simulation<T>::pass(const StencilParams<T>& p, int count) {
     timer_.start_pass();
     be_.join_lanes();
     lanes_joined_ = false;

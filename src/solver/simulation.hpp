@@ -41,7 +41,8 @@ public:
     // exchange read, and only the sweep that uses the last valid halo layer exchanges.
     void sweep(const StencilParams<T>& params, bool residual = false);
     // `count` sweeps without a residual (1 <= count <= block_room()), then current <-> next: in
-    // one pass over memory where the backend can (Backend::apply_levels), else one by one.
+    // passes over memory of as many sweeps as the backend takes (Backend::apply_levels: up to 8
+    // in 2D and 4 in 3D on CUDA, 1 on the CPU).
     // Bitwise the same as `count` calls of sweep(params).
     void sweeps(const StencilParams<T>& params, int count);
     // Sweeps between halo exchanges (parallel.time_block resolved), the halo depth of the fields.
@@ -158,6 +159,8 @@ private:
     // The work of one sweep from current() into next(), without the swap: the updated points
     // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
     void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);
+    // `count` (2..max_levels) sweeps in one pass (Backend::apply_levels).
+    void pass(const StencilParams<T>& p, int count);
     // Replays the recording of this kind of sweep, recording it first if need be.
     struct RecordedSweep;
     void replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum, int extend);

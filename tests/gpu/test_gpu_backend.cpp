@@ -221,7 +221,7 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
     const Deck& d = GetParam();
     for (int n : {1, test::world_size()}) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
-        for (int k : {2, 3, 5, 8}) {
+        for (int k : {2, 3, 4, 5, 8}) {
             for (const char* graphs : {"off", "auto"}) {
                 for (const char* overlap : {"true", "false"}) {
                     const RunResult r = test::run_on_ranks(
