@@ -538,119 +538,167 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
 }
 
 // Temporal blocking in 3D: `Levels` sweeps in one pass, streamed along z as the 2D kernel
-// streams along y. A block of 32 x 32 threads holds a 32 x 32 x-y tile, one point per thread and
-// one tile row per warp, and writes its middle (32 - 2 Levels)^2 points (the ring around them is
-// computed redundantly, one point fewer valid per level); it walks a chunk of `planes` output
-// planes along z. Each step loads one input plane and moves every level on by one plane, level j
-// lagging 2j planes behind the input, so that the three planes of level j - 1 that level j reads
-// were made one, two and three steps earlier. A thread keeps its own point of those planes in
-// registers (rotating roles, as in 2D); its x neighbours come from the lanes beside it (shuffles:
-// the warp's end lanes are the tile's x ring, which goes invalid anyway), its y neighbours
-// through a ring of three shared planes per level (one barrier per step, the 2D argument). A
-// step's work is short next to a DRAM load, and the barrier made every step wait for its own
-// input: each thread copies its input point into shared memory two steps ahead (cp.async; its
-// own point only, so no barrier guards it). Every shared address is the thread's cell plus a
-// constant, and the global ones move by one plane per step (the first version spent most of
-// its instructions on index arithmetic). Points outside `live` keep their value at every level;
-// each point is stencil_point with the stream kernel's arguments, so `out` is bitwise that of
-// `Levels` sweeps of apply().
-constexpr int kLevelsTile = 32;                          // tile points along x and y
-constexpr int kLevelsPlane = kLevelsTile * kLevelsTile;  // points of one tile plane
-
-template <class T, int Levels>
+// streams along y. A block of 32 x Rows threads holds a 32 V x Rows x-y tile, V consecutive x
+// points per thread and one tile row per warp, and writes its middle points, Levels in from
+// each side (the ring around them is computed redundantly, one point fewer valid per level); it
+// walks a chunk of `planes` output planes along z. Each step loads one input plane and moves
+// every level on by one plane, level j lagging 2j planes behind the input, so that the three
+// planes of level j - 1 that level j reads were made one, two and three steps earlier. A thread
+// keeps its own points of those planes in registers (rotating roles, as in 2D); the x neighbours
+// beyond its V points come from the lanes beside it (shuffles: the warp's end lanes are the
+// tile's x ring, which goes invalid anyway), its y neighbours through a ring of three shared
+// planes per level (one barrier per step, the 2D argument). Shared-memory and shuffle
+// instructions are what bound the kernel (ncu: L1 pipes ~80% busy with one point per thread),
+// so V points per thread share one shuffle per side and one 8- or 16-byte shared access per
+// neighbour row. A step's work is short next to a DRAM load, and the barrier made every step
+// wait for its own input: each thread copies its input points into shared memory two steps
+// ahead (cp.async; its own points only, so no barrier guards them). Every shared address is
+// the thread's cell plus a constant and the global ones move by one plane per step (the first
+// version spent most of its instructions on index arithmetic). Points outside `live` keep their
+// value at every level; each point is stencil_point with the stream kernel's arguments, so
+// `out` is bitwise that of `Levels` sweeps of apply().
+template <class T, int Levels, int V, int Rows>
 struct LevelsPlanes {
-    T* cell;  // this thread's point in [3 slots][Levels][plane], then [3 slots] input planes
+    static constexpr int kPlane = 32 * Rows;  // packs of V points in one tile plane
+    using P = Pack<T, V>;
+    P* cell;  // this thread's pack in [3 slots][Levels][plane], then [3 slots] input planes
 
-    __device__ T* plane(int slot, int level) const {
-        return cell + (slot * Levels + level) * kLevelsPlane;
+    __device__ P* plane(int slot, int level) const {
+        return cell + (slot * Levels + level) * kPlane;
     }
-    __device__ T* input(int slot) const { return cell + (3 * Levels + slot) * kLevelsPlane; }
+    __device__ P* input(int slot) const { return cell + (3 * Levels + slot) * kPlane; }
 };
 
-template <class T, StencilKind Kind, int Levels, int Slot>
-__device__ __forceinline__ void levels_step_3d(const LevelsPlanes<T, Levels>& tile, int z_in,
-                                               T (&newest)[Levels], T (&middle)[Levels],
-                                               T (&oldest)[Levels], T input, bool column_live,
-                                               const Box& live, int down, int up,
-                                               const HeatCoeffs<T>& r, T& top) {
+template <class T, StencilKind Kind, int Levels, int V, int Rows, int Slot>
+__device__ __forceinline__ void levels_step_3d(const LevelsPlanes<T, Levels, V, Rows>& tile,
+                                               int z_in, T (&newest)[Levels][V],
+                                               T (&middle)[Levels][V], T (&oldest)[Levels][V],
+                                               const Pack<T, V>& input,
+                                               const bool (&column_live)[V], const Box& live,
+                                               int down, int up, const HeatCoeffs<T>& r,
+                                               Pack<T, V>& top) {
     constexpr int kRead = (Slot + 1) % 3;  // the slot written two steps ago
 #pragma unroll
     for (int j = Levels; j >= 1; --j) {
         const int z = z_in - 2 * j;
-        const T c = middle[j - 1];
-        const T xm = __shfl_up_sync(0xffffffffu, c, 1);
-        const T xp = __shfl_down_sync(0xffffffffu, c, 1);
-        const T* mid = tile.plane(kRead, j - 1);
-        T v = stencil_point<T, 3, Kind>(c, xm, xp, mid[down], mid[up], oldest[j - 1], newest[j - 1],
-                                        r);
-        if (!(column_live && z >= live.lo[2] && z < live.hi[2])) v = c;
+        const bool plane_live = z >= live.lo[2] && z < live.hi[2];
+        const T(&c)[V] = middle[j - 1];
+        const T left = __shfl_up_sync(0xffffffffu, c[V - 1], 1);
+        const T right = __shfl_down_sync(0xffffffffu, c[0], 1);
+        const Pack<T, V>* mid = tile.plane(kRead, j - 1);
+        const Pack<T, V> ym = mid[down];
+        const Pack<T, V> yp = mid[up];
+        Pack<T, V> v;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const T xm = e == 0 ? left : c[e - 1];
+            const T xp = e == V - 1 ? right : c[e + 1];
+            v.v[e] = stencil_point<T, 3, Kind>(c[e], xm, xp, ym.v[e], yp.v[e], oldest[j - 1][e],
+                                               newest[j - 1][e], r);
+            if (!(plane_live && column_live[e])) v.v[e] = c[e];
+        }
         if (j == Levels) {
             top = v;
         } else {
-            oldest[j] = v;
+#pragma unroll
+            for (int e = 0; e < V; ++e) oldest[j][e] = v.v[e];
             *tile.plane(Slot, j) = v;
         }
     }
-    oldest[0] = input;
+#pragma unroll
+    for (int e = 0; e < V; ++e) oldest[0][e] = input.v[e];
     *tile.plane(Slot, 0) = input;
 }
 
-template <class T, StencilKind Kind, int Levels>
-__global__ void __launch_bounds__(kLevelsPlane, 1)
+template <class T, StencilKind Kind, int Levels, int V, int Rows>
+__global__ void __launch_bounds__(32 * Rows, 1)
     stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
                              HeatCoeffs<T> r, int planes) {
+    using P = Pack<T, V>;
+    using Tile = LevelsPlanes<T, Levels, V, Rows>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    constexpr int kStride = kLevelsTile - 2 * Levels;  // points a tile writes along x and y
+    // Points a tile writes: along x a multiple of V (tiles start on a multiple of V, aligned
+    // loads), along y every row but the ring's.
+    constexpr int kStrideX = (32 * V - 2 * Levels) / V * V;
+    constexpr int kStrideY = Rows - 2 * Levels;
     const int tx = static_cast<int>(threadIdx.x);
     const int ty = static_cast<int>(threadIdx.y);
-    const LevelsPlanes<T, Levels> tile{reinterpret_cast<T*>(smem_raw) + ty * kLevelsTile + tx};
-    const int i = box.lo[0] - Levels + static_cast<int>(blockIdx.x) * kStride + tx;
-    const int j = box.lo[1] - Levels + static_cast<int>(blockIdx.y) * kStride + ty;
+    const Tile tile{reinterpret_cast<P*>(smem_raw) + ty * 32 + tx};
+    const int lo = box.lo[0] - Levels;
+    const int x0 = lo - ((lo % V) + V) % V;  // the first tile's first point
+    const int tile_x = x0 + static_cast<int>(blockIdx.x) * kStrideX;
+    const int i = tile_x + V * tx;
+    const int j = box.lo[1] - Levels + static_cast<int>(blockIdx.y) * kStrideY + ty;
     const int z0 = box.lo[2] + static_cast<int>(blockIdx.z) * planes;
     const int z1 = min(z0 + planes, box.hi[2]);
     const int first = z0 - Levels;  // the input plane of step 0
+    // A pack with a point a level reads is loaded whole (row padding and the field's slack
+    // hold the rest; those points only feed the ring).
     const bool loads = i < box.hi[0] + Levels && j < box.hi[1] + Levels;
-    const bool stores = tx >= Levels && tx < Levels + kStride && ty >= Levels &&
-                        ty < Levels + kStride && i < box.hi[0] && j < box.hi[1];
-    const bool column_live = i >= live.lo[0] && i < live.hi[0] && j >= live.lo[1] && j < live.hi[1];
+    const bool row_stores = ty >= Levels && ty < Levels + kStrideY && j < box.hi[1];
+    bool stores[V];
+    bool column_live[V];
+    bool stores_any = false;
+    bool stores_all = true;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+        const int c = i + e;
+        stores[e] = row_stores && c >= tile_x + Levels && c < tile_x + Levels + kStrideX &&
+                    c >= box.lo[0] && c < box.hi[0];
+        column_live[e] = c >= live.lo[0] && c < live.hi[0] && j >= live.lo[1] && j < live.hi[1];
+        stores_any = stores_any || stores[e];
+        stores_all = stores_all && stores[e];
+    }
     // The tile's first and last rows read their own row as the missing y neighbour: they are
     // ring points, invalid after the first level whatever they read.
-    const int down = ty > 0 ? -kLevelsTile : 0;
-    const int up = ty < kLevelsTile - 1 ? kLevelsTile : 0;
+    const int down = ty > 0 ? -32 : 0;
+    const int up = ty < Rows - 1 ? 32 : 0;
     const std::int64_t sz = in.ext.sz;
     // Dereferenced only where `loads` (load) and `stores` (store).
     const T* load_at = in.data + in.ext.index(i, j, first);
     T* store_at = out.data + in.ext.index(i, j, first - 2 * Levels);
     // The level planes start at zero (the first steps' reads of planes not yet made); the input
     // slots are read only where a copy filled them.
-    for (int c = 0; c < 3 * Levels; ++c) tile.cell[c * kLevelsPlane] = T(0);
-    T h0[Levels];
-    T h1[Levels];
-    T h2[Levels];
+    for (int c = 0; c < 3 * Levels; ++c) tile.cell[c * Tile::kPlane] = P{};
+    T h0[Levels][V];
+    T h1[Levels][V];
+    T h2[Levels][V];
 #pragma unroll
-    for (int l = 0; l < Levels; ++l) h0[l] = h1[l] = h2[l] = T(0);
+    for (int l = 0; l < Levels; ++l)
+#pragma unroll
+        for (int e = 0; e < V; ++e) h0[l][e] = h1[l][e] = h2[l][e] = T(0);
     const int steps = (z1 - z0) + 3 * Levels;
     const int load_steps = loads ? (z1 + Levels) - first : 0;
-    // Step s's input point into input slot s % 3, one copy group per step (empty past the box).
+    // Step s's input pack into input slot s % 3, one copy group per step (empty past the box).
     auto prefetch = [&](int s, int slot) {
-        if (s < load_steps) __pipeline_memcpy_async(tile.input(slot), load_at, sizeof(T));
+        if (s < load_steps) __pipeline_memcpy_async(tile.input(slot), load_at, sizeof(P));
         __pipeline_commit();
         load_at += sz;
     };
     prefetch(0, 0);
     prefetch(1, 1);
     __syncthreads();
-    auto step = [&](auto slot, int t, T(&newest)[Levels], T(&middle)[Levels], T(&oldest)[Levels]) {
+    auto step = [&](auto slot, int t, T(&newest)[Levels][V], T(&middle)[Levels][V],
+                    T(&oldest)[Levels][V]) {
         constexpr int kSlot = decltype(slot)::value;
         const int s = t + kSlot;
         __pipeline_wait_prior(1);  // step s's group is complete, s + 1's may not be
-        const T input = s < load_steps ? *tile.input(kSlot) : T(0);
+        const P input = s < load_steps ? *tile.input(kSlot) : P{};
         prefetch(s + 2, (kSlot + 2) % 3);  // the slot read one step ago
-        T top;
-        levels_step_3d<T, Kind, Levels, kSlot>(tile, first + s, newest, middle, oldest, input,
-                                               column_live, live, down, up, r, top);
+        P top;
+        levels_step_3d<T, Kind, Levels, V, Rows, kSlot>(tile, first + s, newest, middle, oldest,
+                                                        input, column_live, live, down, up, r,
+                                                        top);
         const int z_out = first + s - 2 * Levels;
-        if (stores && z_out >= z0 && z_out < z1) *store_at = top;
+        if (stores_any && z_out >= z0 && z_out < z1) {
+            if (stores_all) {
+                *reinterpret_cast<P*>(store_at) = top;
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; ++e)
+                    if (stores[e]) store_at[e] = top.v[e];
+            }
+        }
         store_at += sz;
         __syncthreads();
     };

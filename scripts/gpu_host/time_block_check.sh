@@ -8,7 +8,7 @@
 #    double, jacobi 2048^2 float (a small subdomain), heat 3D 512^3 double and float, heat 3D
 #    256^3 double; every report gives GLUP/s against the copy bandwidth measured in the same run;
 # 4. ncu (clocks not locked) on one levels kernel launch: DRAM bytes, throughput, occupancy,
-#    stall reasons (jacobi 2D float at 4 and 8 levels, heat 3D double at 2 and 4).
+#    stall reasons (jacobi 2D float at 4 and 8 levels; heat 3D double and float, time_block 4).
 # PARTS picks the parts (default "tests sanitizer bench ncu"), BENCH_DECKS the decks of part 3
 # and NCU_DECKS those of part 4 (jacobi, heat3d). Reports and logs go to $OUT (or
 # out/time-block); a table is printed last (scripts/gpu_host/time_block_table.py).
@@ -74,14 +74,16 @@ deck heat3d-256 && for k in 1 2 3 4 auto; do
 done
 
 ncu_decks=" ${NCU_DECKS:-jacobi heat3d} "
-part ncu && [[ "$ncu_decks" == *" heat3d "* ]] && for k in 2 4; do
-    run ncu --clock-control none -k regex:stencil_levels -s 20 -c 1 \
+# Under ncu's replays the stop agreement (about every 50 ms) cuts the 3D blocks to 2 sweeps, so
+# these are 2-level launches; four of them, past the first passes.
+part ncu && [[ "$ncu_decks" == *" heat3d "* ]] && for p in double float; do
+    run ncu --clock-control none -k regex:stencil_levels_3d -s 40 -c 4 \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
         --section WarpStateStats --section LaunchStats \
-        --metrics dram__bytes_read.sum,dram__bytes_write.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum \
         gridsim run inputs/bench_heat3d.toml --quiet --set time.steps=400 \
-        --set parallel.time_block=$k
-    sed -n '/=== ncu.*bench_heat3d.*time_block='"$k"'$/,/rc=/p' "$log" >"$out/ncu-heat3d-f64-k$k.txt"
+        --set parallel.time_block=4 --set problem.precision=\"$p\"
+    sed -n '/=== ncu.*bench_heat3d.*precision=."'"$p"'/,/rc=/p' "$log" >"$out/ncu-heat3d-$p-k4.txt"
 done
 part ncu && [[ "$ncu_decks" == *" jacobi "* ]] && for k in 4 8; do
     run ncu --clock-control none -k regex:stencil_levels -s 20 -c 1 \

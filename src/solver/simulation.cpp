@@ -62,10 +62,9 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
 // (CUDA), the fastest measured on an H200 (docs/performance.md, "Temporal blocking"): 2D 8
-// sweeps per block in float and 7 in double (16384^2), 3D 4 in double (512^3 and 256^3) and 1 in
-// float (the 3D levels kernel, bound by its shared-memory and shuffle traffic, was slower than
-// one sweep per pass in float); fewer where a subdomain is thinner; 1 elsewhere, and where the
-// problem runs no such sweeps (`blocks` false: a residual every sweep
+// sweeps per block in float and 7 in double (16384^2), 3D 4 (512^3, 256^3; the most a 3D pass
+// takes); fewer where a subdomain is thinner; 1 elsewhere, and where the problem runs no such
+// sweeps (`blocks` false: a residual every sweep
 // makes each sweep a pass of its own, so deeper halos would only add the ring's work; the CG
 // exchanges inside every operator application). Whether k fits is a pure function of the deck
 // and the process grid, so every rank decides alike.
@@ -78,7 +77,7 @@ int Simulation<T>::resolve_time_block() const {
         if (!blocks_) return 1;
         int k = 1;
         if (be_.max_levels(dom_.dims) > 1) {
-            k = dom_.dims == 2 ? (sizeof(T) == 4 ? 8 : 7) : (sizeof(T) == 4 ? 1 : 4);
+            k = dom_.dims == 2 ? (sizeof(T) == 4 ? 8 : 7) : 4;
         }
         while (k > 1 && !fits(k).empty()) --k;
         return k;
