@@ -687,8 +687,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         prefetch(s + 2, (kSlot + 2) % 3);  // the slot read one step ago
         P top;
         levels_step_3d<T, Kind, Levels, V, Rows, kSlot>(tile, first + s, newest, middle, oldest,
-                                                        input, column_live, live, down, up, r,
-                                                        top);
+                                                        input, column_live, live, down, up, r, top);
         const int z_out = first + s - 2 * Levels;
         if (stores_any && z_out >= z0 && z_out < z1) {
             if (stores_all) {
