@@ -370,6 +370,22 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
+// The levels kernels' step loop: step(slot, t, newest, middle, oldest) runs step t + slot with
+// the three register rows of every level in the roles that step gives them. The roles rotate
+// every step instead of the rows being copied, so the body is unrolled three times (slot 0, 1,
+// 2 at the same t, a multiple of 3).
+template <class Step, class Rows>
+__device__ __forceinline__ void rotating_steps(int steps, Step& step, Rows& h0, Rows& h1,
+                                               Rows& h2) {
+    for (int t = 0; t < steps; t += 3) {
+        step(std::integral_constant<int, 0>{}, t, h0, h1, h2);
+        if (t + 1 >= steps) break;
+        step(std::integral_constant<int, 1>{}, t, h2, h0, h1);
+        if (t + 2 >= steps) break;
+        step(std::integral_constant<int, 2>{}, t, h1, h2, h0);
+    }
+}
+
 // Temporal blocking in 2D (Backend::apply_levels): `Levels` sweeps in one pass over memory. A
 // block holds a tile of blockDim.x * V columns, V consecutive columns per thread, and writes the
 // middle `stride` of them (the Levels columns on each side are computed redundantly, one fewer
@@ -528,13 +544,7 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
         store(t + kSlot, top);
         __syncthreads();
     };
-    for (int t = 0; t < steps; t += 3) {
-        step(std::integral_constant<int, 0>{}, t, h0, h1, h2);
-        if (t + 1 >= steps) break;
-        step(std::integral_constant<int, 1>{}, t, h2, h0, h1);
-        if (t + 2 >= steps) break;
-        step(std::integral_constant<int, 2>{}, t, h1, h2, h0);
-    }
+    rotating_steps(steps, step, h0, h1, h2);
 }
 
 // Temporal blocking in 3D: `Levels` sweeps in one pass, streamed along z as the 2D kernel
@@ -701,13 +711,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         store_at += sz;
         __syncthreads();
     };
-    for (int t = 0; t < steps; t += 3) {
-        step(std::integral_constant<int, 0>{}, t, h0, h1, h2);
-        if (t + 1 >= steps) break;
-        step(std::integral_constant<int, 1>{}, t, h2, h0, h1);
-        if (t + 2 >= steps) break;
-        step(std::integral_constant<int, 2>{}, t, h1, h2, h0);
-    }
+    rotating_steps(steps, step, h0, h1, h2);
 }
 
 // One thread per point of a box, grid-stride; op(t, i, j, k) gets the point's position t in the
