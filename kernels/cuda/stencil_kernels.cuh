@@ -562,7 +562,8 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
 // so V points per thread share one shuffle per side and one 8- or 16-byte shared access per
 // neighbour row. A step's work is short next to a DRAM load, and the barrier made every step
 // wait for its own input: each thread copies its input points into shared memory two steps
-// ahead (cp.async; its own points only, so no barrier guards them). Every shared address is
+// ahead (cp.async; its own points only, so no barrier guards them; float at 2 levels went from
+// 0.41 to 0.58 of the copy rate, double did not move). Every shared address is
 // the thread's cell plus a constant and the global ones move by one plane per step (the first
 // version spent most of its instructions on index arithmetic). Points outside `live` keep their
 // value at every level; each point is stencil_point with the stream kernel's arguments, so

@@ -64,10 +64,10 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
 // (CUDA), the fastest measured on an H200 (docs/performance.md, "Temporal blocking"): 2D 8
 // sweeps per block in float and 7 in double (16384^2), 3D 4 (512^3, 256^3; the most a 3D pass
 // takes); fewer where a subdomain is thinner; 1 elsewhere, and where the problem runs no such
-// sweeps (`blocks` false: a residual every sweep
-// makes each sweep a pass of its own, so deeper halos would only add the ring's work; the CG
-// exchanges inside every operator application). Whether k fits is a pure function of the deck
-// and the process grid, so every rank decides alike.
+// sweeps (`blocks` false: a residual every sweep makes each sweep a pass of its own, so deeper
+// halos would only add the ring's work; the CG exchanges inside every operator application).
+// Whether k fits is a pure function of the deck and the process grid, so every rank decides
+// alike.
 template <class T>
 int Simulation<T>::resolve_time_block() const {
     auto fits = [&](int k) {
