@@ -90,29 +90,35 @@ constexpr ncclDataType_t nccl_type() {
 template <class T>
 class NcclTransport final : public Transport<T> {
 public:
-    NcclTransport(MPI_Comm comm, Backend<T>& backend, const std::vector<HaloFace<T>>& /*faces*/)
-        : backend_(backend), comm_(comm) {}
-    [[nodiscard]] const char* name() const override { return "nccl"; }
-
     // NCCL pairs the k-th send from A to B with the k-th receive on B from A: send in the order
     // of the face a message leaves through, receive in the order of the face it left through on
-    // the peer (the opposite of our own).
-    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
-        auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
-        std::vector<std::size_t> sends;
-        for (std::size_t f = first; f < last; ++f) sends.push_back(f);
-        std::vector<std::size_t> recvs = sends;
-        std::sort(sends.begin(), sends.end(),
+    // the peer (the opposite of our own). Both orders are fixed once here; an exchange of
+    // faces[first, last) (one axis of a deep-halo exchange) takes them in the same order.
+    NcclTransport(MPI_Comm comm, Backend<T>& backend, const std::vector<HaloFace<T>>& faces)
+        : backend_(backend), comm_(comm) {
+        for (std::size_t f = 0; f < faces.size(); ++f) {
+            sends_.push_back(f);
+            recvs_.push_back(f);
+        }
+        std::sort(sends_.begin(), sends_.end(),
                   [&](auto a, auto b) { return faces[a].face < faces[b].face; });
-        std::sort(recvs.begin(), recvs.end(), [&](auto a, auto b) {
+        std::sort(recvs_.begin(), recvs_.end(), [&](auto a, auto b) {
             return opposite_face(faces[a].face) < opposite_face(faces[b].face);
         });
+    }
+    [[nodiscard]] const char* name() const override { return "nccl"; }
+
+    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
+        auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
+        auto taken = [&](std::size_t f) { return f >= first && f < last; };
         GRIDSIM_NCCL_CHECK(ncclGroupStart());
-        for (std::size_t f : recvs) {
+        for (std::size_t f : recvs_) {
+            if (!taken(f)) continue;
             GRIDSIM_NCCL_CHECK(ncclRecv(faces[f].recv_buf.data(), faces[f].count(), nccl_type<T>(),
                                         faces[f].peer, comm_.get(), stream));
         }
-        for (std::size_t f : sends) {
+        for (std::size_t f : sends_) {
+            if (!taken(f)) continue;
             GRIDSIM_NCCL_CHECK(ncclSend(faces[f].send_buf.data(), faces[f].count(), nccl_type<T>(),
                                         faces[f].peer, comm_.get(), stream));
         }
@@ -129,6 +135,8 @@ public:
 private:
     Backend<T>& backend_;
     NcclComm comm_;
+    std::vector<std::size_t> sends_;  // indices into the faces, in send order
+    std::vector<std::size_t> recvs_;  // the same, in receive order
 };
 
 }  // namespace
