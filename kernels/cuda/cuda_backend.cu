@@ -171,6 +171,15 @@ unsigned pow2_ceil(int n) {
 
 unsigned ceil_div(long long n, long long d) { return static_cast<unsigned>((n + d - 1) / d); }
 
+// Lets `kernel` launch with up to `bytes` of dynamic shared memory (above 48 KiB a launch must
+// ask for it). A launcher calls it once per kernel: `static const bool ok = allow_shared(...)`.
+template <class Kernel>
+bool allow_shared(Kernel kernel, std::size_t bytes) {
+    GRIDSIM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(bytes)));
+    return true;
+}
+
 // A launch's grid, block and dynamic shared memory.
 struct Launch {
     dim3 grid;
@@ -763,13 +772,8 @@ private:
         const dim3 grid(tiles, ceil_div(ny, rows), 1);
         const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T);
         auto kernel = cuda::stencil_levels_2d_kernel<T, Kind, Levels, V>;
-        static const bool opted_in = [&] {  // above 48 KiB a launch must ask for it
-            GRIDSIM_CUDA_CHECK(
-                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(3 * Levels * 2 * (128 + 2) * sizeof(T))));
-            return true;
-        }();
-        (void)opted_in;
+        static const bool allowed = allow_shared(kernel, 3 * Levels * 2 * (128 + 2) * sizeof(T));
+        (void)allowed;
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
@@ -819,12 +823,8 @@ private:
         // Three shared planes per level, three input planes.
         constexpr std::size_t kSmem = (3 * Levels + 3) * 32 * Rows * V * sizeof(T);
         auto kernel = cuda::stencil_levels_3d_kernel<T, Kind, Levels, V, Rows>;
-        static const bool opted_in = [&] {  // above 48 KiB a launch must ask for it
-            GRIDSIM_CUDA_CHECK(cudaFuncSetAttribute(
-                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)));
-            return true;
-        }();
-        (void)opted_in;
+        static const bool allowed = allow_shared(kernel, kSmem);
+        (void)allowed;
         kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }

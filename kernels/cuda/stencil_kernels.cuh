@@ -170,6 +170,43 @@ struct alignas(sizeof(T) * V) Pack {
     T v[V];
 };
 
+// Which points of a thread's pack it may load or store (`on`), and the access: one vector load
+// or store where every point is on, else one per point (points off load as zero).
+template <class T, int V>
+struct PackMask {
+    bool on[V];
+    bool any = false;
+    bool all = true;
+
+    __device__ void set(int e, bool value) {
+        on[e] = value;
+        any = any || value;
+        all = all && value;
+    }
+    __device__ void load(const T* p, T (&v)[V]) const {
+        if (all) {
+            const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(p);
+#pragma unroll
+            for (int e = 0; e < V; ++e) v[e] = pk.v[e];
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e) v[e] = on[e] ? p[e] : T(0);
+        }
+    }
+    __device__ void store(T* p, const T (&v)[V]) const {
+        if (all) {
+            Pack<T, V> pk;
+#pragma unroll
+            for (int e = 0; e < V; ++e) pk.v[e] = v[e];
+            *reinterpret_cast<Pack<T, V>*>(p) = pk;
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                if (on[e]) p[e] = v[e];
+        }
+    }
+};
+
 // The stream kernel with V consecutive x points per thread, moved as 16-byte vector loads and
 // stores: a thread's pack starts at an x index that is a multiple of V (rows are aligned, so
 // the address is too). Per pack and step it loads one walk-axis pack, the two y-neighbour packs
@@ -467,24 +504,17 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
     const int y0 = box.lo[1] + static_cast<int>(blockIdx.y) * rows;
     const int y1 = min(y0 + rows, box.hi[1]);
     const int first = y0 - Levels;  // the input row of step 0
-    bool loads[V];
-    bool stores[V];
+    PackMask<T, V> loads;
+    PackMask<T, V> stores;
     bool column_live[V];
-    bool loads_all = true;
-    bool stores_all = true;
 #pragma unroll
     for (int e = 0; e < V; ++e) {
         const int c = c0 + e;
-        loads[e] = c >= box.lo[0] - Levels && c < box.hi[0] + Levels;
-        stores[e] =
-            c >= tile_x + Levels && c < tile_x + Levels + stride && c >= box.lo[0] && c < box.hi[0];
+        loads.set(e, c >= box.lo[0] - Levels && c < box.hi[0] + Levels);
+        stores.set(e, c >= tile_x + Levels && c < tile_x + Levels + stride && c >= box.lo[0] &&
+                          c < box.hi[0]);
         column_live[e] = c >= live.lo[0] && c < live.hi[0];
-        loads_all = loads_all && loads[e];
-        stores_all = stores_all && stores[e];
     }
-    bool stores_any = false;
-#pragma unroll
-    for (int e = 0; e < V; ++e) stores_any = stores_any || stores[e];
     const std::int64_t sy = in.ext.sy;
     const std::int64_t column = in.ext.index(c0, 0, 0);
     if (tile.tid < 6 * Levels) {  // the ring's edge cells, read only for columns never stored
@@ -502,34 +532,16 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
     const int steps = (y1 - y0) + 3 * Levels;
     auto load = [&](int t, T(&v)[V]) {
         const int row = first + t;
-#pragma unroll
-        for (int e = 0; e < V; ++e) v[e] = T(0);
-        if (row >= y1 + Levels) return;
-        const T* p = in.data + column + row * sy;
-        if (loads_all) {
-            const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(p);
-#pragma unroll
-            for (int e = 0; e < V; ++e) v[e] = pk.v[e];
+        if (row < y1 + Levels) {
+            loads.load(in.data + column + row * sy, v);
         } else {
 #pragma unroll
-            for (int e = 0; e < V; ++e)
-                if (loads[e]) v[e] = p[e];
+            for (int e = 0; e < V; ++e) v[e] = T(0);
         }
     };
     auto store = [&](int t, const T(&v)[V]) {
         const int row = first + t - 2 * Levels;
-        if (!stores_any || row < y0 || row >= y1) return;
-        T* p = out.data + column + row * sy;
-        if (stores_all) {
-            Pack<T, V> pk;
-#pragma unroll
-            for (int e = 0; e < V; ++e) pk.v[e] = v[e];
-            *reinterpret_cast<Pack<T, V>*>(p) = pk;
-        } else {
-#pragma unroll
-            for (int e = 0; e < V; ++e)
-                if (stores[e]) p[e] = v[e];
-        }
+        if (stores.any && row >= y0 && row < y1) stores.store(out.data + column + row * sy, v);
     };
     // Step t + Slot with the register rows in the roles that step gives them; its ring slot is
     // (t + Slot) % 3 = Slot, t staying a multiple of 3 at the top of the loop.
@@ -647,18 +659,14 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     // hold the rest; those points only feed the ring).
     const bool loads = i < box.hi[0] + Levels && j < box.hi[1] + Levels;
     const bool row_stores = ty >= Levels && ty < Levels + kStrideY && j < box.hi[1];
-    bool stores[V];
+    PackMask<T, V> stores;
     bool column_live[V];
-    bool stores_any = false;
-    bool stores_all = true;
 #pragma unroll
     for (int e = 0; e < V; ++e) {
         const int c = i + e;
-        stores[e] = row_stores && c >= tile_x + Levels && c < tile_x + Levels + kStrideX &&
-                    c >= box.lo[0] && c < box.hi[0];
+        stores.set(e, row_stores && c >= tile_x + Levels && c < tile_x + Levels + kStrideX &&
+                          c >= box.lo[0] && c < box.hi[0]);
         column_live[e] = c >= live.lo[0] && c < live.hi[0] && j >= live.lo[1] && j < live.hi[1];
-        stores_any = stores_any || stores[e];
-        stores_all = stores_all && stores[e];
     }
     // The tile's first and last rows read their own row as the missing y neighbour: they are
     // ring points, invalid after the first level whatever they read.
@@ -700,15 +708,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         levels_step_3d<T, Kind, Levels, V, Rows, kSlot>(tile, first + s, newest, middle, oldest,
                                                         input, column_live, live, down, up, r, top);
         const int z_out = first + s - 2 * Levels;
-        if (stores_any && z_out >= z0 && z_out < z1) {
-            if (stores_all) {
-                *reinterpret_cast<P*>(store_at) = top;
-            } else {
-#pragma unroll
-                for (int e = 0; e < V; ++e)
-                    if (stores[e]) store_at[e] = top.v[e];
-            }
-        }
+        if (stores.any && z_out >= z0 && z_out < z1) stores.store(store_at, top.v);
         store_at += sz;
         __syncthreads();
     };
