@@ -7,10 +7,8 @@ MPIEXEC in the environment."""
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import unittest
 import xml.etree.ElementTree as ET
@@ -18,26 +16,14 @@ import xml.etree.ElementTree as ET
 import h5py
 import numpy as np
 
-GRIDSIM = os.environ["GRIDSIM"]
-MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
-DECK = ("[grid]\ncells = [48, 40, 36]\n[time]\nsteps = 60\n[parallel]\nbackend = \"cpu\"\n"
-        "[output]\nsnapshot_every = 10\nwrite_final = true\ncheckpoint_every = 30\n"
-        "precision = \"float\"\n")
+from deck_case import GRIDSIM, MPIEXEC, DeckCase, launch
 
 
-def launch(ranks):
-    return [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks > 1 else []
-
-
-class AsyncOutput(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="gridsim_async_")
-        self.deck = os.path.join(self.tmp, "deck.toml")
-        with open(self.deck, "w") as f:
-            f.write(DECK)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class AsyncOutput(DeckCase):
+    DECK = ("[grid]\ncells = [48, 40, 36]\n[time]\nsteps = 60\n[parallel]\nbackend = \"cpu\"\n"
+            "[output]\nsnapshot_every = 10\nwrite_final = true\ncheckpoint_every = 30\n"
+            "precision = \"float\"\n")
+    PREFIX = "gridsim_async_"
 
     def command(self, ranks, out, *args, quiet=True):
         return [*launch(ranks), GRIDSIM, "run", self.deck, *(["--quiet"] if quiet else []),

@@ -4,26 +4,16 @@ none with --quiet. Needs GRIDSIM and MPIEXEC in the environment."""
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import unittest
 
-GRIDSIM = os.environ["GRIDSIM"]
-MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
-DECK = ("[grid]\ncells = [40, 24, 18]\n[time]\nsteps = 4\n[parallel]\nbackend = \"cpu\"\n"
-        "process_grid = [2, 1, 1]\n[output]\nwrite_final = true\ncheckpoint_every = 2\n")
+from deck_case import GRIDSIM, MPIEXEC, DeckCase
 
 
-class RunHeader(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="gridsim_header_")
-        self.deck = os.path.join(self.tmp, "deck.toml")
-        with open(self.deck, "w") as f:
-            f.write(DECK)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class RunHeader(DeckCase):
+    DECK = ("[grid]\ncells = [40, 24, 18]\n[time]\nsteps = 4\n[parallel]\nbackend = \"cpu\"\n"
+            "process_grid = [2, 1, 1]\n[output]\nwrite_final = true\ncheckpoint_every = 2\n")
+    PREFIX = "gridsim_header_"
 
     def run_gridsim(self, *args):
         cmd = [MPIEXEC, "-np", "2", "--oversubscribe", GRIDSIM, "run", self.deck,

@@ -6,33 +6,19 @@ and MPIEXEC in the environment."""
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import unittest
 
 import h5py
 import numpy as np
 
-GRIDSIM = os.environ["GRIDSIM"]
-MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
-DECK = ("[grid]\ncells = [26, 22, 19]\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n"
-        "[time]\nsteps = 47\n[parallel]\nbackend = \"cpu\"\n[output]\nwrite_final = true\n")
+from deck_case import GRIDSIM, DeckCase, launch
 
 
-def launch(ranks):
-    return [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks > 1 else []
-
-
-class TimeBlockRuns(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="gridsim_tb_")
-        self.deck = os.path.join(self.tmp, "deck.toml")
-        with open(self.deck, "w") as f:
-            f.write(DECK)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class TimeBlockRuns(DeckCase):
+    DECK = ("[grid]\ncells = [26, 22, 19]\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n"
+            "[time]\nsteps = 47\n[parallel]\nbackend = \"cpu\"\n[output]\nwrite_final = true\n")
+    PREFIX = "gridsim_tb_"
 
     def run_ok(self, ranks, name, *args):
         out = os.path.join(self.tmp, name)
