@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "field/field.hpp"
+#include "field/landing.hpp"
 #include "grid/box.hpp"
 #include "kernels/initial.hpp"
 #include "kernels/stencil.hpp"
@@ -112,6 +113,14 @@ public:
     virtual void download(FieldView<const T> src, std::vector<T>& host) = 0;
     // Asynchronous copy of n elements in any direction, ordered on `lane`.
     virtual void copy(T* dst, const T* src, std::size_t n, Lane lane) = 0;
+    // The points of `box` of `src`, packed (x fastest, then y, then z), into host memory `dst`
+    // (from allocate_host): after both lanes' work so far, on a lane of the backend's own,
+    // neither lane nor the host waiting for it; `landing` is marked once the copy is done (the
+    // CPU backend copies at once). Work that overwrites those points must join_download() first.
+    virtual void download_box(FieldView<const T> src, const Box& box, T* dst,
+                              std::shared_ptr<Landing> landing) = 0;
+    // The boundary lane's later work waits for the last download_box.
+    virtual void join_download() = 0;
 
     // out(p) = stencil(in, p) for every p in `box`. With a `sum`, the same pass also sums
     // stencil_sum_term(out(p), in(p)) over the box (in double) into the fold's partials. The CUDA

@@ -122,6 +122,16 @@ public:
     void download(FieldView<const T> src, std::vector<T>& host) override {
         host.assign(src.data, src.data + src.ext.total);
     }
+    void download_box(FieldView<const T> src, const Box& b, T* dst,
+                      std::shared_ptr<Landing> landing) override {
+        const std::size_t row = static_cast<std::size_t>(b.hi[0] - b.lo[0]);
+        for_each_row(b, [&](int j, int k) {
+            std::memcpy(dst, &src(b.lo[0], j, k), row * sizeof(T));
+            dst += row;
+        });
+        landing->land();
+    }
+    void join_download() override {}
 
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
                Lane /*lane*/, StencilSum sum_kind) override {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -265,6 +266,34 @@ private:
     Buffer<double> result_;
 };
 
+// A download's landing marked from the copy stream (a driver thread; no CUDA call in it).
+void land_download(void* data) {
+    const std::unique_ptr<std::shared_ptr<Landing>> landing(
+        static_cast<std::shared_ptr<Landing>*>(data));
+    (*landing)->land();
+}
+
+// cudaMemcpy3DAsync's view of a box of `src` into packed host memory: the field as planes of rows
+// of sy elements (halos and row padding included), the box's corner located in it; a strided
+// copy of the owned block costs the copy engine no more than a flat one of the same bytes.
+template <class T>
+cudaMemcpy3DParms box_download(FieldView<const T> src, const Box& b, T* dst) {
+    const FieldExtents& e = src.ext;
+    const auto corner = static_cast<std::size_t>(e.index(b.lo[0], b.lo[1], b.lo[2]));
+    const auto sy = static_cast<std::size_t>(e.sy);
+    const auto sz = static_cast<std::size_t>(e.sz);
+    const auto width = static_cast<std::size_t>(b.hi[0] - b.lo[0]);
+    const auto height = static_cast<std::size_t>(b.hi[1] - b.lo[1]);
+    cudaMemcpy3DParms p{};
+    p.srcPtr = make_cudaPitchedPtr(const_cast<T*>(src.data), sy * sizeof(T), sy, sz / sy);
+    p.srcPos = make_cudaPos(corner % sz % sy * sizeof(T), corner % sz / sy, corner / sz);
+    p.dstPtr = make_cudaPitchedPtr(dst, width * sizeof(T), width, height);
+    p.extent =
+        make_cudaExtent(width * sizeof(T), height, static_cast<std::size_t>(b.hi[2] - b.lo[2]));
+    p.kind = cudaMemcpyDeviceToHost;
+    return p;
+}
+
 template <class T>
 class CudaBackend final : public Backend<T> {
 public:
@@ -289,6 +318,9 @@ public:
     ~CudaBackend() override {
         cudaStreamSynchronize(reduce_.get());
         cudaStreamSynchronize(boundary_.get());
+        // A download lands here unless the device has failed: then its waiter is let go.
+        cudaStreamSynchronize(copy_.get());
+        if (landing_) landing_->abandon();
     }
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
@@ -334,6 +366,25 @@ public:
     void copy(T* dst, const T* src, std::size_t n, Lane lane) override {
         GRIDSIM_CUDA_CHECK(
             cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDefault, stream(lane)));
+    }
+    // On the copy stream, after both lanes' work so far: the steps issued after it run beside
+    // it, and the host learns of its landing from a host function queued behind it.
+    void download_box(FieldView<const T> src, const Box& b, T* dst,
+                      std::shared_ptr<Landing> landing) override {
+        boundary_done_.record(boundary_.get());
+        interior_done_.record(interior_.get());
+        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), boundary_done_.get(), 0));
+        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), interior_done_.get(), 0));
+        const cudaMemcpy3DParms params = box_download(src, b, dst);
+        GRIDSIM_CUDA_CHECK(cudaMemcpy3DAsync(&params, copy_.get()));
+        downloaded_.record(copy_.get());
+        auto marker = std::make_unique<std::shared_ptr<Landing>>(landing);
+        GRIDSIM_CUDA_CHECK(cudaLaunchHostFunc(copy_.get(), land_download, marker.get()));
+        marker.release();  // the host function owns it now
+        landing_ = std::move(landing);
+    }
+    void join_download() override {
+        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(boundary_.get(), downloaded_.get(), 0));
     }
 
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
@@ -873,6 +924,11 @@ private:
     Stream interior_{Stream::Priority::low};
     Event boundary_done_;
     Event interior_done_;
+    // Downloads into page-locked memory (output staging) beside the lanes, and the last one's
+    // completion and landing.
+    Stream copy_{Stream::Priority::low};
+    Event downloaded_;
+    std::shared_ptr<Landing> landing_;
     cuda::ReductionScratch scratch_;
     CublasHandle blas_;
     Buffer<float> blas_float_ = device_buffer<float>(1);

@@ -6,10 +6,12 @@
 # 2. heat 3D 256^3 double, 50 steps, a snapshot every 10 (the I/O-bound cadence), asynchronous
 #    and synchronous, and without snapshots; the snapshots of both must be the same, bit for bit
 #    (gridsim compare, tolerance 0);
-# 3. heat 3D 512^3 double, 800 steps, a snapshot every 400 (few snapshots), with and without,
-#    and synchronous with ROMIO's collective buffering and data sieving off.
+# 3. heat 3D 512^3 double, BIG_STEPS (default 800) steps, a snapshot every 400 (few snapshots),
+#    with and without, and (unless HINTS=0) synchronous with ROMIO's collective buffering and
+#    data sieving off.
 # 1 GPU, and 2 GPUs when the host has them. Reports and logs go to $OUT (or out/async-io); a
-# table is printed last (scripts/gpu_host/async_io_table.py).
+# table is printed last (scripts/gpu_host/async_io_table.py). DIR may be a memory file system
+# (/dev/shm) to see the loop where the disk does not bound it.
 set -uo pipefail
 out=${OUT:-out/async-io}
 dir=${1:-io-check}
@@ -28,7 +30,7 @@ for n in $ranks; do
 done
 
 small=(inputs/bench_heat3d.toml --quiet --set grid.cells=[256,256,256] --set time.steps=50)
-big=(inputs/bench_heat3d.toml --quiet --set time.steps=800)
+big=(inputs/bench_heat3d.toml --quiet --set time.steps=${BIG_STEPS:-800})
 for n in $ranks; do
     for mode in off on; do
         rm -rf "$dir/s$n$mode"
@@ -52,6 +54,7 @@ for n in $ranks; do
     rm -rf "$dir/b$n"
     run launch "$n" gridsim run "${big[@]}" --set "output.dir=\"$dir/b$n\"" \
         --report "$out/big-n$n-none.json"
+    [ "${HINTS:-1}" = 0 ] && continue
     # What MPI-IO's collective buffering and data sieving cost: the synchronous write again
     # with both off (ROMIO reads hints from the file ROMIO_HINTS names).
     printf 'romio_cb_write disable\nromio_ds_write disable\n' >"$out/romio-hints.txt"

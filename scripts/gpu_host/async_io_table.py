@@ -27,11 +27,12 @@ def main(out):
             big["hints"] = load(hints)
         rows.append((n, ceiling, small, big))
     print("| GPUs | deck | output | loop s | copy-bw ratio | writing s | write rate MB/s | "
-          "of bench --io | waited s | hidden s | hdf5 write / close / fsync s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "of bench --io | staging s | copy wait s | waited s | hidden s | "
+          "hdf5 write / close / fsync s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for n, ceiling, small, big in rows:
         for name, runs in (("256^3, snapshot every 10 of 50", small),
-                           ("512^3, snapshot every 400 of 800", big)):
+                           (f"512^3, snapshot every 400 of {big['none']['steps']}", big)):
             for mode in [m for m in ("none", "off", "hints", "on") if m in runs]:
                 d = runs[mode]
                 o = d["output"]
@@ -40,6 +41,7 @@ def main(out):
                 print(f"| {n} | {name} | {label} "
                       f"| {d['loop_seconds']:.3f} | {d['bandwidth_ratio']:.3f} | {o['writing_s']:.3f} "
                       f"| {o['write_rate_MBps']:.0f} | {o['write_rate_MBps'] / ceiling:.2f} "
+                      f"| {o['staging_s']:.3f} | {o.get('download_wait_s', 0.0):.3f} "
                       f"| {o['waited_s']:.3f} | {o['hidden_s']:.3f} | {o['hdf5_write_s']:.3f} / "
                       f"{o['hdf5_close_s']:.3f} / {o['fsync_rename_s']:.3f} |")
     print()

@@ -36,7 +36,7 @@ struct FieldExtents {
         e.n = n;
         e.halo = halo;
         const int hz = dims == 3 ? halo : 0;
-        const int lead = align > halo ? align - halo : 0;  // padding before the low x halo
+        const int lead = (align - halo % align) % align;  // padding before the low x halo
         e.sy = ((lead + n[0] + 2 * halo + align - 1) / align) * align;
         e.sz = e.sy * (n[1] + 2 * halo);
         e.origin = lead + halo + e.sy * halo + e.sz * hz;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
@@ -332,18 +333,26 @@ BackgroundWriter::Job OutputWriter::snapshot_job(const OutputContext& ctx, const
 // A background snapshot: written and closed under its temporary name, then the one before it
 // (which the disk has been writing back meanwhile) is synced and renamed, and this one waits in
 // `tail_` for the next snapshot or a flush. The staging buffer (`memory`) is free when it ends.
-BackgroundWriter::Job OutputWriter::background_job(const OutputContext& ctx, const HostField& field,
+// It starts by waiting for the field's download, which ran beside the loop's next steps; one
+// that never lands (the device failed under it) is this rank's error alone, which ends every
+// rank (the writer's MPI_Abort) rather than leave them waiting in the collective write.
+BackgroundWriter::Job OutputWriter::background_job(const OutputContext& ctx,
+                                                   const StagedField& staged,
                                                    std::shared_ptr<void> memory,
                                                    const SnapshotMeta& meta,
                                                    const std::string& path) const {
     const Domain dom = *ctx.domain;
     const Subdomain sub = *ctx.subdomain;
     const DiskPrecision disk = disk_precision(cfg_);
-    return [tail = tail_, dom, sub, field, memory, meta, path, disk,
+    return [tail = tail_, dom, sub, staged, memory, meta, path, disk, waits = download_waits_,
             after = sidecars_job(ctx, path, true)](MPI_Comm comm) {
+        Stopwatch watch;
+        if (!staged.landing->wait())
+            throw std::runtime_error("the snapshot's copy from the device never completed");
+        *waits += watch.lap();
         PendingCommit mine;
         try {
-            mine = write_snapshot_begin(path, comm, dom, sub, field, meta, disk, false);
+            mine = write_snapshot_begin(path, comm, dom, sub, staged.field, meta, disk, false);
         } catch (const RunFailure&) {
             try {  // the one before is whole: keep it (this failure is the one said)
                 if (*tail) finish_commit((*tail)->commit, comm, false);
@@ -357,17 +366,18 @@ BackgroundWriter::Job OutputWriter::background_job(const OutputContext& ctx, con
     };
 }
 
-// A due snapshot handed to the background writer: the field copied into the next staging buffer
-// (after waiting for room: that buffer's earlier snapshot is then written), the write queued.
+// A due snapshot handed to the background writer: the field's copy into the next staging
+// buffer started (after waiting for room: that buffer's earlier snapshot is then written), the
+// write queued behind it.
 void OutputWriter::write_in_background(const OutputContext& ctx, const SnapshotMeta& meta,
                                        const std::string& path) {
     writer_->wait_for_room();
     Stopwatch watch;
     // Allocated before the first step (prepare_output), one per snapshot in flight.
     const std::shared_ptr<void>& slot = staging_.at(staged_++ % staging_.size());
-    const HostField field = ctx.field_into(slot.get());
+    const StagedField staged = ctx.stage(slot.get());
     staging_seconds_ += watch.lap();
-    writer_->submit(background_job(ctx, field, slot, meta, path));
+    writer_->submit(background_job(ctx, staged, slot, meta, path));
 }
 
 void OutputWriter::write(const OutputContext& ctx) {
@@ -446,8 +456,10 @@ nlohmann::json OutputWriter::summary(MPI_Comm comm) const {
     double writing = writing_seconds_;
     double waited = waited_seconds_;
     double staging = staging_seconds_;
-    SnapshotTimes parts = snapshot_times();  // after finish(): the writer has stopped
-    for (double* v : {&writing, &waited, &staging, &parts.write_s, &parts.close_s, &parts.sync_s})
+    double download_wait = *download_waits_;  // after finish(): the writer has stopped
+    SnapshotTimes parts = snapshot_times();
+    for (double* v : {&writing, &waited, &staging, &download_wait, &parts.write_s, &parts.close_s,
+                      &parts.sync_s})
         GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, comm));
     const double bytes = static_cast<double>(bytes_written_);
     return {{"async", async_},
@@ -455,12 +467,15 @@ nlohmann::json OutputWriter::summary(MPI_Comm comm) const {
             {"files", written_.size()},
             {"field_bytes", bytes_written_},
             {"staging_s", staging},
+            {"download_wait_s", download_wait},
             {"hdf5_write_s", parts.write_s},
             {"hdf5_close_s", parts.close_s},
             {"fsync_rename_s", parts.sync_s},
             {"writing_s", writing},
             {"waited_s", waited},
-            {"write_rate_MBps", writing > 0 ? bytes / writing / 1e6 : 0.0},
+            // The files' rate: the writer's time less its waits for the device's copies.
+            {"write_rate_MBps",
+             writing > download_wait ? bytes / (writing - download_wait) / 1e6 : 0.0},
             {"hidden_s", std::max(0.0, writing - waited)}};
 }
 

@@ -59,7 +59,8 @@ public:
     // Call after the run, before the report.
     void finish();
     // The report's "output" object (after finish()): files, bytes of /fields written, the
-    // seconds spent staging (on the loop's path), writing and waiting for the writing, the write
+    // seconds spent staging (on the loop's path: starting the copies from the device), the
+    // writer's wait for those copies, writing and the loop's waiting for the writing, the write
     // rate and the writing hidden behind the loop's work; times the largest over ranks.
     // Collective.
     [[nodiscard]] nlohmann::json summary(MPI_Comm comm) const;
@@ -88,7 +89,7 @@ private:
                                                      const SnapshotMeta& meta,
                                                      const std::string& path, bool series) const;
     [[nodiscard]] BackgroundWriter::Job background_job(const OutputContext& ctx,
-                                                       const HostField& field,
+                                                       const StagedField& staged,
                                                        std::shared_ptr<void> memory,
                                                        const SnapshotMeta& meta,
                                                        const std::string& path) const;
@@ -107,7 +108,9 @@ private:
     std::vector<std::shared_ptr<void>> staging_;  // output.async_buffers fields, made when needed
     std::int64_t staged_ = 0;                     // snapshots staged so far (buffer: mod count)
     std::uint64_t bytes_written_ = 0;
-    double staging_seconds_ = 0.0;
+    double staging_seconds_ = 0.0;  // starting the copies (the loop's part)
+    // The writer's waits for those copies to land (its thread only, until finish()).
+    std::shared_ptr<double> download_waits_ = std::make_shared<double>(0.0);
     // Writing, and the loop's waiting for it: synchronous writes (both), and the finished
     // writer's (finish()).
     double writing_seconds_ = 0.0;

@@ -83,18 +83,38 @@ char* pack_buffer(std::size_t bytes) {
     return buffer.get();
 }
 
+// Whether the block's points lie in one run of memory in the field: rows without halos or
+// padding between them (a field staged packed, or a single row), and likewise planes.
+bool contiguous(const HostField& f, const Block& b) {
+    std::int64_t run = b.count[0];
+    if (b.count[1] > 1) {
+        if (f.ext.sy != run) return false;
+        run *= b.count[1];
+    }
+    return b.count[2] == 1 || f.ext.sz == run;
+}
+
 // The file side is a hyperslab per rank, transferred collectively; the memory side is the
-// block packed contiguously (one host copy; HDF5 then sees the simplest memory selection).
+// block packed contiguously (one host copy; HDF5 then sees the simplest memory selection), or
+// the field itself where the block already is (a staged field: no host copy at all).
 void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Block& b, bool write) {
     const int dims = dom.dims;
     const auto file_start = reversed(b.file_lo, dims);
     const auto count = reversed(b.count, dims);
     const hsize_t elements =
         b.take_part ? static_cast<hsize_t>(b.count[0]) * b.count[1] * b.count[2] : 0;
-    char* packed = pack_buffer(elements * (f.single ? sizeof(float) : sizeof(double)));
+    const std::size_t value = f.single ? sizeof(float) : sizeof(double);
     const h5::SlabSpaces spaces = h5::slab_spaces(dset, file_start, count, b.take_part);
     const h5::Id dxpl = h5::collective_transfer();
     const hid_t type = memory_type(f);
+    if (write && b.take_part && contiguous(f, b)) {
+        const char* start = static_cast<const char*>(f.data) +
+                            f.ext.index(b.local_lo[0], b.local_lo[1], b.local_lo[2]) * value;
+        h5::check_status(H5Dwrite(dset, type, spaces.memory, spaces.file, dxpl, start),
+                         "write /fields/u");
+        return;
+    }
+    char* packed = pack_buffer(elements * value);
     if (write) {
         if (b.take_part) copy_block(f, b, packed, true);
         h5::check_status(H5Dwrite(dset, type, spaces.memory, spaces.file, dxpl, packed),

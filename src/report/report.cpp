@@ -317,11 +317,12 @@ std::string summary_text(const nlohmann::json& d) {
         const auto& o = d["output"];
         out += fmt::format(
             "  files           {} ({:.4g} MB of fields), {}: writing {:.4f} s ({:.0f} MB/s), "
-            "staging {:.4f} s, waited for {:.4f} s, hidden {:.4f} s\n",
+            "staging {:.4f} s (copies awaited {:.4f} s), waited for {:.4f} s, hidden {:.4f} s\n",
             o["files"].get<int>(), o["field_bytes"].get<double>() / 1e6,
             o["async"].get<bool>() ? "in the background" : "synchronous",
             o["writing_s"].get<double>(), o["write_rate_MBps"].get<double>(),
-            o["staging_s"].get<double>(), o["waited_s"].get<double>(), o["hidden_s"].get<double>());
+            o["staging_s"].get<double>(), o["download_wait_s"].get<double>(),
+            o["waited_s"].get<double>(), o["hidden_s"].get<double>());
     }
     const auto& fs = d["field_stats"];
     out += fmt::format("  final field     min {:.6e}, max {:.6e}, non-finite points {}\n",

@@ -64,12 +64,13 @@ struct OutputContext {
     const Domain* domain = nullptr;
     const Subdomain* subdomain = nullptr;
     std::array<int, 3> process_grid{1, 1, 1};
-    // The field on the host, fetched when called (a download from the device): into the
-    // solver's own host copy, or into `dst`, one field's worth of memory from the allocator
-    // prepare_output was given (page-locked on the CUDA backend), for a write that goes on in the
-    // background.
+    // The field on the host, fetched when called (a download from the device, waited for): into
+    // the solver's own host copy, halos included. Or `stage`: its owned points, packed, on their
+    // way into `dst`, one field's worth of memory from the allocator prepare_output was given
+    // (page-locked on the CUDA backend), for a write that goes on in the background (the copy
+    // runs beside the next steps; wait for its landing before reading `dst`).
     std::function<HostField()> field;
-    std::function<HostField(void* dst)> field_into;
+    std::function<StagedField(void* dst)> stage;
     const std::vector<std::pair<std::int64_t, double>>* residual_history = nullptr;
     std::string devices;  // every rank's device, e.g. "4 x NVIDIA H200" (identical on all ranks)
     bool force_checkpoint = false;  // a stop request: write a checkpoint now, nothing else

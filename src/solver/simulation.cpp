@@ -261,6 +261,7 @@ void Simulation<T>::advance_fields(int extend) {
 // after another on the boundary lane.
 template <class T>
 void Simulation<T>::sweep(const StencilParams<T>& p, bool residual) {
+    settle_download(1 - cur_);
     timer_.start_pass();
     const int extend = room_[cur_] - 1;
     RecordedSweep& rec = recorded_[extend][cur_][residual ? 1 : 0];
@@ -311,6 +312,7 @@ void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
 // interior, as in a single sweep.
 template <class T>
 void Simulation<T>::pass(const StencilParams<T>& p, int count) {
+    settle_download(1 - cur_);
     timer_.start_pass();
     be_.join_lanes();
     lanes_joined_ = false;
@@ -506,16 +508,14 @@ HostField Simulation<T>::current_host_field() {
     return HostField{v.data, sizeof(T) == 4, v.ext};
 }
 
-// Ordered after both lanes' work so far and waited for, as download() is; into page-locked
-// memory the copy runs at the link's speed.
+// Only the owned points travel, packed by the copy itself: the writer then hands HDF5 the
+// buffer as it is, with no packing copy on the host.
 template <class T>
-HostField Simulation<T>::current_into(void* dst) {
-    const FieldExtents& ext = u_[cur_].extents();
-    be_.join_lanes();
-    be_.copy(static_cast<T*>(dst), current().data, static_cast<std::size_t>(ext.total),
-             Lane::boundary);
-    be_.wait(Lane::boundary);
-    return HostField{dst, sizeof(T) == 4, ext};
+StagedField Simulation<T>::stage_current(void* dst) {
+    auto landing = std::make_shared<Landing>();
+    be_.download_box(current(), owned_, static_cast<T*>(dst), landing);
+    downloading_[cur_] = true;
+    return {HostField{dst, sizeof(T) == 4, FieldExtents::make(dom_.dims, owned_.hi, 0)}, landing};
 }
 
 template <class T>

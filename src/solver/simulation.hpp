@@ -80,7 +80,10 @@ public:
     // points (row padding is zero from allocation and no operation writes it).
     void zero_outside_updated(FieldView<T> f);
     // The current field, for a solver that updates it in place.
-    [[nodiscard]] FieldView<T> current_field() { return u_[cur_].view(); }
+    [[nodiscard]] FieldView<T> current_field() {
+        settle_download(cur_);
+        return u_[cur_].view();
+    }
     [[nodiscard]] const Box& updated_points() const { return updated_; }
     [[nodiscard]] Backend<T>& backend_ops() { return be_; }
     // Whether sums over the ranks can be all-reduced in backend memory, on the boundary lane
@@ -111,8 +114,10 @@ public:
     [[nodiscard]] FieldView<const T> current_on_host();
     // The same, precision erased, for the output layer.
     [[nodiscard]] HostField current_host_field();
-    // The current field (halos included) copied into `dst`, memory from allocate_staging().
-    [[nodiscard]] HostField current_into(void* dst);
+    // The current field's owned points, packed, on their way into `dst` (memory from
+    // allocate_staging()): the copy runs beside the sweeps issued after it (Backend::
+    // download_box), and the first work that would overwrite those points waits for it.
+    [[nodiscard]] StagedField stage_current(void* dst);
     // Host memory for one field, page-locked on the CUDA backend (fast copies from the device).
     [[nodiscard]] std::shared_ptr<void> allocate_staging();
     // Keeps a copy of the current field, the state at `step`, in backend memory (one more
@@ -175,6 +180,13 @@ private:
     void update_ring(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                      int extend);
     void advance_fields(int extend);
+    // Before work that writes u_[f]: the boundary lane waits for a staged download of it (for
+    // the last download: the copies run in order, so that covers the other field's too).
+    void settle_download(int f) {
+        if (!downloading_[f]) return;
+        be_.join_download();
+        downloading_ = {false, false};
+    }
     void check_memory(std::size_t field_bytes);
     // apply(), the kernels also summing `sum` into the fold's partials (folded by the caller).
     void apply_summing(const StencilParams<T>& params, FieldView<T> in, FieldView<T> out,
@@ -194,6 +206,8 @@ private:
     int cur_ = 0;
     int block_ = 1;
     std::array<int, 2> room_{1, 1};
+    // Whether a staged download (stage_current) may still be reading u_[f].
+    std::array<bool, 2> downloading_{false, false};
     std::vector<std::vector<Box>> rings_;  // [extend]: the halo slabs a sweep also updates
     Box live_;  // every point a sweep may update: the updated box, unbounded across neighbours
     std::unique_ptr<HaloExchange<T>> halo_;

@@ -327,7 +327,7 @@ OutputContext output_context(Simulation<T>& sim, const Config& cfg, std::int64_t
     ctx.subdomain = &sim.subdomain();
     ctx.process_grid = sim.topology().process_grid();
     ctx.field = [&sim] { return sim.current_host_field(); };
-    ctx.field_into = [&sim](void* dst) { return sim.current_into(dst); };
+    ctx.stage = [&sim](void* dst) { return sim.stage_current(dst); };
     ctx.residual_history = history;
     ctx.devices = sim.devices();
     return ctx;

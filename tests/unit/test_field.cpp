@@ -1,10 +1,17 @@
 // Field layout: every owned and halo point has its own element inside the allocation, and with
-// row alignment every owned row starts on an aligned element.
+// row alignment every owned row starts on an aligned element. A box of a field staged packed
+// into host memory, and the landing that says when it is there.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "field/field.hpp"
+#include "field/landing.hpp"
+#include "kernels/backend.hpp"
 
 using namespace gridsim;
 
@@ -37,12 +44,76 @@ TEST(FieldExtents, UnalignedLayoutIsDense) {
     check_layout(3, {5, 4, 3}, 1, 1);
 }
 
+// Without halos and alignment a field is its owned points back to back (a staged download).
+TEST(FieldExtents, NoHaloLayoutIsPacked) {
+    const FieldExtents e = FieldExtents::make(3, {5, 4, 3}, 0);
+    EXPECT_EQ(e.origin, 0);
+    EXPECT_EQ(e.sy, 5);
+    EXPECT_EQ(e.sz, 20);
+    EXPECT_EQ(e.total, 60);
+    check_layout(2, {6, 3, 1}, 0, 1);
+}
+
 TEST(FieldExtents, AlignedRowsForEveryShape) {
     for (int align : {1, 8, 16, 32}) {
         for (int nx : {1, 7, 31, 32, 33, 100}) {
             check_layout(3, {nx, 3, 2}, 1, align);
             check_layout(2, {nx, 5, 1}, 1, align);
             check_layout(2, {nx, 4, 1}, 2, align);
+            check_layout(3, {nx, 3, 2}, 8, align);  // deep halos (time blocks)
         }
     }
+}
+
+// A staged download (Backend::download_box) on the CPU backend: the box's points, and only
+// them, land packed x fastest; each point's value is a function of its coordinates, so the
+// expected order is known without the field's layout.
+TEST(DownloadBox, PacksTheBoxXFastest) {
+    auto be = make_cpu_backend<double>();
+    const auto value = [](int i, int j, int k) { return 10000.0 * k + 100.0 * j + i + 0.5; };
+    for (int dims : {2, 3}) {
+        SCOPED_TRACE(dims);
+        const std::array<int, 3> n{7, 5, dims == 3 ? 4 : 1};
+        Field<double> f = be->allocate_field(FieldExtents::make(dims, n, 2, 8));
+        const FieldView<double> u = f.view();
+        const int hz = dims == 3 ? 2 : 0;
+        for (int k = -hz; k < n[2] + hz; ++k)
+            for (int j = -2; j < n[1] + 2; ++j)
+                for (int i = -2; i < n[0] + 2; ++i) u(i, j, k) = value(i, j, k);
+        const Box box{{1, 2, 0}, {6, 5, dims == 3 ? 3 : 1}};
+        std::vector<double> out(static_cast<std::size_t>(box.count()) + 1, -1.0);
+        auto landing = std::make_shared<Landing>();
+        be->download_box(u, box, out.data(), landing);
+        ASSERT_TRUE(landing->wait());
+        std::size_t at = 0;
+        for (int k = box.lo[2]; k < box.hi[2]; ++k)
+            for (int j = box.lo[1]; j < box.hi[1]; ++j)
+                for (int i = box.lo[0]; i < box.hi[0]; ++i)
+                    ASSERT_EQ(out[at++], value(i, j, k)) << i << "," << j << "," << k;
+        EXPECT_EQ(out.back(), -1.0);  // nothing beyond the box's points
+    }
+}
+
+// The landing of a download: a waiter is released by the landing (from another thread, as the
+// CUDA driver's is) and told it may read; an abandoned copy releases it with false; the first
+// word stands.
+TEST(Landing, ReleasesItsWaiterOnceWithTheFirstWord) {
+    Landing landed;
+    EXPECT_TRUE(landed.pending());
+    std::thread driver([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        landed.land();
+    });
+    EXPECT_TRUE(landed.wait());
+    driver.join();
+    landed.abandon();
+    EXPECT_TRUE(landed.wait());
+    EXPECT_FALSE(landed.pending());
+
+    Landing lost;
+    std::thread unwinding([&] { lost.abandon(); });
+    EXPECT_FALSE(lost.wait());
+    unwinding.join();
+    lost.land();
+    EXPECT_FALSE(lost.wait());
 }
