@@ -137,6 +137,11 @@ AsyncChoice async_output(const Config& cfg) {
     return {true, {}};
 }
 
+int staging_buffers(const Config& cfg) {
+    if (cfg.snapshot_every > 0 && async_output(cfg).on) return cfg.async_buffers;
+    return cfg.snapshot_every > 0 || cfg.checkpoint_every > 0 ? 1 : 0;
+}
+
 // The directories and names are only tried here (and nothing is left): the directories are made
 // at the first write, so a run refused before it writes anything leaves nothing behind.
 OutputWriter::OutputWriter(const Config& cfg, MPI_Comm comm, bool restarting)
@@ -244,6 +249,20 @@ void OutputWriter::write_now(MPI_Comm comm, const BackgroundWriter::Job& job) {
     drain();
 }
 
+// The current field for a write that is waited for: its owned points staged packed into the
+// first staging buffer (the writer drained first, so every buffer is free), from which HDF5
+// writes without a packing copy; without staging buffers, the solver's host copy.
+HostField OutputWriter::field_now(const OutputContext& ctx) {
+    if (staging_.empty()) return ctx.field();
+    drain();
+    Stopwatch watch;
+    const StagedField staged = ctx.stage(staging_.front().get());
+    if (!staged.landing->wait())
+        throw std::runtime_error("the output's copy from the device never completed");
+    staging_seconds_ += watch.lap();
+    return staged.field;
+}
+
 // Completes the last background snapshot (its sync, rename and sidecars).
 BackgroundWriter::Job OutputWriter::flush_job() const {
     return [tail = tail_](MPI_Comm comm) { finish_tail(*tail, comm); };
@@ -253,7 +272,7 @@ BackgroundWriter::Job OutputWriter::flush_job() const {
 // would only carry the blow-up on. Then writes it (after every snapshot still in flight) and
 // times the write.
 void OutputWriter::write_checkpoint(const OutputContext& ctx, SnapshotMeta meta) {
-    const HostField field = ctx.field();
+    const HostField field = field_now(ctx);
     long long bad = count_nonfinite(field, *ctx.subdomain);
     GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, ctx.comm));
     if (bad > 0) {
@@ -395,8 +414,7 @@ void OutputWriter::write(const OutputContext& ctx) {
         writer_ = std::make_unique<BackgroundWriter>(ctx.comm, cfg_.async_buffers,
                                                      delay != nullptr ? std::atof(delay) / 1e3 : 0);
     }
-    auto snapshot_now = [&](const std::string& path, bool series) {
-        const HostField field = ctx.field();
+    auto snapshot_now = [&](const std::string& path, bool series, const HostField& field) {
         write_now(ctx.comm, snapshot_job(ctx, field, meta, path, series));
         count_written(*ctx.domain, disk_bytes(cfg_), path);
     };
@@ -407,7 +425,7 @@ void OutputWriter::write(const OutputContext& ctx) {
     if (ctx.last_good) {
         const std::string path =
             fmt::format("{}/{}_lastgood_{:08d}.h5", cfg_.output_dir, cfg_.output_prefix, ctx.step);
-        snapshot_now(path, false);
+        snapshot_now(path, false, ctx.field());  // the kept state, not the current one
         if (comm_rank(ctx.comm) == 0)
             std::cerr << fmt::format("gridsim: the last good state, step {}, is in {}", ctx.step,
                                      path)
@@ -423,11 +441,12 @@ void OutputWriter::write(const OutputContext& ctx) {
             write_in_background(ctx, meta, path);
             count_written(*ctx.domain, disk_bytes(cfg_), path);
         } else {
-            snapshot_now(path, true);
+            snapshot_now(path, true, field_now(ctx));
         }
     }
     if (ctx.last && cfg_.write_final)
-        snapshot_now(fmt::format("{}/{}_final.h5", cfg_.output_dir, cfg_.output_prefix), false);
+        snapshot_now(fmt::format("{}/{}_final.h5", cfg_.output_dir, cfg_.output_prefix), false,
+                     field_now(ctx));
     if (checkpoint_due(ctx.step)) write_checkpoint(ctx, meta);
     if (ctx.last) drain();  // the loop's time includes the writing it could not hide
 }
@@ -485,8 +504,7 @@ void OutputWriter::attach(RunOptions& opt) {
     opt.checkpoint_seconds = [this] { return checkpoint_seconds_; };
     opt.output_failed = [this] { return writer_ && !writer_->failure().empty(); };
     opt.prepare_output = [this](const std::function<std::shared_ptr<void>()>& allocate) {
-        if (!async_ || cfg_.snapshot_every == 0) return;  // no snapshot goes to the writer
-        for (int i = 0; i < cfg_.async_buffers; ++i) staging_.push_back(allocate());
+        for (int i = 0; i < staging_buffers(cfg_); ++i) staging_.push_back(allocate());
     };
 }
 

@@ -27,6 +27,10 @@ struct AsyncChoice {
     std::string note;
 };
 AsyncChoice async_output(const Config& cfg);
+// Host buffers of one field each that the output stages fields through (page-locked on the CUDA
+// backend, allocated before the first step): output.async_buffers for background snapshots,
+// else one where snapshots or checkpoints are written synchronously during the run.
+int staging_buffers(const Config& cfg);
 
 class OutputWriter {
 public:
@@ -79,6 +83,7 @@ private:
     void create_directories(MPI_Comm comm);
     [[nodiscard]] std::string other_runs_files() const;
     void write_checkpoint(const OutputContext& ctx, SnapshotMeta meta);
+    [[nodiscard]] HostField field_now(const OutputContext& ctx);
     void write_now(MPI_Comm comm, const BackgroundWriter::Job& job);
     void write_in_background(const OutputContext& ctx, const SnapshotMeta& meta,
                              const std::string& path);
@@ -105,7 +110,7 @@ private:
     bool directories_made_ = false;
     bool async_ = false;
     std::string async_note_;
-    std::vector<std::shared_ptr<void>> staging_;  // output.async_buffers fields, made when needed
+    std::vector<std::shared_ptr<void>> staging_;  // staging_buffers(cfg_) fields (prepare_output)
     std::int64_t staged_ = 0;                     // snapshots staged so far (buffer: mod count)
     std::uint64_t bytes_written_ = 0;
     double staging_seconds_ = 0.0;  // starting the copies (the loop's part)

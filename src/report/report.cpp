@@ -259,13 +259,16 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
                        s.field_count == 2 ? std::string("two") : std::to_string(s.field_count));
     out += fmt::format("  output          {}\n", outputs_text(cfg));
     const AsyncChoice async = async_output(cfg);
+    const std::size_t field = s.field_bytes_max / static_cast<std::size_t>(s.field_count);
+    const int buffers = staging_buffers(cfg);
     if (async.on) {
-        const std::size_t field = s.field_bytes_max / static_cast<std::size_t>(s.field_count);
         out += fmt::format(
             "  async output    snapshots written by a thread while the loop goes on; {} "
             "staging buffer(s) of {} per rank ({})\n",
             cfg.async_buffers, bytes_text(field),
             bytes_text(field * static_cast<std::size_t>(cfg.async_buffers)));
+    } else if (buffers > 0) {
+        out += fmt::format("  output staging  one buffer of {} per rank\n", bytes_text(field));
     }
     if (!async.note.empty()) out += fmt::format("  note            {}\n", async.note);
     return out;
