@@ -274,8 +274,8 @@ void land_download(void* data) {
 }
 
 // cudaMemcpy3DAsync's view of a box of `src` into packed host memory: the field as planes of rows
-// of sy elements (halos and row padding included), the box's corner located in it; a strided
-// copy of the owned block costs the copy engine no more than a flat one of the same bytes.
+// of sy elements (halos and row padding included), the box's corner located in it. The copy
+// engine packs the box on the way, so the host never copies it again.
 template <class T>
 cudaMemcpy3DParms box_download(FieldView<const T> src, const Box& b, T* dst) {
     const FieldExtents& e = src.ext;

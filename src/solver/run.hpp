@@ -67,8 +67,8 @@ struct OutputContext {
     // The field on the host, fetched when called (a download from the device, waited for): into
     // the solver's own host copy, halos included. Or `stage`: its owned points, packed, on their
     // way into `dst`, one field's worth of memory from the allocator prepare_output was given
-    // (page-locked on the CUDA backend), for a write that goes on in the background (the copy
-    // runs beside the next steps; wait for its landing before reading `dst`).
+    // (page-locked on the CUDA backend); the copy runs beside the steps issued after it: wait
+    // for its landing before reading `dst`.
     std::function<HostField()> field;
     std::function<StagedField(void* dst)> stage;
     const std::vector<std::pair<std::int64_t, double>>* residual_history = nullptr;

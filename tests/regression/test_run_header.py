@@ -41,6 +41,8 @@ class RunHeader(DeckCase):
         expect = 2 * 8 * (row * 26 * 20 + 8) / 2**20
         mib = re.search(r"memory per rank (\S+) MiB", head).group(1)
         self.assertEqual(mib, f"{expect:.3g}")
+        # The checkpoints during the run are staged through one host buffer of one field.
+        self.assertIn(f"output staging  one buffer of {expect / 2:.3g} MiB per rank", head)
         self.assertIn(f"checkpoint every 2 to {self.tmp}/out/checkpoint.h5", head)
         self.assertIn(f"final snapshot, checkpoint every 2", head)
 
