@@ -172,6 +172,19 @@ unsigned pow2_ceil(int n) {
 
 unsigned ceil_div(long long n, long long d) { return static_cast<unsigned>((n + d - 1) / d); }
 
+// Calls f(std::integral_constant<int, L>{}) with L = `levels` for Lo <= levels < Hi, else with
+// Hi: the kernel template for a level count chosen at run time.
+template <int Lo, int Hi, class F>
+void with_levels(int levels, F&& f) {
+    if constexpr (Lo == Hi) {
+        f(std::integral_constant<int, Hi>{});
+    } else if (levels == Lo) {
+        f(std::integral_constant<int, Lo>{});
+    } else {
+        with_levels<Lo + 1, Hi>(levels, f);
+    }
+}
+
 // Lets `kernel` launch with up to `bytes` of dynamic shared memory (above 48 KiB a launch must
 // ask for it). A launcher calls it once per kernel: `static const bool ok = allow_shared(...)`.
 template <class Kernel>
@@ -371,10 +384,7 @@ public:
     // it, and the host learns of its landing from a host function queued behind it.
     void download_box(FieldView<const T> src, const Box& b, T* dst,
                       std::shared_ptr<Landing> landing) override {
-        boundary_done_.record(boundary_.get());
-        interior_done_.record(interior_.get());
-        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), boundary_done_.get(), 0));
-        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), interior_done_.get(), 0));
+        follow_lanes(copy_.get());
         const cudaMemcpy3DParms params = box_download(src, b, dst);
         GRIDSIM_CUDA_CHECK(cudaMemcpy3DAsync(&params, copy_.get()));
         downloaded_.record(copy_.get());
@@ -426,10 +436,7 @@ public:
     double* fold_residual() override {
         if (capture_) return fold_in_capture();
         const int set = partial_set_;
-        boundary_done_.record(boundary_.get());
-        interior_done_.record(interior_.get());
-        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(reduce_.get(), boundary_done_.get(), 0));
-        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(reduce_.get(), interior_done_.get(), 0));
+        follow_lanes(reduce_.get());
         fold_kernel<<<1, kFoldThreads, 0, reduce_.get()>>>(partials_[set].data(), partials_used_,
                                                            result_.data() + set);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
@@ -621,6 +628,13 @@ private:
     [[nodiscard]] cudaStream_t stream(Lane lane) const {
         return lane == Lane::boundary ? boundary_.get() : interior_.get();
     }
+    // `s`'s later work waits for both lanes' work so far (a stream of the backend's own).
+    void follow_lanes(cudaStream_t s) {
+        boundary_done_.record(boundary_.get());
+        interior_done_.record(interior_.get());
+        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(s, boundary_done_.get(), 0));
+        GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(s, interior_done_.get(), 0));
+    }
     // The boundary stream's later work waits for the interior stream's work so far.
     void join_interior() {
         if (capture_) {
@@ -782,22 +796,9 @@ private:
     template <StencilKind Kind>
     void levels_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
                     const Box& live, int levels, cudaStream_t s) {
-        switch (levels) {
-            case 2:
-                return launch_levels<Kind, 2>(r, in, out, b, live, s);
-            case 3:
-                return launch_levels<Kind, 3>(r, in, out, b, live, s);
-            case 4:
-                return launch_levels<Kind, 4>(r, in, out, b, live, s);
-            case 5:
-                return launch_levels<Kind, 5>(r, in, out, b, live, s);
-            case 6:
-                return launch_levels<Kind, 6>(r, in, out, b, live, s);
-            case 7:
-                return launch_levels<Kind, 7>(r, in, out, b, live, s);
-            default:
-                return launch_levels<Kind, 8>(r, in, out, b, live, s);
-        }
+        with_levels<2, kMaxLevels>(levels, [&](auto l) {
+            this->template launch_levels<Kind, decltype(l)::value>(r, in, out, b, live, s);
+        });
     }
 
     // 16 bytes of consecutive columns per thread, 128 threads (fewer, in whole warps, for a
@@ -807,8 +808,7 @@ private:
     void launch_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, const Box& live, cudaStream_t s) {
         constexpr int V = 16 / static_cast<int>(sizeof(T));
-        const int lo = b.lo[0] - Levels;
-        const int x0 = lo - ((lo % V) + V) % V;
+        const int x0 = cuda::pack_start<V>(b.lo[0] - Levels);
         const int nx = b.hi[0] + Levels - x0;
         const int threads = std::clamp(static_cast<int>(ceil_div(nx, 32 * V)) * 32, 64, 128);
         const int stride = (threads * V - 2 * Levels) / V * V;
@@ -833,37 +833,27 @@ private:
     // so deeper passes would compute more ring than tile.
     static constexpr int kMaxLevels3d = 4;
 
-    template <StencilKind Kind>
-    void levels_3d_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
-                       const Box& b, const Box& live, int levels, cudaStream_t s) {
-        switch (levels) {
-            case 2:
-                return launch_levels_3d<Kind, 2>(r, in, out, b, live, s);
-            case 3:
-                return launch_levels_3d<Kind, 3>(r, in, out, b, live, s);
-            default:
-                return launch_levels_3d<Kind, 4>(r, in, out, b, live, s);
-        }
-    }
-
     // One block of 1024 threads per multiprocessor: float 2 points per thread (a 64 x 32 tile),
     // double 1 (32 x 32). Measured on an H200 at 512^3 and 4 levels: float 2 points per thread
     // 0.95 x the copy rate against 0.80 with 1; double 1.05 with 1 point against 0.88 with 2 in
     // a 64 x 16 tile of 512 threads (2 points in 1024 threads need more than their 64 registers).
-    template <StencilKind Kind, int Levels>
-    void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
-                          const Box& b, const Box& live, cudaStream_t s) {
-        launch_levels_3d_shape<Kind, Levels, sizeof(T) == 4 ? 2 : 1, 32>(r, in, out, b, live, s);
+    template <StencilKind Kind>
+    void levels_3d_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                       const Box& b, const Box& live, int levels, cudaStream_t s) {
+        with_levels<2, kMaxLevels3d>(levels, [&](auto l) {
+            this->template launch_levels_3d<Kind, decltype(l)::value, sizeof(T) == 4 ? 2 : 1, 32>(
+                r, in, out, b, live, s);
+        });
     }
 
-    // z chunks as in 2D, so that small boxes still fill the multiprocessors.
+    // A 32 V x Rows tile per block (V points per thread); z chunks as in 2D, so that small boxes
+    // still fill the multiprocessors.
     template <StencilKind Kind, int Levels, int V, int Rows>
-    void launch_levels_3d_shape(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
-                                const Box& b, const Box& live, cudaStream_t s) {
+    void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                          const Box& b, const Box& live, cudaStream_t s) {
         constexpr int kStrideX = (32 * V - 2 * Levels) / V * V;
         constexpr int kStrideY = Rows - 2 * Levels;
-        const int lo = b.lo[0] - Levels;
-        const int x0 = lo - ((lo % V) + V) % V;
+        const int x0 = cuda::pack_start<V>(b.lo[0] - Levels);
         const unsigned tiles_x = ceil_div(b.hi[0] - (x0 + Levels), kStrideX);
         const unsigned tiles_y = ceil_div(b.hi[1] - b.lo[1], kStrideY);
         const int nz = b.hi[2] - b.lo[2];

@@ -170,6 +170,13 @@ struct alignas(sizeof(T) * V) Pack {
     T v[V];
 };
 
+// x rounded down to a multiple of V (x may be negative: a halo point): where the pack of V
+// points holding x starts. Packs start there so that their loads and stores are aligned.
+template <int V>
+__host__ __device__ constexpr int pack_start(int x) {
+    return x - ((x % V) + V) % V;
+}
+
 // Which points of a thread's pack it may load or store (`on`), and the access: one vector load
 // or store where every point is on, else one per point (points off load as zero).
 template <class T, int V>
@@ -218,7 +225,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T>
                                                               HeatCoeffs<T> r, int points,
                                                               double* __restrict__ partial) {
     using P = Pack<T, V>;
-    const int x0 = box.lo[0] - ((box.lo[0] % V) + V) % V;  // box.lo[0] rounded down to V
+    const int x0 = pack_start<V>(box.lo[0]);
     const int i = x0 + V * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     int j = 0;
     int w0 = 0;
@@ -408,12 +415,19 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
 }
 
 // The levels kernels' step loop: step(slot, t, newest, middle, oldest) runs step t + slot with
-// the three register rows of every level in the roles that step gives them. The roles rotate
-// every step instead of the rows being copied, so the body is unrolled three times (slot 0, 1,
-// 2 at the same t, a multiple of 3).
-template <class Step, class Rows>
-__device__ __forceinline__ void rotating_steps(int steps, Step& step, Rows& h0, Rows& h1,
-                                               Rows& h2) {
+// the three register rows of every level (a thread's V points of three consecutive rows or
+// planes, zero before the first step) in the roles that step gives them. The roles rotate every
+// step instead of the rows being copied, so the body is unrolled three times (slot 0, 1, 2 at
+// the same t, a multiple of 3).
+template <class T, int Levels, int V, class Step>
+__device__ __forceinline__ void rotating_steps(int steps, Step& step) {
+    T h0[Levels][V];
+    T h1[Levels][V];
+    T h2[Levels][V];
+#pragma unroll
+    for (int l = 0; l < Levels; ++l)
+#pragma unroll
+        for (int e = 0; e < V; ++e) h0[l][e] = h1[l][e] = h2[l][e] = T(0);
     for (int t = 0; t < steps; t += 3) {
         step(std::integral_constant<int, 0>{}, t, h0, h1, h2);
         if (t + 1 >= steps) break;
@@ -521,13 +535,6 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
         tile.ring[tile.tid * tile.width] = T(0);
         tile.ring[tile.tid * tile.width + tile.width - 1] = T(0);
     }
-    T h0[Levels][V];
-    T h1[Levels][V];
-    T h2[Levels][V];
-#pragma unroll
-    for (int j = 0; j < Levels; ++j)
-#pragma unroll
-        for (int e = 0; e < V; ++e) h0[j][e] = h1[j][e] = h2[j][e] = T(0);
     __syncthreads();
     const int steps = (y1 - y0) + 3 * Levels;
     auto load = [&](int t, T(&v)[V]) {
@@ -556,7 +563,7 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
         store(t + kSlot, top);
         __syncthreads();
     };
-    rotating_steps(steps, step, h0, h1, h2);
+    rotating_steps<T, Levels, V>(steps, step);
 }
 
 // Temporal blocking in 3D: `Levels` sweeps in one pass, streamed along z as the 2D kernel
@@ -647,8 +654,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     const int tx = static_cast<int>(threadIdx.x);
     const int ty = static_cast<int>(threadIdx.y);
     const Tile tile{reinterpret_cast<P*>(smem_raw) + ty * 32 + tx};
-    const int lo = box.lo[0] - Levels;
-    const int x0 = lo - ((lo % V) + V) % V;  // the first tile's first point
+    const int x0 = pack_start<V>(box.lo[0] - Levels);  // the first tile's first point
     const int tile_x = x0 + static_cast<int>(blockIdx.x) * kStrideX;
     const int i = tile_x + V * tx;
     const int j = box.lo[1] - Levels + static_cast<int>(blockIdx.y) * kStrideY + ty;
@@ -679,13 +685,6 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     // The level planes start at zero (the first steps' reads of planes not yet made); the input
     // slots are read only where a copy filled them.
     for (int c = 0; c < 3 * Levels; ++c) tile.cell[c * Tile::kPlane] = P{};
-    T h0[Levels][V];
-    T h1[Levels][V];
-    T h2[Levels][V];
-#pragma unroll
-    for (int l = 0; l < Levels; ++l)
-#pragma unroll
-        for (int e = 0; e < V; ++e) h0[l][e] = h1[l][e] = h2[l][e] = T(0);
     const int steps = (z1 - z0) + 3 * Levels;
     const int load_steps = loads ? (z1 + Levels) - first : 0;
     // Step s's input pack into input slot s % 3, one copy group per step (empty past the box).
@@ -712,7 +711,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         store_at += sz;
         __syncthreads();
     };
-    rotating_steps(steps, step, h0, h1, h2);
+    rotating_steps<T, Levels, V>(steps, step);
 }
 
 // One thread per point of a box, grid-stride; op(t, i, j, k) gets the point's position t in the

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 
 #include "field/field.hpp"
 
@@ -50,6 +51,14 @@ private:
 struct StagedField {
     HostField field;
     std::shared_ptr<Landing> landing;
+
+    // Waits for the landing and returns the field; throws (std::runtime_error, a local error)
+    // where the copy was abandoned: its memory must not be read.
+    [[nodiscard]] const HostField& landed() const {
+        if (!landing->wait())
+            throw std::runtime_error("a field's copy from the device never completed");
+        return field;
+    }
 };
 
 }  // namespace gridsim

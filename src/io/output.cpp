@@ -256,11 +256,9 @@ HostField OutputWriter::field_now(const OutputContext& ctx) {
     if (staging_.empty()) return ctx.field();
     drain();
     Stopwatch watch;
-    const StagedField staged = ctx.stage(staging_.front().get());
-    if (!staged.landing->wait())
-        throw std::runtime_error("the output's copy from the device never completed");
+    const HostField field = ctx.stage(staging_.front().get()).landed();
     staging_seconds_ += watch.lap();
-    return staged.field;
+    return field;
 }
 
 // Completes the last background snapshot (its sync, rename and sidecars).
@@ -366,12 +364,11 @@ BackgroundWriter::Job OutputWriter::background_job(const OutputContext& ctx,
     return [tail = tail_, dom, sub, staged, memory, meta, path, disk, waits = download_waits_,
             after = sidecars_job(ctx, path, true)](MPI_Comm comm) {
         Stopwatch watch;
-        if (!staged.landing->wait())
-            throw std::runtime_error("the snapshot's copy from the device never completed");
+        const HostField& field = staged.landed();
         *waits += watch.lap();
         PendingCommit mine;
         try {
-            mine = write_snapshot_begin(path, comm, dom, sub, staged.field, meta, disk, false);
+            mine = write_snapshot_begin(path, comm, dom, sub, field, meta, disk, false);
         } catch (const RunFailure&) {
             try {  // the one before is whole: keep it (this failure is the one said)
                 if (*tail) finish_commit((*tail)->commit, comm, false);
