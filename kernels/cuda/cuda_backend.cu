@@ -331,9 +331,9 @@ public:
     ~CudaBackend() override {
         cudaStreamSynchronize(reduce_.get());
         cudaStreamSynchronize(boundary_.get());
-        // A download lands here unless the device has failed: then its waiter is let go.
+        // Downloads land here unless the device has failed: then their waiters are let go.
         cudaStreamSynchronize(copy_.get());
-        if (landing_) landing_->abandon();
+        for (const auto& landing : landings_) landing->abandon();
     }
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
@@ -391,7 +391,10 @@ public:
         auto marker = std::make_unique<std::shared_ptr<Landing>>(landing);
         GRIDSIM_CUDA_CHECK(cudaLaunchHostFunc(copy_.get(), land_download, marker.get()));
         marker.release();  // the host function owns it now
-        landing_ = std::move(landing);
+        landings_.erase(std::remove_if(landings_.begin(), landings_.end(),
+                                       [](const auto& l) { return !l->pending(); }),
+                        landings_.end());
+        landings_.push_back(std::move(landing));
     }
     void join_download() override {
         GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(boundary_.get(), downloaded_.get(), 0));
@@ -914,11 +917,11 @@ private:
     Stream interior_{Stream::Priority::low};
     Event boundary_done_;
     Event interior_done_;
-    // Downloads into page-locked memory (output staging) beside the lanes, and the last one's
-    // completion and landing.
+    // Downloads into page-locked memory (output staging) beside the lanes: the last one's
+    // completion, and the landings not yet marked (several copies may be in flight).
     Stream copy_{Stream::Priority::low};
     Event downloaded_;
-    std::shared_ptr<Landing> landing_;
+    std::vector<std::shared_ptr<Landing>> landings_;
     cuda::ReductionScratch scratch_;
     CublasHandle blas_;
     Buffer<float> blas_float_ = device_buffer<float>(1);
