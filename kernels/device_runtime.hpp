@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "kernels/backend.hpp"
@@ -49,6 +50,9 @@ public:
     [[nodiscard]] virtual DeviceInfo describe(int device) const = 0;
     // Makes `device` current for this process (every later call and backend uses it).
     virtual void select(int device) = 0;
+    // Bus ids of the other visible devices whose memory `device` can load from and store to
+    // (peer access), for the ipc halo transport's routes.
+    [[nodiscard]] virtual std::vector<std::string> reachable_peers(int device) const = 0;
     [[nodiscard]] virtual std::unique_ptr<Backend<float>> make_float_backend(
         const LaunchConfig& launch) const = 0;
     [[nodiscard]] virtual std::unique_ptr<Backend<double>> make_double_backend(

@@ -10,9 +10,11 @@
 #   profile  Nsight Compute on a few sweeps of each variant and deck (needs ncu)
 #   latency  time per step against points per GPU: jacobi 2D float (residual every sweep)
 #            1024^2..16384^2 and heat 3D double 64^3..512^3 on 1, 2 and 4 GPUs (as many as
-#            the host has), each with CUDA graphs (auto) and without (graphs off and every
-#            phase timed, as every step ran before graphs), and with GRIDSIM_BEFORE (another
-#            gridsim build, e.g. an earlier commit's) where that is set; latency.md, latency.png
+#            the host has), each as gridsim chooses (auto), with direct peer stores for the
+#            halos and sums (ipc; several GPUs only), without CUDA graphs (off: graphs off and
+#            every phase timed, as every step ran before graphs; LATENCY_MODES picks among auto,
+#            ipc and off), and with GRIDSIM_BEFORE (another gridsim build, e.g. an earlier
+#            commit's) where that is set; latency.md, latency.png
 #   all      matrix, tune, profile and latency
 # gridsim comes from BUILD_DIR (default: PATH, else build/). Reports and logs go to $OUT (or
 # out/bench): reports.tgz, bench.log, table.txt, ncu.txt. Runs with mpirun; where no MPI is
@@ -112,12 +114,13 @@ profile() {
 # Global grids N^2 / N^3 on n GPUs (strong scaling: points per GPU = N^d / n), steps for about
 # 10^10 point updates (200 to 40000), LATENCY_REPEAT runs each (the fastest is kept).
 latency() {
-    local n s mode rep steps modes="auto off"
+    local n s mode rep steps modes=${LATENCY_MODES:-auto ipc off}
     [ -n "${GRIDSIM_BEFORE:-}" ] && modes="$modes before"
     for n in 1 2 4; do
         [ "$n" -gt "$ngpu" ] && continue
         for mode in $modes; do
             local sets=(--set parallel.graphs=$mode) BIN=$g
+            [ $mode = ipc ] && { [ "$n" -eq 1 ] && continue; sets=(--set parallel.transport=ipc); }
             [ $mode = off ] && sets+=(--set parallel.phase_every=1)
             [ $mode = before ] && sets=(--set output.progress_every=0) BIN=$GRIDSIM_BEFORE
             for rep in $(seq "${LATENCY_REPEAT:-2}"); do

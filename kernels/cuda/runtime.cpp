@@ -52,6 +52,15 @@ public:
         return info;
     }
     void select(int device) override { GRIDSIM_CUDA_CHECK(cudaSetDevice(device)); }
+    [[nodiscard]] std::vector<std::string> reachable_peers(int device) const override {
+        std::vector<std::string> ids;
+        for (int d = 0; d < visible_devices(); ++d) {
+            int yes = 0;
+            if (d != device) GRIDSIM_CUDA_CHECK(cudaDeviceCanAccessPeer(&yes, device, d));
+            if (yes) ids.push_back(describe(d).pci_bus_id);
+        }
+        return ids;
+    }
 
     [[nodiscard]] std::unique_ptr<Backend<float>> make_float_backend(
         const LaunchConfig& launch) const override {

@@ -47,11 +47,12 @@ def us(d):
 
 
 def table(best):
-    """One row per (problem, N, GPUs): us per step with graphs (auto), without (off), and with
-    the earlier build (before) where it ran; the memory floor and its share of the step."""
-    rows = ["| problem | N | GPUs | points per GPU | us/step | graphs off | before | gain vs before | "
-            "floor us | floor / step | speed-up vs 1 GPU |",
-            "| --- " * 11 + "|"]
+    """One row per (problem, N, GPUs): us per step as gridsim chooses (auto), with direct peer
+    stores (ipc), without graphs (off), and with the earlier build (before) where they ran; the
+    memory floor and its share of the step."""
+    rows = ["| problem | N | GPUs | points per GPU | us/step | ipc | graphs off | before | "
+            "gain vs before | floor us | floor / step | speed-up vs 1 GPU |",
+            "| --- " * 12 + "|"]
     for (problem, size, n, mode), d in sorted(best.items()):
         if mode != "auto":
             continue
@@ -60,6 +61,7 @@ def table(best):
         one = best.get((problem, size, 1, "auto"))
         f = floor_us(d)
         rows.append(f"| {problem} | {size} | {n} | {d['updated_points_per_step'] / n:.3g} | {us(d)} | "
+                    f"{us(best.get((problem, size, n, 'ipc')))} | "
                     f"{us(best.get((problem, size, n, 'off')))} | {us(before)} | "
                     + (f"{before['time_per_step_s'] / t:.2f}x" if before else "-")
                     + f" | {f:.1f} | {f / (t * 1e6):.2f} | "
@@ -99,11 +101,12 @@ def plot(best, path):
     fig, axes = plt.subplots(1, len(problems), figsize=(6 * len(problems), 4.5), squeeze=False)
     for ax, problem in zip(axes[0], problems):
         for n in sorted({k[2] for k in best if k[0] == problem}):
-            for mode, style in (("auto", "o-"), ("before", "x--")):
+            for mode, style in (("auto", "o-"), ("ipc", "s-."), ("before", "x--")):
                 pts = sorted((d["updated_points_per_step"] / n, d["time_per_step_s"] * 1e6)
                              for k, d in best.items() if k[0] == problem and k[2] == n and k[3] == mode)
                 if pts:
-                    ax.plot(*zip(*pts), style, label=f"{n} GPU(s), {'now' if mode == 'auto' else 'before'}")
+                    what = {"auto": "now", "ipc": "ipc", "before": "before"}[mode]
+                    ax.plot(*zip(*pts), style, label=f"{n} GPU(s), {what}")
         floor = sorted((d["updated_points_per_step"] / k[2], floor_us(d))
                        for k, d in best.items() if k[0] == problem and k[3] == "auto")
         ax.plot(*zip(*floor), "k:", label="memory floor")

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -34,6 +35,7 @@ template <class T>
 struct HaloFace {
     int face = 0;
     int peer = MPI_PROC_NULL;  // rank across the face (another rank)
+    bool direct = false;       // moved by IPC stores into the peer's buffer (transport ipc)
     Box send;
     Box recv;
     Buffer<T> send_buf;
@@ -119,9 +121,22 @@ private:
     std::vector<Buffer<T>> host_recv_;
 };
 
+// Transport ipc: the faces (by face index) that go by direct stores into the neighbour's GPU,
+// and whether every rank reaches every other (then the sums over the ranks go by IPC too and no
+// NCCL communicator is made; the same on every rank).
+struct DirectRoutes {
+    std::array<bool, 6> faces{};
+    bool everywhere = false;
+};
+
 template <class T>
 std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
                                                   const std::vector<HaloFace<T>>& faces);
+// Collective over `comm`; faces marked `direct` go by IPC, the rest (if any) by NCCL.
+template <class T>
+std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm comm, Backend<T>& backend,
+                                                 const std::vector<HaloFace<T>>& faces,
+                                                 bool everywhere);
 
 // The faces of a rank's block that have a neighbour, moved in one launch per phase: pack (every
 // face sent to another rank into its buffer), transfer (the transport), unpack (every received
@@ -132,9 +147,10 @@ std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& bac
 template <class T>
 class HaloExchange {
 public:
-    // `transport`: staged, cuda_aware (device buffers straight to a CUDA-aware MPI) or nccl.
+    // `transport`: staged, cuda_aware (device buffers straight to a CUDA-aware MPI), nccl, or
+    // ipc: the faces marked in `direct` by stores into the neighbour's memory, the rest by NCCL.
     HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
-                 TransportKind transport = TransportKind::staged)
+                 TransportKind transport = TransportKind::staged, const DirectRoutes& direct = {})
         : backend_(backend), groups_(halo > 1 ? topo.subdomain().dims : 1) {
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
@@ -155,6 +171,7 @@ public:
             HaloFace<T> h;
             h.face = face;
             h.peer = topo.neighbour(face);
+            h.direct = transport == TransportKind::ipc && direct.faces[face];
             h.send = box(send_box(sub, face, halo), face);
             h.recv = recv;
             h.send_buf = backend.allocate(h.send.count());
@@ -173,6 +190,8 @@ public:
         }
         if (transport == TransportKind::nccl) {
             transport_ = make_nccl_transport<T>(topo.comm(), backend, remote_);
+        } else if (transport == TransportKind::ipc) {
+            transport_ = make_ipc_transport<T>(topo.comm(), backend, remote_, direct.everywhere);
         } else {
             transport_ = std::make_unique<MpiTransport<T>>(
                 topo.comm(), backend, transport == TransportKind::cuda_aware, remote_);

@@ -76,7 +76,7 @@ constexpr const char* kPrecisionNames[] = {"float", "double"};
 constexpr const char* kAxisBcNames[] = {"dirichlet", "periodic"};
 constexpr const char* kInitialNames[] = {"sine", "hotspot", "constant"};
 constexpr const char* kBackendNames[] = {"auto", "cpu", "cuda"};
-constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl"};
+constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl", "ipc"};
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
 constexpr const char* kGraphNames[] = {"auto", "on", "off"};
@@ -358,11 +358,10 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
         }
     }
     if (auto v = r.choice("parallel.backend", {"auto", "cpu", "cuda"})) c.backend = BackendKind(*v);
-    if (auto v = r.choice("parallel.transport", {"auto", "staged", "cuda-aware", "nccl"})) {
+    if (auto v = r.choice("parallel.transport", {"auto", "staged", "cuda-aware", "nccl", "ipc"})) {
         c.transport = TransportKind(*v);
     }
-    if (c.backend == BackendKind::cpu &&
-        (c.transport == TransportKind::cuda_aware || c.transport == TransportKind::nccl)) {
+    if (c.backend == BackendKind::cpu && moves_device_memory(c.transport)) {
         r.fail("parallel.transport",
                fmt::format("\"{}\" moves device memory and needs the CUDA backend; "
                            "parallel.backend = \"cpu\" uses \"staged\"",

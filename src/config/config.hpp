@@ -26,7 +26,7 @@ enum class Precision { float32, float64 };
 enum class AxisBc { dirichlet, periodic };
 enum class InitialKind { sine, hotspot, constant };
 enum class BackendKind { automatic, cpu, cuda };
-enum class TransportKind { automatic, staged, cuda_aware, nccl };
+enum class TransportKind { automatic, staged, cuda_aware, nccl, ipc };
 // CUDA stencil variants (kernels/cuda/stencil_kernels.cuh); all give bitwise the same fields.
 enum class KernelKind { stream, tiled, naive };
 // parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
@@ -247,6 +247,11 @@ const char* to_string(AxisBc v);
 const char* to_string(InitialKind v);
 const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
+// Whether a transport moves device memory itself (cuda-aware, nccl, ipc): the CPU backend has
+// none to give it.
+inline bool moves_device_memory(TransportKind v) {
+    return v == TransportKind::cuda_aware || v == TransportKind::nccl || v == TransportKind::ipc;
+}
 const char* to_string(KernelKind v);
 const char* to_string(BindMode v);
 const char* to_string(GraphMode v);

@@ -108,6 +108,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"backend_note", r.backend_note},
         {"launch", r.launch},
         {"transport", r.transport},
+        {"transport_note", r.transport_note},
         {"overlap", cfg.overlap},
         {"graphs", r.graphs},
         {"time_block", r.time_block},
@@ -245,8 +246,9 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
     out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out +=
-        fmt::format("  transport       {}, overlap {}{}\n", s.transport, cfg.overlap ? "on" : "off",
-                    s.graphs ? ", sweeps replayed as CUDA graphs" : "");
+        fmt::format("  transport       {}, overlap {}{}{}\n", s.transport,
+                    cfg.overlap ? "on" : "off", s.graphs ? ", sweeps replayed as CUDA graphs" : "",
+                    s.transport_note.empty() ? std::string() : " (" + s.transport_note + ")");
     out += fmt::format("  kernel          {}\n", s.launch);
     if (s.time_block > 1) {
         out += fmt::format(

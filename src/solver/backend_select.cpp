@@ -9,6 +9,7 @@
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_session.hpp"
 #include "comm/nccl_transport.hpp"
+#include "comm/peer_routes.hpp"
 #include "solver/device_map.hpp"
 
 namespace gridsim {
@@ -96,7 +97,7 @@ DeviceInfo select_device(const DevicePlan& plan, int coverage, bool allow_sharin
 }
 
 void check_cpu_transport(const Config& cfg) {
-    if (cfg.transport == TransportKind::cuda_aware || cfg.transport == TransportKind::nccl) {
+    if (moves_device_memory(cfg.transport)) {
         throw ConfigError(
             cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
             "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
@@ -104,9 +105,12 @@ void check_cpu_transport(const Config& cfg) {
 }
 
 // The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
-// rank has a GPU of its own (NCCL refuses two ranks on one device). `auto` takes nccl when it
-// can and there is more than one rank: halos then move GPU to GPU without the host.
-TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm) {
+// rank has a GPU of its own (NCCL refuses two ranks on one device); ipc where every rank's GPU
+// reaches every other's (`ipc_gap` empty), or else where NCCL can take the faces and sums it
+// cannot. `auto` takes nccl when there is more than one rank with a GPU of its own: halos then
+// move GPU to GPU without the host.
+TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
+                            const std::string& ipc_gap) {
     switch (cfg.transport) {
         case TransportKind::staged:
             return TransportKind::staged;
@@ -129,12 +133,35 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm) {
                     "\"nccl\" needs one GPU per rank (ranks share GPUs here); use \"staged\"");
             }
             return TransportKind::nccl;
+        case TransportKind::ipc:
+            if (ipc_gap.empty()) return TransportKind::ipc;
+            if (!nccl_built() || !own_gpus) {
+                throw ConfigError(cfg.where("parallel.transport") + "\"ipc\": " + ipc_gap +
+                                  (nccl_built()
+                                       ? ", and NCCL cannot take the rest (ranks share GPUs)"
+                                       : ", and this build has no NCCL to take the rest") +
+                                  "; use \"staged\"");
+            }
+            return TransportKind::ipc;
         case TransportKind::automatic:
             break;
     }
     // One rank has no peer: every halo is a copy in device memory, so no NCCL communicator.
+    // ipc is asked for by name until it has been measured on several GPUs.
     return nccl_built() && own_gpus && comm_size(comm) > 1 ? TransportKind::nccl
                                                            : TransportKind::staged;
+}
+
+// This rank's node, GPU and the GPUs it reaches, for the ipc routes.
+RankGpu this_rank_gpu(const DeviceInfo& device) {
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    GRIDSIM_MPI_CHECK(MPI_Get_processor_name(name, &len));
+    RankGpu mine;
+    mine.node.assign(name, static_cast<std::size_t>(len));
+    mine.bus_id = device.pci_bus_id;
+    if (device.device >= 0) mine.reaches = device_runtime()->reachable_peers(device.device);
+    return mine;
 }
 
 // Reads the placement back with a host buffer allocated by the backend the way its staging
@@ -182,7 +209,12 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         bind_this_rank(cfg, comm, topo, cuda ? plan.info.pci_bus_id : std::string(),
                        plan.info.local_rank, plan.info.local_ranks);
     if (cuda) {
-        choice.transport = gpu_transport(cfg, coverage == 2, comm);
+        if (comm_size(comm) > 1 && cfg.transport == TransportKind::ipc) {
+            choice.gpus = gather_rank_gpus(comm, this_rank_gpu(plan.info));
+        }
+        const std::string ipc_gap = ipc_everywhere(choice.gpus);
+        choice.transport = gpu_transport(cfg, coverage == 2, comm, ipc_gap);
+        choice.ipc_everywhere = choice.transport == TransportKind::ipc && ipc_gap.empty();
         choice.device =
             select_device(plan, coverage, cfg.share_gpus, cfg.where("parallel.backend"));
         LaunchConfig launch;

@@ -7,9 +7,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
+#include "comm/peer_routes.hpp"
 #include "config/config.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device_runtime.hpp"
@@ -21,7 +23,12 @@ template <class T>
 struct BackendChoice {
     std::unique_ptr<Backend<T>> backend;
     DeviceInfo device;                                // device = -1 on the CPU backend
-    TransportKind transport = TransportKind::staged;  // resolved: staged, cuda_aware or nccl
+    TransportKind transport = TransportKind::staged;  // resolved: staged, cuda_aware, nccl, ipc
+    // Every rank's node and GPU, for the ipc routes (comm/peer_routes.hpp); empty with one
+    // rank, or where "ipc" was not asked for.
+    std::vector<RankGpu> gpus;
+    // ipc, and every rank reaches every other: the sums go by IPC as well, no NCCL at all.
+    bool ipc_everywhere = false;
     std::string note;         // why `auto` chose what it chose ("" otherwise)
     RankPlacement placement;  // parallel.bind, applied before the backend allocated anything
 };

@@ -7,6 +7,8 @@
 #include <map>
 
 #include "comm/gather.hpp"
+#include "comm/mpi_session.hpp"
+#include "comm/peer_routes.hpp"
 #include "solver/initial.hpp"
 
 namespace gridsim {
@@ -38,7 +40,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
     check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
     for (auto& f : u_) f = be_.allocate_field(ext);
-    halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport);
+    halo_ =
+        std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport, direct_routes());
     owned_ = Box{{0, 0, 0}, sub.size};
     updated_ = updated_box(sub);
     // The shell is as deep as the deepest halo any time block exchanges, whatever this run's:
@@ -99,13 +102,44 @@ bool Simulation<T>::decide_recording() {
     int all = 0;
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, topo_.comm()));
     if (all == 0 && cfg_.graphs == GraphMode::on) {
-        throw ConfigError(cfg_.where("parallel.graphs") +
-                          "\"on\" needs the CUDA backend and a halo exchange without host steps "
-                          "(transport \"nccl\", or no neighbour on another rank); this run has " +
-                          (be_.can_capture() ? "transport " + std::string(transport_name())
-                                             : "the " + be_.name() + " backend"));
+        throw ConfigError(
+            cfg_.where("parallel.graphs") +
+            "\"on\" needs the CUDA backend and a halo exchange without host steps "
+            "(transport \"nccl\" or \"ipc\", or no neighbour on another rank); this run has " +
+            (be_.can_capture() ? "transport " + std::string(transport_name())
+                               : "the " + be_.name() + " backend"));
     }
     return all == 1;
+}
+
+// parallel.transport "ipc", or "auto", which resolves to it: a face goes by direct stores where
+// both ranks' GPUs reach each other (comm/peer_routes.hpp). Under "ipc" a face that cannot is
+// refused on every rank with the first reason; under "auto" it goes through NCCL and the run
+// header says why.
+template <class T>
+DirectRoutes Simulation<T>::direct_routes() {
+    if (choice_.transport != TransportKind::ipc) return {};
+    if (choice_.ipc_everywhere) {
+        DirectRoutes all;
+        all.faces.fill(true);
+        all.everywhere = true;
+        return all;
+    }
+    const Subdomain& sub = topo_.subdomain();
+    std::array<int, 6> peers;
+    peers.fill(-1);
+    for (int face = 0; face < 2 * sub.dims; ++face) {
+        if (sub.has_neighbour[face] && topo_.neighbour(face) != topo_.rank())
+            peers[face] = topo_.neighbour(face);
+    }
+    const FaceRoutes routes = route_faces(choice_.gpus, topo_.rank(), peers);
+    const std::string why = agree_on_error(topo_.comm(), routes.obstacle);
+    if (!why.empty() && cfg_.transport == TransportKind::ipc) {
+        throw ConfigError(cfg_.where("parallel.transport") + "\"ipc\": " + why +
+                          "; use \"nccl\" or \"auto\"");
+    }
+    if (!why.empty()) transport_note_ = "NCCL where IPC cannot: " + why;
+    return DirectRoutes{routes.ipc, false};
 }
 
 // Refuses (ConfigError, on every rank) a deck whose fields do not fit, before allocating them:

@@ -186,6 +186,57 @@ TEST_P(GpuDeck, NcclAndStagedAreBitwiseIdentical) {
     EXPECT_EQ(count_differences(nccl, one), 0u);
 }
 
+// Direct peer stores (transport ipc) against NCCL (staged where ranks share a GPU): the same
+// bytes land in the same halos, so the same fields, bitwise; with one-deep halos (one exchange
+// of every face) and 3-deep ones (an exchange per axis, edges and corners carried), replayed as
+// CUDA graphs or not. The handshake counters advance on the device, so a replay that reused a
+// stale count would hang or read old halos here. The sums over the ranks go by IPC mailboxes
+// (every rank reaches every other here) in rank order: with two ranks bitwise NCCL's and MPI's
+// a + b, with more equal to rounding (their order is theirs). Ranks sharing a GPU time-slice it,
+// so every handshake waits for the other process's turn: slow, but the same code.
+TEST_P(GpuDeck, IpcIsBitwiseIdenticalToTheOtherTransports) {
+    GRIDSIM_REQUIRE_GPU();
+    const int n = test::world_size();
+    if (n < 2) GTEST_SKIP() << "needs several ranks";
+    const Deck& d = GetParam();
+    const bool own = every_rank_has_its_own_gpu();
+    const char* reference = own ? "nccl" : "staged";
+    for (const char* k : {"1", "3"}) {
+        const RunResult ref =
+            test::run_on_ranks(n, d.text + kGpu,
+                               {fmt::format("parallel.time_block={}", k), "parallel.graphs=off",
+                                fmt::format("parallel.transport={}", reference)});
+        for (const char* graphs : {"off", "on"}) {
+            RunResult ipc;
+            try {
+                ipc = test::run_on_ranks(n, d.text + kGpu,
+                                         {fmt::format("parallel.time_block={}", k),
+                                          fmt::format("parallel.graphs={}", graphs),
+                                          "parallel.phase_every=3", "parallel.transport=ipc"});
+            } catch (const ConfigError& e) {  // thrown on every rank alike
+                GTEST_SKIP() << "these GPUs do not reach each other: " << e.what();
+            }
+            if (test::world_rank() != 0) continue;
+            SCOPED_TRACE(fmt::format("{} ranks, time_block {}, graphs {}, against {}", n, k, graphs,
+                                     reference));
+            EXPECT_EQ(ipc.transport, "ipc");
+            EXPECT_EQ(ipc.graphs, std::string(graphs) == "on");
+            EXPECT_EQ(count_differences(ipc.global_field, ref.global_field), 0u);
+            ASSERT_EQ(ipc.residual_history.size(), ref.residual_history.size());
+            for (std::size_t i = 0; i < ref.residual_history.size(); ++i) {
+                const auto& [step, r] = ref.residual_history[i];
+                EXPECT_EQ(ipc.residual_history[i].first, step);
+                if (n == 2) {
+                    EXPECT_EQ(ipc.residual_history[i].second, r) << "step " << step;
+                } else {
+                    EXPECT_NEAR(ipc.residual_history[i].second, r, 1e-13 * std::abs(r))
+                        << "step " << step;
+                }
+            }
+        }
+    }
+}
+
 // Sweeps replayed as CUDA graphs (recorded at the second sweep of each kind; every 3rd pass runs
 // unrecorded for its phase timing, so recorded and unrecorded sweeps alternate irregularly)
 // against the plain path: the same fields and residual histories, bitwise. One rank records its
@@ -294,6 +345,8 @@ TEST_P(GpuImplicit, BothVectorKernelsAgreeWithTheCpuBackend) {
         paths.push_back({"nccl", "nccl", "nccl"});
         paths.push_back({"nccl", "mpi", "mpi"});
     }
+    // Every rank reaching every other (GPUs shared or linked): the sums through IPC mailboxes.
+    if (n >= 2) paths.push_back({"ipc", "nccl", "ipc"});
     for (const char* kernels : {"cublas", "fused"}) {
         for (const auto& [transport, allreduce, expected] : paths) {
             const RunResult r =

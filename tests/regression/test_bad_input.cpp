@@ -117,6 +117,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "bad.toml:6: parallel.backend: "},
         BadInput{"nccl_on_cpu", kGood + "[parallel]\ntransport = \"nccl\"\n", "run {deck}", 2,
                  "parallel.transport: \"nccl\" moves device memory"},
+        BadInput{"ipc_on_cpu", kGood + "[parallel]\ntransport = \"ipc\"\n", "run {deck}", 2,
+                 "parallel.transport: \"ipc\" moves device memory"},
         BadInput{"bad_set", kGood, "run {deck} --set time.steps", 2,
                  "--set time.steps: expected key=value"},
         BadInput{"report_dir_missing", kGood, "run {deck} --report {dir}/no/such/r.json", 2,

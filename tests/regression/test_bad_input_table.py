@@ -68,6 +68,8 @@ DECKS = [
     ("phase_every", BASE + "[parallel]\nphase_every = -1\n", "parallel.phase_every"),
     ("cuda_aware_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ntransport = \"nccl\"\n",
      "parallel.transport"),
+    ("ipc_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ntransport = \"ipc\"\n",
+     "parallel.transport: \"ipc\" moves device memory"),
     ("dir_empty", BASE + "[output]\ndir = \"\"\n", "output.dir: must not be empty"),
     ("prefix_slash", BASE + "[output]\nprefix = \"a/b\"\n", "output.prefix: must be a file name"),
     ("prefix_control", BASE + "[output]\nprefix = \"a\\u0007b\"\n", "output.prefix"),

@@ -1,0 +1,51 @@
+// Which halo faces may move by direct stores into the neighbour's GPU memory (CUDA IPC: the
+// boundary lane writes its faces straight into the neighbour's receive buffers over NVLink or
+// PCIe, parallel.transport = "ipc"). Decided from a table of every rank's node, GPU and the GPUs
+// that GPU can reach, gathered once; the decision itself is a pure function of that table, so
+// each rank decides alike for both ends of a face, and tests can state any machine.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+namespace gridsim {
+
+// One rank as the route decision sees it.
+struct RankGpu {
+    std::string node;    // host name (MPI_Get_processor_name)
+    std::string bus_id;  // PCI bus id of the GPU the rank drives ("" : none)
+    // Bus ids of the other GPUs this rank's process sees and its GPU can load from and store to
+    // (cudaDeviceCanAccessPeer). A GPU the launcher hid from the process (per-task binding,
+    // CUDA_VISIBLE_DEVICES) is not in it: its memory cannot be opened there.
+    std::vector<std::string> reaches;
+};
+
+// A RankGpu as one line and back (the table is gathered as text).
+std::string encode(const RankGpu& r);
+RankGpu decode_rank_gpu(const std::string& line);
+
+// "" when ranks `a` and `b` (indices into `ranks`) can store into each other's GPU memory, else
+// why not, naming the ranks, and the nodes or GPUs at fault. Two ranks on one GPU can (the GPU
+// time-slices between their processes, so the handshake is slow there: for tests).
+std::string ipc_obstacle(const std::vector<RankGpu>& ranks, int a, int b);
+
+// "" when every rank can store into every other rank's GPU memory (then the sums over the ranks
+// go by IPC too, and no NCCL communicator is needed), else the first pair's reason.
+std::string ipc_everywhere(const std::vector<RankGpu>& ranks);
+
+// The faces of rank `me` that go by IPC. `peers[face]`: the rank across it, or -1 where no
+// other rank is (no neighbour, or this rank itself). `obstacle`: the first face's reason where
+// one cannot ("" when every face with a peer can).
+struct FaceRoutes {
+    std::array<bool, 6> ipc{};
+    std::string obstacle;
+};
+FaceRoutes route_faces(const std::vector<RankGpu>& ranks, int me, const std::array<int, 6>& peers);
+
+// Every rank's RankGpu, in rank order, on every rank of `comm` (collective).
+std::vector<RankGpu> gather_rank_gpus(MPI_Comm comm, const RankGpu& mine);
+
+}  // namespace gridsim

@@ -1,0 +1,149 @@
+// The ipc transport's routes from synthetic machine tables: which faces go by direct stores into
+// the neighbour's GPU, and the one-line reason where one cannot (another node, a GPU hidden from
+// the process by per-task binding, no peer access in one direction, no GPU); ranks sharing a GPU
+// can.
+#include <gtest/gtest.h>
+
+#include "comm/peer_routes.hpp"
+
+using namespace gridsim;
+
+namespace {
+
+const std::string kA = "0000:19:00.0";
+const std::string kB = "0000:3B:00.0";
+const std::string kC = "0000:5D:00.0";
+const std::string kD = "0000:DB:00.0";
+
+// Four ranks, one GPU each, every process sees all four GPUs and they all reach each other
+// (an NVLink node launched without per-task binding).
+std::vector<RankGpu> one_nvlink_node() {
+    const std::vector<std::string> all = {kA, kB, kC, kD};
+    std::vector<RankGpu> ranks;
+    for (const std::string& mine : all) {
+        RankGpu r{"gpu01", mine, {}};
+        for (const std::string& other : all)
+            if (other != mine) r.reaches.push_back(other);
+        ranks.push_back(r);
+    }
+    return ranks;
+}
+
+constexpr std::array<int, 6> kNoPeers = {-1, -1, -1, -1, -1, -1};
+
+}  // namespace
+
+TEST(PeerRoutes, ReachableGpusOnOneNodeHaveNoObstacle) {
+    const auto ranks = one_nvlink_node();
+    for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+            if (a != b) EXPECT_EQ(ipc_obstacle(ranks, a, b), "") << a << " " << b;
+}
+
+TEST(PeerRoutes, AnotherNodeIsNamed) {
+    auto ranks = one_nvlink_node();
+    ranks[2].node = "gpu02";
+    EXPECT_EQ(ipc_obstacle(ranks, 1, 2), "ranks 1 and 2 are on different nodes (gpu01, gpu02)");
+    EXPECT_EQ(ipc_obstacle(ranks, 2, 1), "ranks 2 and 1 are on different nodes (gpu02, gpu01)");
+    EXPECT_EQ(ipc_obstacle(ranks, 0, 1), "");
+}
+
+// Per-task binding: each process sees only its own GPU, so it can open no other's memory.
+TEST(PeerRoutes, AGpuHiddenFromTheProcessCannotBeReached) {
+    auto ranks = one_nvlink_node();
+    for (auto& r : ranks) r.reaches.clear();
+    const std::string why = ipc_obstacle(ranks, 0, 1);
+    EXPECT_NE(why.find("rank 0's GPU (" + kA + ") cannot reach rank 1's GPU (" + kB + ")"),
+              std::string::npos)
+        << why;
+}
+
+// Peer access in one direction only refuses the pair from both ends (each end stores into the
+// other's memory).
+TEST(PeerRoutes, OneWayAccessIsRefusedFromBothEnds) {
+    auto ranks = one_nvlink_node();
+    ranks[1].reaches = {kC, kD};  // rank 1's GPU cannot reach rank 0's
+    for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 0}}) {
+        const std::string why = ipc_obstacle(ranks, a, b);
+        EXPECT_NE(why.find("rank 1's GPU (" + kB + ") cannot reach rank 0's GPU (" + kA + ")"),
+                  std::string::npos)
+            << why;
+    }
+    EXPECT_EQ(ipc_obstacle(ranks, 0, 2), "");
+}
+
+// Two ranks on one GPU (parallel.share_gpus): its memory is local to both, whatever the
+// process sees of other GPUs.
+TEST(PeerRoutes, RanksSharingAGpuReachEachOther) {
+    auto ranks = one_nvlink_node();
+    ranks[3].bus_id = kC;
+    ranks[2].reaches.clear();
+    ranks[3].reaches.clear();
+    EXPECT_EQ(ipc_obstacle(ranks, 2, 3), "");
+    EXPECT_NE(ipc_obstacle(ranks, 1, 2), "");
+}
+
+TEST(PeerRoutes, AMissingGpuIsNamed) {
+    auto ranks = one_nvlink_node();
+    ranks[3].bus_id.clear();
+    EXPECT_EQ(ipc_obstacle(ranks, 2, 3), "rank 3 has no GPU");
+}
+
+// The sums go by IPC only where every pair of ranks reaches each other, not only neighbours.
+TEST(PeerRoutes, EverywhereNeedsEveryPair) {
+    auto ranks = one_nvlink_node();
+    EXPECT_EQ(ipc_everywhere(ranks), "");
+    EXPECT_EQ(ipc_everywhere({}), "");
+    EXPECT_EQ(ipc_everywhere({ranks[0]}), "");
+    ranks[3].node = "gpu02";
+    EXPECT_EQ(ipc_everywhere(ranks), "ranks 0 and 3 are on different nodes (gpu01, gpu02)");
+    ranks[3].node = "gpu01";
+    ranks[0].reaches = {kB, kC};  // a 4-GPU node without the link from 0 to 3
+    EXPECT_NE(ipc_everywhere(ranks).find("rank 0's GPU (" + kA + ") cannot reach rank 3's"),
+              std::string::npos);
+}
+
+// Two nodes of two GPUs, process grid 4 x 1 along x (non-periodic): rank 1's -x face stays on its
+// node (ipc), its +x face crosses to the other node (NCCL), and the reason names that face's pair.
+TEST(PeerRoutes, FacesMixIpcAndNcclAcrossNodes) {
+    auto ranks = one_nvlink_node();
+    ranks[2].node = ranks[3].node = "gpu02";
+    std::array<int, 6> peers = kNoPeers;
+    peers[0] = 0;
+    peers[1] = 2;
+    const FaceRoutes r = route_faces(ranks, 1, peers);
+    EXPECT_TRUE(r.ipc[0]);
+    EXPECT_FALSE(r.ipc[1]);
+    for (int face = 2; face < 6; ++face) EXPECT_FALSE(r.ipc[face]);
+    EXPECT_EQ(r.obstacle, "ranks 1 and 2 are on different nodes (gpu01, gpu02)");
+}
+
+// Two ranks on a periodic axis: both faces go to the same peer.
+TEST(PeerRoutes, BothFacesToOnePeer) {
+    const auto ranks = one_nvlink_node();
+    std::array<int, 6> peers = kNoPeers;
+    peers[2] = peers[3] = 1;
+    const FaceRoutes r = route_faces(ranks, 0, peers);
+    EXPECT_TRUE(r.ipc[2]);
+    EXPECT_TRUE(r.ipc[3]);
+    EXPECT_FALSE(r.ipc[0]);
+    EXPECT_EQ(r.obstacle, "");
+}
+
+TEST(PeerRoutes, NoPeersNoObstacle) {
+    const FaceRoutes r = route_faces(one_nvlink_node(), 0, kNoPeers);
+    for (bool b : r.ipc) EXPECT_FALSE(b);
+    EXPECT_EQ(r.obstacle, "");
+}
+
+TEST(PeerRoutes, TheTableSurvivesItsTextForm) {
+    const RankGpu r{"node-7.cluster", kB, {kA, kC}};
+    const RankGpu back = decode_rank_gpu(encode(r));
+    EXPECT_EQ(back.node, r.node);
+    EXPECT_EQ(back.bus_id, r.bus_id);
+    EXPECT_EQ(back.reaches, r.reaches);
+    const RankGpu none = decode_rank_gpu(encode(RankGpu{"cpu01", "", {}}));
+    EXPECT_EQ(none.node, "cpu01");
+    EXPECT_EQ(none.bus_id, "");
+    EXPECT_TRUE(none.reaches.empty());
+}
