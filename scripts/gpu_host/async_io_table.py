@@ -16,10 +16,13 @@ def load(path):
 
 def main(out):
     rows = []
+    shared = {}
     for ceiling_file in sorted(glob.glob(os.path.join(out, "io-ceiling-n*.txt"))):
         n = int(re.search(r"n(\d+)\.txt$", ceiling_file).group(1))
         with open(ceiling_file) as f:
-            ceiling = float(re.search(r"([0-9.]+) MB/s", f.read()).group(1))
+            rates = [float(r) for r in re.findall(r"([0-9.]+) MB/s", f.read())]
+        ceiling = rates[0]  # a file per rank; then, with several ranks, one shared file
+        shared[n] = rates[1] if len(rates) > 1 else None
         small = {m: load(os.path.join(out, f"small-n{n}-{m}.json")) for m in ("off", "on", "none")}
         big = {m: load(os.path.join(out, f"big-n{n}-{m}.json")) for m in ("off", "on", "none")}
         hints = os.path.join(out, f"big-n{n}-hints.json")
@@ -51,6 +54,10 @@ def main(out):
         rate = small["on"]["output"]["write_rate_MBps"] / ceiling
         print(f"| {n} | {ceiling:.0f} | 256^3 async write rate >= 0.85 of bench --io | {rate:.2f} "
               f"| {'yes' if rate >= 0.85 else 'no'} |")
+        if shared[n]:
+            rate = small["on"]["output"]["write_rate_MBps"] / shared[n]
+            print(f"| {n} | {shared[n]:.0f} (one shared file) | the same, of the shared-file "
+                  f"ceiling (not the issue's target) | {rate:.2f} | - |")
         ratio = big["on"]["loop_seconds"] / big["none"]["loop_seconds"]
         print(f"| {n} | | 512^3 loop with snapshots <= 1.05 x without | {ratio:.3f} "
               f"| {'yes' if ratio <= 1.05 else 'no'} |")

@@ -204,50 +204,86 @@ std::string remote_pinned_rows(const DeviceRuntime& rt, const RankPlacement& loc
     return out;
 }
 
-// Seconds to write `bytes` of `block` to `path` and fsync it; "" or the error in `error`.
-double timed_file_write(const std::string& path, const std::vector<char>& block, std::size_t bytes,
-                        std::string& error) {
-    Stopwatch watch;
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        error = fmt::format("cannot create '{}': {}", path, std::strerror(errno));
-        return 0.0;
-    }
-    for (std::size_t done = 0; done < bytes && error.empty();) {
+// Writes `bytes` of `block` (repeated) into `fd` from `offset` on; "" or the error.
+std::string write_block(int fd, const std::string& path, const std::vector<char>& block,
+                        std::size_t bytes, off_t offset) {
+    for (std::size_t done = 0; done < bytes;) {
         const std::size_t n = std::min(block.size(), bytes - done);
-        const ssize_t w = ::write(fd, block.data(), n);
-        if (w <= 0) error = fmt::format("cannot write '{}': {}", path, std::strerror(errno));
-        done += w > 0 ? static_cast<std::size_t>(w) : 0;
+        const ssize_t w = ::pwrite(fd, block.data(), n, offset + static_cast<off_t>(done));
+        if (w <= 0) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+        done += static_cast<std::size_t>(w);
     }
-    if (error.empty() && ::fsync(fd) != 0)
+    return {};
+}
+
+// Opens `path` for writing (`flags` added), writes `bytes` at `offset`, fsync()s it when `sync`;
+// "" or the error.
+std::string write_file(const std::string& path, int flags, const std::vector<char>& block,
+                       std::size_t bytes, off_t offset, bool sync) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644);
+    if (fd < 0) return fmt::format("cannot create '{}': {}", path, std::strerror(errno));
+    std::string error = write_block(fd, path, block, bytes, offset);
+    if (error.empty() && sync && ::fsync(fd) != 0)
         error = fmt::format("cannot sync '{}': {}", path, std::strerror(errno));
     ::close(fd);
-    return watch.lap();
+    return error;
+}
+
+// One repetition: every rank writes `bytes`, to a file of its own (`shared` false) or to its
+// slice of one file that rank 0 then fsyncs, as a snapshot is written; the seconds from the
+// start to the last byte on disk (the slowest rank's). Throws ConfigError on every rank when a
+// rank fails.
+double timed_write(MPI_Comm comm, const std::string& dir, const std::vector<char>& block,
+                   std::size_t bytes, bool shared) {
+    const int rank = comm_rank(comm);
+    const std::string path = shared ? dir + "/.gridsim_io_probe.shared"
+                                    : fmt::format("{}/.gridsim_io_probe.{}", dir, rank);
+    std::string error;
+    if (shared && rank == 0) error = write_file(path, O_CREAT | O_TRUNC, block, 0, 0, false);
+    error = agree_on_error(comm, error);
+    if (!error.empty()) throw ConfigError("--io: " + error);
+    GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
+    Stopwatch watch;
+    error = shared ? write_file(path, 0, block, bytes, static_cast<off_t>(bytes) * rank, false)
+                   : write_file(path, O_CREAT | O_TRUNC, block, bytes, 0, true);
+    if (shared) {
+        GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
+        if (rank == 0 && error.empty()) error = write_file(path, 0, block, 0, 0, true);
+    }
+    double took = watch.lap();
+    if (!shared || rank == 0) ::unlink(path.c_str());
+    error = agree_on_error(comm, error);
+    if (!error.empty()) throw ConfigError("--io: " + error);
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, comm));
+    return took;
 }
 
 }  // namespace
 
 std::string io_bench(MPI_Comm comm, const std::string& dir, const BenchOptions& opt) {
-    const int rank = comm_rank(comm);
     const int ranks = comm_size(comm);
-    const std::string path = fmt::format("{}/.gridsim_io_probe.{}", dir, rank);
     std::vector<char> block(std::size_t{16} << 20);
     for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 131 + 7);
-    double best = 0.0;
-    for (int rep = 0; rep < opt.reps; ++rep) {
-        GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
-        std::string error;
-        double took = timed_file_write(path, block, opt.bytes, error);
-        ::unlink(path.c_str());
-        error = agree_on_error(comm, error);
-        if (!error.empty()) throw ConfigError("--io: " + error);
-        GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, comm));
-        best = std::max(best, static_cast<double>(opt.bytes) * ranks / took);
-    }
-    return fmt::format(
+    auto best_rate = [&](bool shared) {
+        double best = 0.0;
+        for (int rep = 0; rep < opt.reps; ++rep) {
+            const double took = timed_write(comm, dir, block, opt.bytes, shared);
+            best = std::max(best, static_cast<double>(opt.bytes) * ranks / took);
+        }
+        return best;
+    };
+    std::string out = fmt::format(
         "gridsim bench --io {}: {} rank(s), {} MiB each in 16 MiB writes + fsync, best of {}\n"
         "  {:<44} {:10.1f} MB/s\n",
-        dir, ranks, opt.bytes >> 20, opt.reps, "file write ceiling (all ranks)", best / 1e6);
+        dir, ranks, opt.bytes >> 20, opt.reps, "file write ceiling (all ranks)",
+        best_rate(false) / 1e6);
+    // A snapshot is one file all ranks write and rank 0 fsyncs: on a local file system its
+    // write-back may be slower than that of a file per rank (docs/performance.md).
+    if (ranks > 1) {
+        out += fmt::format("  {:<44} {:10.1f} MB/s\n", "one shared file, rank 0 fsyncs",
+                           best_rate(true) / 1e6);
+    }
+    return out;
 }
 
 std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {

@@ -131,10 +131,11 @@ class AsyncOutput(DeckCase):
                               probe, "--size-mib", "8", "--reps", "2"], capture_output=True,
                              text=True, timeout=120, check=False)
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
-        m = re.search(r"2 rank\(s\), 8 MiB each.*\n.*file write ceiling \(all ranks\) +([0-9.]+) MB/s",
-                      res.stdout)
+        m = re.search(r"2 rank\(s\), 8 MiB each.*\n.*file write ceiling \(all ranks\) +([0-9.]+) MB/s"
+                      r"\n +one shared file, rank 0 fsyncs +([0-9.]+) MB/s", res.stdout)
         self.assertIsNotNone(m, res.stdout)
         self.assertGreater(float(m.group(1)), 0.0)
+        self.assertGreater(float(m.group(2)), 0.0)
         self.assertEqual(os.listdir(probe), [])
         res = subprocess.run([GRIDSIM, "bench", "--io", os.path.join(self.tmp, "missing")],
                              capture_output=True, text=True, timeout=120, check=False)
