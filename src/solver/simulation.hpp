@@ -166,6 +166,8 @@ private:
     DirectRoutes direct_routes();
     // parallel.time_block, "auto" resolved; checked against the subdomain.
     int resolve_time_block() const;
+    [[nodiscard]] std::int64_t smallest_cross_section() const;
+    static constexpr std::int64_t kLevels3dMinCrossSection = 192 * 192;
     // The work of one sweep from current() into next(), without the swap: the updated points
     // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
     void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);

@@ -519,7 +519,7 @@ TEST(GpuStaging, AStagedFieldHoldsItsStepWhileTheSweepsGoOn) {
     const std::vector<std::pair<std::string, std::string>> decks = {
         {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [256, 256, "
          "192]\n[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n",
-         "parallel.time_block=\"auto\""},
+         "parallel.time_block=4"},
         {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [4096, 3072]\n[boundary]\nkind = "
          "\"benchmark\"\n",
          "parallel.time_block=1"}};
