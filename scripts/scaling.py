@@ -47,6 +47,16 @@ class UsageError(Exception):
 
 
 # ----------------------------------------------------------------------------- run
+def overlap_word(report):
+    """parallel.overlap as a run report holds it: "auto", "on" or "off" (older reports: a bool)."""
+    v = report["overlap"]
+    return ("on" if v else "off") if isinstance(v, bool) else v
+
+
+def overlap_on(report):
+    return overlap_word(report) != "off"
+
+
 def resolved_deck(gridsim, deck, sets):
     """The resolved configuration of the deck (via `gridsim check`), as a dict of sections."""
     out = subprocess.run([gridsim, "check", deck, "--json"] + [a for s in sets for a in ("--set", s)],
@@ -318,7 +328,7 @@ def limits_text(study, rows, p):
     share1 = last["transfer_s"] / last["time_per_step_s"] if last["time_per_step_s"] else 0
     lines.append(f"Halo transfer (pack + transfer + unpack, mean over ranks) is {100 * share0:.0f}% of a step "
                  f"at N={first['ranks']} and {100 * share1:.0f}% at N={last['ranks']}"
-                 + (" (overlapped with the interior, so it can exceed what it costs the step)." if last["report"]["overlap"] else "."))
+                 + (" (overlapped with the interior, so it can exceed what it costs the step)." if overlap_on(last["report"]) else "."))
     kf = [r["karp_flatt"] for r in rows if r["karp_flatt"] is not None]
     if len(kf) >= 2:
         trend = "grows" if kf[-1] > kf[0] * 1.2 else ("shrinks" if kf[-1] < kf[0] / 1.2 else "stays about constant")
@@ -427,7 +437,7 @@ def cmd_report(args):
     transports = ", ".join(f"{t} (N = {', '.join(n)})" for t, n in used.items())
     md = [f"# {study['kind'].capitalize()} scaling study", "",
           f"Deck `{study['deck']}` ({first['problem']} {first['dims']}D, {first['precision']}, backend "
-          f"{first['backend']}, transport {transports}, overlap {'on' if first['overlap'] else 'off'}); "
+          f"{first['backend']}, transport {transports}, overlap {overlap_word(first)}); "
           f"launcher `{study['launcher']}`; {study['repeat']} repeat(s) per N, keeping the {study['keep']}.", "",
           "| N | process grid | cells | ms/step | GLUP/s | speedup | efficiency | " + law + " | Karp-Flatt | "
           + " | ".join(part[:-2] + " ms" for part in parts) + " |",

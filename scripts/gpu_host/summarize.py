@@ -11,7 +11,7 @@ def row(path):
     ph = d["phases"]
     every = c["time"]["norm_every"] if d["problem"] == "jacobi" else "-"
     return (f"{path.split('/')[-1]:<38} {d['problem']:<6} {cells:<16} {d['precision']:<6} "
-            f"{d['ranks']:>2} {d['launch'][:36]:<36} {every:>4} {'on ' if d['overlap'] else 'off'} "
+            f"{d['ranks']:>2} {d['launch'][:36]:<36} {every:>4} {str(d['overlap']).replace('True', 'on').replace('False', 'off'):<4} "
             f"{d['time_per_step_s']*1e3:9.4f} {d['glups']:8.2f} {d['effective_bandwidth_GBps']:8.1f} "
             f"{d['copy_bandwidth_GBps']:7.0f} {d['bandwidth_ratio']*100:5.1f}% "
             f"{ph['interior']['max']:7.3f} {ph['transfer']['max']:7.3f}")

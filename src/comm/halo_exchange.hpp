@@ -203,6 +203,8 @@ public:
     // Whether a step's exchange runs without the host: no face goes to another rank, or the
     // transport issues its messages on the boundary lane (NCCL).
     [[nodiscard]] bool host_free() const { return remote_.empty() || !transport_->host_steps(); }
+    // Whether no face goes to another rank (every halo is a physical boundary or a self-copy).
+    [[nodiscard]] bool local_only() const { return remote_.empty(); }
     void allreduce_sum_on_lane(double* values, int count) {
         transport_->allreduce_sum_on_lane(values, count);
     }

@@ -80,6 +80,7 @@ constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
 constexpr const char* kGraphNames[] = {"auto", "on", "off"};
+constexpr const char* kOverlapNames[] = {"auto", "on", "off"};
 
 // Every value the field starts from must be finite and, in float, within float's range: an
 // amplitude of 1e39 would otherwise start the run from infinities.
@@ -367,7 +368,7 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
                            "parallel.backend = \"cpu\" uses \"staged\"",
                            to_string(c.transport)));
     }
-    if (auto v = r.boolean("parallel.overlap")) c.overlap = *v;
+    if (auto v = r.auto_or_boolean("parallel.overlap")) c.overlap = OverlapMode(*v);
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
     if (auto v = r.choice("parallel.kernel", {"stream", "tiled", "naive"}))
         c.kernel = KernelKind(*v);
@@ -500,6 +501,7 @@ const char* to_string(AxisBc v) { return kAxisBcNames[static_cast<int>(v)]; }
 const char* to_string(InitialKind v) { return kInitialNames[static_cast<int>(v)]; }
 const char* to_string(BackendKind v) { return kBackendNames[static_cast<int>(v)]; }
 const char* to_string(TransportKind v) { return kTransportNames[static_cast<int>(v)]; }
+const char* to_string(OverlapMode v) { return kOverlapNames[static_cast<int>(v)]; }
 const char* to_string(KernelKind v) { return kKernelNames[static_cast<int>(v)]; }
 const char* to_string(BindMode v) { return kBindNames[static_cast<int>(v)]; }
 const char* to_string(GraphMode v) { return kGraphNames[static_cast<int>(v)]; }
@@ -542,7 +544,6 @@ toml::table to_table(const Config& c) {
         {"parallel", toml::table{{"process_grid", first_n(c.process_grid, c.dims)},
                                  {"backend", to_string(c.backend)},
                                  {"transport", to_string(c.transport)},
-                                 {"overlap", c.overlap},
                                  {"share_gpus", c.share_gpus},
                                  {"kernel", to_string(c.kernel)},
                                  {"block", toml::array{c.block[0], c.block[1]}},
@@ -568,6 +569,11 @@ toml::table to_table(const Config& c) {
                                {"async_buffers", c.async_buffers}}},
     };
     toml::table* parallel = t.get_as<toml::table>("parallel");
+    if (c.overlap == OverlapMode::automatic) {
+        parallel->insert("overlap", "auto");
+    } else {
+        parallel->insert("overlap", c.overlap == OverlapMode::on);
+    }
     if (c.time_block == 0) {
         parallel->insert("time_block", "auto");
     } else {

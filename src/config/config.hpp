@@ -32,6 +32,9 @@ enum class KernelKind { stream, tiled, naive };
 // parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
 enum class BindMode { automatic, none, numa, strict };
 enum class GraphMode { automatic, on, off };
+// parallel.overlap: the halo exchange beside the interior (on), after it on one lane (off), or
+// (auto) a sweep without sums on a rank with no neighbour on another rank in one launch.
+enum class OverlapMode { automatic, on, off };
 // The most sweeps between halo exchanges parallel.time_block may ask for (also the depth of the
 // overlap shell: docs/architecture.md, "Temporal blocking").
 constexpr int kMaxTimeBlock = 8;
@@ -147,7 +150,7 @@ struct Config {
     std::array<int, 3> process_grid{0, 0, 0};  // 0 = chosen (choose_process_grid)
     BackendKind backend = BackendKind::automatic;
     TransportKind transport = TransportKind::automatic;
-    bool overlap = true;
+    OverlapMode overlap = OverlapMode::automatic;
     bool share_gpus = false;  // allow more ranks than GPUs on a node
     BindMode bind = BindMode::automatic;
     // CUDA stencil kernel: stream (each thread walks `rows` points along the slowest axis,
@@ -247,6 +250,8 @@ const char* to_string(AxisBc v);
 const char* to_string(InitialKind v);
 const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
+const char* to_string(OverlapMode v);  // "auto", "on", "off"
+
 // Whether a transport moves device memory itself (cuda-aware, nccl, ipc): the CPU backend has
 // none to give it.
 inline bool moves_device_memory(TransportKind v) {

@@ -154,6 +154,16 @@ std::optional<bool> DeckReader::boolean(std::string_view key) const {
     return n->as_boolean()->get();
 }
 
+std::optional<int> DeckReader::auto_or_boolean(std::string_view key) const {
+    const toml::node* n = find(key);
+    if (n == nullptr) return std::nullopt;
+    if (n->is_boolean()) return n->as_boolean()->get() ? 1 : 2;
+    if (n->is_string() && n->as_string()->get() == "auto") return 0;
+    fail(key, fmt::format("expected \"auto\", true or false, got {}",
+                          n->is_string() ? "\"" + n->as_string()->get() + "\""
+                                         : std::string(type_name(n->type()))));
+}
+
 std::optional<std::string> DeckReader::string(std::string_view key) const {
     const toml::node* n = find(key);
     if (n == nullptr) return std::nullopt;

@@ -58,6 +58,13 @@ nlohmann::json placements(MPI_Comm comm, const RunResult& result) {
     return out;
 }
 
+// parallel.overlap as a report holds it: "auto", "on" or "off" (reports written before "auto"
+// existed hold true or false).
+std::string overlap_word(const nlohmann::json& v) {
+    if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
+    return v.get<std::string>();
+}
+
 // Phase time beyond the loop's wall time on a rank: work that ran concurrently, what the
 // overlap hid. Mean over ranks (each rank's phases against its own loop time).
 double overlap_hidden(const RunResult& r, MPI_Comm comm) {
@@ -109,7 +116,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"launch", r.launch},
         {"transport", r.transport},
         {"transport_note", r.transport_note},
-        {"overlap", cfg.overlap},
+        {"overlap", to_string(cfg.overlap)},
         {"graphs", r.graphs},
         {"time_block", r.time_block},
         {"precision", to_string(cfg.precision)},
@@ -247,7 +254,7 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out +=
         fmt::format("  transport       {}, overlap {}{}{}\n", s.transport,
-                    cfg.overlap ? "on" : "off", s.graphs ? ", sweeps replayed as CUDA graphs" : "",
+                    to_string(cfg.overlap), s.graphs ? ", sweeps replayed as CUDA graphs" : "",
                     s.transport_note.empty() ? std::string() : " (" + s.transport_note + ")");
     out += fmt::format("  kernel          {}\n", s.launch);
     if (s.time_block > 1) {
@@ -285,7 +292,7 @@ std::string summary_text(const nlohmann::json& d) {
         str("problem"), d["dims"].get<int>(),
         fmt::join(d["config"]["grid"]["cells"].get<std::vector<int>>(), "x"), str("precision"),
         d["ranks"].get<int>(), fmt::join(d["process_grid"].get<std::vector<int>>(), "x"),
-        str("backend"), str("transport"), d["overlap"].get<bool>() ? "on" : "off");
+        str("backend"), str("transport"), overlap_word(d["overlap"]));
     if (d.value("graphs", false)) out += "  graphs          sweeps replayed as CUDA graphs\n";
     if (d.value("time_block", 1) > 1)
         out += fmt::format(
@@ -305,7 +312,7 @@ std::string summary_text(const nlohmann::json& d) {
         100.0 * num("bandwidth_ratio"), num("copy_bandwidth_GBps"));
     out += fmt::format("  overlap         hid {:.4f} s of phase time behind other work ({})\n",
                        num("overlap_hidden_s"),
-                       d["overlap"].get<bool>() ? "overlap on" : "overlap off");
+                       "overlap " + overlap_word(d["overlap"]));
     const auto& timing = d["phase_timing"];
     out += "  phases [s]      min / mean / max over ranks";
     if (timing["every"].get<int>() > 1)

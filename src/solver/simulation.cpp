@@ -260,6 +260,14 @@ void Simulation<T>::update_shell(Apply&& apply) {
     for (const Box& b : regions_.shell) apply(b, Lane::boundary);
 }
 
+// Every updated point at once on the boundary lane (fuses()).
+template <class T>
+template <class Apply>
+void Simulation<T>::update_fused(Apply&& apply) {
+    auto t = timer_.on_lane(Phase::interior, Lane::boundary);
+    apply(updated_, Lane::boundary);
+}
+
 // The interior, which reads no halo, on `lane`.
 template <class T>
 template <class Apply>
@@ -270,16 +278,17 @@ void Simulation<T>::update_interior(Apply&& apply, Lane lane) {
 
 // Packs, transfers and unpacks the halos of `halos` on the boundary lane (axis by axis for deep
 // halos) while the interior lane (low priority) updates the interior; overlap = false updates
-// the interior after the unpack, on the boundary lane.
+// the interior after the unpack, on the boundary lane; `interior` false (a fused sweep has
+// updated it already) updates none.
 template <class T>
 template <class Apply>
-void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply) {
+void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply, bool interior) {
     for (int g = 0; g < halo_->groups(); ++g) {
         {
             auto t = timer_.on_lane(Phase::pack, Lane::boundary);
             halo_->pack(halos, g);
         }
-        if (cfg_.overlap && g == 0) update_interior(apply, Lane::interior);
+        if (interior && overlapped() && g == 0) update_interior(apply, Lane::interior);
         {
             auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
             halo_->transfer(g);
@@ -289,7 +298,7 @@ void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply) 
             halo_->unpack(halos, g);
         }
     }
-    if (!cfg_.overlap) update_interior(apply, Lane::boundary);
+    if (interior && !overlapped()) update_interior(apply, Lane::boundary);
 }
 
 // After a sweep or a block of them that leaves `extend` halo layers valid (none: it exchanged,
@@ -330,11 +339,16 @@ void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int ex
     be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
     auto apply = [&](const Box& b, Lane lane) { be_.apply(p, current(), next(), b, lane, sum); };
     if (extend > 0) update_ring(p, current(), next(), extend);
+    if (extend == 0 && fuses(sum)) {
+        update_fused(apply);
+        exchange_beside_interior(next(), apply, false);
+        return;
+    }
     update_shell(apply);
     if (extend == 0) {
         exchange_beside_interior(next(), apply);
     } else {
-        update_interior(apply, cfg_.overlap ? Lane::interior : Lane::boundary);
+        update_interior(apply, overlapped() ? Lane::interior : Lane::boundary);
     }
 }
 
@@ -369,6 +383,9 @@ void Simulation<T>::pass(const StencilParams<T>& p, int count) {
     if (extend > 0) {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
         apply(extend_into_halos(updated_, topo_.subdomain(), extend), Lane::boundary);
+    } else if (fuses(StencilSum::none)) {
+        update_fused(apply);
+        exchange_beside_interior(next(), apply, false);
     } else {
         update_shell(apply);
         exchange_beside_interior(next(), apply);

@@ -182,7 +182,17 @@ private:
     template <class Apply>
     void update_interior(Apply&& apply, Lane lane);
     template <class Apply>
-    void exchange_beside_interior(FieldView<T> halos, Apply&& apply);
+    void exchange_beside_interior(FieldView<T> halos, Apply&& apply, bool interior = true);
+    // overlap "auto", a sweep or pass that sums nothing, no neighbour on another rank: no
+    // transfer to hide, so every updated point in one launch on the boundary lane, then the
+    // halos (a periodic self-copy, if any), instead of a shell, an interior and a lane join.
+    [[nodiscard]] bool fuses(StencilSum sum) const {
+        return cfg_.overlap == OverlapMode::automatic && sum == StencilSum::none &&
+               halo_->local_only();
+    }
+    template <class Apply>
+    void update_fused(Apply&& apply);
+    [[nodiscard]] bool overlapped() const { return cfg_.overlap != OverlapMode::off; }
     // The halo points `extend` layers deep beyond the updated points (boundary lane, no sum).
     void update_ring(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                      int extend);

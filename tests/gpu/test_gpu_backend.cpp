@@ -143,13 +143,24 @@ TEST_P(GpuDeck, AllKernelVariantsAreBitwiseIdentical) {
     }
 }
 
-TEST_P(GpuDeck, OverlapOnAndOffAreBitwiseIdentical) {
+// overlap on, off and auto (one launch per sweep without a residual where no face goes to
+// another rank: at one rank always, with its periodic self-copy), at one rank and at all:
+// bitwise the same fields and residual histories.
+TEST_P(GpuDeck, OverlapOnOffAndAutoAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
-    const int n = test::world_size();
-    const auto on = field(d.text + kGpu, {"parallel.overlap=true"}, n);
-    const auto off = field(d.text + kGpu, {"parallel.overlap=false"}, n);
-    if (test::world_rank() == 0) EXPECT_EQ(count_differences(on, off), 0u);
+    for (int n : {1, test::world_size()}) {
+        const RunResult on = test::run_on_ranks(n, d.text + kGpu, {"parallel.overlap=true"});
+        for (const char* mode : {"false", "\"auto\""}) {
+            const RunResult r =
+                test::run_on_ranks(n, d.text + kGpu, {fmt::format("parallel.overlap={}", mode)});
+            if (test::world_rank() != 0) continue;
+            SCOPED_TRACE(fmt::format("{} rank(s), overlap {}", n, mode));
+            EXPECT_EQ(count_differences(r.global_field, on.global_field), 0u);
+            EXPECT_EQ(r.residual_history, on.residual_history);
+        }
+        if (n == test::world_size()) break;
+    }
 }
 
 TEST_P(GpuDeck, OneTwoAndFourRanksAreBitwiseIdentical) {
@@ -279,7 +290,7 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
         for (int k : {2, 3, 4, 5, 8}) {
             for (const char* graphs : {"off", "auto"}) {
-                for (const char* overlap : {"true", "false"}) {
+                for (const char* overlap : {"true", "false", "\"auto\""}) {
                     const RunResult r = test::run_on_ranks(
                         n, d.text + kGpu,
                         {fmt::format("parallel.time_block={}", k), "parallel.phase_every=3",

@@ -60,7 +60,7 @@ TEST_P(DecompositionIndependence, GlobalFieldIsBitwiseIdentical) {
     for (const auto& grid : c.grids) {
         const int n = product(grid);
         if (n > test::world_size()) continue;
-        for (const char* overlap : {"true", "false"}) {
+        for (const char* overlap : {"true", "false", "\"auto\""}) {
             const std::vector<std::string> sets = {
                 fmt::format("parallel.process_grid=[{}]", fmt::join(grid, ",")),
                 fmt::format("parallel.overlap={}", overlap)};

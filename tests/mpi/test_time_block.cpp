@@ -91,7 +91,7 @@ TEST_P(TimeBlock, FieldsAndResidualsAreBitwiseThoseOfOneSweepPerExchange) {
         const std::string pg = fmt::format("parallel.process_grid=[{}]", fmt::join(grid, ","));
         const RunResult one = test::run_on_ranks(n, c.deck, {pg, "parallel.time_block=1"});
         for (int k = 2; k <= kMaxTimeBlock; ++k) {
-            for (const char* overlap : {"true", "false"}) {
+            for (const char* overlap : {"true", "false", "\"auto\""}) {
                 const RunResult r =
                     test::run_on_ranks(n, c.deck,
                                        {pg, fmt::format("parallel.time_block={}", k),

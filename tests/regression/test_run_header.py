@@ -32,7 +32,7 @@ class RunHeader(DeckCase):
         self.assertIn("x dirichlet, y dirichlet, z dirichlet; initial sine", head)
         self.assertIn("ranks           2 on process grid 2x1x1 (parallel.process_grid)", head)
         self.assertIn("backend         cpu on 2 x cpu", head)
-        self.assertRegex(head, r"transport       staged, overlap on")
+        self.assertRegex(head, r"transport       staged, overlap auto")
         self.assertIn("kernel          ", head)
         # docs/architecture.md, "Field layout": a 20x24x18 block, one halo layer per side, rows
         # of lead + 20 + 2 points rounded up to a cache line (8 doubles on the CPU, lead 7),

@@ -46,7 +46,7 @@ TEST(Config, ReadsValuesAndDefaults) {
     EXPECT_DOUBLE_EQ(c.spacing(2), 0.5 / 8);
     EXPECT_EQ(c.steps, 7);
     EXPECT_EQ(c.precision, Precision::float64);
-    EXPECT_TRUE(c.overlap);
+    EXPECT_EQ(c.overlap, OverlapMode::automatic);
     // dt defaults to cfl (0.5) times the stability limit 1 / (2 alpha sum 1/h^2).
     const double inv_h2 =
         1 / std::pow(2.0 / 32, 2) + 1 / std::pow(1.0 / 16, 2) + 1 / std::pow(0.5 / 8, 2);
@@ -78,10 +78,30 @@ TEST(Config, OverridesReplaceAndAddKeys) {
     EXPECT_EQ(c.cells[0], 65);
     EXPECT_EQ(c.problem, "jacobi");
     EXPECT_EQ(c.precision, Precision::float32);  // jacobi's default
-    EXPECT_FALSE(c.overlap);
+    EXPECT_EQ(c.overlap, OverlapMode::off);
     EXPECT_TRUE(c.benchmark);
     EXPECT_EQ(c.origin.at("grid.cells"), "--set grid.cells=[65, 65]");
     EXPECT_EQ(c.origin.at("time.steps"), "deck.toml:11");
+}
+
+// parallel.overlap: true, false or "auto", each surviving the resolved deck.
+TEST(Config, OverlapTakesAutoOrABoolean) {
+    const std::vector<std::pair<std::string, OverlapMode>> cases = {
+        {"true", OverlapMode::on}, {"false", OverlapMode::off}, {"\"auto\"", OverlapMode::automatic}};
+    for (const auto& [value, mode] : cases) {
+        const Config c = load_config(kDeck, "deck.toml", {"parallel.overlap=" + value});
+        EXPECT_EQ(c.overlap, mode) << value;
+        EXPECT_EQ(load_config(to_toml(c), "resolved.toml", {}).overlap, mode) << value;
+    }
+    try {
+        (void)load_config(kDeck, "deck.toml", {"parallel.overlap=\"sometimes\""});
+        ADD_FAILURE() << "accepted parallel.overlap = \"sometimes\"";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find(
+                      "parallel.overlap: expected \"auto\", true or false, got \"sometimes\""),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(Config, ResolvedTomlLoadsBackToTheSameConfig) {
