@@ -115,7 +115,6 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"backend_note", r.backend_note},
         {"launch", r.launch},
         {"transport", r.transport},
-        {"transport_note", r.transport_note},
         {"overlap", to_string(cfg.overlap)},
         {"graphs", r.graphs},
         {"time_block", r.time_block},
@@ -252,10 +251,8 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
                     grid_given ? "parallel.process_grid" : "lowest modelled halo cost");
     out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
-    out +=
-        fmt::format("  transport       {}, overlap {}{}{}\n", s.transport,
-                    to_string(cfg.overlap), s.graphs ? ", sweeps replayed as CUDA graphs" : "",
-                    s.transport_note.empty() ? std::string() : " (" + s.transport_note + ")");
+    out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),
+                       s.graphs ? ", sweeps replayed as CUDA graphs" : "");
     out += fmt::format("  kernel          {}\n", s.launch);
     if (s.time_block > 1) {
         out += fmt::format(
@@ -311,8 +308,7 @@ std::string summary_text(const nlohmann::json& d) {
         "  per rank        {:.1f}% of the {:.1f} GB/s copy bandwidth measured in this run\n",
         100.0 * num("bandwidth_ratio"), num("copy_bandwidth_GBps"));
     out += fmt::format("  overlap         hid {:.4f} s of phase time behind other work ({})\n",
-                       num("overlap_hidden_s"),
-                       "overlap " + overlap_word(d["overlap"]));
+                       num("overlap_hidden_s"), "overlap " + overlap_word(d["overlap"]));
     const auto& timing = d["phase_timing"];
     out += "  phases [s]      min / mean / max over ranks";
     if (timing["every"].get<int>() > 1)

@@ -83,11 +83,10 @@ struct RunStart {
     std::string backend;
     std::string backend_note;  // why `auto` chose the backend
     std::string transport;
-    std::string transport_note;  // why `auto` sent some faces through NCCL, not IPC
-    bool graphs = false;         // sweeps recorded and replayed (CUDA graphs)
-    int time_block = 1;          // sweeps between halo exchanges
-    std::string launch;          // kernel variant and block shape
-    std::string devices;         // e.g. "4 x NVIDIA H200"
+    bool graphs = false;  // sweeps recorded and replayed (CUDA graphs)
+    int time_block = 1;   // sweeps between halo exchanges
+    std::string launch;   // kernel variant and block shape
+    std::string devices;  // e.g. "4 x NVIDIA H200"
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
     std::size_t field_bytes_max = 0;  // the fields of the largest rank
@@ -134,9 +133,8 @@ struct RunResult {
     RankPlacement placement;      // this rank's binding and where its memory is
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::string transport;
-    std::string transport_note;  // why `auto` sent some faces through NCCL, not IPC
-    bool graphs = false;         // sweeps recorded and replayed (CUDA graphs)
-    int time_block = 1;          // sweeps between halo exchanges
+    bool graphs = false;  // sweeps recorded and replayed (CUDA graphs)
+    int time_block = 1;   // sweeps between halo exchanges
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
     std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached

@@ -124,10 +124,10 @@ bool Simulation<T>::decide_recording() {
     return all == 1;
 }
 
-// parallel.transport "ipc", or "auto", which resolves to it: a face goes by direct stores where
-// both ranks' GPUs reach each other (comm/peer_routes.hpp). Under "ipc" a face that cannot is
-// refused on every rank with the first reason; under "auto" it goes through NCCL and the run
-// header says why.
+// parallel.transport "ipc": every face to another rank goes by direct stores, which needs both
+// ranks' GPUs to reach each other (comm/peer_routes.hpp); a face that cannot is refused on every
+// rank with the first reason. (The transport could send such faces through NCCL instead, as a
+// mixed "auto" would; "auto" takes nccl until ipc has been measured on several GPUs.)
 template <class T>
 DirectRoutes Simulation<T>::direct_routes() {
     if (choice_.transport != TransportKind::ipc) return {};
@@ -146,11 +146,10 @@ DirectRoutes Simulation<T>::direct_routes() {
     }
     const FaceRoutes routes = route_faces(choice_.gpus, topo_.rank(), peers);
     const std::string why = agree_on_error(topo_.comm(), routes.obstacle);
-    if (!why.empty() && cfg_.transport == TransportKind::ipc) {
+    if (!why.empty()) {
         throw ConfigError(cfg_.where("parallel.transport") + "\"ipc\": " + why +
                           "; use \"nccl\" or \"auto\"");
     }
-    if (!why.empty()) transport_note_ = "NCCL where IPC cannot: " + why;
     return DirectRoutes{routes.ipc, false};
 }
 

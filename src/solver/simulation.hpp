@@ -138,9 +138,6 @@ public:
     [[nodiscard]] const Subdomain& subdomain() const { return topo_.subdomain(); }
     [[nodiscard]] const BackendChoice<T>& backend() const { return choice_; }
     [[nodiscard]] const char* transport_name() const { return halo_->transport_name(); }
-    // Why transport "auto" sent some faces through NCCL rather than IPC ("" if none did); the
-    // same on every rank.
-    [[nodiscard]] const std::string& transport_note() const { return transport_note_; }
     [[nodiscard]] std::int64_t global_updated_points() const { return global_updated_; }
     // Bytes of this rank's fields (halos and row padding included): the two of every problem
     // and the extra ones it asked for.
@@ -237,7 +234,6 @@ private:
     Field<T> last_good_;
     std::int64_t last_good_step_ = -1;
     std::string devices_;
-    std::string transport_note_;
     // Requested residuals not yet taken, oldest first: either a folded local sum (backend
     // memory) the ranks sum on the device (NCCL) when it is taken, or a read in flight (its id)
     // of a local sum, or of the global one where a replayed sweep all-reduced it itself.

@@ -232,7 +232,6 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.backend_note = be.note;
     out.launch = be.backend->launch_description();
     out.transport = sim.transport_name();
-    out.transport_note = sim.transport_note();
     out.graphs = sim.records_sweeps();
     out.time_block = sim.time_block();
     out.process_grid = sim.topology().process_grid();

@@ -87,7 +87,9 @@ TEST(Config, OverridesReplaceAndAddKeys) {
 // parallel.overlap: true, false or "auto", each surviving the resolved deck.
 TEST(Config, OverlapTakesAutoOrABoolean) {
     const std::vector<std::pair<std::string, OverlapMode>> cases = {
-        {"true", OverlapMode::on}, {"false", OverlapMode::off}, {"\"auto\"", OverlapMode::automatic}};
+        {"true", OverlapMode::on},
+        {"false", OverlapMode::off},
+        {"\"auto\"", OverlapMode::automatic}};
     for (const auto& [value, mode] : cases) {
         const Config c = load_config(kDeck, "deck.toml", {"parallel.overlap=" + value});
         EXPECT_EQ(c.overlap, mode) << value;
