@@ -156,6 +156,9 @@ public:
     static constexpr int kReads = 8;
     virtual int start_read(const double* src, ReadAfter after) = 0;
     virtual double finish_read(int id) = 0;
+    // fold_residual() and start_read() of its result, where nothing (no all-reduce) comes
+    // between them; a backend may do both in one launch.
+    virtual int fold_and_read() { return start_read(fold_residual(), ReadAfter::fold); }
     // Each face's box of `u` to its buffer (pack), each buffer into its box (unpack), each box
     // from the points `shift` away in the same field (wrap; the boxes must not overlap their
     // sources), all faces in one pass.

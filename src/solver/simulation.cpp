@@ -409,10 +409,12 @@ void Simulation<T>::replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, 
     if (!rec.work) {
         be_.begin_capture();
         sweep_work(p, sum, extend);
-        if (residual) {
+        if (residual && reduces_on_device()) {
             double* folded = be_.fold_residual();
-            if (reduces_on_device()) allreduce_on_lane(folded, 1);
+            allreduce_on_lane(folded, 1);
             be_.start_read(folded, Backend<T>::ReadAfter::boundary_lane);
+        } else if (residual) {
+            be_.fold_and_read();
         }
         rec.work = be_.end_capture();
     }
