@@ -178,7 +178,7 @@ RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt
     std::int64_t step = opt.start_step;
     std::string stopped;
     while (step < cfg.steps) {
-        const int block = block_length(step, sim.block_room(), cfg.steps, [&](std::int64_t s) {
+        const int block = block_length(step, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
             return host_step(opt, cfg, progress, stop, s);
         });
         step += block;

@@ -54,7 +54,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
         const int block =
             check || pending
                 ? 1
-                : block_length(sweep, sim.block_room(), cfg.steps, [&](std::int64_t s) {
+                : block_length(sweep, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
                       return residual_at(s + 1) || host_step(opt, cfg, progress, stop, s);
                   });
         if (block > 1) {

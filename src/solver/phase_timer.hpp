@@ -63,7 +63,7 @@ public:
     // intervals into the totals without waiting (cheap).
     void start_pass() {
         ++passes_;
-        sampled_ = every_ == 1 || (passes_ >= 2 && (passes_ - 2) % every_ == 0);
+        sampled_ = sampled_at(passes_);
         if (!sampled_) return;
         ++timed_passes_;
         lanes_->collect(lane_seconds_, false);
@@ -83,10 +83,19 @@ public:
     [[nodiscard]] int every() const { return every_; }
     // Whether this pass's lane phases are timed.
     [[nodiscard]] bool sampled() const { return sampled_; }
+    // Whether any of the next `n` passes will be.
+    [[nodiscard]] bool samples_within(int n) const {
+        for (int k = 1; k <= n; ++k)
+            if (sampled_at(passes_ + k)) return true;
+        return false;
+    }
     [[nodiscard]] std::int64_t passes() const { return passes_; }
     [[nodiscard]] std::int64_t timed_passes() const { return timed_passes_; }
 
 private:
+    [[nodiscard]] bool sampled_at(std::int64_t pass) const {
+        return every_ == 1 || (pass >= 2 && (pass - 2) % every_ == 0);
+    }
     std::unique_ptr<IntervalTimer> lanes_;
     std::unique_ptr<IntervalTimer> host_;
     int every_;

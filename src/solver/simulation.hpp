@@ -40,9 +40,10 @@ public:
     // (time_block() > 1) a sweep also updates the halo points the next sweeps before the
     // exchange read, and only the sweep that uses the last valid halo layer exchanges.
     void sweep(const StencilParams<T>& params, bool residual = false);
-    // `count` sweeps without a residual (1 <= count <= block_room()), then current <-> next: in
+    // `count` sweeps without a residual (1 <= count <= most_sweeps()), then current <-> next: in
     // passes over memory of as many sweeps as the backend takes (Backend::apply_levels: up to 8
-    // in 2D and 4 in 3D on CUDA, 1 on the CPU).
+    // in 2D and 4 in 3D on CUDA, 1 on the CPU); with one sweep per exchange and recorded sweeps,
+    // two at a time replayed as one recording.
     // Bitwise the same as `count` calls of sweep(params).
     void sweeps(const StencilParams<T>& params, int count);
     // Sweeps between halo exchanges (parallel.time_block resolved), the halo depth of the fields.
@@ -50,6 +51,11 @@ public:
     // Sweeps the current field can take before its halos must be exchanged (1..time_block()):
     // the depth of its halo layers that still hold the neighbours' current values.
     [[nodiscard]] int block_room() const { return room_[cur_]; }
+    // The most sweeps one call of sweeps() takes now: block_room(), or 2 where one sweep per
+    // exchange is recorded (a pair replays as one recording: half the launches and host turns).
+    [[nodiscard]] int most_sweeps() const {
+        return block_ == 1 && record_sweeps_ ? 2 : block_room();
+    }
     // Whether sweeps are recorded and replayed (CUDA graphs); the same on every rank.
     [[nodiscard]] bool records_sweeps() const { return record_sweeps_; }
     // After a sweep(params, true): folds that sweep's residual on the device and, unless the
@@ -172,6 +178,9 @@ private:
     void pass(const StencilParams<T>& p, int count);
     // Replays the recording of this kind of sweep, recording it first if need be.
     struct RecordedSweep;
+    // Two sweeps without a residual, one exchange each (time_block 1): one recording of both
+    // where sweeps are recorded, else sweep() twice.
+    void sweep_pair(const StencilParams<T>& p);
     void replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, StencilSum sum, int extend);
     // The phases of a sweep, apply(box, lane) updating a box (one sweep or a block of them).
     template <class Apply>
@@ -256,6 +265,7 @@ private:
     static constexpr double kRecordResidualPoints = 33554432.0;  // 2^25 updated points per rank
     bool lanes_joined_ = true;  // no unrecorded sweep since the last replay
     std::array<std::array<std::array<RecordedSweep, 2>, 2>, kMaxTimeBlock> recorded_;
+    std::array<RecordedSweep, 2> recorded_pairs_;  // by the parity the pair starts from
     int recorded_read_ = -1;  // the last replayed sweep's residual read, until requested
 };
 

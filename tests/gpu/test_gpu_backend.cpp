@@ -524,7 +524,8 @@ TEST(GpuResidual, FusedEqualsTheSeparatePassAndRepeatsExactly) {
 // own step although those sweeps go on (a staged field of 50-100 MB takes the copy engine
 // milliseconds, a sweep tens of microseconds: without the wait before the first sweep that
 // overwrites it, later values would land in the copy), and the sweeps must come out bitwise as
-// without it. 3D in passes of time blocks, 2D in single sweeps, recorded (graphs) on one rank.
+// without it. 3D in passes of time blocks, 2D in recorded pairs of single sweeps (graphs: both
+// fields written by one replay) on one rank.
 TEST(GpuStaging, AStagedFieldHoldsItsStepWhileTheSweepsGoOn) {
     GRIDSIM_REQUIRE_GPU();
     const std::vector<std::pair<std::string, std::string>> decks = {
@@ -544,7 +545,7 @@ TEST(GpuStaging, AStagedFieldHoldsItsStepWhileTheSweepsGoOn) {
             Simulation<T> sim(cfg, MPI_COMM_WORLD);
             Simulation<T> plain(cfg, MPI_COMM_WORLD);
             auto advance = [&](Simulation<T>& s, int blocks) {
-                for (int b = 0; b < blocks; ++b) s.sweeps(p, s.block_room());
+                for (int b = 0; b < blocks; ++b) s.sweeps(p, s.most_sweeps());
             };
             auto owned = [](Simulation<T>& s) {
                 const FieldView<const T> u = s.current_on_host();
