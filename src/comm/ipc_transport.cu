@@ -5,8 +5,9 @@
 // kernel. No message, no host and no NCCL kernel on the way: a step's exchange costs two small
 // launches. Where every rank reaches every other, the sums over the ranks (the residual, the
 // CG's dot products) go through mailboxes in the same way and no NCCL communicator is made;
-// otherwise the faces that cannot go by IPC (another node, a GPU the process does not see) and
-// the sums go through an NCCL transport kept beside it.
+// otherwise (some pair of ranks, not neighbours, cannot reach each other) the sums go through an
+// NCCL transport kept beside it, which would also take any face not marked direct (none today:
+// Simulation refuses ipc where a neighbour cannot be reached).
 //
 // The handshake, per face pair (A's face f, B's opposite face), with counters that only grow:
 // A's put of exchange n first tells B that A has unpacked exchange n - 1 from its own receive
@@ -285,16 +286,13 @@ public:
             }
             direct_[f].buffer = std::make_unique<PeerMemory>(theirs[f].buffer);
             direct_[f].peer_signals = std::make_unique<PeerMemory>(theirs[f].signals);
-            ++direct_count_;
         }
         for (const HaloFace<T>& h : faces) {
             most_bytes_ = std::max(most_bytes_, h.send.count() * sizeof(T));
         }
     }
 
-    [[nodiscard]] const char* name() const override {
-        return direct_count_ == direct_.size() ? "ipc" : direct_count_ > 0 ? "ipc+nccl" : "nccl";
-    }
+    [[nodiscard]] const char* name() const override { return "ipc"; }
 
     void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
         auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
@@ -347,7 +345,6 @@ private:
     std::unique_ptr<Transport<T>> nccl_;    // faces not direct, and the sums (not everywhere)
     std::unique_ptr<Mailboxes> mailboxes_;  // the sums, where every rank reaches every other
     std::vector<DirectFace> direct_;        // by face index; empty members where not direct
-    std::size_t direct_count_ = 0;
     std::size_t most_bytes_ = 0;
 };
 

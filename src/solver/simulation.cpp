@@ -65,14 +65,14 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
 // (CUDA), the fastest measured on an H200 (docs/performance.md, "Temporal blocking"): 2D 8
-// sweeps per block in float and 7 in double (16384^2), 3D 4 (512^3, 256^3; the most a 3D pass
-// takes) where a subdomain's x-y cross-section has at least 192^2 points (the 3D pass streams
-// one x-y tile per block along z: below that too few blocks fill the GPU, and one sweep per
-// pass is faster: 128^3 double 12.6 us per step at k = 1 against 21.7 at k = 4, float 11.7
-// against 15.2; 192^3 double 44.4 against 39.5); fewer where a subdomain is thinner; 1
-// elsewhere, and where the problem runs no such
-// sweeps (`blocks` false: a residual every sweep makes each sweep a pass of its own, so deeper
-// halos would only add the ring's work; the CG exchanges inside every operator application).
+// sweeps per block in float and 7 in double (16384^2); 3D 4 (512^3, 256^3; the most a 3D pass
+// takes) where a subdomain's x-y cross-section has at least 192^2 points, else 1 (the 3D pass
+// streams one x-y tile per block along z, and below that too few blocks fill the GPU: 128^3
+// double 12.6 us per step at k = 1 against 21.7 at k = 4, float 11.7 against 15.2; 192^3
+// double 44.4 against 39.5); fewer where a subdomain is thinner; 1 elsewhere, and where the
+// problem runs no such sweeps (`blocks` false: a residual every sweep makes each sweep a pass
+// of its own, so deeper halos would only add the ring's work; the CG exchanges inside every
+// operator application).
 // Whether k fits is a pure function of the deck and the process grid, so every rank decides
 // alike.
 template <class T>
