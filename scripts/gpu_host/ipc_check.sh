@@ -25,7 +25,7 @@ has() { [[ " $parts " == *" $1 "* ]]; }
 
 if has tests; then
     mpirun -np "$n" "$t" --gtest_color=no \
-        --gtest_filter='*IpcAndNccl*:*NcclAndStaged*:*GraphReplay*:GpuGraphs*' \
+        --gtest_filter='*Ipc*:*NcclAndStaged*:*GraphReplay*:GpuGraphs*:*GpuImplicit*' \
         >"$out/tests.log" 2>&1
     table+=("tests ($n ranks): rc $? | $(grep -E '^\[  PASSED|^\[  FAILED|^\[  SKIPPED' "$out/tests.log" | tr '\n' ' ')")
 fi
@@ -66,7 +66,7 @@ if has cadence; then
             mpirun -np 2 "$g" run inputs/bench_jacobi2d.toml --quiet --set "grid.cells=[$s,$s]" \
                 --set time.steps=4000 --set parallel.transport=$tr \
                 --report "$out/cadence_s${s}_$tr.json" >>"$out/cadence.log" 2>&1
-            table+=("jacobi $s^2, residual every 100, 2 GPUs, $tr: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(f"{d[\"time_per_step_s\"]*1e6:.1f} us/sweep, transport {d[\"transport\"]}")' "$out/cadence_s${s}_$tr.json" 2>&1)")
+            table+=("jacobi $s^2, residual every 100, 2 GPUs, $tr: $(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print("%.1f us/sweep, transport %s" % (d["time_per_step_s"] * 1e6, d["transport"]))' "$out/cadence_s${s}_$tr.json" 2>&1)")
         done
     done
 fi

@@ -52,9 +52,11 @@ public:
     // the depth of its halo layers that still hold the neighbours' current values.
     [[nodiscard]] int block_room() const { return room_[cur_]; }
     // The most sweeps one call of sweeps() takes now: block_room(), or 2 where one sweep per
-    // exchange is recorded (a pair replays as one recording: half the launches and host turns).
+    // exchange is recorded (a pair replays as one recording: half the launches and host turns)
+    // and the problem runs blocks of sweeps at all (not the CG, whose step is one operator
+    // application per iteration, nor jacobi with a residual every sweep).
     [[nodiscard]] int most_sweeps() const {
-        return block_ == 1 && record_sweeps_ ? 2 : block_room();
+        return blocks_ && block_ == 1 && record_sweeps_ ? 2 : block_room();
     }
     // Whether sweeps are recorded and replayed (CUDA graphs); the same on every rank.
     [[nodiscard]] bool records_sweeps() const { return record_sweeps_; }
