@@ -56,8 +56,8 @@ if [ "$ngpus" -ge 2 ]; then
     rc=$(stop_run file 2 "$work/stop")
     cat "$work/stop.log" >>"$log"
     ok=FAIL
-    if [ "$rc" = 3 ] && grep -q "transport nccl" "$work/stop.log" && restart_matches 2 "$work/stop"; then ok=PASS; fi
-    result "STOP file, 2 GPUs, NCCL: exit $rc (want 3)" "$ok"
+    if [ "$rc" = 3 ] && grep -qE "transport (nccl|ipc)" "$work/stop.log" && restart_matches 2 "$work/stop"; then ok=PASS; fi
+    result "STOP file, 2 GPUs, GPU-to-GPU halos: exit $rc (want 3)" "$ok"
 fi
 
 mpirun -np 1 gridsim run "$deck" --quiet --set problem.precision='"float"' \

@@ -32,6 +32,7 @@ kill_peer() {  # NAME ENV...: starts 2 ranks, kills rank 1 once stepping, times 
     local dir
     dir=$(mktemp -d)
     env "$@" mpirun --enable-recovery -np 2 gridsim run "$deck" --set time.steps=100000000 \
+        --set parallel.transport=nccl \
         --set output.progress_every=200 --set run.stall_timeout='"00:00:10"' \
         --set "output.dir=\"$dir\"" >"$out/$name.log" 2>&1 &
     local launcher=$!

@@ -107,8 +107,10 @@ void check_cpu_transport(const Config& cfg) {
 // The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
 // rank has a GPU of its own (NCCL refuses two ranks on one device); ipc where every rank's GPU
 // reaches every other's (`ipc_gap` empty), or else where NCCL can take the faces and sums it
-// cannot. `auto` takes nccl when there is more than one rank with a GPU of its own: halos then
-// move GPU to GPU without the host.
+// cannot. `auto`, with more than one rank and a GPU each: ipc where every rank's GPU reaches
+// every other's (one node with peer access: as fast as NCCL or faster at every size measured on
+// two H200s, docs/performance.md, "Transport ipc on two GPUs"), else nccl; halos then move GPU
+// to GPU without the host.
 TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
                             const std::string& ipc_gap) {
     switch (cfg.transport) {
@@ -147,9 +149,8 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
             break;
     }
     // One rank has no peer: every halo is a copy in device memory, so no NCCL communicator.
-    // ipc is asked for by name until it has been measured on several GPUs.
-    return nccl_built() && own_gpus && comm_size(comm) > 1 ? TransportKind::nccl
-                                                           : TransportKind::staged;
+    if (!nccl_built() || !own_gpus || comm_size(comm) < 2) return TransportKind::staged;
+    return ipc_gap.empty() ? TransportKind::ipc : TransportKind::nccl;
 }
 
 // This rank's node, GPU and the GPUs it reaches, for the ipc routes.
@@ -209,7 +210,8 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         bind_this_rank(cfg, comm, topo, cuda ? plan.info.pci_bus_id : std::string(),
                        plan.info.local_rank, plan.info.local_ranks);
     if (cuda) {
-        if (comm_size(comm) > 1 && cfg.transport == TransportKind::ipc) {
+        if (comm_size(comm) > 1 &&
+            (cfg.transport == TransportKind::ipc || cfg.transport == TransportKind::automatic)) {
             choice.gpus = gather_rank_gpus(comm, this_rank_gpu(plan.info));
         }
         const std::string ipc_gap = ipc_everywhere(choice.gpus);

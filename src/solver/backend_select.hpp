@@ -25,7 +25,7 @@ struct BackendChoice {
     DeviceInfo device;                                // device = -1 on the CPU backend
     TransportKind transport = TransportKind::staged;  // resolved: staged, cuda_aware, nccl, ipc
     // Every rank's node and GPU, for the ipc routes (comm/peer_routes.hpp); empty with one
-    // rank, or where "ipc" was not asked for.
+    // rank, or where neither "ipc" nor "auto" was asked for.
     std::vector<RankGpu> gpus;
     // ipc, and every rank reaches every other: the sums go by IPC as well, no NCCL at all.
     bool ipc_everywhere = false;

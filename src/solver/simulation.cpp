@@ -126,8 +126,9 @@ bool Simulation<T>::decide_recording() {
 
 // parallel.transport "ipc": every face to another rank goes by direct stores, which needs both
 // ranks' GPUs to reach each other (comm/peer_routes.hpp); a face that cannot is refused on every
-// rank with the first reason. (The transport could send such faces through NCCL instead, as a
-// mixed "auto" would; "auto" takes nccl until ipc has been measured on several GPUs.)
+// rank with the first reason. ("auto" takes ipc only where every rank reaches every other, so
+// it never gets here with a face that cannot; the transport could send such faces through NCCL
+// instead, which a mixed "auto" across nodes would need.)
 template <class T>
 DirectRoutes Simulation<T>::direct_routes() {
     if (choice_.transport != TransportKind::ipc) return {};

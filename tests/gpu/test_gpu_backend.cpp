@@ -246,6 +246,11 @@ TEST_P(GpuDeck, IpcIsBitwiseIdenticalToTheOtherTransports) {
             }
         }
     }
+    if (!own) return;
+    // A GPU each, every one reaching every other (the forced runs above succeeded with two
+    // ranks): auto takes ipc.
+    const RunResult automatic = test::run_on_ranks(n, d.text + kGpu, {});
+    if (test::world_rank() == 0 && n == 2) EXPECT_EQ(automatic.transport, "ipc");
 }
 
 // Sweeps replayed as CUDA graphs (recorded at the second sweep of each kind; every 3rd pass runs
