@@ -11,26 +11,36 @@
 
 namespace gridsim {
 
-// Every rank's string, in rank order, on rank 0 (empty elsewhere).
-inline std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine) {
+// Every rank's string, in rank order, on rank 0 (empty elsewhere), or on every rank (`all`).
+inline std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine,
+                                               bool all = false) {
     const int len = static_cast<int>(mine.size());
     int nranks = 1;
     int rank = 0;
     GRIDSIM_MPI_CHECK(MPI_Comm_size(comm, &nranks));
     GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &rank));
     std::vector<int> lens(nranks), displs(nranks);
-    GRIDSIM_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
+    if (all) {
+        GRIDSIM_MPI_CHECK(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm));
+    } else {
+        GRIDSIM_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
+    }
     int total = 0;
     for (int r = 0; r < nranks; ++r) {
         displs[r] = total;
         total += lens[r];
     }
-    std::string all(static_cast<std::size_t>(total), '\0');
-    GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(),
-                                  displs.data(), MPI_CHAR, 0, comm));
+    std::string joined(static_cast<std::size_t>(total), '\0');
+    if (all) {
+        GRIDSIM_MPI_CHECK(MPI_Allgatherv(mine.data(), len, MPI_CHAR, joined.data(), lens.data(),
+                                         displs.data(), MPI_CHAR, comm));
+    } else {
+        GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), len, MPI_CHAR, joined.data(), lens.data(),
+                                      displs.data(), MPI_CHAR, 0, comm));
+    }
     std::vector<std::string> out;
-    if (rank != 0) return out;
-    for (int r = 0; r < nranks; ++r) out.push_back(all.substr(displs[r], lens[r]));
+    if (!all && rank != 0) return out;
+    for (int r = 0; r < nranks; ++r) out.push_back(joined.substr(displs[r], lens[r]));
     return out;
 }
 

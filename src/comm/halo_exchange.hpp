@@ -7,7 +7,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -35,7 +34,6 @@ template <class T>
 struct HaloFace {
     int face = 0;
     int peer = MPI_PROC_NULL;  // rank across the face (another rank)
-    bool direct = false;       // moved by IPC stores into the peer's buffer (transport ipc)
     Box send;
     Box recv;
     Buffer<T> send_buf;
@@ -121,18 +119,12 @@ private:
     std::vector<Buffer<T>> host_recv_;
 };
 
-// Transport ipc: the faces (by face index) that go by direct stores into the neighbour's GPU,
-// and whether every rank reaches every other (then the sums over the ranks go by IPC too and no
-// NCCL communicator is made; the same on every rank).
-struct DirectRoutes {
-    std::array<bool, 6> faces{};
-    bool everywhere = false;
-};
-
 template <class T>
 std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
                                                   const std::vector<HaloFace<T>>& faces);
-// Collective over `comm`; faces marked `direct` go by IPC, the rest (if any) by NCCL.
+// Collective over `comm`. Every face goes by direct stores into the peer's GPU; the sums over
+// the ranks too where every rank reaches every other (`everywhere`, the same on every rank),
+// else through NCCL.
 template <class T>
 std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm comm, Backend<T>& backend,
                                                  const std::vector<HaloFace<T>>& faces,
@@ -148,9 +140,9 @@ template <class T>
 class HaloExchange {
 public:
     // `transport`: staged, cuda_aware (device buffers straight to a CUDA-aware MPI), nccl, or
-    // ipc: the faces marked in `direct` by stores into the neighbour's memory, the rest by NCCL.
+    // ipc (stores into the neighbour's memory; `ipc_everywhere`: see make_ipc_transport).
     HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
-                 TransportKind transport = TransportKind::staged, const DirectRoutes& direct = {})
+                 TransportKind transport = TransportKind::staged, bool ipc_everywhere = false)
         : backend_(backend), groups_(halo > 1 ? topo.subdomain().dims : 1) {
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
@@ -171,7 +163,6 @@ public:
             HaloFace<T> h;
             h.face = face;
             h.peer = topo.neighbour(face);
-            h.direct = transport == TransportKind::ipc && direct.faces[face];
             h.send = box(send_box(sub, face, halo), face);
             h.recv = recv;
             h.send_buf = backend.allocate(h.send.count());
@@ -191,7 +182,7 @@ public:
         if (transport == TransportKind::nccl) {
             transport_ = make_nccl_transport<T>(topo.comm(), backend, remote_);
         } else if (transport == TransportKind::ipc) {
-            transport_ = make_ipc_transport<T>(topo.comm(), backend, remote_, direct.everywhere);
+            transport_ = make_ipc_transport<T>(topo.comm(), backend, remote_, ipc_everywhere);
         } else {
             transport_ = std::make_unique<MpiTransport<T>>(
                 topo.comm(), backend, transport == TransportKind::cuda_aware, remote_);

@@ -6,8 +6,8 @@
 // launches. Where every rank reaches every other, the sums over the ranks (the residual, the
 // CG's dot products) go through mailboxes in the same way and no NCCL communicator is made;
 // otherwise (some pair of ranks, not neighbours, cannot reach each other) the sums go through an
-// NCCL transport kept beside it, which would also take any face not marked direct (none today:
-// Simulation refuses ipc where a neighbour cannot be reached).
+// NCCL transport kept beside it. Every face goes by IPC: Simulation refuses ipc where a
+// neighbour cannot be reached.
 //
 // The handshake, per face pair (A's face f, B's opposite face), with counters that only grow:
 // A's put of exchange n first tells B that A has unpacked exchange n - 1 from its own receive
@@ -238,8 +238,8 @@ struct FaceHandles {
     unsigned long long bytes;  // of the receive buffer: the peer's send must be the same size
 };
 
-// One direct face: our signals, and the peer's buffer and signals opened here.
-struct DirectFace {
+// One face: our signals, and the peer's buffer and signals opened here.
+struct PeerFace {
     std::unique_ptr<DeviceBlock> signals;
     std::unique_ptr<PeerMemory> buffer;
     std::unique_ptr<PeerMemory> peer_signals;
@@ -248,8 +248,8 @@ struct DirectFace {
 template <class T>
 class IpcTransport final : public Transport<T> {
 public:
-    // Collective over the face pairs: every direct face swaps handles with its peer (the message
-    // tagged with the face it leaves through, as MpiTransport's are).
+    // Collective over the face pairs: every face swaps handles with its peer (the message tagged
+    // with the face it leaves through, as MpiTransport's are).
     IpcTransport(MPI_Comm comm, Backend<T>& backend, const std::vector<HaloFace<T>>& faces,
                  bool everywhere)
         : backend_(backend) {
@@ -258,15 +258,14 @@ public:
         } else {
             nccl_ = make_nccl_transport<T>(comm, backend, faces);
         }
-        direct_.resize(faces.size());
+        peer_faces_.resize(faces.size());
         std::vector<FaceHandles> mine(faces.size()), theirs(faces.size());
         std::vector<MPI_Request> requests;
         for (std::size_t f = 0; f < faces.size(); ++f) {
-            if (!faces[f].direct) continue;
-            direct_[f].signals = std::make_unique<DeviceBlock>(sizeof(FaceSignals));
+            peer_faces_[f].signals = std::make_unique<DeviceBlock>(sizeof(FaceSignals));
             GRIDSIM_CUDA_CHECK(cudaIpcGetMemHandle(&mine[f].buffer, faces[f].recv_buf.data()));
             GRIDSIM_CUDA_CHECK(
-                cudaIpcGetMemHandle(&mine[f].signals, direct_[f].signals->as<FaceSignals>()));
+                cudaIpcGetMemHandle(&mine[f].signals, peer_faces_[f].signals->as<FaceSignals>()));
             mine[f].bytes = faces[f].recv.count() * sizeof(T);
             requests.resize(requests.size() + 2);
             GRIDSIM_MPI_CHECK(MPI_Irecv(&theirs[f], sizeof(FaceHandles), MPI_BYTE, faces[f].peer,
@@ -277,15 +276,14 @@ public:
         GRIDSIM_MPI_CHECK(
             MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
         for (std::size_t f = 0; f < faces.size(); ++f) {
-            if (!faces[f].direct) continue;
             const std::size_t bytes = faces[f].send.count() * sizeof(T);
             if (theirs[f].bytes != bytes) {
                 throw std::logic_error(
                     fmt::format("ipc transport: face {} sends {} bytes, the peer's buffer holds {}",
                                 faces[f].face, bytes, theirs[f].bytes));
             }
-            direct_[f].buffer = std::make_unique<PeerMemory>(theirs[f].buffer);
-            direct_[f].peer_signals = std::make_unique<PeerMemory>(theirs[f].signals);
+            peer_faces_[f].buffer = std::make_unique<PeerMemory>(theirs[f].buffer);
+            peer_faces_[f].peer_signals = std::make_unique<PeerMemory>(theirs[f].signals);
         }
         for (const HaloFace<T>& h : faces) {
             most_bytes_ = std::max(most_bytes_, h.send.count() * sizeof(T));
@@ -300,8 +298,7 @@ public:
         WaitFaces waits{};
         waits.count = 0;
         for (std::size_t f = first; f < last; ++f) {
-            if (!faces[f].direct) continue;
-            const DirectFace& d = direct_[f];
+            const PeerFace& d = peer_faces_[f];
             PutFace& p = puts.face[waits.count];
             p.src = reinterpret_cast<const uint4*>(faces[f].send_buf.data());
             p.dst = static_cast<uint4*>(d.buffer->get());
@@ -310,16 +307,12 @@ public:
             p.peer = static_cast<FaceSignals*>(d.peer_signals->get());
             waits.mine[waits.count++] = p.mine;
         }
-        if (waits.count > 0) {
-            const dim3 grid(put_blocks(), static_cast<unsigned>(waits.count));
-            peer_put<<<grid, kPutThreads, 0, stream>>>(puts);
-            GRIDSIM_CUDA_CHECK(cudaGetLastError());
-        }
-        if (nccl_) nccl_->exchange(faces, first, last);  // the faces that are not direct
-        if (waits.count > 0) {
-            peer_wait<<<1, 32, 0, stream>>>(waits);
-            GRIDSIM_CUDA_CHECK(cudaGetLastError());
-        }
+        // HaloExchange::transfer calls with at least one face.
+        const dim3 grid(put_blocks(), static_cast<unsigned>(waits.count));
+        peer_put<<<grid, kPutThreads, 0, stream>>>(puts);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        peer_wait<<<1, 32, 0, stream>>>(waits);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
     [[nodiscard]] bool host_steps() const override { return false; }
     [[nodiscard]] bool reduces_on_device() const override { return true; }
@@ -342,9 +335,9 @@ private:
     }
 
     Backend<T>& backend_;
-    std::unique_ptr<Transport<T>> nccl_;    // faces not direct, and the sums (not everywhere)
+    std::unique_ptr<Transport<T>> nccl_;    // the sums, where not every rank reaches every other
     std::unique_ptr<Mailboxes> mailboxes_;  // the sums, where every rank reaches every other
-    std::vector<DirectFace> direct_;        // by face index; empty members where not direct
+    std::vector<PeerFace> peer_faces_;      // by face index
     std::size_t most_bytes_ = 0;
 };
 

@@ -110,11 +110,7 @@ public:
 
     void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
         auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
-        // Faces another transport moves directly (ipc) are not NCCL's.
-        auto taken = [&](std::size_t f) { return f >= first && f < last && !faces[f].direct; };
-        bool any = false;
-        for (std::size_t f = first; f < last; ++f) any = any || taken(f);
-        if (!any) return;
+        auto taken = [&](std::size_t f) { return f >= first && f < last; };
         GRIDSIM_NCCL_CHECK(ncclGroupStart());
         for (std::size_t f : recvs_) {
             if (!taken(f)) continue;

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "comm/gather.hpp"
-#include "comm/mpi_session.hpp"
 
 namespace gridsim {
 
@@ -70,24 +69,19 @@ std::string ipc_everywhere(const std::vector<RankGpu>& ranks) {
     return {};
 }
 
-FaceRoutes route_faces(const std::vector<RankGpu>& ranks, int me, const std::array<int, 6>& peers) {
-    FaceRoutes routes;
-    for (std::size_t face = 0; face < peers.size(); ++face) {
-        if (peers[face] < 0) continue;
-        const std::string why = ipc_obstacle(ranks, me, peers[face]);
-        routes.ipc[face] = why.empty();
-        if (!why.empty() && routes.obstacle.empty()) routes.obstacle = why;
+std::string neighbour_obstacle(const std::vector<RankGpu>& ranks, int me,
+                               const std::array<int, 6>& peers) {
+    for (int peer : peers) {
+        if (peer < 0) continue;
+        if (std::string why = ipc_obstacle(ranks, me, peer); !why.empty()) return why;
     }
-    return routes;
+    return {};
 }
 
 std::vector<RankGpu> gather_rank_gpus(MPI_Comm comm, const RankGpu& mine) {
-    std::string all;
-    for (const std::string& line : gather_strings(comm, encode(mine))) all += line + '\n';
-    broadcast_string(comm, all);
     std::vector<RankGpu> ranks;
-    std::istringstream lines(all);
-    for (std::string line; std::getline(lines, line);) ranks.push_back(decode_rank_gpu(line));
+    for (const std::string& line : gather_strings(comm, encode(mine), true))
+        ranks.push_back(decode_rank_gpu(line));
     return ranks;
 }
 

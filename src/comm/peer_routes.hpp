@@ -1,4 +1,4 @@
-// Which halo faces may move by direct stores into the neighbour's GPU memory (CUDA IPC: the
+// Whether halo faces may move by direct stores into the neighbour's GPU memory (CUDA IPC: the
 // boundary lane writes its faces straight into the neighbour's receive buffers over NVLink or
 // PCIe, parallel.transport = "ipc"). Decided from a table of every rank's node, GPU and the GPUs
 // that GPU can reach, gathered once; the decision itself is a pure function of that table, so
@@ -23,7 +23,7 @@ struct RankGpu {
     std::vector<std::string> reaches;
 };
 
-// A RankGpu as one line and back (the table is gathered as text).
+// A RankGpu as text and back (the table is gathered as text).
 std::string encode(const RankGpu& r);
 RankGpu decode_rank_gpu(const std::string& line);
 
@@ -36,14 +36,11 @@ std::string ipc_obstacle(const std::vector<RankGpu>& ranks, int a, int b);
 // go by IPC too, and no NCCL communicator is needed), else the first pair's reason.
 std::string ipc_everywhere(const std::vector<RankGpu>& ranks);
 
-// The faces of rank `me` that go by IPC. `peers[face]`: the rank across it, or -1 where no
-// other rank is (no neighbour, or this rank itself). `obstacle`: the first face's reason where
-// one cannot ("" when every face with a peer can).
-struct FaceRoutes {
-    std::array<bool, 6> ipc{};
-    std::string obstacle;
-};
-FaceRoutes route_faces(const std::vector<RankGpu>& ranks, int me, const std::array<int, 6>& peers);
+// "" when rank `me` reaches the rank across each of its faces, else the first face's reason.
+// `peers[face]`: the rank across it, or -1 where no other rank is (no neighbour, or this rank
+// itself).
+std::string neighbour_obstacle(const std::vector<RankGpu>& ranks, int me,
+                               const std::array<int, 6>& peers);
 
 // Every rank's RankGpu, in rank order, on every rank of `comm` (collective).
 std::vector<RankGpu> gather_rank_gpus(MPI_Comm comm, const RankGpu& mine);

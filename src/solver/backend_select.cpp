@@ -38,12 +38,8 @@ std::vector<std::string> visible_device_ids() {
 std::vector<std::vector<std::string>> node_device_lists(MPI_Comm node) {
     std::string mine;
     for (const std::string& id : visible_device_ids()) mine += id + ' ';
-    std::string all;
-    for (const std::string& rank_list : gather_strings(node, mine)) all += rank_list + '\n';
-    broadcast_string(node, all);
     std::vector<std::vector<std::string>> lists;
-    std::istringstream lines(all);
-    for (std::string line; std::getline(lines, line);) {
+    for (const std::string& line : gather_strings(node, mine, true)) {
         std::istringstream words(line);
         lists.emplace_back(std::istream_iterator<std::string>(words),
                            std::istream_iterator<std::string>());

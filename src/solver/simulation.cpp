@@ -40,8 +40,9 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
     check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
     for (auto& f : u_) f = be_.allocate_field(ext);
-    halo_ =
-        std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport, direct_routes());
+    check_ipc_neighbours();
+    halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport,
+                                              choice_.ipc_everywhere);
     owned_ = Box{{0, 0, 0}, sub.size};
     updated_ = updated_box(sub);
     // The shell is as deep as the deepest halo any time block exchanges, whatever this run's:
@@ -125,19 +126,13 @@ bool Simulation<T>::decide_recording() {
 }
 
 // parallel.transport "ipc": every face to another rank goes by direct stores, which needs both
-// ranks' GPUs to reach each other (comm/peer_routes.hpp); a face that cannot is refused on every
-// rank with the first reason. ("auto" takes ipc only where every rank reaches every other, so
-// it never gets here with a face that cannot; the transport could send such faces through NCCL
-// instead, which a mixed "auto" across nodes would need.)
+// ranks' GPUs to reach each other (comm/peer_routes.hpp); where one cannot, the run is refused
+// on every rank with the first reason ("auto" takes ipc only where every rank reaches every
+// other, so it never is). Nothing to check where every rank reaches every other, or for
+// another transport.
 template <class T>
-DirectRoutes Simulation<T>::direct_routes() {
-    if (choice_.transport != TransportKind::ipc) return {};
-    if (choice_.ipc_everywhere) {
-        DirectRoutes all;
-        all.faces.fill(true);
-        all.everywhere = true;
-        return all;
-    }
+void Simulation<T>::check_ipc_neighbours() {
+    if (choice_.transport != TransportKind::ipc || choice_.ipc_everywhere) return;
     const Subdomain& sub = topo_.subdomain();
     std::array<int, 6> peers;
     peers.fill(-1);
@@ -145,13 +140,12 @@ DirectRoutes Simulation<T>::direct_routes() {
         if (sub.has_neighbour[face] && topo_.neighbour(face) != topo_.rank())
             peers[face] = topo_.neighbour(face);
     }
-    const FaceRoutes routes = route_faces(choice_.gpus, topo_.rank(), peers);
-    const std::string why = agree_on_error(topo_.comm(), routes.obstacle);
+    const std::string why =
+        agree_on_error(topo_.comm(), neighbour_obstacle(choice_.gpus, topo_.rank(), peers));
     if (!why.empty()) {
         throw ConfigError(cfg_.where("parallel.transport") + "\"ipc\": " + why +
                           "; use \"nccl\" or \"auto\"");
     }
-    return DirectRoutes{routes.ipc, false};
 }
 
 // Refuses (ConfigError, on every rank) a deck whose fields do not fit, before allocating them:

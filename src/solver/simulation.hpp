@@ -167,8 +167,8 @@ private:
     int reduce_on_device_and_read(double* sum);
     std::string describe_devices();
     bool decide_recording();
-    // Transport ipc: the faces this rank stores straight into its neighbour's GPU.
-    DirectRoutes direct_routes();
+    // Transport ipc: refuses (ConfigError, every rank) a neighbour whose GPU cannot be reached.
+    void check_ipc_neighbours();
     // parallel.time_block, "auto" resolved; checked against the subdomain.
     int resolve_time_block() const;
     [[nodiscard]] std::int64_t smallest_cross_section() const;

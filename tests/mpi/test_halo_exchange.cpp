@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "comm/halo_exchange.hpp"
+#include "comm/peer_routes.hpp"
 #include "solver/problem.hpp"
 #include "support/mpi_helpers.hpp"
 
@@ -165,5 +166,27 @@ TEST(HaloExchange, DeepHalosCarryEdgesAndCorners) {
             checked += check_exchange(mixed, 3, pg, depth) ? 1 : 0;
         }
         EXPECT_GE(checked, 5) << "process grids checked at depth " << depth;
+    }
+}
+
+// The ipc routes' table (comm/peer_routes.hpp): every rank's entry, in rank order, on every
+// rank, a rank without a GPU included (every other rank has none here).
+TEST(GatherRankGpus, EveryRankGetsTheWholeTableInRankOrder) {
+    const int n = test::world_size();
+    const int me = test::world_rank();
+    auto entry = [](int r) {
+        RankGpu g;
+        g.node = fmt::format("node{}", r / 2);
+        if (r % 2 == 0) g.bus_id = fmt::format("0000:{:02x}:00.0", r);
+        for (int k = 0; k < r; ++k) g.reaches.push_back(fmt::format("0000:{:02x}:00.0", k));
+        return g;
+    };
+    const std::vector<RankGpu> table = gather_rank_gpus(MPI_COMM_WORLD, entry(me));
+    ASSERT_EQ(static_cast<int>(table.size()), n);
+    for (int r = 0; r < n; ++r) {
+        SCOPED_TRACE(fmt::format("rank {} reads rank {}", me, r));
+        EXPECT_EQ(table[r].node, entry(r).node);
+        EXPECT_EQ(table[r].bus_id, entry(r).bus_id);
+        EXPECT_EQ(table[r].reaches, entry(r).reaches);
     }
 }

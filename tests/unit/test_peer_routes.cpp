@@ -103,37 +103,35 @@ TEST(PeerRoutes, EverywhereNeedsEveryPair) {
               std::string::npos);
 }
 
-// Two nodes of two GPUs, process grid 4 x 1 along x (non-periodic): rank 1's -x face stays on its
-// node (ipc), its +x face crosses to the other node (NCCL), and the reason names that face's pair.
-TEST(PeerRoutes, FacesMixIpcAndNcclAcrossNodes) {
+// Two nodes of two GPUs, process grid 4 x 1 along x (non-periodic): rank 1's -x neighbour is on
+// its node, its +x neighbour on the other one, and the reason names that face's pair.
+TEST(PeerRoutes, ANeighbourOnAnotherNodeIsNamed) {
     auto ranks = one_nvlink_node();
     ranks[2].node = ranks[3].node = "gpu02";
     std::array<int, 6> peers = kNoPeers;
     peers[0] = 0;
+    EXPECT_EQ(neighbour_obstacle(ranks, 1, peers), "");
     peers[1] = 2;
-    const FaceRoutes r = route_faces(ranks, 1, peers);
-    EXPECT_TRUE(r.ipc[0]);
-    EXPECT_FALSE(r.ipc[1]);
-    for (int face = 2; face < 6; ++face) EXPECT_FALSE(r.ipc[face]);
-    EXPECT_EQ(r.obstacle, "ranks 1 and 2 are on different nodes (gpu01, gpu02)");
+    EXPECT_EQ(neighbour_obstacle(ranks, 1, peers),
+              "ranks 1 and 2 are on different nodes (gpu01, gpu02)");
 }
 
 // Two ranks on a periodic axis: both faces go to the same peer.
 TEST(PeerRoutes, BothFacesToOnePeer) {
-    const auto ranks = one_nvlink_node();
+    auto ranks = one_nvlink_node();
     std::array<int, 6> peers = kNoPeers;
     peers[2] = peers[3] = 1;
-    const FaceRoutes r = route_faces(ranks, 0, peers);
-    EXPECT_TRUE(r.ipc[2]);
-    EXPECT_TRUE(r.ipc[3]);
-    EXPECT_FALSE(r.ipc[0]);
-    EXPECT_EQ(r.obstacle, "");
+    EXPECT_EQ(neighbour_obstacle(ranks, 0, peers), "");
+    ranks[1].node = "gpu02";
+    EXPECT_EQ(neighbour_obstacle(ranks, 0, peers),
+              "ranks 0 and 1 are on different nodes (gpu01, gpu02)");
 }
 
+// Faces without another rank across them are not looked at, however the machine is.
 TEST(PeerRoutes, NoPeersNoObstacle) {
-    const FaceRoutes r = route_faces(one_nvlink_node(), 0, kNoPeers);
-    for (bool b : r.ipc) EXPECT_FALSE(b);
-    EXPECT_EQ(r.obstacle, "");
+    auto ranks = one_nvlink_node();
+    for (auto& r : ranks) r.reaches.clear();
+    EXPECT_EQ(neighbour_obstacle(ranks, 0, kNoPeers), "");
 }
 
 TEST(PeerRoutes, TheTableSurvivesItsTextForm) {
