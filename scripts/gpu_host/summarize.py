@@ -4,6 +4,11 @@ import json
 import sys
 
 
+def overlap_word(v):
+    """parallel.overlap as a report holds it: "auto", "on" or "off" (older reports: a bool)."""
+    return ("on" if v else "off") if isinstance(v, bool) else v
+
+
 def row(path):
     d = json.load(open(path))
     c = d["config"]
@@ -11,7 +16,7 @@ def row(path):
     ph = d["phases"]
     every = c["time"]["norm_every"] if d["problem"] == "jacobi" else "-"
     return (f"{path.split('/')[-1]:<38} {d['problem']:<6} {cells:<16} {d['precision']:<6} "
-            f"{d['ranks']:>2} {d['launch'][:36]:<36} {every:>4} {str(d['overlap']).replace('True', 'on').replace('False', 'off'):<4} "
+            f"{d['ranks']:>2} {d['launch'][:36]:<36} {every:>4} {overlap_word(d['overlap']):<4} "
             f"{d['time_per_step_s']*1e3:9.4f} {d['glups']:8.2f} {d['effective_bandwidth_GBps']:8.1f} "
             f"{d['copy_bandwidth_GBps']:7.0f} {d['bandwidth_ratio']*100:5.1f}% "
             f"{ph['interior']['max']:7.3f} {ph['transfer']['max']:7.3f}")

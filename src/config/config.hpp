@@ -251,14 +251,14 @@ const char* to_string(InitialKind v);
 const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
 const char* to_string(OverlapMode v);  // "auto", "on", "off"
+const char* to_string(KernelKind v);
+const char* to_string(BindMode v);
+const char* to_string(GraphMode v);
 
 // Whether a transport moves device memory itself (cuda-aware, nccl, ipc): the CPU backend has
 // none to give it.
 inline bool moves_device_memory(TransportKind v) {
     return v == TransportKind::cuda_aware || v == TransportKind::nccl || v == TransportKind::ipc;
 }
-const char* to_string(KernelKind v);
-const char* to_string(BindMode v);
-const char* to_string(GraphMode v);
 
 }  // namespace gridsim

@@ -216,8 +216,8 @@ std::string write_block(int fd, const std::string& path, const std::vector<char>
     return {};
 }
 
-// Opens `path` for writing (`flags` added), writes `bytes` at `offset`, fsync()s it when `sync`;
-// "" or the error.
+// Opens `path` for writing (`flags` added: O_CREAT | O_TRUNC makes it afresh), writes `bytes`
+// at `offset` (none: just opens it), fsync()s it when `sync`; "" or the error.
 std::string write_file(const std::string& path, int flags, const std::vector<char>& block,
                        std::size_t bytes, off_t offset, bool sync) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644);
@@ -228,6 +228,7 @@ std::string write_file(const std::string& path, int flags, const std::vector<cha
     ::close(fd);
     return error;
 }
+constexpr int kFresh = O_CREAT | O_TRUNC;
 
 // One repetition: every rank writes `bytes`, to a file of its own (`shared` false) or to its
 // slice of one file that rank 0 then fsyncs, as a snapshot is written; the seconds from the
@@ -239,14 +240,14 @@ double timed_write(MPI_Comm comm, const std::string& dir, const std::vector<char
     const std::string path = shared ? dir + "/.gridsim_io_probe.shared"
                                     : fmt::format("{}/.gridsim_io_probe.{}", dir, rank);
     std::string error;
-    if (shared && rank == 0) error = write_file(path, O_CREAT | O_TRUNC, block, 0, 0, false);
+    if (shared && rank == 0) error = write_file(path, kFresh, block, 0, 0, false);  // empty
     error = agree_on_error(comm, error);
     if (!error.empty()) throw ConfigError("--io: " + error);
     GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
     Stopwatch watch;
     error = shared ? write_file(path, 0, block, bytes, static_cast<off_t>(bytes) * rank, false)
-                   : write_file(path, O_CREAT | O_TRUNC, block, bytes, 0, true);
-    if (shared) {
+                   : write_file(path, kFresh, block, bytes, 0, true);
+    if (shared) {  // rank 0 syncs the file after every rank has written its slice
         GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
         if (rank == 0 && error.empty()) error = write_file(path, 0, block, 0, 0, true);
     }

@@ -252,10 +252,9 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
         {"allreduce_s", allreduce_max},
         {"allreduce_share", r.loop_seconds > 0 ? allreduce_max / r.loop_seconds : 0.0},
         // On the device: NCCL's all-reduce, or the ipc transport's mailboxes.
-        {"allreduce", !cg.allreduce_on_device() ? "mpi"
-                      : std::string(sim.transport_name()) == "ipc" && sim.backend().ipc_everywhere
-                          ? "ipc"
-                          : "nccl"},
+        {"allreduce", !cg.allreduce_on_device()      ? "mpi"
+                      : sim.backend().ipc_everywhere ? "ipc"
+                                                     : "nccl"},
         {"kernels", cfg.word("parallel.cg_kernels")},
         {"preconditioner", cfg.word("time.cg_preconditioner")},
         // Whole-field passes one iteration makes (reads + writes, in field sizes): the operator
@@ -393,11 +392,11 @@ Problem make_heat_problem() {
                         "fields)"),
         KeySpec::choice("parallel.cg_allreduce", {"mpi", "nccl"},
                         "implicit: how the CG's sums are added over the ranks: `mpi` copies "
-                        "them to the host and calls MPI_Allreduce; `nccl` all-reduces them "
-                        "on the GPU's stream when parallel.transport is nccl or ipc (NCCL's "
-                        "all-reduce, or the ipc "
-                        "transport's mailboxes where every rank reaches every other; MPI with any "
-                        "other transport). `mpi` is the faster on 2 x H200 (an 11 us NCCL "
+                        "them to the host and calls MPI_Allreduce; `nccl` all-reduces them on "
+                        "the GPU's stream when parallel.transport is nccl or ipc (NCCL's "
+                        "all-reduce, or the ipc transport's mailboxes where every rank reaches "
+                        "every other; MPI with any other transport). `mpi` is the faster on 2 x "
+                        "H200 (an 11 us NCCL "
                         "all-reduce against 3.5 us, docs/performance.md)"),
     };
     d.finish = &finish_deck;
