@@ -127,6 +127,19 @@ public:
     // backend compiles the sums in use only: the squared change for jacobi, the product for heat.
     virtual void apply(const StencilParams<T>& params, FieldView<const T> in, FieldView<T> out,
                        const Box& box, Lane lane, StencilSum sum) = 0;
+    // One sweep's boxes (disjoint) in as few launches as the backend can: their points and the
+    // partials of `sum` as apply() on each box in turn would give them, so the fold gives the
+    // same bits. `wrap_period` > 0: the walk axis (y in 2D, z in 3D) is periodic and held by
+    // this rank alone, its halo one layer deep: the sweep also stores every updated point of the
+    // first owned layer one period on and of the last one period back, which is what that
+    // axis's halo exchange would copy for the next sweep (it then needs none). Only where
+    // applies_boxes() (the CUDA stream kernel).
+    [[nodiscard]] virtual bool applies_boxes() const { return false; }
+    virtual void apply_boxes(const StencilParams<T>& /*params*/, FieldView<const T> /*in*/,
+                             FieldView<T> /*out*/, const std::vector<Box>& /*boxes*/, Lane /*lane*/,
+                             StencilSum /*sum*/, int /*wrap_period*/) {
+        throw std::logic_error("this backend applies one box per call");
+    }
     // Temporal blocking (parallel.time_block): out = `levels` sweeps of the stencil from `in` at
     // every point of `box` in one pass over memory, the levels between kept on chip. `in` must
     // hold current values up to `levels` points around `box`; points outside `live` (the global

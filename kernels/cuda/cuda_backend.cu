@@ -198,6 +198,7 @@ bool allow_shared(Kernel kernel, std::size_t bytes) {
 struct Launch {
     dim3 grid;
     dim3 block;
+    int points = 0;  // walk-axis points per thread
     std::size_t smem = 0;
     [[nodiscard]] long long blocks() const {
         return static_cast<long long>(grid.x) * grid.y * grid.z;
@@ -217,28 +218,64 @@ dim3 fit_block(int bx, int by, int nx, int ny) {
 __global__ void widen_kernel(const float* in, double* out) { *out = static_cast<double>(*in); }
 
 // One block adds `count` partials in a fixed order (thread t: t, t + blockDim.x, ... in
-// order, then store_block_sum's fixed tree), so a rerun reproduces the sum bit for bit. Each
-// thread loads kFoldLoads partials before adding them, in the same order: one load at a time
-// took about 50 us for the 131072 partials of a 16384^2 sweep (measured on an H200), which a
-// recorded sweep waits for.
+// order, then store_block_sum's fixed tree), so a rerun reproduces the sum bit for bit. The block
+// is fold_threads(count) wide, a function of the count alone: every path that folds the same
+// partials gets the same bits. Each thread loads kFoldLoads partials before adding them, in the
+// same order (the last batch bounds-checked): one load at a time took about 50 us for the 131072
+// partials of a 16384^2 sweep (measured on an H200), which a recorded sweep waits for.
 constexpr int kFoldLoads = 16;
 // `host` (page-locked, or nullptr): where the sum is also stored, so that reading it back needs
 // no copy of its own.
 __global__ void fold_kernel(const double* __restrict__ partials, long long count,
                             double* __restrict__ result, double* host) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // Launched as a programmatic dependent of the sweep (launch_fold): wait for its partials.
+    // Launched plainly: returns at once.
+    cudaGridDependencySynchronize();
+#endif
     double sum = 0.0;
     const long long stride = blockDim.x;
-    long long t = threadIdx.x;
-    for (; t + (kFoldLoads - 1) * stride < count; t += kFoldLoads * stride) {
+    for (long long t = threadIdx.x; t < count; t += kFoldLoads * stride) {
         double v[kFoldLoads];
 #pragma unroll
-        for (int k = 0; k < kFoldLoads; ++k) v[k] = partials[t + k * stride];
+        for (int k = 0; k < kFoldLoads; ++k) {
+            v[k] = t + k * stride < count ? partials[t + k * stride] : 0.0;
+        }
 #pragma unroll
-        for (int k = 0; k < kFoldLoads; ++k) sum += v[k];
+        for (int k = 0; k < kFoldLoads; ++k) {
+            if (t + k * stride < count) sum += v[k];
+        }
     }
-    for (; t < count; t += stride) sum += partials[t];
     cuda::store_block_sum(sum, result);
     if (host != nullptr && threadIdx.x == 0) *host = *result;  // thread 0 stored it
+}
+
+// The fold on `s`. `dependent`: as a programmatic dependent launch of the kernel before it on
+// `s` (Hopper and later): the fold is set up while that kernel's last blocks run, and waits in
+// cudaGridDependencySynchronize() for them, instead of starting only once it has finished.
+unsigned fold_threads(long long count);
+void launch_fold(cudaStream_t s, const double* partials, long long count, double* result,
+                 double* host, bool dependent) {
+    cudaLaunchConfig_t c{};
+    c.gridDim = dim3(1);
+    c.blockDim = dim3(fold_threads(count));
+    c.stream = s;
+    cudaLaunchAttribute a{};
+    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    a.val.programmaticStreamSerializationAllowed = 1;
+    c.attrs = &a;
+    c.numAttrs = dependent ? 1 : 0;
+    GRIDSIM_CUDA_CHECK(cudaLaunchKernelEx(&c, fold_kernel, partials, count, result, host));
+}
+
+// The fold's block: about kFoldLoads partials per thread (one batch of loads in flight, then
+// a tree only as deep as it needs: a 2048^2 sweep's 2064 partials on 256 threads instead of
+// 1024), in whole warps, at most kFoldThreads.
+unsigned fold_threads(long long count) {
+    unsigned threads = 32;
+    while (threads < kFoldThreads && threads * static_cast<long long>(kFoldLoads) < count)
+        threads *= 2;
+    return threads;
 }
 
 // One double read back to the host: a page-locked slot and the event after which it holds the
@@ -348,9 +385,13 @@ public:
             return fmt::format("{} {}x{} points {}", kind, cfg_.block_x, cfg_.block_y, cfg_.points);
         const LaunchDefaults d2 = defaults(2);
         const LaunchDefaults d3 = defaults(3);
-        return fmt::format("{} 2D {}x{} points {} / 3D {}x{} points {}", kind, d2.block_x,
-                           d2.block_y, cfg_.points != 0 ? cfg_.points : d2.points, d3.block_x,
-                           d3.block_y, cfg_.points != 0 ? cfg_.points : d3.points);
+        const std::string summing =
+            cfg_.points == 0 && cfg_.kernel == KernelKind::stream
+                ? fmt::format(" ({} summing boxes of 2^21 points or more)", 2 * d2.points)
+                : "";
+        return fmt::format("{} 2D {}x{} points {}{} / 3D {}x{} points {}", kind, d2.block_x,
+                           d2.block_y, cfg_.points != 0 ? cfg_.points : d2.points, summing,
+                           d3.block_x, d3.block_y, cfg_.points != 0 ? cfg_.points : d3.points);
     }
     [[nodiscard]] bool on_device() const override { return true; }
     [[nodiscard]] void* native_stream(Lane lane) const override { return stream(lane); }
@@ -406,14 +447,19 @@ public:
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
                Lane lane, StencilSum sum) override {
         if (b.empty()) return;
-        const bool heat = p.kind == StencilKind::heat;
-        if (in.ext.dims == 2) {
-            heat ? dispatch<2, StencilKind::heat>(in, out, b, p.r, lane, sum)
-                 : dispatch<2, StencilKind::jacobi>(in, out, b, p.r, lane, sum);
-        } else {
-            heat ? dispatch<3, StencilKind::heat>(in, out, b, p.r, lane, sum)
-                 : dispatch<3, StencilKind::jacobi>(in, out, b, p.r, lane, sum);
-        }
+        visit(in.ext.dims, p.kind, sum, [&](auto dims, auto kind, auto with) {
+            this->template launch<dims.value, kind.value, with.value>(in, out, b, p.r, lane);
+        });
+    }
+    [[nodiscard]] bool applies_boxes() const override { return cfg_.kernel == KernelKind::stream; }
+    void apply_boxes(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                     const std::vector<Box>& boxes, Lane lane, StencilSum sum,
+                     int wrap_period) override {
+        if (!applies_boxes()) throw std::logic_error("apply_boxes needs the stream kernel");
+        visit(in.ext.dims, p.kind, sum, [&](auto dims, auto kind, auto with) {
+            this->template launch_boxes<dims.value, kind.value, with.value>(
+                in, out, boxes, p.r, lane, cuda::SelfWrap{wrap_period});
+        });
     }
 
     [[nodiscard]] int max_levels(int dims) const override {
@@ -443,8 +489,8 @@ public:
         if (capture_) return fold_in_capture();
         const int set = partial_set_;
         follow_lanes(reduce_.get());
-        fold_kernel<<<1, kFoldThreads, 0, reduce_.get()>>>(partials_[set].data(), partials_used_,
-                                                           result_.data() + set, nullptr);
+        fold_kernel<<<1, fold_threads(partials_used_), 0, reduce_.get()>>>(
+            partials_[set].data(), partials_used_, result_.data() + set, nullptr);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
         fold_done_[set].record(reduce_.get());
         folded_[set] = true;
@@ -665,9 +711,8 @@ private:
     // `host`: the recording's read slot, when the fold is also the read (fold_and_read).
     double* fold_in_capture(double* host = nullptr) {
         join_interior();
-        fold_kernel<<<1, kFoldThreads, 0, boundary_.get()>>>(
-            capture_->partials.data(), capture_->used, capture_->result.data(), host);
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        launch_fold(boundary_.get(), capture_->partials.data(), capture_->used,
+                    capture_->result.data(), host, true);
         capture_->used = 0;
         return capture_->result.data();
     }
@@ -727,13 +772,21 @@ private:
 
     // The launch of a walking variant (stream, tiled) over `b`.
     // `vector`: points per thread along x (a thread then covers x from box.lo[0] rounded down to
-    // a multiple of `vector`).
+    // a multiple of `vector`). `summing`: the launch also sums (a residual's partials).
     template <int Dims>
-    Launch walk_launch(const Box& b, int vector = 1) const {
+    Launch walk_launch(const Box& b, int vector = 1, bool summing = false) const {
         const LaunchDefaults d = defaults(Dims);
         const int bx = cfg_.block_x != 0 ? cfg_.block_x : d.block_x;
         const int by = cfg_.block_x != 0 ? cfg_.block_y : d.block_y;
-        const int points = cfg_.points != 0 ? cfg_.points : d.points;
+        int points = cfg_.points != 0 ? cfg_.points : d.points;
+        // A 2D stream box of at least kSumRowsFrom points that sums walks twice the rows per
+        // thread: half the blocks, so half the per-block sums to store and fold (one H200, jacobi
+        // float, residual every sweep: 2048^2 12.4 us per sweep against 13.8, 4096^2 45.5
+        // against 46.5, 8192^2 149.6 against 153.8; 1024^2, too few blocks then, 9.1 against
+        // 8.3). A function of the box alone, so every path that sums a box sums it alike.
+        if (Dims == 2 && summing && cfg_.points == 0 && cfg_.kernel == KernelKind::stream &&
+            b.count() >= kSumRowsFrom)
+            points *= 2;
         const int x0 = b.lo[0] - ((b.lo[0] % vector) + vector) % vector;
         const int nx = static_cast<int>(ceil_div(b.hi[0] - x0, vector));
         const int ny = b.hi[1] - b.lo[1];
@@ -747,26 +800,43 @@ private:
             l.block = fit_block(bx, by, nx, chunks);
             l.grid = dim3(ceil_div(nx, l.block.x), ceil_div(chunks, l.block.y), 1);
         }
+        l.points = points;
         if (cfg_.kernel == KernelKind::tiled) {
             const std::size_t rows = Dims == 3 ? l.block.y + 2 : l.block.y;
             l.smem = 2 * (l.block.x + 2) * rows * sizeof(T);
         }
         return l;
     }
+    static constexpr std::int64_t kSumRowsFrom = std::int64_t{1} << 21;  // the description says so
 
-    // The sums each kind needs, and no others, are compiled: jacobi's residual (the squared
-    // change) and heat's p . A p for the CG (the product).
-    template <int Dims, StencilKind Kind>
-    void dispatch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
-                  Lane lane, StencilSum sum) {
-        constexpr StencilSum kSum =
-            Kind == StencilKind::jacobi ? StencilSum::change : StencilSum::product;
-        if (sum == StencilSum::none) {
-            launch<Dims, Kind, StencilSum::none>(in, out, b, r, lane);
-        } else if (sum == kSum) {
-            launch<Dims, Kind, kSum>(in, out, b, r, lane);
+    // f(dims, kind, sum) with the run-time values as std::integral_constant. The sums each kind
+    // needs, and no others, are compiled: jacobi's residual (the squared change) and heat's
+    // p . A p for the CG (the product).
+    template <class F>
+    static void visit(int dims, StencilKind kind, StencilSum sum, F&& f) {
+        auto with_sum = [&](auto d, auto k) {
+            constexpr StencilSum kSum = decltype(k)::value == StencilKind::jacobi
+                                            ? StencilSum::change
+                                            : StencilSum::product;
+            if (sum == StencilSum::none) {
+                f(d, k, std::integral_constant<StencilSum, StencilSum::none>{});
+            } else if (sum == kSum) {
+                f(d, k, std::integral_constant<StencilSum, kSum>{});
+            } else {
+                throw std::logic_error("stencil sum not compiled for this stencil kind");
+            }
+        };
+        auto with_kind = [&](auto d) {
+            if (kind == StencilKind::heat) {
+                with_sum(d, std::integral_constant<StencilKind, StencilKind::heat>{});
+            } else {
+                with_sum(d, std::integral_constant<StencilKind, StencilKind::jacobi>{});
+            }
+        };
+        if (dims == 2) {
+            with_kind(std::integral_constant<int, 2>{});
         } else {
-            throw std::logic_error("stencil sum not compiled for this stencil kind");
+            with_kind(std::integral_constant<int, 3>{});
         }
     }
 
@@ -778,28 +848,105 @@ private:
             launch_naive<Dims, Kind, Sum>(in, out, b, r, s);
             return;
         }
-        const int points = cfg_.points != 0 ? cfg_.points : defaults(Dims).points;
+        constexpr bool kSums = Sum != StencilSum::none;
         // Walk-axis loads each thread keeps in flight, the depth of the pipeline.
         constexpr int kUnroll = GRIDSIM_WALK_BYTES / static_cast<int>(sizeof(T));
         constexpr int kVector = 16 / static_cast<int>(sizeof(T));
         if (GRIDSIM_STREAM_VECTOR && cfg_.kernel == KernelKind::stream &&
             b.hi[0] - b.lo[0] >= 32 * kVector) {
-            const Launch l = walk_launch<Dims>(b, kVector);
-            double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
+            const Launch l = walk_launch<Dims>(b, kVector, kSums);
+            double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
             cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector, kVector, Sum>
-                <<<l.grid, l.block, 0, s>>>(in, out, b, r, points, partial);
+                <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, {});
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
             return;
         }
-        const Launch l = walk_launch<Dims>(b);
-        double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
+        const Launch l = walk_launch<Dims>(b, 1, kSums);
+        double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
         if (cfg_.kernel == KernelKind::tiled) {
             cuda::stencil_tiled_kernel<T, Dims, Kind, kUnroll, Sum>
-                <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, points, partial);
+                <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, l.points, partial);
         } else {
             cuda::stencil_stream_kernel<T, Dims, Kind, kUnroll, Sum>
-                <<<l.grid, l.block, 0, s>>>(in, out, b, r, points, partial);
+                <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, {});
         }
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
+    // apply_boxes: the boxes in order, consecutive ones that take the same stream variant (the
+    // vector one where a box is wide enough, as launch() picks) in one launch each, so the
+    // partials land in the order of launch() per box.
+    template <int Dims, StencilKind Kind, StencilSum Sum>
+    void launch_boxes(FieldView<const T> in, FieldView<T> out, const std::vector<Box>& boxes,
+                      const HeatCoeffs<T>& r, Lane lane, cuda::SelfWrap wrap) {
+        constexpr int kUnroll = GRIDSIM_WALK_BYTES / static_cast<int>(sizeof(T));
+        constexpr int kVector = 16 / static_cast<int>(sizeof(T));
+        auto vector = [&](const Box& b) {
+            return GRIDSIM_STREAM_VECTOR && b.hi[0] - b.lo[0] >= 32 * kVector;
+        };
+        std::vector<std::vector<Box>> runs;
+        for (const Box& b : boxes) {
+            if (b.empty()) continue;
+            if (runs.empty() || vector(runs.back().front()) != vector(b) ||
+                runs.back().size() == static_cast<std::size_t>(cuda::kMaxBoxes))
+                runs.emplace_back();
+            runs.back().push_back(b);
+        }
+        for (const std::vector<Box>& run : runs) {
+            if (vector(run.front())) {
+                launch_run<Dims, Kind, Sum, kUnroll / kVector, kVector>(in, out, run, r, lane,
+                                                                        wrap);
+            } else {
+                launch_run<Dims, Kind, Sum, kUnroll, 1>(in, out, run, r, lane, wrap);
+            }
+        }
+    }
+
+    // One launch over `run` (at most kMaxBoxes boxes), each box's blocks shaped as walk_launch
+    // shapes its own launch: one box, the stream kernel itself (launch(), or its instance that
+    // stores the wrap); several, stencil_boxes_kernel, one block per box block in order, the
+    // launch's blocks as wide as the widest.
+    template <int Dims, StencilKind Kind, StencilSum Sum, int Unroll, int V>
+    void launch_run(FieldView<const T> in, FieldView<T> out, const std::vector<Box>& run,
+                    const HeatCoeffs<T>& r, Lane lane, cuda::SelfWrap wrap) {
+        constexpr bool kSums = Sum != StencilSum::none;
+        const cudaStream_t s = stream(lane);
+        if (run.size() == 1 && wrap.n == 0) {
+            launch<Dims, Kind, Sum>(in, out, run[0], r, lane);
+            return;
+        }
+        if (run.size() == 1) {
+            const Launch l = walk_launch<Dims>(run[0], V, kSums);
+            double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
+            if constexpr (V > 1) {
+                cuda::stencil_stream_vec_kernel<T, Dims, Kind, Unroll, V, Sum, true>
+                    <<<l.grid, l.block, 0, s>>>(in, out, run[0], r, l.points, partial, wrap);
+            } else {
+                cuda::stencil_stream_kernel<T, Dims, Kind, Unroll, Sum, true>
+                    <<<l.grid, l.block, 0, s>>>(in, out, run[0], r, l.points, partial, wrap);
+            }
+            GRIDSIM_CUDA_CHECK(cudaGetLastError());
+            return;
+        }
+        cuda::BoxGrids g;
+        g.count = static_cast<int>(run.size());
+        g.first[0] = 0;
+        unsigned threads = 32;
+        for (int k = 0; k < g.count; ++k) {
+            const Launch l = walk_launch<Dims>(run[k], V, kSums);
+            g.box[k] = run[k];
+            g.points[k] = l.points;
+            g.grid[k][0] = l.grid.x;
+            g.grid[k][1] = l.grid.y;
+            g.block[k][0] = l.block.x;
+            g.block[k][1] = l.block.y;
+            g.first[k + 1] = g.first[k] + static_cast<unsigned>(l.blocks());
+            threads = std::max(threads, l.block.x * l.block.y);
+        }
+        threads = (threads + 31) / 32 * 32;
+        double* partial = kSums ? partial_slots(g.first[g.count]) : nullptr;
+        cuda::stencil_boxes_kernel<T, Dims, Kind, Unroll, V, Sum>
+            <<<g.first[g.count], threads, 0, s>>>(in, out, g, r, wrap, partial);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

@@ -13,6 +13,8 @@
 //            consecutive x points at once (stencil_stream_vec_kernel);
 //  - tiled:  the same walk, with the cross-section (an x row in 2D, an x-y tile with its halo
 //            ring in 3D) staged in shared memory, double-buffered: one barrier per step.
+// stencil_boxes_kernel walks several boxes (a residual sweep's shell slabs and interior) in one
+// launch, each block as the stream kernel's launch of its box would.
 // With a `Sum` other than none a kernel also sums stencil_sum_term over its points ((out - in)^2
 // for jacobi's residual, in * out for the CG's p . A p), in double, and each block writes one
 // partial; the backend later adds the partials in a fixed order.
@@ -41,27 +43,49 @@
 
 namespace gridsim::cuda {
 
-// The block's sum of `v` in a fixed order (lanes by shuffles, then warps in index order),
-// written by thread 0 to partial[linear block index]. Every thread of the block must call it.
-__device__ inline void store_block_sum(double v, double* __restrict__ partial) {
-    __shared__ double warp_sums[32];
-    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-    // The last warp may be partial (a block of, say, 3 x 5 threads): only its lanes take part.
-    const unsigned lane = tid % 32;
-    const unsigned lanes = min(32u, threads - (tid - lane));
-    const unsigned mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
-    for (unsigned offset = 16; offset > 0; offset /= 2) {
-        const double other = __shfl_down_sync(mask, v, offset);
-        if (lane + offset < lanes) v += other;
+// Where a block of a walking kernel sits and which of its threads this is: the hardware's
+// indices for a launch over one box, or those a launch over several boxes decodes for each of
+// them (stencil_boxes_kernel), so that every box is walked exactly as its own launch would.
+struct BlockPlace {
+    unsigned bx, by, bz;  // the block's index in its box's grid
+    unsigned dx, dy;      // threads per block, x and y
+    unsigned tx, ty;      // this thread in the block
+    __device__ static BlockPlace hardware() {
+        return {blockIdx.x, blockIdx.y,  blockIdx.z, blockDim.x,
+                blockDim.y, threadIdx.x, threadIdx.y};
     }
-    if (lane == 0) warp_sums[tid / 32] = v;
+};
+
+// The block's sum of `v` over its first `threads` threads (`tid`: the linear index within the
+// block) in a fixed order (lanes by shuffles, then warps in index order), written by thread 0 to
+// `*slot`. Every thread of the block must call it; threads from `threads` on add nothing.
+__device__ inline void store_place_sum(double v, double* slot, unsigned tid, unsigned threads) {
+    __shared__ double warp_sums[32];
+    const unsigned lane = tid % 32;
+    if (tid < threads) {
+        // The last warp may be partial (a block of, say, 3 x 5 threads): only its lanes take
+        // part.
+        const unsigned lanes = min(32u, threads - (tid - lane));
+        const unsigned mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+        for (unsigned offset = 16; offset > 0; offset /= 2) {
+            const double other = __shfl_down_sync(mask, v, offset);
+            if (lane + offset < lanes) v += other;
+        }
+        if (lane == 0) warp_sums[tid / 32] = v;
+    }
     __syncthreads();
     if (tid == 0) {
         double sum = 0.0;
         for (unsigned w = 0; w < (threads + 31) / 32; ++w) sum += warp_sums[w];
-        partial[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)] = sum;
+        *slot = sum;
     }
+}
+
+// The hardware block's sum, written to partial[linear block index].
+__device__ inline void store_block_sum(double v, double* __restrict__ partial) {
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    store_place_sum(v, partial + blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z),
+                    tid, blockDim.x * blockDim.y * blockDim.z);
 }
 
 template <class T, int Dims, StencilKind Kind, int Rows, StencilSum Sum>
@@ -90,20 +114,21 @@ __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Bo
 }
 
 // Where a walking thread starts: its cross-section point and its chunk [w0, w_end) of the walk
-// axis. 3D: thread (x, y) of the block is point (i, j), blockIdx.z picks the z chunk. 2D: the
-// thread row y of the block picks the chunk (blockDim.y chunks per block, stacked along y).
+// axis. 3D: thread (x, y) of the block is point (i, j), the block's z index picks the z chunk.
+// 2D: the thread row y of the block picks the chunk (dy chunks per block, stacked along y).
 template <int Dims>
 struct WalkStart {
     int i, j, w0, w_end;
-    __device__ WalkStart(const Box& box, int points) {
-        i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    __device__ WalkStart(const Box& box, int points,
+                         const BlockPlace& at = BlockPlace::hardware()) {
+        i = box.lo[0] + static_cast<int>(at.bx * at.dx + at.tx);
         if constexpr (Dims == 3) {
-            j = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-            w0 = box.lo[2] + static_cast<int>(blockIdx.z) * points;
+            j = box.lo[1] + static_cast<int>(at.by * at.dy + at.ty);
+            w0 = box.lo[2] + static_cast<int>(at.bz) * points;
             w_end = min(w0 + points, box.hi[2]);
         } else {
             j = 0;
-            w0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) * points;
+            w0 = box.lo[1] + static_cast<int>(at.by * at.dy + at.ty) * points;
             w_end = min(w0 + points, box.hi[1]);
         }
     }
@@ -115,15 +140,20 @@ struct WalkStart {
     }
 };
 
-// Register streaming, software-pipelined: ahead[u] holds the walk-axis value `Unroll` points
-// ahead of the point that will consume it, and is refilled as soon as it is consumed, so every
-// thread keeps `Unroll` independent DRAM loads in flight for its whole walk. ahead[] is indexed
-// only by unrolled constants, so it stays in registers.
-template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum>
-__global__ void GRIDSIM_WALK_BOUNDS stencil_stream_kernel(FieldView<const T> in, FieldView<T> out,
-                                                          Box box, HeatCoeffs<T> r, int points,
-                                                          double* __restrict__ partial) {
-    const WalkStart<Dims> s(box, points);
+// A periodic walk axis held by this rank alone, copied into its own halo by the sweep itself:
+// the thread that stores a point of the first owned layer (w = 0) also stores it one period on
+// (w + n), of the last (w = n - 1) one period back, so the next sweep finds its halo without a
+// copy of its own. n = 0: no such axis (or the halo exchange copies it).
+struct SelfWrap {
+    int n = 0;
+};
+
+// The stream kernel's walk of one thread (see stencil_stream_kernel), returning its sum.
+template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum, bool Wraps>
+__device__ __forceinline__ double walk_points(FieldView<const T> in, FieldView<T> out,
+                                              const Box& box, const HeatCoeffs<T>& r, int points,
+                                              const BlockPlace& at, SelfWrap wrap) {
+    const WalkStart<Dims> s(box, points, at);
     const T* __restrict__ src = in.data;
     T* __restrict__ dst = out.data;
     const std::int64_t sy = in.ext.sy;
@@ -160,7 +190,34 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_kernel(FieldView<const T> in,
             }
             p += Unroll * sw;
         }
+        // After the walk, not inside it: the extra stores in the step raised the registers the
+        // loop holds (and so cut the blocks per multiprocessor). The thread reads back what it
+        // stored itself.
+        if constexpr (Wraps) {
+            auto image = [&](int w, int to) {
+                const std::int64_t from = s.first_index(in.ext) + (w - s.w0) * sw;
+                dst[from + (to - w) * sw] = dst[from];
+            };
+            if (wrap.n > 0 && s.w0 == 0) image(0, wrap.n);
+            if (wrap.n > 0 && s.w0 < wrap.n && wrap.n <= s.w_end) image(wrap.n - 1, -1);
+        }
     }
+    return acc;
+}
+
+// Register streaming, software-pipelined: ahead[u] holds the walk-axis value `Unroll` points
+// ahead of the point that will consume it, and is refilled as soon as it is consumed, so every
+// thread keeps `Unroll` independent DRAM loads in flight for its whole walk. ahead[] is indexed
+// only by unrolled constants, so it stays in registers.
+// Wraps: the kernel takes `wrap` (compiled out where false: the images' indices would stay live
+// through the walk, 8 more registers in 3D).
+template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum, bool Wraps = false>
+__global__ void GRIDSIM_WALK_BOUNDS stencil_stream_kernel(FieldView<const T> in, FieldView<T> out,
+                                                          Box box, HeatCoeffs<T> r, int points,
+                                                          double* __restrict__ partial,
+                                                          SelfWrap wrap) {
+    const double acc = walk_points<T, Dims, Kind, Unroll, Sum, Wraps>(in, out, box, r, points,
+                                                                      BlockPlace::hardware(), wrap);
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
@@ -219,21 +276,21 @@ struct PackMask {
 // the address is too). Per pack and step it loads one walk-axis pack, the two y-neighbour packs
 // (3D) and the two x neighbours beyond the pack, instead of 3 to 5 scalar loads per point.
 // Points of a pack outside the box are read but never written.
-template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum>
-__global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T> in,
-                                                              FieldView<T> out, Box box,
-                                                              HeatCoeffs<T> r, int points,
-                                                              double* __restrict__ partial) {
+// Its walk of one thread (`at`: see BlockPlace), returning the thread's sum.
+template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum, bool Wraps>
+__device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T> out,
+                                             const Box& box, const HeatCoeffs<T>& r, int points,
+                                             const BlockPlace& at, SelfWrap wrap) {
     using P = Pack<T, V>;
     const int x0 = pack_start<V>(box.lo[0]);
-    const int i = x0 + V * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    const int i = x0 + V * static_cast<int>(at.bx * at.dx + at.tx);
     int j = 0;
     int w0 = 0;
     if constexpr (Dims == 3) {
-        j = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-        w0 = box.lo[2] + static_cast<int>(blockIdx.z) * points;
+        j = box.lo[1] + static_cast<int>(at.by * at.dy + at.ty);
+        w0 = box.lo[2] + static_cast<int>(at.bz) * points;
     } else {
-        w0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y) * points;
+        w0 = box.lo[1] + static_cast<int>(at.by * at.dy + at.ty) * points;
     }
     const int w_end = min(w0 + points, box.hi[Dims - 1]);
     const T* __restrict__ src = in.data;
@@ -302,8 +359,106 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T>
             }
             p += Unroll * sw;
         }
+        // As in walk_points: the images after the walk, from what this thread stored.
+        if constexpr (Wraps) {
+            auto image = [&](int w, int to) {
+                const std::int64_t from = Dims == 3 ? in.ext.index(i, j, w) : in.ext.index(i, w, 0);
+                const std::int64_t dest = from + static_cast<std::int64_t>(to - w) * sw;
+                if (whole) {
+                    *reinterpret_cast<P*>(dst + dest) = *reinterpret_cast<const P*>(dst + from);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; ++e) {
+                        if (keep[e]) dst[dest + e] = dst[from + e];
+                    }
+                }
+            };
+            if (wrap.n > 0 && w0 == 0) image(0, wrap.n);
+            if (wrap.n > 0 && w0 < wrap.n && wrap.n <= w_end) image(wrap.n - 1, -1);
+        }
     }
+    return acc;
+}
+
+template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum,
+          bool Wraps = false>
+__global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T> in,
+                                                              FieldView<T> out, Box box,
+                                                              HeatCoeffs<T> r, int points,
+                                                              double* __restrict__ partial,
+                                                              SelfWrap wrap) {
+    const double acc = walk_packs<T, Dims, Kind, Unroll, V, Sum, Wraps>(
+        in, out, box, r, points, BlockPlace::hardware(), wrap);
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
+}
+
+// Up to kMaxBoxes boxes in one launch (the shell slabs and the interior of a sweep that has no
+// transfer to hide), each walked as by its own launch of the stream kernel: block b of the
+// one-dimensional grid is block b - first[k] of box k (x fastest), its threads the first
+// block[0] x block[1] of the launch's, so every box writes the same points and block partials,
+// in the same order, as launches of the boxes one after another would.
+constexpr int kMaxBoxes = 7;
+struct BoxGrids {
+    int count = 0;
+    Box box[kMaxBoxes];
+    unsigned grid[kMaxBoxes][2];  // blocks along x and y (z: the rest)
+    int points[kMaxBoxes];        // walk-axis points per thread
+    unsigned block[kMaxBoxes][2];
+    unsigned first[kMaxBoxes + 1];
+};
+
+// V > 1: walk_packs, V = 1: walk_points. Block b of the one-dimensional grid finds its box and
+// its place in that box's grid.
+template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum>
+__global__ void GRIDSIM_WALK_BOUNDS stencil_boxes_kernel(FieldView<const T> in, FieldView<T> out,
+                                                         BoxGrids g, HeatCoeffs<T> r, SelfWrap wrap,
+                                                         double* __restrict__ partial) {
+    // The block's box, by constant indices only: a run-time index into the parameter would
+    // copy it to local memory in every thread.
+    Box box = g.box[0];
+    unsigned first = 0;
+    unsigned grid_x = g.grid[0][0];
+    unsigned grid_y = g.grid[0][1];
+    int points = g.points[0];
+    BlockPlace at;
+    at.dx = g.block[0][0];
+    at.dy = g.block[0][1];
+#pragma unroll
+    for (int k = 1; k < kMaxBoxes; ++k) {
+        if (k < g.count && blockIdx.x >= g.first[k]) {
+            box = g.box[k];
+            first = g.first[k];
+            grid_x = g.grid[k][0];
+            grid_y = g.grid[k][1];
+            points = g.points[k];
+            at.dx = g.block[k][0];
+            at.dy = g.block[k][1];
+        }
+    }
+    const unsigned local = blockIdx.x - first;
+    const unsigned row = local / grid_x;  // the block's (y, z) row of its box's grid
+    at.bx = local - row * grid_x;
+    if constexpr (Dims == 2) {
+        at.by = row;  // a 2D box's grid is one block deep
+        at.bz = 0;
+    } else {
+        at.bz = row / grid_y;
+        at.by = row - at.bz * grid_y;
+    }
+    at.tx = threadIdx.x % at.dx;
+    at.ty = threadIdx.x / at.dx;
+    const unsigned threads = at.dx * at.dy;
+    double acc = 0.0;
+    if (threadIdx.x < threads) {
+        if constexpr (V > 1) {
+            acc =
+                walk_packs<T, Dims, Kind, Unroll, V, Sum, true>(in, out, box, r, points, at, wrap);
+        } else {
+            acc = walk_points<T, Dims, Kind, Unroll, Sum, true>(in, out, box, r, points, at, wrap);
+        }
+    }
+    if constexpr (Sum != StencilSum::none)
+        store_place_sum(acc, partial + blockIdx.x, threadIdx.x, threads);
 }
 
 // Shared-memory tiled walk (2.5D in 3D). Tile cell of thread (tx, ty): 3D (ty+1, tx+1) of a

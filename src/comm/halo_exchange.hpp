@@ -153,6 +153,7 @@ public:
             };
             const Box recv = box(recv_box(sub, face, halo), face);
             if (topo.neighbour(face) == topo.rank()) {
+                self_axes_ |= 1u << face_axis(face);
                 // The halo beyond this face is the owned layer at the opposite face.
                 const Box source = box(send_box(sub, opposite_face(face), halo), face);
                 g.wrap.add(recv, nullptr,
@@ -196,6 +197,8 @@ public:
     [[nodiscard]] bool host_free() const { return remote_.empty() || !transport_->host_steps(); }
     // Whether no face goes to another rank (every halo is a physical boundary or a self-copy).
     [[nodiscard]] bool local_only() const { return remote_.empty(); }
+    // The axes (bit d: axis d) whose halos this rank copies from its own opposite faces.
+    [[nodiscard]] unsigned self_axes() const { return self_axes_; }
     void allreduce_sum_on_lane(double* values, int count) {
         transport_->allreduce_sum_on_lane(values, count);
     }
@@ -236,6 +239,7 @@ private:
     std::unique_ptr<Transport<T>> transport_;
     std::vector<HaloFace<T>> remote_;  // faces exchanged through the transport, by face
     std::vector<Group> groups_;        // one, or one per axis (halos deeper than one)
+    unsigned self_axes_ = 0;
 };
 
 }  // namespace gridsim

@@ -43,6 +43,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
     check_ipc_neighbours();
     halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport,
                                               choice_.ipc_everywhere);
+    wrap_period_ = kernel_wrap_period();
     owned_ = Box{{0, 0, 0}, sub.size};
     updated_ = updated_box(sub);
     // The shell is as deep as the deepest halo any time block exchanges, whatever this run's:
@@ -97,6 +98,15 @@ int Simulation<T>::resolve_time_block() const {
                           fmt::format("{} needs {}-deep halos: {}", k, k, why));
     }
     return k;
+}
+
+template <class T>
+int Simulation<T>::kernel_wrap_period() const {
+    const int walk = dom_.dims - 1;
+    if (block_ != 1 || !be_.applies_boxes() || !halo_->local_only() ||
+        halo_->self_axes() != (1u << walk))
+        return 0;
+    return topo_.subdomain().size[walk];
 }
 
 // Points in the x-y cross-section of the smallest subdomain (the same on every rank).
@@ -262,6 +272,30 @@ void Simulation<T>::update_fused(Apply&& apply) {
     apply(updated_, Lane::boundary);
 }
 
+// A sweep that fuses(): every updated point in one launch where the backend takes several boxes
+// at once (Backend::apply_boxes), then the halos. A sum's partials follow the split sweep's
+// boxes (the shell, then the interior), so its residual is bitwise the split sweep's; a periodic
+// walk axis this rank holds alone is copied into the halo by the sweep itself (wrap_period_).
+template <class T>
+void Simulation<T>::update_fused_sweep(const StencilParams<T>& p, StencilSum sum) {
+    auto apply = [&](const Box& b, Lane lane) { be_.apply(p, current(), next(), b, lane, sum); };
+    if (!be_.applies_boxes()) {
+        update_fused(apply);
+        exchange_beside_interior(next(), apply, false);
+        return;
+    }
+    {
+        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
+        std::vector<Box> boxes{updated_};
+        if (sum != StencilSum::none) {
+            boxes = regions_.shell;
+            boxes.push_back(regions_.interior);
+        }
+        be_.apply_boxes(p, current(), next(), boxes, Lane::boundary, sum, wrap_period_);
+    }
+    if (wrap_period_ == 0) exchange_beside_interior(next(), apply, false);
+}
+
 // The interior, which reads no halo, on `lane`.
 template <class T>
 template <class Apply>
@@ -365,8 +399,7 @@ void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int ex
     auto apply = [&](const Box& b, Lane lane) { be_.apply(p, current(), next(), b, lane, sum); };
     if (extend > 0) update_ring(p, current(), next(), extend);
     if (extend == 0 && fuses(sum)) {
-        update_fused(apply);
-        exchange_beside_interior(next(), apply, false);
+        update_fused_sweep(p, sum);
         return;
     }
     update_shell(apply);

@@ -143,9 +143,9 @@ TEST_P(GpuDeck, AllKernelVariantsAreBitwiseIdentical) {
     }
 }
 
-// overlap on, off and auto (one launch per sweep without a residual where no face goes to
-// another rank: at one rank always, with its periodic self-copy), at one rank and at all:
-// bitwise the same fields and residual histories.
+// overlap on, off and auto (one launch per sweep where no face goes to another rank: at one
+// rank always, with its periodic self-copy, on the GPU with the residual's partials of the
+// split), at one rank and at all: bitwise the same fields and residual histories.
 TEST_P(GpuDeck, OverlapOnOffAndAutoAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
@@ -160,6 +160,46 @@ TEST_P(GpuDeck, OverlapOnOffAndAutoAreBitwiseIdentical) {
             EXPECT_EQ(r.residual_history, on.residual_history);
         }
         if (n == test::world_size()) break;
+    }
+}
+
+// Sweeps in one launch (overlap "auto" at one rank: Backend::apply_boxes) against the split
+// sweeps of overlap true, with a residual every sweep (recorded: folded by the launch's last
+// block; unrecorded: by the fold kernel): a periodic walk axis copied into its halo by the sweep
+// itself (3D z; 2D benchmark y, packed x), and every axis periodic, where the shell's x slabs
+// take the scalar kernel and the rest the packed one (two launches, then the fold); boxes that
+// walk different rows per thread in one launch. Bitwise the same fields and residual histories,
+// one residual per sweep.
+TEST(GpuFused, OneLaunchSweepsAreBitwiseTheSplitOnes) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::string jacobi3d =
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [70, 9, 21]\n"
+        "[time]\nsteps = 24\nnorm_every = 1\n";
+    const std::vector<std::pair<std::string, std::size_t>> decks = {
+        {jacobi3d + "[boundary]\nz = \"periodic\"\nface_values = [1, 2, 3, 4, 5, 6]\n", 24},
+        {jacobi3d + "[boundary]\nkind = \"periodic\"\n[initial]\nkind = \"hotspot\"\n", 24},
+        {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 23]\n[boundary]\nkind = "
+         "\"benchmark\"\n[time]\nsteps = 30\nnorm_every = 1\n",
+         30},
+        // An interior of more than 2^21 points: its summing launch walks twice the rows per
+        // thread, the shell slabs the usual number.
+        {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [2050, 1040]\n[boundary]\nkind = "
+         "\"benchmark\"\n[time]\nsteps = 6\nnorm_every = 1\n",
+         6},
+    };
+    for (const auto& [deck, sweeps] : decks) {
+        const RunResult split =
+            test::run_on_ranks(1, deck + kGpu, {"parallel.overlap=true", "parallel.graphs=off"});
+        for (const char* graphs : {"off", "on"}) {
+            const RunResult fused = test::run_on_ranks(
+                1, deck + kGpu,
+                {fmt::format("parallel.graphs={}", graphs), "parallel.phase_every=3"});
+            if (test::world_rank() != 0) continue;
+            SCOPED_TRACE(deck + "graphs " + graphs);
+            EXPECT_EQ(fused.residual_history.size(), sweeps);
+            EXPECT_EQ(count_differences(fused.global_field, split.global_field), 0u);
+            EXPECT_EQ(fused.residual_history, split.residual_history);
+        }
     }
 }
 
