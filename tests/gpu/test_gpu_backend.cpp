@@ -164,12 +164,12 @@ TEST_P(GpuDeck, OverlapOnOffAndAutoAreBitwiseIdentical) {
 }
 
 // Sweeps in one launch (overlap "auto" at one rank: Backend::apply_boxes) against the split
-// sweeps of overlap true, with a residual every sweep (recorded: folded by the launch's last
-// block; unrecorded: by the fold kernel): a periodic walk axis copied into its halo by the sweep
-// itself (3D z; 2D benchmark y, packed x), and every axis periodic, where the shell's x slabs
-// take the scalar kernel and the rest the packed one (two launches, then the fold); boxes that
-// walk different rows per thread in one launch. Bitwise the same fields and residual histories,
-// one residual per sweep.
+// sweeps of overlap true, with a residual every sweep, recorded (the fold a dependent launch of
+// the sweep) and not: a periodic walk axis copied into its halo by the sweep itself (3D z, packed
+// and scalar x; 2D benchmark y, packed x); every axis periodic, where the shell's x slabs take
+// the scalar kernel and the rest the packed one (two launches, then the fold); boxes that walk
+// different rows per thread in one launch. Bitwise the same fields and residual histories, one
+// residual per sweep.
 TEST(GpuFused, OneLaunchSweepsAreBitwiseTheSplitOnes) {
     GRIDSIM_REQUIRE_GPU();
     const std::string jacobi3d =
@@ -177,6 +177,11 @@ TEST(GpuFused, OneLaunchSweepsAreBitwiseTheSplitOnes) {
         "[time]\nsteps = 24\nnorm_every = 1\n";
     const std::vector<std::pair<std::string, std::size_t>> decks = {
         {jacobi3d + "[boundary]\nz = \"periodic\"\nface_values = [1, 2, 3, 4, 5, 6]\n", 24},
+        // Narrower than a row of packs: the scalar walk stores the periodic copy.
+        {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [23, 17, 13]\n"
+         "[time]\nsteps = 24\nnorm_every = 1\n[boundary]\nz = \"periodic\"\n"
+         "face_values = [1, 2, 3, 4, 5, 6]\n",
+         24},
         {jacobi3d + "[boundary]\nkind = \"periodic\"\n[initial]\nkind = \"hotspot\"\n", 24},
         {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 23]\n[boundary]\nkind = "
          "\"benchmark\"\n[time]\nsteps = 30\nnorm_every = 1\n",
