@@ -250,10 +250,19 @@ __global__ void fold_kernel(const double* __restrict__ partials, long long count
     if (host != nullptr && threadIdx.x == 0) *host = *result;  // thread 0 stored it
 }
 
+// The fold's block: about kFoldLoads partials per thread (one batch of loads in flight, then
+// a tree only as deep as it needs: a 2048^2 sweep's 2064 partials on 256 threads instead of
+// 1024), in whole warps, at most kFoldThreads.
+unsigned fold_threads(long long count) {
+    unsigned threads = 32;
+    while (threads < kFoldThreads && threads * static_cast<long long>(kFoldLoads) < count)
+        threads *= 2;
+    return threads;
+}
+
 // The fold on `s`. `dependent`: as a programmatic dependent launch of the kernel before it on
 // `s` (Hopper and later): the fold is set up while that kernel's last blocks run, and waits in
 // cudaGridDependencySynchronize() for them, instead of starting only once it has finished.
-unsigned fold_threads(long long count);
 void launch_fold(cudaStream_t s, const double* partials, long long count, double* result,
                  double* host, bool dependent) {
     cudaLaunchConfig_t c{};
@@ -266,16 +275,6 @@ void launch_fold(cudaStream_t s, const double* partials, long long count, double
     c.attrs = &a;
     c.numAttrs = dependent ? 1 : 0;
     GRIDSIM_CUDA_CHECK(cudaLaunchKernelEx(&c, fold_kernel, partials, count, result, host));
-}
-
-// The fold's block: about kFoldLoads partials per thread (one batch of loads in flight, then
-// a tree only as deep as it needs: a 2048^2 sweep's 2064 partials on 256 threads instead of
-// 1024), in whole warps, at most kFoldThreads.
-unsigned fold_threads(long long count) {
-    unsigned threads = 32;
-    while (threads < kFoldThreads && threads * static_cast<long long>(kFoldLoads) < count)
-        threads *= 2;
-    return threads;
 }
 
 // One double read back to the host: a page-locked slot and the event after which it holds the
@@ -385,10 +384,10 @@ public:
             return fmt::format("{} {}x{} points {}", kind, cfg_.block_x, cfg_.block_y, cfg_.points);
         const LaunchDefaults d2 = defaults(2);
         const LaunchDefaults d3 = defaults(3);
-        const std::string summing =
-            cfg_.points == 0 && cfg_.kernel == KernelKind::stream
-                ? fmt::format(" ({} summing boxes of 2^21 points or more)", 2 * d2.points)
-                : "";
+        const std::string summing = cfg_.points == 0 && cfg_.kernel == KernelKind::stream
+                                        ? fmt::format(" ({} summing boxes of 2^{} points or more)",
+                                                      2 * d2.points, kSumRowsFromBits)
+                                        : "";
         return fmt::format("{} 2D {}x{} points {}{} / 3D {}x{} points {}", kind, d2.block_x,
                            d2.block_y, cfg_.points != 0 ? cfg_.points : d2.points, summing,
                            d3.block_x, d3.block_y, cfg_.points != 0 ? cfg_.points : d3.points);
@@ -489,9 +488,8 @@ public:
         if (capture_) return fold_in_capture();
         const int set = partial_set_;
         follow_lanes(reduce_.get());
-        fold_kernel<<<1, fold_threads(partials_used_), 0, reduce_.get()>>>(
-            partials_[set].data(), partials_used_, result_.data() + set, nullptr);
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        launch_fold(reduce_.get(), partials_[set].data(), partials_used_, result_.data() + set,
+                    nullptr, false);
         fold_done_[set].record(reduce_.get());
         folded_[set] = true;
         most_partials_ = std::max(most_partials_, partials_used_);
@@ -807,7 +805,8 @@ private:
         }
         return l;
     }
-    static constexpr std::int64_t kSumRowsFrom = std::int64_t{1} << 21;  // the description says so
+    static constexpr int kSumRowsFromBits = 21;
+    static constexpr std::int64_t kSumRowsFrom = std::int64_t{1} << kSumRowsFromBits;
 
     // f(dims, kind, sum) with the run-time values as std::integral_constant. The sums each kind
     // needs, and no others, are compiled: jacobi's residual (the squared change) and heat's
@@ -840,24 +839,35 @@ private:
         }
     }
 
+    // Walk-axis loads each stream thread keeps in flight (the depth of its pipeline), and the
+    // points of a 16-byte pack.
+    static constexpr int kUnroll = GRIDSIM_WALK_BYTES / static_cast<int>(sizeof(T));
+    static constexpr int kVector = 16 / static_cast<int>(sizeof(T));
+    // Whether the stream kernel walks `b` in 16-byte packs of x points (a box wide enough).
+    [[nodiscard]] bool takes_packs(const Box& b) const {
+        return GRIDSIM_STREAM_VECTOR && cfg_.kernel == KernelKind::stream &&
+               b.hi[0] - b.lo[0] >= 32 * kVector;
+    }
+
+    // `wrap` (stream kernel only): the instance that also stores the periodic walk-axis copy.
     template <int Dims, StencilKind Kind, StencilSum Sum>
     void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
-                Lane lane) {
+                Lane lane, cuda::SelfWrap wrap = {}) {
         const cudaStream_t s = stream(lane);
         if (cfg_.kernel == KernelKind::naive) {
             launch_naive<Dims, Kind, Sum>(in, out, b, r, s);
             return;
         }
         constexpr bool kSums = Sum != StencilSum::none;
-        // Walk-axis loads each thread keeps in flight, the depth of the pipeline.
-        constexpr int kUnroll = GRIDSIM_WALK_BYTES / static_cast<int>(sizeof(T));
-        constexpr int kVector = 16 / static_cast<int>(sizeof(T));
-        if (GRIDSIM_STREAM_VECTOR && cfg_.kernel == KernelKind::stream &&
-            b.hi[0] - b.lo[0] >= 32 * kVector) {
+        const bool wraps = wrap.n > 0;
+        if (takes_packs(b)) {
             const Launch l = walk_launch<Dims>(b, kVector, kSums);
             double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
-            cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector, kVector, Sum>
-                <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, {});
+            auto kernel = wraps ? cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector,
+                                                                  kVector, Sum, true>
+                                : cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector,
+                                                                  kVector, Sum, false>;
+            kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
             return;
         }
@@ -867,33 +877,31 @@ private:
             cuda::stencil_tiled_kernel<T, Dims, Kind, kUnroll, Sum>
                 <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, l.points, partial);
         } else {
-            cuda::stencil_stream_kernel<T, Dims, Kind, kUnroll, Sum>
-                <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, {});
+            auto kernel = wraps ? cuda::stencil_stream_kernel<T, Dims, Kind, kUnroll, Sum, true>
+                                : cuda::stencil_stream_kernel<T, Dims, Kind, kUnroll, Sum, false>;
+            kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap);
         }
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    // apply_boxes: the boxes in order, consecutive ones that take the same stream variant (the
-    // vector one where a box is wide enough, as launch() picks) in one launch each, so the
-    // partials land in the order of launch() per box.
+    // apply_boxes: the boxes in order, consecutive ones that take the same stream variant
+    // (takes_packs, as launch() picks) in one launch each, so the partials land in the order of
+    // launch() per box.
     template <int Dims, StencilKind Kind, StencilSum Sum>
     void launch_boxes(FieldView<const T> in, FieldView<T> out, const std::vector<Box>& boxes,
                       const HeatCoeffs<T>& r, Lane lane, cuda::SelfWrap wrap) {
-        constexpr int kUnroll = GRIDSIM_WALK_BYTES / static_cast<int>(sizeof(T));
-        constexpr int kVector = 16 / static_cast<int>(sizeof(T));
-        auto vector = [&](const Box& b) {
-            return GRIDSIM_STREAM_VECTOR && b.hi[0] - b.lo[0] >= 32 * kVector;
-        };
         std::vector<std::vector<Box>> runs;
         for (const Box& b : boxes) {
             if (b.empty()) continue;
-            if (runs.empty() || vector(runs.back().front()) != vector(b) ||
+            if (runs.empty() || takes_packs(runs.back().front()) != takes_packs(b) ||
                 runs.back().size() == static_cast<std::size_t>(cuda::kMaxBoxes))
                 runs.emplace_back();
             runs.back().push_back(b);
         }
         for (const std::vector<Box>& run : runs) {
-            if (vector(run.front())) {
+            if (run.size() == 1) {
+                launch<Dims, Kind, Sum>(in, out, run[0], r, lane, wrap);
+            } else if (takes_packs(run.front())) {
                 launch_run<Dims, Kind, Sum, kUnroll / kVector, kVector>(in, out, run, r, lane,
                                                                         wrap);
             } else {
@@ -902,32 +910,13 @@ private:
         }
     }
 
-    // One launch over `run` (at most kMaxBoxes boxes), each box's blocks shaped as walk_launch
-    // shapes its own launch: one box, the stream kernel itself (launch(), or its instance that
-    // stores the wrap); several, stencil_boxes_kernel, one block per box block in order, the
+    // One launch of stencil_boxes_kernel over `run` (2 to kMaxBoxes boxes), one block per box
+    // block in order, each box's blocks shaped as walk_launch shapes its own launch, the
     // launch's blocks as wide as the widest.
     template <int Dims, StencilKind Kind, StencilSum Sum, int Unroll, int V>
     void launch_run(FieldView<const T> in, FieldView<T> out, const std::vector<Box>& run,
                     const HeatCoeffs<T>& r, Lane lane, cuda::SelfWrap wrap) {
         constexpr bool kSums = Sum != StencilSum::none;
-        const cudaStream_t s = stream(lane);
-        if (run.size() == 1 && wrap.n == 0) {
-            launch<Dims, Kind, Sum>(in, out, run[0], r, lane);
-            return;
-        }
-        if (run.size() == 1) {
-            const Launch l = walk_launch<Dims>(run[0], V, kSums);
-            double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
-            if constexpr (V > 1) {
-                cuda::stencil_stream_vec_kernel<T, Dims, Kind, Unroll, V, Sum, true>
-                    <<<l.grid, l.block, 0, s>>>(in, out, run[0], r, l.points, partial, wrap);
-            } else {
-                cuda::stencil_stream_kernel<T, Dims, Kind, Unroll, Sum, true>
-                    <<<l.grid, l.block, 0, s>>>(in, out, run[0], r, l.points, partial, wrap);
-            }
-            GRIDSIM_CUDA_CHECK(cudaGetLastError());
-            return;
-        }
         cuda::BoxGrids g;
         g.count = static_cast<int>(run.size());
         g.first[0] = 0;
@@ -946,7 +935,7 @@ private:
         threads = (threads + 31) / 32 * 32;
         double* partial = kSums ? partial_slots(g.first[g.count]) : nullptr;
         cuda::stencil_boxes_kernel<T, Dims, Kind, Unroll, V, Sum>
-            <<<g.first[g.count], threads, 0, s>>>(in, out, g, r, wrap, partial);
+            <<<g.first[g.count], threads, 0, stream(lane)>>>(in, out, g, r, wrap, partial);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

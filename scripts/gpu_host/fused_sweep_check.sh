@@ -20,6 +20,7 @@
 set -uo pipefail
 out=${OUT:-out/fused}
 mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
 g=$(command -v gridsim || echo build/gridsim)
 t=$(command -v gpu_backend_test || echo build/tests/gpu_backend_test)
 before=${GRIDSIM_BEFORE:-}
@@ -48,6 +49,12 @@ if has sanitizer; then
     done
 fi
 
+# Steps for a run of N^D points: 10^10 / N^D, clamped to 200..40000 (as bench-gpu.sh latency).
+steps() {
+    local s=$((10000000000 / $1 ** $2))
+    echo $((s < 200 ? 200 : s > 40000 ? 40000 : s))
+}
+
 # One run's time per step and copy bandwidth from its report: "us_per_step copy_GBps".
 step_us() {
     python3 -c 'import json, sys
@@ -57,7 +64,6 @@ print("%.2f %.0f" % (d["time_per_step_s"] * 1e6, d["copy_bandwidth_GBps"]))' "$1
 }
 
 if has ab; then
-    steps() { python3 -c "import sys; n=int(sys.argv[1]); d=int(sys.argv[2]); print(max(200, min(40000, 10**10 // n**d)))" "$1" "$2"; }
     cases=()
     for n in 1024 2048 4096 8192 16384; do
         cases+=("jacobi_res1_$n|inputs/bench_jacobi2d.toml --set grid.cells=[$n,$n] --set time.norm_every=1 --set time.steps=$(steps $n 2)")
@@ -101,14 +107,7 @@ if has ncu; then
             --launch-count 12 "$g" run inputs/bench_jacobi2d.toml --quiet \
             --set "grid.cells=[$n,$n]" --set time.norm_every=1 --set time.steps=400 \
             >"$out/ncu_$n.csv" 2>"$out/ncu_$n.err"
-        table+=("ncu $n: rc $? | $(python3 - "$out/ncu_$n.csv" <<'EOF'
-import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-head, body = rows[0], rows[1:]
-k, v = head.index("Kernel Name"), head.index("Metric Value")
-print("; ".join(f"{r[k].split('<')[0].split('(')[0]} {float(r[v].replace(',', '')) / 1000:.1f} us" for r in body[:6]))
-EOF
-)")
+        table+=("ncu $n: rc $? | $(python3 "$here/ncu_metrics.py" "$out/ncu_$n.csv" 6)")
     done
 fi
 
@@ -122,7 +121,7 @@ if has shape; then
                     "$g" run inputs/bench_jacobi2d.toml --quiet --set "grid.cells=[$n,$n]" \
                         --set "time.norm_every=$every" --set parallel.time_block=1 \
                         --set "parallel.block=[$block]" --set "parallel.rows_per_thread=$rows" \
-                        --set time.steps=$((10000000000 / (n * n) < 40000 ? 10000000000 / (n * n) : 40000)) \
+                        --set "time.steps=$(steps "$n" 2)" \
                         --report "$out/shape.json" >/dev/null 2>&1
                     echo "| $n | $every | $block | $rows | $(step_us "$out/shape.json" | cut -d' ' -f1) |" >>"$out/shape.md"
                 done
@@ -149,7 +148,7 @@ if has prof; then
             ncu --clock-control none --csv --metrics "$metrics" --kernel-name regex:stencil \
                 --launch-skip 100 --launch-count 4 "$bin" run ${c#*|} --quiet \
                 >"$out/prof_${name}_$build.csv" 2>"$out/prof_${name}_$build.err"
-            table+=("prof $name $build: rc $? | $(python3 scripts/gpu_host/ncu_metrics.py "$out/prof_${name}_$build.csv")")
+            table+=("prof $name $build: rc $? | $(python3 "$here/ncu_metrics.py" "$out/prof_${name}_$build.csv")")
         done
     done
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""One line per profiled kernel launch of an `ncu --csv --metrics ...` file: the kernel's short
-name and each metric as name=value (short names for the ones fused_sweep_check.sh asks for)."""
+"""The first launches (argument 2, default 4) of an `ncu --csv --metrics ...` file on one line:
+each kernel's short name and its metrics as name=value (short names for the ones
+fused_sweep_check.sh asks for)."""
 import csv
 import sys
 
@@ -35,4 +36,4 @@ def main(path, most=4):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 4)

@@ -256,7 +256,7 @@ public:
         if (everywhere) {
             mailboxes_ = std::make_unique<Mailboxes>(comm);
         } else {
-            nccl_ = make_nccl_transport<T>(comm, backend, faces);
+            nccl_ = make_nccl_transport<T>(comm, backend, {});  // the sums alone, no faces
         }
         peer_faces_.resize(faces.size());
         std::vector<FaceHandles> mine(faces.size()), theirs(faces.size());

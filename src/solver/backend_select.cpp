@@ -102,11 +102,11 @@ void check_cpu_transport(const Config& cfg) {
 
 // The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
 // rank has a GPU of its own (NCCL refuses two ranks on one device); ipc where every rank's GPU
-// reaches every other's (`ipc_gap` empty), or else where NCCL can take the faces and sums it
-// cannot. `auto`, with more than one rank and a GPU each: ipc where every rank's GPU reaches
-// every other's (one node with peer access: as fast as NCCL or faster at every size measured on
-// two H200s, docs/performance.md, "Transport ipc on two GPUs"), else nccl; halos then move GPU
-// to GPU without the host.
+// reaches every other's (`ipc_gap` empty), or else where NCCL can take the sums over the ranks
+// (Simulation then refuses a neighbour that cannot be reached). `auto`, with more than one rank and
+// a GPU each: ipc where every rank's GPU reaches every other's (one node with peer access: as fast
+// as NCCL or faster at every size measured on two H200s, docs/performance.md, "Transport ipc on two
+// GPUs"), else nccl; halos then move GPU to GPU without the host.
 TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
                             const std::string& ipc_gap) {
     switch (cfg.transport) {
@@ -136,8 +136,10 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
             if (!nccl_built() || !own_gpus) {
                 throw ConfigError(cfg.where("parallel.transport") + "\"ipc\": " + ipc_gap +
                                   (nccl_built()
-                                       ? ", and NCCL cannot take the rest (ranks share GPUs)"
-                                       : ", and this build has no NCCL to take the rest") +
+                                       ? ", and NCCL cannot take the sums over the ranks "
+                                         "(ranks share GPUs)"
+                                       : ", and this build has no NCCL to take the sums over "
+                                         "the ranks") +
                                   "; use \"staged\"");
             }
             return TransportKind::ipc;

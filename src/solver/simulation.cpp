@@ -264,12 +264,15 @@ void Simulation<T>::update_shell(Apply&& apply) {
     for (const Box& b : regions_.shell) apply(b, Lane::boundary);
 }
 
-// Every updated point at once on the boundary lane (fuses()).
+// Every updated point at once on the boundary lane (fuses()), then the halos.
 template <class T>
 template <class Apply>
 void Simulation<T>::update_fused(Apply&& apply) {
-    auto t = timer_.on_lane(Phase::interior, Lane::boundary);
-    apply(updated_, Lane::boundary);
+    {
+        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
+        apply(updated_, Lane::boundary);
+    }
+    exchange_beside_interior(next(), apply, false);
 }
 
 // A sweep that fuses(): every updated point in one launch where the backend takes several boxes
@@ -281,7 +284,6 @@ void Simulation<T>::update_fused_sweep(const StencilParams<T>& p, StencilSum sum
     auto apply = [&](const Box& b, Lane lane) { be_.apply(p, current(), next(), b, lane, sum); };
     if (!be_.applies_boxes()) {
         update_fused(apply);
-        exchange_beside_interior(next(), apply, false);
         return;
     }
     {
@@ -448,7 +450,6 @@ void Simulation<T>::pass(const StencilParams<T>& p, int count) {
         apply(extend_into_halos(updated_, topo_.subdomain(), extend), Lane::boundary);
     } else if (fuses(StencilSum::none)) {
         update_fused(apply);
-        exchange_beside_interior(next(), apply, false);
     } else {
         update_shell(apply);
         exchange_beside_interior(next(), apply);

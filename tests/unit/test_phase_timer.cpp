@@ -76,6 +76,22 @@ TEST(PhaseTimer, SampledPassesAreEveryNthFromTheSecondAndScaledToAll) {
     EXPECT_DOUBLE_EQ(seconds(t, Phase::reduction), 12 * 0.5);
 }
 
+// samples_within(n), asked before each pass: whether one of the next n passes is sampled. With
+// every = 4 the sampled passes are 2, 6, 10 (1-based, as above), so before pass p (p - 1 passes
+// started) the next two are sampled where p or p + 1 is one of them.
+TEST(PhaseTimer, SamplesWithinLooksAheadAtTheSchedule) {
+    int begun = 0;
+    PhaseTimer timer(std::make_unique<CountingTimer>(&begun), 4);
+    const std::vector<bool> expect = {true,  true,  false, false, true,  true,
+                                      false, false, true,  true,  false, false};
+    std::vector<bool> got;
+    for (int p = 1; p <= 12; ++p) {
+        got.push_back(timer.samples_within(2));
+        timer.start_pass();
+    }
+    EXPECT_EQ(got, expect);
+}
+
 TEST(PhaseTimer, AOnePassRunTimesNoLanePhaseWhenSampling) {
     Counts begun;
     const PhaseTimes t = run(64, 1, &begun);
