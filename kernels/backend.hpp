@@ -153,6 +153,31 @@ public:
                               int /*levels*/, Lane /*lane*/) {
         throw std::logic_error("this backend sweeps one level per pass");
     }
+    // A residual every sweep inside a pass: apply_levels of a jacobi stencil that also sums each
+    // level's squared change over `sum_boxes` (the boxes a sweep sums over, in the order it sums
+    // them, each inside `box`), exactly as that level's own sweep would, partial for partial:
+    // fold_and_read_levels then gives every level's sum bitwise as that sweep's fold would.
+    // Only where sums_levels(sum_boxes, dims), one call per pass; 1 to 8 levels, in one pass
+    // over memory up to max_levels(dims), else level by level (the CPU backend).
+    [[nodiscard]] virtual bool sums_levels(const std::vector<Box>& /*sum_boxes*/,
+                                           int /*dims*/) const {
+        return false;
+    }
+    virtual void apply_levels_summing(const StencilParams<T>& /*params*/, FieldView<const T> /*in*/,
+                                      FieldView<T> /*out*/, const Box& /*box*/, const Box& /*live*/,
+                                      int /*levels*/, Lane /*lane*/,
+                                      const std::vector<Box>& /*sum_boxes*/) {
+        throw std::logic_error("this backend sums no levels");
+    }
+    // After apply_levels_summing: folds each level's partials (as fold_residual() folds a
+    // sweep's) and starts reading the `levels` sums back, without waiting; returns the read's id.
+    // finish_read_level(id, l) waits for it and returns level l's sum (l = 0: the first sweep).
+    virtual int fold_and_read_levels(int /*levels*/) {
+        throw std::logic_error("this backend sums no levels");
+    }
+    virtual double finish_read_level(int /*id*/, int /*level*/) {
+        throw std::logic_error("this backend sums no levels");
+    }
     // The fused sums (jacobi's residual, the CG's p . A p): adds every partial written since the
     // last call in a fixed order (the same inputs give the same bits) into one double in backend
     // memory, after the work of both lanes so far but without making either lane wait (the CUDA

@@ -37,6 +37,16 @@ void for_each_face_row(const FaceMoves<T>& m, F&& row) {
     }
 }
 
+// `sum` plus stencil_sum_term of row (j, k) of `b`, x in order: the one summing loop, so a
+// sweep and a level of a pass (apply_levels_summing) give the same bits.
+template <StencilSum Sum, class T>
+double add_row_terms(double sum, FieldView<const T> now, FieldView<const T> before, const Box& b,
+                     int j, int k) {
+    for (int i = b.lo[0]; i < b.hi[0]; ++i)
+        sum += stencil_sum_term<Sum>(now(i, j, k), before(i, j, k));
+    return sum;
+}
+
 // Updates `b` and returns the sum of stencil_sum_term over it (0 for StencilSum::none).
 template <class T, int Dims, StencilKind Kind, StencilSum Sum>
 double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r) {
@@ -44,12 +54,30 @@ double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const He
     for_each_row(b, [&](int j, int k) {
         T* __restrict__ dst = &out(0, j, k);
         for (int i = b.lo[0]; i < b.hi[0]; ++i) dst[i] = stencil_at<T, Dims, Kind>(in, i, j, k, r);
-        if constexpr (Sum != StencilSum::none) {
-            for (int i = b.lo[0]; i < b.hi[0]; ++i)
-                sum += stencil_sum_term<Sum>(dst[i], in(i, j, k));
-        }
+        if constexpr (Sum != StencilSum::none) sum = add_row_terms<Sum, T>(sum, out, in, b, j, k);
     });
     return sum;
+}
+
+// One level of a pass over `b`: points outside `live` keep their value.
+template <class T, int Dims, StencilKind Kind>
+void level_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Box& live,
+               const HeatCoeffs<T>& r) {
+    for_each_row(b, [&](int j, int k) {
+        for (int i = b.lo[0]; i < b.hi[0]; ++i) {
+            out(i, j, k) =
+                live.contains(i, j, k) ? stencil_at<T, Dims, Kind>(in, i, j, k, r) : in(i, j, k);
+        }
+    });
+}
+
+// `b` grown by `n` points on each of the first `dims` axes.
+Box grown(Box b, int n, int dims) {
+    for (int d = 0; d < dims; ++d) {
+        b.lo[d] -= n;
+        b.hi[d] += n;
+    }
+    return b;
 }
 
 template <class T, int Dims, StencilKind Kind>
@@ -147,6 +175,28 @@ public:
         }
         partial_sum_ += sum;
     }
+    // A summing pass level by level (max_levels() stays 1: each level is a pass over memory of
+    // its own), so that CI runs the schedule of the CUDA backend's summing passes: level l over
+    // `box` grown by the levels still to come, from the level before (`in` for the first) into
+    // a scratch field, the last level into `out`. Each point is stencil_at of the same values
+    // as in apply(), so `out` is bitwise that of `levels` sweeps.
+    [[nodiscard]] bool sums_levels(const std::vector<Box>& /*sum_boxes*/,
+                                   int /*dims*/) const override {
+        return true;
+    }
+    void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                              const Box& box, const Box& live, int levels, Lane /*lane*/,
+                              const std::vector<Box>& sum_boxes) override {
+        run_levels(p, in, out, box, live, levels, sum_boxes);
+    }
+    int fold_and_read_levels(int levels) override {
+        const int id = static_cast<int>(reads_issued_++ % Backend<T>::kReads);
+        std::copy_n(level_sums_.begin(), levels, level_reads_[id].begin());
+        level_sums_.fill(0.0);
+        return id;
+    }
+    double finish_read_level(int id, int level) override { return level_reads_.at(id).at(level); }
+
     // Boxes are applied in a fixed order on one thread, so the running sum is reproducible.
     double* fold_residual() override {
         folded_ = partial_sum_;
@@ -279,6 +329,44 @@ public:
     }
 
 private:
+    static constexpr int kMaxLevels = 8;
+
+    // Each level's squared change over `sum_boxes`, box by box as apply() sums a sweep's, is
+    // added to that level's running sum.
+    void run_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                    const Box& box, const Box& live, int levels,
+                    const std::vector<Box>& sum_boxes) {
+        if (levels < 1 || levels > kMaxLevels)
+            throw std::logic_error("apply_levels_summing: 1 to 8 levels");
+        const int dims = in.ext.dims;
+        FieldView<const T> src = in;
+        for (int l = 1; l <= levels; ++l) {
+            std::vector<T>& s = scratch_[l % 2];
+            if (l < levels) s.resize(static_cast<std::size_t>(in.ext.total));
+            const FieldView<T> dst = l == levels ? out : FieldView<T>{s.data(), in.ext};
+            const Box region = grown(box, levels - l, dims);
+            const bool heat = p.kind == StencilKind::heat;
+            if (dims == 2) {
+                heat ? level_box<T, 2, StencilKind::heat>(src, dst, region, live, p.r)
+                     : level_box<T, 2, StencilKind::jacobi>(src, dst, region, live, p.r);
+            } else {
+                heat ? level_box<T, 3, StencilKind::heat>(src, dst, region, live, p.r)
+                     : level_box<T, 3, StencilKind::jacobi>(src, dst, region, live, p.r);
+            }
+            for (const Box& b : sum_boxes) {
+                double sum = 0.0;
+                for_each_row(b, [&](int j, int k) {
+                    sum = add_row_terms<StencilSum::change, T>(sum, dst, src, b, j, k);
+                });
+                level_sums_[l - 1] += sum;
+            }
+            src = dst;
+        }
+    }
+
+    std::array<std::vector<T>, 2> scratch_;  // the levels between in and out
+    std::array<double, kMaxLevels> level_sums_{};
+    std::array<std::array<double, kMaxLevels>, Backend<T>::kReads> level_reads_{};
     double partial_sum_ = 0.0;  // fused residual since the last fold
     double folded_ = 0.0;
     std::array<double, Backend<T>::kReads> reads_{};

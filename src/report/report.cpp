@@ -101,7 +101,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
     const double per_step = ran > 0 ? r.loop_seconds / ran : 0.0;
     const double lups = static_cast<double>(r.updated_points) * ran;
     // Sweeps per pass over memory: above 1 where blocks of sweeps ran in one pass.
-    const double per_pass = r.passes > 0 ? ran / static_cast<double>(r.passes) : 0.0;
+    const double per_pass = r.memory_passes > 0 ? ran / static_cast<double>(r.memory_passes) : 0.0;
     // Compulsory traffic of an explicit stencil: read u once and write u' once per point.
     const double bytes = 2.0 * static_cast<double>(r.value_bytes) * lups;
     nlohmann::json doc = {
@@ -118,6 +118,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"overlap", to_string(cfg.overlap)},
         {"graphs", r.graphs},
         {"time_block", r.time_block},
+        {"sums_in_passes", r.sums_in_passes},
         {"precision", to_string(cfg.precision)},
         {"steps", r.steps},
         {"start_step", r.start_step},
@@ -257,8 +258,9 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
     if (s.time_block > 1) {
         out += fmt::format(
             "  time blocking   {} sweeps per halo exchange ({}-deep halos; "
-            "parallel.time_block{})\n",
-            s.time_block, s.time_block, cfg.time_block == 0 ? " = \"auto\"" : "");
+            "parallel.time_block{}){}\n",
+            s.time_block, s.time_block, cfg.time_block == 0 ? " = \"auto\"" : "",
+            s.sums_in_passes ? ", every sweep's residual summed inside the passes" : "");
     }
     out += fmt::format("  memory per rank {} ({} fields with halos, largest rank)\n",
                        bytes_text(s.field_bytes_max),

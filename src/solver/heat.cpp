@@ -214,7 +214,7 @@ RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
 // solve that does not reach time.cg_tolerance ends the run on every rank (exit 1).
 template <class T>
 RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, false);
+    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Simulation<T>::Blocks::none);
     start(sim, opt);
     const std::array<double, 3> rd = diffusion_numbers(cfg);
     const double diagonal = 1.0 + 2.0 * (rd[0] + rd[1] + rd[2]);

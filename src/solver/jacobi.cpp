@@ -3,7 +3,7 @@
 // convergence test.
 #include <fmt/format.h>
 
-#include <optional>
+#include <deque>
 
 #include "solver/problem.hpp"
 #include "solver/step_loop.hpp"
@@ -20,10 +20,15 @@ namespace {
 // residual sweep (it may be undone) nor a residual sweep itself (it sums its own change). A
 // residual is read at once where something needs it at that sweep (a progress line, an output, the
 // last sweep).
+// With a residual every sweep and passes that sum every level (Simulation::sums_in_passes), a
+// block of sweeps is one pass: without a tolerance its residuals are read after the next block
+// has been issued; with one, at once, and a convergence inside the pass undoes the whole pass
+// (its input is still the other buffer) and redoes the sweeps up to the converged one.
 template <class T>
 RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    // A residual every sweep leaves no sweeps to run as blocks.
-    Simulation<T> sim(cfg, comm, 0, cfg.integer("time.norm_every") > 1);
+    const std::int64_t norm_every = cfg.integer("time.norm_every");
+    using Blocks = typename Simulation<T>::Blocks;
+    Simulation<T> sim(cfg, comm, 0, norm_every > 1 ? Blocks::plain : Blocks::summing);
     start(sim, opt);
     StencilParams<T> params;
     params.kind = StencilKind::jacobi;
@@ -31,15 +36,18 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
                               cfg.steps);
     std::vector<std::pair<std::int64_t, double>> history = opt.start_history;
     const double tolerance = cfg.number("time.tolerance");
-    const std::int64_t norm_every = cfg.integer("time.norm_every");
+    const bool in_passes = norm_every == 1 && sim.sums_in_passes();
     bool converged = false;
     double residual = 0.0;
-    std::optional<std::int64_t> pending;  // the sweep whose residual is requested, not yet read
+    std::deque<std::int64_t> pending;  // the sweeps whose residuals are requested, not yet read
     auto take = [&] {
         residual = sim.take_residual();
-        history.emplace_back(*pending, residual);
+        history.emplace_back(pending.front(), residual);
         converged = tolerance > 0 && residual < tolerance;
-        pending.reset();
+        pending.pop_front();
+    };
+    auto take_all = [&] {
+        while (!pending.empty() && !converged) take();
     };
 
     LoopClock clock(sim.topology().comm());
@@ -48,44 +56,68 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     std::int64_t sweep = opt.start_step;
     auto residual_at = [&](std::int64_t s) { return s % norm_every == 0 || s == cfg.steps; };
     while (sweep < cfg.steps) {
-        const bool check = residual_at(sweep + 1);
-        // A block of sweeps without a residual, ending before the next residual sweep (which sums
-        // its own) and at the next step that needs the host; one sweep while a residual is read.
-        const int block =
-            check || pending
-                ? 1
-                : block_length(sweep, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
-                      return residual_at(s + 1) || host_step(opt, cfg, progress, stop, s);
-                  });
-        if (block > 1) {
-            sim.sweeps(params, block);
-            sweep += block;
-        } else {
-            sim.sweep(params, check);
-            ++sweep;
-        }
-        if (pending) {
-            take();
+        if (in_passes) {
+            const std::int64_t first = sweep + 1;
+            const int count = block_length(
+                sweep, sim.most_residual_sweeps(), cfg.steps,
+                [&](std::int64_t s) { return host_step(opt, cfg, progress, stop, s); });
+            sim.residual_sweeps(params, count);
+            sweep += count;
+            while (!pending.empty() && pending.front() < first) take();  // the blocks before
+            for (std::int64_t s = first; s <= sweep; ++s) pending.push_back(s);
+            if (tolerance > 0) take_all();
             if (converged) {
-                sim.roll_back();
-                --sweep;
+                const std::int64_t at = history.back().first;
+                sim.drop_residuals();
+                pending.clear();
+                if (at < sweep) {
+                    sim.roll_back();
+                    sim.sweeps(params, static_cast<int>(at - first + 1));
+                    sweep = at;
+                }
                 break;
             }
-        }
-        if (check) {
-            sim.request_residual();
-            pending = sweep;
+        } else {
+            const bool check = residual_at(sweep + 1);
+            // A block of sweeps without a residual, ending before the next residual sweep (which
+            // sums its own) and at the next step that needs the host; one sweep while a residual
+            // is read.
+            const int block =
+                check || !pending.empty()
+                    ? 1
+                    : block_length(sweep, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
+                          return residual_at(s + 1) || host_step(opt, cfg, progress, stop, s);
+                      });
+            if (block > 1) {
+                sim.sweeps(params, block);
+                sweep += block;
+            } else {
+                sim.sweep(params, check);
+                ++sweep;
+            }
+            if (!pending.empty()) {
+                take();
+                if (converged) {
+                    sim.roll_back();
+                    --sweep;
+                    break;
+                }
+            }
+            if (check) {
+                sim.request_residual();
+                pending.push_back(sweep);
+            }
         }
         const bool show = progress.due(sweep);
         const bool write = opt.output_due && opt.output_due(sweep, false);
-        if (pending && (show || write || sweep == cfg.steps)) take();
+        if (show || write || sweep == cfg.steps) take_all();
         if (converged) break;
         if (show) emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
         check_field(opt, sim, cfg, sweep);
         output_if_due(opt, sim, cfg, sweep, sweep == cfg.steps, &history);
         if (sweep < cfg.steps && stop.due(sweep)) {
-            // The checkpoint carries every residual up to this sweep: read the one in flight.
-            if (pending) take();
+            // The checkpoint carries every residual up to this sweep: read the ones in flight.
+            take_all();
             if (converged) break;
             stopped = stop.reason();
             write_stop_checkpoint(opt, sim, cfg, sweep, &history);

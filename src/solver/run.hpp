@@ -83,10 +83,11 @@ struct RunStart {
     std::string backend;
     std::string backend_note;  // why `auto` chose the backend
     std::string transport;
-    bool graphs = false;  // sweeps recorded and replayed (CUDA graphs)
-    int time_block = 1;   // sweeps between halo exchanges
-    std::string launch;   // kernel variant and block shape
-    std::string devices;  // e.g. "4 x NVIDIA H200"
+    bool graphs = false;          // sweeps recorded and replayed (CUDA graphs)
+    int time_block = 1;           // sweeps between halo exchanges
+    bool sums_in_passes = false;  // a residual every sweep, summed inside passes of several
+    std::string launch;           // kernel variant and block shape
+    std::string devices;          // e.g. "4 x NVIDIA H200"
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
     std::size_t field_bytes_max = 0;  // the fields of the largest rank
@@ -133,8 +134,9 @@ struct RunResult {
     RankPlacement placement;      // this rank's binding and where its memory is
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::string transport;
-    bool graphs = false;  // sweeps recorded and replayed (CUDA graphs)
-    int time_block = 1;   // sweeps between halo exchanges
+    bool graphs = false;          // sweeps recorded and replayed (CUDA graphs)
+    int time_block = 1;           // sweeps between halo exchanges
+    bool sums_in_passes = false;  // a residual every sweep, summed inside passes of several
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
     std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached
@@ -153,6 +155,7 @@ struct RunResult {
     int phase_every = 1;
     std::int64_t passes = 0;
     std::int64_t timed_passes = 0;
+    std::int64_t memory_passes = 0;  // passes over memory (levels a backend ran one by one count)
     std::vector<std::pair<std::int64_t, double>> residual_history;  // jacobi
     bool converged = false;                                         // jacobi reached time.tolerance
     double final_norm = 0.0;  // residual (jacobi) or ||u||_2 (heat)

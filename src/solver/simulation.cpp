@@ -26,7 +26,7 @@ int phase_every(const Config& cfg, const Backend<T>& be) {
 }  // namespace
 
 template <class T>
-Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bool blocks)
+Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Blocks blocks)
     : cfg_(cfg),
       extra_fields_(extra_fields),
       blocks_(blocks),
@@ -36,6 +36,15 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
       be_(*choice_.backend),
       timer_(be_.make_interval_timer(), phase_every(cfg, be_)) {
     const Subdomain& sub = topo_.subdomain();
+    owned_ = Box{{0, 0, 0}, sub.size};
+    updated_ = updated_box(sub);
+    // The shell is as deep as the deepest halo any time block exchanges, whatever this run's:
+    // the boxes a residual is summed over, and so its bits, are then the same for every block.
+    regions_ = split_for_overlap(updated_, sub, kMaxTimeBlock);
+    for (const Box& b : regions_.shell) {
+        if (!b.empty()) sum_boxes_.push_back(b);
+    }
+    if (!regions_.interior.empty()) sum_boxes_.push_back(regions_.interior);
     block_ = resolve_time_block();
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
     check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
@@ -44,11 +53,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
     halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport,
                                               choice_.ipc_everywhere);
     wrap_period_ = kernel_wrap_period();
-    owned_ = Box{{0, 0, 0}, sub.size};
-    updated_ = updated_box(sub);
-    // The shell is as deep as the deepest halo any time block exchanges, whatever this run's:
-    // the boxes a residual is summed over, and so its bits, are then the same for every block.
-    regions_ = split_for_overlap(updated_, sub, kMaxTimeBlock);
+    sums_in_passes_ =
+        blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes() && halo_->local_only();
     for (int extend = 0; extend < block_; ++extend)
         rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
     live_ = extend_into_halos(updated_, sub, 1 << 24);
@@ -71,10 +77,11 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, bo
 // takes) where a subdomain's x-y cross-section has at least 192^2 points, else 1 (the 3D pass
 // streams one x-y tile per block along z, and below that too few blocks fill the GPU: 128^3
 // double 12.6 us per step at k = 1 against 21.7 at k = 4, float 11.7 against 15.2; 192^3
-// double 44.4 against 39.5); fewer where a subdomain is thinner; 1 elsewhere, and where the
-// problem runs no such sweeps (`blocks` false: a residual every sweep makes each sweep a pass
-// of its own, so deeper halos would only add the ring's work; the CG exchanges inside every
-// operator application).
+// double 44.4 against 39.5); with a residual every sweep (Blocks::summing) 3 in double where
+// the sweeps can sum inside passes and update at least kSummingMinPoints points
+// (kSummingLevelsDouble), else 1; fewer where a subdomain is
+// thinner; 1 elsewhere (the CPU: its passes take one level each), and for the CG (it exchanges
+// inside every operator application).
 // Whether k fits is a pure function of the deck and the process grid, so every rank decides
 // alike.
 template <class T>
@@ -83,9 +90,13 @@ int Simulation<T>::resolve_time_block() const {
         return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
     };
     if (cfg_.time_block == 0) {
-        if (!blocks_) return 1;
+        if (blocks_ == Blocks::none || !be_.on_device()) return 1;
         int k = 1;
-        if (be_.max_levels(dom_.dims) > 1) {
+        if (blocks_ == Blocks::summing) {
+            k = sizeof(T) == 8 && can_sum_in_passes() && updated_.count() >= kSummingMinPoints
+                    ? kSummingLevelsDouble
+                    : 1;
+        } else if (be_.max_levels(dom_.dims) > 1) {
             k = dom_.dims == 2 ? (sizeof(T) == 4 ? 8 : 7) : 4;
         }
         if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) k = 1;
@@ -98,6 +109,15 @@ int Simulation<T>::resolve_time_block() const {
                           fmt::format("{} needs {}-deep halos: {}", k, k, why));
     }
     return k;
+}
+
+// One rank (so no neighbour elsewhere and no all-reduce on the device), overlap "auto" (the pass
+// is then one call: forced overlap splits the shell from the interior), a backend that sums
+// every level of a pass over this sweep's boxes as the sweep itself would.
+template <class T>
+bool Simulation<T>::can_sum_in_passes() const {
+    return topo_.size() == 1 && cfg_.overlap == OverlapMode::automatic &&
+           be_.sums_levels(sum_boxes_, dom_.dims);
 }
 
 template <class T>
@@ -457,6 +477,37 @@ void Simulation<T>::pass(const StencilParams<T>& p, int count) {
     advance_fields(extend);
 }
 
+// As pass(), with every level's residual: one call, the halos (if the pass uses the last valid
+// layer) after it. A single sweep is a sweep with its residual.
+template <class T>
+void Simulation<T>::residual_sweeps(const StencilParams<T>& p, int count) {
+    if (count == 1) {
+        sweep(p, true);
+        request_residual();
+        return;
+    }
+    settle_download(1 - cur_);
+    timer_.start_pass();
+    be_.join_lanes();
+    lanes_joined_ = false;
+    const int extend = room_[cur_] - count;
+    {
+        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
+        const Box box =
+            extend > 0 ? extend_into_halos(updated_, topo_.subdomain(), extend) : updated_;
+        be_.apply_levels_summing(p, current(), next(), box, live_, count, Lane::boundary,
+                                 sum_boxes_);
+    }
+    if (extend == 0) {
+        auto none = [](const Box&, Lane) {};
+        exchange_beside_interior(next(), none, false);
+    }
+    advance_fields(extend);
+    extra_memory_passes_ += std::max(0, count - be_.max_levels(dom_.dims));
+    const int read = be_.fold_and_read_levels(count);
+    for (int l = 0; l < count; ++l) pending_.push_back({nullptr, false, read, true, l});
+}
+
 template <class T>
 void Simulation<T>::update_ring(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                                 int extend) {
@@ -564,6 +615,7 @@ template <class T>
 double Simulation<T>::take_residual() {
     const PendingResidual p = pending_.front();
     pending_.pop_front();
+    if (p.level >= 0) return std::sqrt(be_.finish_read_level(p.read, p.level));  // one rank
     if (p.on_device) {
         int read = -1;
         {

@@ -5,6 +5,7 @@
 // and an operator application with the same overlap.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -24,11 +25,16 @@ namespace gridsim {
 template <class T>
 class Simulation {
 public:
+    // What the problem's loop runs between halo exchanges, for parallel.time_block = "auto":
+    // sweeps without a residual that a pass could take several at a time (heat, jacobi with a
+    // residual every n > 1 sweeps), sweeps that each sum their change (jacobi with a residual
+    // every sweep: passes that sum every level, where the backend can), or nothing a pass could
+    // take (the CG: "auto" is 1).
+    enum class Blocks { none, plain, summing };
     // Throws ConfigError for a deck this rank count, build or machine cannot run, counting
-    // `extra_fields` more fields (make_field) in the memory it needs. `blocks`: whether the
-    // problem's loop runs sweeps without a residual that a time block could take in one pass
-    // (parallel.time_block = "auto" is 1 otherwise).
-    Simulation(const Config& cfg, MPI_Comm comm, int extra_fields = 0, bool blocks = true);
+    // `extra_fields` more fields (make_field) in the memory it needs.
+    Simulation(const Config& cfg, MPI_Comm comm, int extra_fields = 0,
+               Blocks blocks = Blocks::plain);
 
     // current = initial condition (Dirichlet points included), or what `load` reads into the
     // owned points (a restart); halos exchanged; next = current.
@@ -56,8 +62,25 @@ public:
     // and the problem runs blocks of sweeps at all (not the CG, whose step is one operator
     // application per iteration, nor jacobi with a residual every sweep).
     [[nodiscard]] int most_sweeps() const {
-        return blocks_ && block_ == 1 && record_sweeps_ ? 2 : block_room();
+        return blocks_ == Blocks::plain && block_ == 1 && record_sweeps_ ? 2 : block_room();
     }
+    // Whether sweeps that each sum their change run as passes of several levels
+    // (residual_sweeps): time_block() > 1, overlap "auto", no neighbour on another rank, and a
+    // backend that sums each level as that level's sweep would (Backend::sums_levels).
+    [[nodiscard]] bool sums_in_passes() const { return sums_in_passes_; }
+    // The most sweeps one call of residual_sweeps() takes now (1 where !sums_in_passes()).
+    [[nodiscard]] int most_residual_sweeps() const { return sums_in_passes_ ? block_room() : 1; }
+    // Passes over memory so far (sweeps_per_pass in the report): the timer's passes, and the
+    // levels a backend that takes fewer in one pass than a summing pass asked for ran one by one.
+    [[nodiscard]] std::int64_t memory_passes() const {
+        return timer_.passes() + extra_memory_passes_;
+    }
+    // `count` sweeps (1..most_residual_sweeps()), each summing its change, in one pass over
+    // memory, and every one's residual requested, in order (take_residual). The pass's input
+    // stays in the other buffer until the next sweep: roll_back() returns to it.
+    void residual_sweeps(const StencilParams<T>& params, int count);
+    // Forgets the requested residuals not yet taken (after a convergence inside a pass).
+    void drop_residuals() { pending_.clear(); }
     // Whether sweeps are recorded and replayed (CUDA graphs); the same on every rank.
     [[nodiscard]] bool records_sweeps() const { return record_sweeps_; }
     // After a sweep(params, true): folds that sweep's residual on the device and, unless the
@@ -173,11 +196,22 @@ private:
     int resolve_time_block() const;
     [[nodiscard]] std::int64_t smallest_cross_section() const;
     static constexpr std::int64_t kLevels3dMinCrossSection = 192 * 192;
+    // "auto" with a residual every sweep: passes of 3 sweeps in double from 2^21 updated points,
+    // measured fastest on an H200 (jacobi 2D: 2048^2 17.1 us per sweep against 26.3 at k = 1,
+    // 16384^2 653 against 1072; deeper passes hold more registers and were slower; 1024^2
+    // 10.3 against 9.3); in float every summing pass was slower than one sweep per pass (each
+    // level's change converted to double point by point: 16384^2 k = 2 558 against 546, k = 8
+    // 862), so "auto" is 1 there (docs/performance.md, "A residual every sweep inside passes").
+    static constexpr int kSummingLevelsDouble = 3;
+    static constexpr std::int64_t kSummingMinPoints = std::int64_t{1} << 21;
     // The work of one sweep from current() into next(), without the swap: the updated points
     // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
     void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);
     // `count` (2..max_levels) sweeps in one pass (Backend::apply_levels).
     void pass(const StencilParams<T>& p, int count);
+    // Whether residual sweeps can run as summing passes (sums_in_passes(), before the halos
+    // exist: the same rules from the topology).
+    [[nodiscard]] bool can_sum_in_passes() const;
     // Replays the recording of this kind of sweep, recording it first if need be.
     struct RecordedSweep;
     // Two sweeps without a residual, one exchange each (time_block 1): one recording of both
@@ -231,7 +265,7 @@ private:
 
     const Config& cfg_;
     int extra_fields_;
-    bool blocks_;
+    Blocks blocks_;
     Domain dom_;
     CartTopology topo_;
     BackendChoice<T> choice_;
@@ -252,6 +286,10 @@ private:
     Box owned_;
     Box updated_;
     SweepRegions regions_;
+    // The boxes a residual sweep sums over, in the order it sums them: the shell, the interior.
+    std::vector<Box> sum_boxes_;
+    bool sums_in_passes_ = false;
+    std::int64_t extra_memory_passes_ = 0;
     std::int64_t global_updated_ = 0;
     PhaseTimer timer_;
     std::vector<T> host_copy_;
@@ -261,11 +299,13 @@ private:
     // Requested residuals not yet taken, oldest first: either a folded local sum (backend
     // memory) the ranks sum on the device (NCCL) when it is taken, or a read in flight (its id)
     // of a local sum, or of the global one where a replayed sweep all-reduced it itself.
+    // `level` >= 0: that level's sum of a summing pass's read (Backend::finish_read_level).
     struct PendingResidual {
         double* sum;
         bool on_device;
         int read;
         bool global;
+        int level = -1;
     };
     std::deque<PendingResidual> pending_;
     // Recorded sweeps by [room - 1][field parity][residual]: the first sweep of each kind runs

@@ -234,6 +234,7 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.transport = sim.transport_name();
     out.graphs = sim.records_sweeps();
     out.time_block = sim.time_block();
+    out.sums_in_passes = sim.sums_in_passes();
     out.process_grid = sim.topology().process_grid();
     out.ranks = sim.topology().size();
 }
@@ -247,6 +248,7 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.phases = sim.finish();
     r.phase_every = sim.timer().every();
     r.passes = sim.timer().passes();
+    r.memory_passes = sim.memory_passes();
     r.timed_passes = sim.timer().timed_passes();
     r.loop_seconds_local = clock.elapsed();
     r.loop_seconds = clock.slowest();
