@@ -226,8 +226,11 @@ __global__ void widen_kernel(const float* in, double* out) { *out = static_cast<
 constexpr int kFoldLoads = 16;
 // `host` (page-locked, or nullptr): where the sum is also stored, so that reading it back needs
 // no copy of its own.
+// Block b of the grid folds the b-th run of `count` partials into result[b] (and host[b]): a
+// summing pass's levels, each as its own sweep's fold.
 __global__ void fold_kernel(const double* __restrict__ partials, long long count,
                             double* __restrict__ result, double* host) {
+    partials += blockIdx.x * count;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // Launched as a programmatic dependent of the sweep (launch_fold): wait for its partials.
     // Launched plainly: returns at once.
@@ -246,8 +249,8 @@ __global__ void fold_kernel(const double* __restrict__ partials, long long count
             if (t + k * stride < count) sum += v[k];
         }
     }
-    cuda::store_block_sum(sum, result);
-    if (host != nullptr && threadIdx.x == 0) *host = *result;  // thread 0 stored it
+    cuda::store_block_sum(sum, result);  // into result[blockIdx.x]
+    if (host != nullptr && threadIdx.x == 0) host[blockIdx.x] = result[blockIdx.x];  // stored by it
 }
 
 // The fold's block: about kFoldLoads partials per thread (one batch of loads in flight, then
@@ -264,9 +267,9 @@ unsigned fold_threads(long long count) {
 // `s` (Hopper and later): the fold is set up while that kernel's last blocks run, and waits in
 // cudaGridDependencySynchronize() for them, instead of starting only once it has finished.
 void launch_fold(cudaStream_t s, const double* partials, long long count, double* result,
-                 double* host, bool dependent) {
+                 double* host, bool dependent, int parts = 1) {
     cudaLaunchConfig_t c{};
-    c.gridDim = dim3(1);
+    c.gridDim = dim3(parts);
     c.blockDim = dim3(fold_threads(count));
     c.stream = s;
     cudaLaunchAttribute a{};
@@ -280,8 +283,9 @@ void launch_fold(cudaStream_t s, const double* partials, long long count, double
 // One double read back to the host: a page-locked slot and the event after which it holds the
 // value. `unread`: a recording's read launched and not yet finished (its next launch would
 // overwrite the value).
+constexpr int kMaxReadValues = 8;  // a summing pass's levels
 struct ReadSlot {
-    Buffer<double> host = pinned_buffer<double>(1);
+    Buffer<double> host = pinned_buffer<double>(kMaxReadValues);
     Event done;
     bool unread = false;
 };
@@ -484,18 +488,47 @@ public:
         }
     }
 
+    // 2D jacobi sweeps whose summing launches this backend's levels kernel can reproduce: the
+    // stream kernel with its default shapes, every box a row slab of the same columns wide
+    // enough for 16-byte packs (the x blocks are then 32 packs wide, one warp per thread row).
+    [[nodiscard]] bool sums_levels(const std::vector<Box>& boxes, int dims) const override {
+        if (dims != 2 || boxes.empty() ||
+            boxes.size() > static_cast<std::size_t>(cuda::kMaxSumBoxes))
+            return false;
+        if (!GRIDSIM_STREAM_VECTOR || cfg_.kernel != KernelKind::stream || cfg_.points != 0 ||
+            cfg_.block_x != 0)
+            return false;
+        for (const Box& b : boxes) {
+            if (b.lo[0] != boxes[0].lo[0] || b.hi[0] != boxes[0].hi[0] || !takes_packs(b))
+                return false;
+        }
+        return true;
+    }
+    void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                              const Box& b, const Box& live, int levels, Lane lane,
+                              const std::vector<Box>& sum_boxes) override {
+        if (p.kind != StencilKind::jacobi || !sums_levels(sum_boxes, in.ext.dims) || levels < 2 ||
+            levels > kMaxLevels)
+            throw std::logic_error("apply_levels_summing: 2D jacobi boxes sums_levels takes");
+        const cuda::LevelSumLayout layout = level_sum_layout(sum_boxes, levels);
+        levels_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane), &layout);
+    }
+
     double* fold_residual() override {
         if (capture_) return fold_in_capture();
-        const int set = partial_set_;
-        follow_lanes(reduce_.get());
-        launch_fold(reduce_.get(), partials_[set].data(), partials_used_, result_.data() + set,
-                    nullptr, false);
-        fold_done_[set].record(reduce_.get());
-        folded_[set] = true;
-        most_partials_ = std::max(most_partials_, partials_used_);
-        partial_set_ = 1 - set;  // the next check writes the other set while this one is read
-        partials_used_ = 0;
-        return result_.data() + set;
+        return fold_set(1, nullptr);
+    }
+    int fold_and_read_levels(int levels) override {
+        if (capture_) throw std::logic_error("a summing pass is not recorded");
+        const int id = static_cast<int>(reads_issued_++ % Backend<T>::kReads);
+        fold_set(levels, reads_[id]->host.data());
+        reads_[id]->done.record(reduce_.get());
+        return id;
+    }
+    double finish_read_level(int id, int level) override {
+        ReadSlot& r = *reads_.at(static_cast<std::size_t>(id));
+        GRIDSIM_CUDA_CHECK(cudaEventSynchronize(r.done.get()));
+        return r.host.data()[level];
     }
     void join_fold(Lane lane) override {
         if (capture_) return;  // a recording folds on the boundary lane
@@ -713,6 +746,22 @@ private:
                     capture_->result.data(), host, true);
         capture_->used = 0;
         return capture_->result.data();
+    }
+    // Folds the partials written since the last fold, as `parts` equal runs (a summing pass's
+    // levels), on the reduce stream after both lanes' work; `host`: where the sums are also
+    // stored. Returns the device address of the first sum.
+    double* fold_set(int parts, double* host) {
+        const int set = partial_set_;
+        follow_lanes(reduce_.get());
+        double* result = result_.data() + set * kMaxReadValues;
+        launch_fold(reduce_.get(), partials_[set].data(), partials_used_ / parts, result, host,
+                    false, parts);
+        fold_done_[set].record(reduce_.get());
+        folded_[set] = true;
+        most_partials_ = std::max(most_partials_, partials_used_);
+        partial_set_ = 1 - set;  // the next check writes the other set while this one is read
+        partials_used_ = 0;
+        return result;
     }
     void sync_all() {
         wait(Lane::boundary);
@@ -944,12 +993,29 @@ private:
     // it does not store (the pipeline filling and draining), 5% at 8 levels.
     static constexpr int kLevelRows = 512;
 
+    // `sums`: a summing pass's layout (partials included), or nullptr.
     template <StencilKind Kind>
     void levels_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
-                    const Box& live, int levels, cudaStream_t s) {
+                    const Box& live, int levels, cudaStream_t s,
+                    const cuda::LevelSumLayout* sums = nullptr) {
         with_levels<2, kMaxLevels>(levels, [&](auto l) {
-            this->template launch_levels<Kind, decltype(l)::value>(r, in, out, b, live, s);
+            constexpr int kLevels = decltype(l)::value;
+            if (sums == nullptr) {
+                this->template launch_levels<Kind, kLevels>(r, in, out, b, live, s);
+            } else if constexpr (Kind == StencilKind::jacobi) {
+                this->template launch_summing_levels<kLevels>(r, in, out, b, live, s, *sums);
+            }
         });
+    }
+
+    // The rows of each block of a levels launch over `ny` rows in `tiles` tiles: a small box
+    // gets shorter chunks, so that about two blocks per multiprocessor run side by side (a
+    // 2048^2 grid in 512-row chunks made 20 blocks, and a block of 2 sweeps took 216 us on an
+    // H200), at the price of the 3 x Levels steps each chunk spends filling and draining its
+    // pipeline.
+    [[nodiscard]] int level_rows(int ny, unsigned tiles) const {
+        const int chunks = std::max(1, static_cast<int>(ceil_div(2 * multiprocessors_, tiles)));
+        return std::clamp(static_cast<int>(ceil_div(ny, chunks)), 1, kLevelRows);
     }
 
     // 16 bytes of consecutive columns per thread, 128 threads (fewer, in whole warps, for a
@@ -963,21 +1029,98 @@ private:
         const int nx = b.hi[0] + Levels - x0;
         const int threads = std::clamp(static_cast<int>(ceil_div(nx, 32 * V)) * 32, 64, 128);
         const int stride = (threads * V - 2 * Levels) / V * V;
-        const int ny = b.hi[1] - b.lo[1];
         const unsigned tiles = ceil_div(b.hi[0] - (x0 + Levels), stride);
-        // Each block's rows are one chain of dependent steps: a small box gets shorter chunks, so
-        // that about two blocks per multiprocessor run side by side (a 2048^2 grid in 512-row
-        // chunks made 20 blocks, and a block of 2 sweeps took 216 us on an H200), at the price of
-        // the 3 x Levels steps each chunk spends filling and draining its pipeline.
-        const int chunks = std::max(1, static_cast<int>(ceil_div(2 * multiprocessors_, tiles)));
-        const int rows = std::clamp(static_cast<int>(ceil_div(ny, chunks)), 1, kLevelRows);
-        const dim3 grid(tiles, ceil_div(ny, rows), 1);
+        const int rows = level_rows(b.hi[1] - b.lo[1], tiles);
+        const dim3 grid(tiles, ceil_div(b.hi[1] - b.lo[1], rows), 1);
         const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T);
         auto kernel = cuda::stencil_levels_2d_kernel<T, Kind, Levels, V>;
         static const bool allowed = allow_shared(kernel, 3 * Levels * 2 * (128 + 2) * sizeof(T));
         (void)allowed;
-        kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, rows);
+        kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, Levels, b.lo[1], rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
+    // A summing pass: the tile's stored columns are 4 whole stream blocks (128 packs, one warp
+    // each, LevelSums) on the stream launches' grid from layout.x0, with ceil(Levels / V)
+    // packs of ring on each side in threads of their own; its rows are chunked on the stream
+    // blocks' rows of layout box 0, so each block of the pass sums whole stream blocks.
+    template <int Levels>
+    void launch_summing_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                               const Box& b, const Box& live, cudaStream_t s,
+                               const cuda::LevelSumLayout& layout) {
+        constexpr int V = 16 / static_cast<int>(sizeof(T));
+        constexpr int kStored = 32 * cuda::LevelSums<T, Levels, V>::kSumWarps;
+        constexpr int kRingPacks = (Levels + V - 1) / V;
+        const int stride = kStored * V;
+        // The first tile's stored columns start at or before b.lo[0], on the stream grid.
+        const int back = static_cast<int>(ceil_div(std::max(0, layout.x0 - b.lo[0]), stride));
+        const int stored0 = layout.x0 - back * stride;
+        const unsigned tiles = ceil_div(b.hi[0] - stored0, stride);
+        const int anchor_rows = layout.hi[0] - layout.lo[0];
+        const int block_rows = 1 << layout.block_rows_log2[0];
+        const int rows =
+            std::max(block_rows, level_rows(b.hi[1] - b.lo[1], tiles) / block_rows * block_rows);
+        const dim3 grid(tiles, ceil_div(anchor_rows, rows), 1);
+        const int threads = kStored + 2 * kRingPacks;
+        static_assert(kStored + 2 * kRingPacks <= cuda::kLevelSumThreads);
+        // The row words (LevelSums) of the longest block: the first and last also take the rows
+        // outside layout box 0's chunks.
+        const int blocks_y = static_cast<int>(grid.y);
+        int longest = rows;
+        for (int y : {0, blocks_y - 1}) {
+            const cuda::RowRange own = cuda::level_block_rows(y, blocks_y, b, layout.lo[0], rows);
+            longest = std::max(longest, own.y1 - own.y0);
+        }
+        const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T) +
+                                 Levels * (4 + kStored) * sizeof(double) +
+                                 static_cast<std::size_t>(longest) * sizeof(unsigned);
+        auto kernel = cuda::stencil_levels_2d_sum_kernel<T, Levels, V>;
+        static std::size_t allowed = 0;  // the rows, and so the bytes, differ between launches
+        if (smem > allowed) allowed = allow_shared(kernel, smem) ? smem : 0;
+        kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, stored0 - kRingPacks * V, stride,
+                                           kRingPacks * V, layout.lo[0], rows, layout, -back * 4);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
+    // The summing pass's layout over `boxes` (sums_levels), each box's blocks as walk_launch
+    // shapes its summing stream launch, the partials `levels` runs of them.
+    cuda::LevelSumLayout level_sum_layout(const std::vector<Box>& boxes, int levels) {
+        constexpr int V = kVector;
+        cuda::LevelSumLayout l;
+        l.count = static_cast<int>(boxes.size());
+        l.x_lo = boxes[0].lo[0];
+        l.x_hi = boxes[0].hi[0];
+        l.x0 = cuda::pack_start<V>(l.x_lo);
+        // Box 0 of the layout is the one with the most rows; `first` keeps the sweep's order.
+        std::vector<unsigned> first(boxes.size() + 1, 0);
+        for (std::size_t k = 0; k < boxes.size(); ++k) {
+            const Launch w = walk_launch<2>(boxes[k], V, true);
+            first[k + 1] = first[k] + static_cast<unsigned>(w.blocks());
+            l.gx = w.grid.x;
+        }
+        std::vector<std::size_t> by_rows(boxes.size());
+        for (std::size_t k = 0; k < boxes.size(); ++k) by_rows[k] = k;
+        std::stable_sort(by_rows.begin(), by_rows.end(), [&](std::size_t a, std::size_t c) {
+            return boxes[a].hi[1] - boxes[a].lo[1] > boxes[c].hi[1] - boxes[c].lo[1];
+        });
+        for (int k = 0; k < l.count; ++k) {
+            const Box& b = boxes[by_rows[k]];
+            const Launch w = walk_launch<2>(b, V, true);
+            l.lo[k] = b.lo[1];
+            l.hi[k] = b.hi[1];
+            l.points_log2[k] = log2_exact(w.points);
+            l.block_rows_log2[k] = log2_exact(w.points * static_cast<int>(w.block.y));
+            l.first[k] = first[by_rows[k]];
+        }
+        l.per_level = first.back();
+        l.partial = partial_slots(levels * l.per_level);
+        return l;
+    }
+    static int log2_exact(int v) {
+        int n = 0;
+        while ((1 << n) < v) ++n;
+        if ((1 << n) != v) throw std::logic_error("a stream launch's rows are not a power of two");
+        return n;
     }
 
     // 3D: the ring of a 32 x 32 tile is 1 - (32 - 2L)^2 / 32^2 of its points (44% at 4 levels),
@@ -1085,7 +1228,7 @@ private:
     std::array<bool, 2> folded_{false, false};
     int partial_set_ = 0;
     long long partials_used_ = 0;
-    Buffer<double> result_ = device_buffer<double>(2);
+    Buffer<double> result_ = device_buffer<double>(2 * kMaxReadValues);
     long long most_partials_ = 0;  // the most partials one fold has taken
     // Read-back slots: the first kReads for reads in turn, then one per recording that reads.
     std::vector<std::unique_ptr<ReadSlot>> reads_ = [] {

@@ -59,18 +59,24 @@ struct BlockPlace {
 // The block's sum of `v` over its first `threads` threads (`tid`: the linear index within the
 // block) in a fixed order (lanes by shuffles, then warps in index order), written by thread 0 to
 // `*slot`. Every thread of the block must call it; threads from `threads` on add nothing.
+// The sum of `v` over the first `lanes` lanes of a warp, in a fixed tree (shuffles down), valid
+// in lane 0. Every one of those lanes must call it.
+__device__ inline double warp_tree_sum(double v, unsigned lane, unsigned lanes) {
+    const unsigned mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+    for (unsigned offset = 16; offset > 0; offset /= 2) {
+        const double other = __shfl_down_sync(mask, v, offset);
+        if (lane + offset < lanes) v += other;
+    }
+    return v;
+}
+
 __device__ inline void store_place_sum(double v, double* slot, unsigned tid, unsigned threads) {
     __shared__ double warp_sums[32];
     const unsigned lane = tid % 32;
     if (tid < threads) {
         // The last warp may be partial (a block of, say, 3 x 5 threads): only its lanes take
         // part.
-        const unsigned lanes = min(32u, threads - (tid - lane));
-        const unsigned mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
-        for (unsigned offset = 16; offset > 0; offset /= 2) {
-            const double other = __shfl_down_sync(mask, v, offset);
-            if (lane + offset < lanes) v += other;
-        }
+        v = warp_tree_sum(v, lane, min(32u, threads - (tid - lane)));
         if (lane == 0) warp_sums[tid / 32] = v;
     }
     __syncthreads();
@@ -617,12 +623,13 @@ struct LevelsTile {
     }
 };
 
-template <class T, StencilKind Kind, int Levels, int V, int Slot>
+template <class T, StencilKind Kind, int Levels, int V, int Slot, class Sums>
 __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile, int t,
                                             T (&newest)[Levels][V], T (&middle)[Levels][V],
                                             T (&oldest)[Levels][V], const T (&input)[V],
                                             const bool (&column_live)[V], int first,
-                                            const Box& live, const HeatCoeffs<T>& r, T (&top)[V]) {
+                                            const Box& live, const HeatCoeffs<T>& r, T (&top)[V],
+                                            Sums& sums) {
     // Level j reads level j - 1 of steps t - 1 (newest: the row above), t - 2 (middle: its own
     // row, and the neighbours' from ring slot (Slot + 1) % 3) and t - 3 (oldest: below), and
     // overwrites oldest[j]: going down the levels, nothing reads an entry after it is replaced.
@@ -643,6 +650,7 @@ __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile
                 stencil_point<T, 2, Kind>(c, xm, xp, oldest[j - 1][e], newest[j - 1][e], c, c, r);
             if (!(row_live && column_live[e])) v[e] = c;
         }
+        sums.add(j - 1, row, v, middle[j - 1]);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
             if (j == Levels) {
@@ -662,16 +670,198 @@ __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile
     *tile.cell(Slot, 0, 1) = input[V - 1];
 }
 
-template <class T, StencilKind Kind, int Levels, int V>
-__global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                                         HeatCoeffs<T> r, int x0, int stride, int rows) {
+// A levels kernel that sums nothing.
+struct NoLevelSums {
+    template <class T, int V>
+    __device__ void add(int /*level*/, int /*row*/, const T (&)[V], const T (&)[V]) {}
+};
+
+// What a summing pass (Backend::apply_levels_summing) sums, laid out as the stream kernel's
+// summing launches over the same boxes lay out their partials: the boxes are row slabs over the
+// same columns [x_lo, x_hi), box b's launch has blocks of 32 packs (from x0 = pack_start(x_lo))
+// by block_rows[b] rows, `points[b]` rows per thread, gx blocks across, its partials from
+// first[b] on (block (x, y) at first[b] + y * gx + x); a level's partials follow the level
+// before's, per_level apart. Rows per thread and per block are powers of two (log2 kept). Box
+// 0 is the one with the most rows: the pass's row chunks start on its block rows, so no box
+// straddles two chunks.
+constexpr int kMaxSumBoxes = 7;
+struct LevelSumLayout {
+    int count = 0;
+    int lo[kMaxSumBoxes];
+    int hi[kMaxSumBoxes];
+    int points_log2[kMaxSumBoxes];
+    int block_rows_log2[kMaxSumBoxes];
+    unsigned first[kMaxSumBoxes];
+    int x_lo = 0;
+    int x_hi = 0;
+    int x0 = 0;
+    unsigned gx = 0;
+    long long per_level = 0;
+    double* partial = nullptr;
+};
+
+// Where row `r` sits in the layout: summed or not, whether it ends a thread's rows and a block's,
+// and the partial slot of its block row (add the block's x index).
+struct RowPlace {
+    bool summed = false;
+    bool chunk_end = false;
+    bool block_end = false;
+    unsigned slot = 0;
+};
+
+// Row `r` in box K of the layout (which holds it).
+template <int K>
+__device__ __forceinline__ RowPlace place_in_box(const LevelSumLayout& s, int r) {
+    RowPlace p;
+    const int rel = r - s.lo[K];
+    const bool last = r == s.hi[K] - 1;
+    const int points = 1 << s.points_log2[K];
+    const int block_rows = 1 << s.block_rows_log2[K];
+    p.summed = true;
+    p.chunk_end = last || (rel & (points - 1)) == points - 1;
+    p.block_end = last || (rel & (block_rows - 1)) == block_rows - 1;
+    p.slot = s.first[K] + static_cast<unsigned>(rel >> s.block_rows_log2[K]) * s.gx;
+    return p;
+}
+
+// Where row `r` sits: the boxes in turn, with constant indices (a run-time index into the
+// kernel parameter would copy it to local memory).
+__device__ inline RowPlace place_row(const LevelSumLayout& s, int r) {
+    RowPlace p;
+    auto try_box = [&](auto k) {
+        constexpr int K = decltype(k)::value;
+        if (!p.summed && K < s.count && r >= s.lo[K] && r < s.hi[K]) p = place_in_box<K>(s, r);
+    };
+    try_box(std::integral_constant<int, 0>{});
+    try_box(std::integral_constant<int, 1>{});
+    try_box(std::integral_constant<int, 2>{});
+    try_box(std::integral_constant<int, 3>{});
+    try_box(std::integral_constant<int, 4>{});
+    try_box(std::integral_constant<int, 5>{});
+    try_box(std::integral_constant<int, 6>{});
+    return p;
+}
+
+// Where the rows of a block of a summing pass sit in the layout, one word per row from y0:
+// bit 0 summed, bit 1 the end of a thread's rows, bit 2 the end of a stream block's rows, the
+// rest the partial slot of the block row (place_row, looked up once per block instead of once
+// per level and step).
+__device__ __forceinline__ unsigned row_word(const RowPlace& p) {
+    return (p.slot << 3) | (p.block_end ? 4u : 0u) | (p.chunk_end ? 2u : 0u) | (p.summed ? 1u : 0u);
+}
+
+// The sums of a summing pass, for a block whose first kSumWarps warps hold the tile's stored
+// packs in order (warp w: the 32 packs of stream block group + w; the ring's warp sums nothing).
+// Each thread adds a level's terms over its own columns row by row, as the stream kernel's
+// thread does over its `points` rows; where those rows end, the warp adds its threads' sums in
+// store_place_sum's tree and lane 0 adds that to the level's block sum (in shared memory: warps
+// in order, as store_place_sum adds them), which it stores as the partial where the stream
+// block's rows end. The rows of a level reach those ends at the same step in every thread of
+// the block, so the tree's shuffles are never divergent. A column outside the summed ones adds
+// an exact zero (the sums are never -0), which leaves the sum's bits as skipping it would.
+// Float: (double)now - (double)before, the stream kernel's change, is the float difference
+// converted once wherever that difference is exact (|now - before| below both, so Sterbenz's
+// lemma holds, or one of them zero), which every point of a warp's level usually is: the
+// conversions (16 per cycle and multiprocessor) were what the pass spent most on. The running
+// sums live in shared memory: in registers, 8 levels took 195 per thread, and two blocks of 5
+// warps fit a multiprocessor only at 168 (3 warps of a sub-partition share 16384).
+template <class T, int Levels, int V>
+struct LevelSums {
+    static constexpr int kSumWarps = 4;
+    const LevelSumLayout& layout;
+    double* block_sums;     // [Levels][kSumWarps], shared
+    const unsigned* words;  // row_word of rows y0.., shared
+    double* acc;            // this thread's running sum of level l at acc[l * 128], shared
+    int group;              // the stream block (x) of this thread's warp, when warp < kSumWarps
+    int y0, y1;             // the rows this block of the pass owns
+    unsigned warp, lane;
+    bool keep[V];  // columns summed
+
+    __device__ void add(int level, int row, const T (&now)[V], const T (&before)[V]) {
+        if (warp >= kSumWarps || row < y0 || row >= y1) return;
+        const unsigned word = words[row - y0];
+        if ((word & 1u) == 0) return;
+        double a = acc[level * kSumWarps * 32];
+        add_terms(a, now, before);
+        if ((word & 2u) == 0) {
+            acc[level * kSumWarps * 32] = a;
+            return;
+        }
+        const double w = warp_tree_sum(a, lane, 32);
+        if (lane == 0) {
+            double& b = block_sums[level * kSumWarps + warp];
+            b += w;
+            if ((word & 4u) != 0) {
+                if (group >= 0 && group < static_cast<int>(layout.gx))
+                    layout.partial[level * layout.per_level + (word >> 3) + group] = b;
+                b = 0.0;
+            }
+        }
+        acc[level * kSumWarps * 32] = 0.0;
+    }
+
+    __device__ void add_terms(double& a, const T (&now)[V], const T (&before)[V]) const {
+        if constexpr (std::is_same_v<T, float>) {
+            float d[V];
+            bool exact = true;
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                d[e] = keep[e] ? now[e] - before[e] : 0.0f;
+                const float m = fminf(fabsf(now[e]), fabsf(before[e]));
+                exact = exact && (!keep[e] || fabsf(d[e]) < m || m == 0.0f);
+            }
+            if (__all_sync(0xffffffffu, exact)) {
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    const double x = d[e];
+                    a = fma(x, x, a);
+                }
+                return;
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            if (keep[e]) a += stencil_sum_term<StencilSum::change>(now[e], before[e]);
+        }
+    }
+};
+
+// The rows [y0, y1) that block y of `blocks` along y of a 2D levels launch over `box` owns:
+// [anchor + y * rows, + rows), the first from box.lo[1] and the last to box.hi[1].
+struct RowRange {
+    int y0, y1;
+};
+__host__ __device__ inline RowRange level_block_rows(int y, int blocks, const Box& box, int anchor,
+                                                     int rows) {
+    return {y == 0 ? box.lo[1] : anchor + y * rows,
+            y + 1 == blocks ? box.hi[1] : anchor + (y + 1) * rows};
+}
+
+// `lead`: columns of the tile before the stored ones (its left ring). Rows: level_block_rows.
+// Summing (Sum = change, `sums` set): the tile's threads are permuted so that the stored packs
+// are threads 0.. in order, whole warps, and the ring packs the threads after them
+// (LevelSums); `group0`: the stream block of tile 0's first warp.
+template <class T, StencilKind Kind, int Levels, int V, StencilSum Sum>
+__device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> out, const Box& box,
+                                          const Box& live, const HeatCoeffs<T>& r, int x0,
+                                          int stride, int lead, int row_anchor, int rows,
+                                          const LevelSumLayout& sum_layout, int group0) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    LevelsTile<T, Levels, V> tile{reinterpret_cast<T*>(smem_raw), static_cast<int>(blockDim.x) + 2,
-                                  static_cast<int>(threadIdx.x)};
+    constexpr bool kSums = Sum != StencilSum::none;
+    const int threads = static_cast<int>(blockDim.x);
+    int pos = static_cast<int>(threadIdx.x);  // the thread's pack in the tile
+    if constexpr (kSums) {
+        const int stored = threads - 2 * (lead / V);
+        const int ring = pos - stored;
+        pos = ring < 0 ? pos + lead / V : (ring < lead / V ? ring : stored + ring);
+    }
+    LevelsTile<T, Levels, V> tile{reinterpret_cast<T*>(smem_raw), threads + 2, pos};
     const int tile_x = x0 + static_cast<int>(blockIdx.x) * stride;  // the tile's first column
     const int c0 = tile_x + V * tile.tid;                           // this thread's first
-    const int y0 = box.lo[1] + static_cast<int>(blockIdx.y) * rows;
-    const int y1 = min(y0 + rows, box.hi[1]);
+    const RowRange own = level_block_rows(static_cast<int>(blockIdx.y), static_cast<int>(gridDim.y),
+                                          box, row_anchor, rows);
+    const int y0 = own.y0;
+    const int y1 = own.y1;
     const int first = y0 - Levels;  // the input row of step 0
     PackMask<T, V> loads;
     PackMask<T, V> stores;
@@ -680,15 +870,47 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
     for (int e = 0; e < V; ++e) {
         const int c = c0 + e;
         loads.set(e, c >= box.lo[0] - Levels && c < box.hi[0] + Levels);
-        stores.set(e, c >= tile_x + Levels && c < tile_x + Levels + stride && c >= box.lo[0] &&
-                          c < box.hi[0]);
+        stores.set(
+            e, c >= tile_x + lead && c < tile_x + lead + stride && c >= box.lo[0] && c < box.hi[0]);
         column_live[e] = c >= live.lo[0] && c < live.hi[0];
     }
+    using Sums = std::conditional_t<kSums, LevelSums<T, Levels, V>, NoLevelSums>;
+    double* block_sums =
+        reinterpret_cast<double*>(smem_raw + 3 * Levels * 2 * (threads + 2) * sizeof(T));
+    double* sum_acc = block_sums + Levels * 4;  // [Levels][128 threads]
+    unsigned* words = reinterpret_cast<unsigned*>(sum_acc + Levels * 128);
+    Sums sums = [&] {
+        if constexpr (kSums) {
+            LevelSums<T, Levels, V> s{sum_layout, block_sums, words, sum_acc + threadIdx.x};
+            s.warp = threadIdx.x / 32;
+            s.lane = threadIdx.x % 32;
+            s.group =
+                group0 + static_cast<int>(blockIdx.x) * Sums::kSumWarps + static_cast<int>(s.warp);
+            s.y0 = y0;
+            s.y1 = y1;
+#pragma unroll
+            for (int e = 0; e < V; ++e)
+                s.keep[e] = c0 + e >= sum_layout.x_lo && c0 + e < sum_layout.x_hi;
+            if (threadIdx.x < 128) {
+#pragma unroll
+                for (int l = 0; l < Levels; ++l) s.acc[l * 128] = 0.0;
+            }
+            return s;
+        } else {
+            return NoLevelSums{};
+        }
+    }();
     const std::int64_t sy = in.ext.sy;
     const std::int64_t column = in.ext.index(c0, 0, 0);
     if (tile.tid < 6 * Levels) {  // the ring's edge cells, read only for columns never stored
         tile.ring[tile.tid * tile.width] = T(0);
         tile.ring[tile.tid * tile.width + tile.width - 1] = T(0);
+    }
+    if constexpr (kSums) {
+        if (threadIdx.x < Levels * LevelSums<T, Levels, V>::kSumWarps)
+            block_sums[threadIdx.x] = 0.0;
+        for (int row = y0 + static_cast<int>(threadIdx.x); row < y1; row += threads)
+            words[row - y0] = row_word(place_row(sum_layout, row));
     }
     __syncthreads();
     const int steps = (y1 - y0) + 3 * Levels;
@@ -714,11 +936,32 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
         T top[V];
         load(t + kSlot, input);
         levels_step<T, Kind, Levels, V, kSlot>(tile, t + kSlot, newest, middle, oldest, input,
-                                               column_live, first, live, r, top);
+                                               column_live, first, live, r, top, sums);
         store(t + kSlot, top);
         __syncthreads();
     };
     rotating_steps<T, Levels, V>(steps, step);
+}
+
+template <class T, StencilKind Kind, int Levels, int V>
+__global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
+                                         HeatCoeffs<T> r, int x0, int stride, int lead,
+                                         int row_anchor, int rows) {
+    levels_2d<T, Kind, Levels, V, StencilSum::none>(in, out, box, live, r, x0, stride, lead,
+                                                    row_anchor, rows, LevelSumLayout{}, 0);
+}
+
+// The summing pass: at most kLevelSumThreads threads (5 warps), two blocks per multiprocessor
+// (one block held 5 warps per multiprocessor at 223 registers, and a pass of 8 levels took
+// 10.7 ms at 16384^2 on an H200, against 5.8 ms with two).
+constexpr int kLevelSumThreads = 160;
+template <class T, int Levels, int V>
+__global__ void __launch_bounds__(kLevelSumThreads, 2)
+    stencil_levels_2d_sum_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
+                                 HeatCoeffs<T> r, int x0, int stride, int lead, int row_anchor,
+                                 int rows, LevelSumLayout sum_layout, int group0) {
+    levels_2d<T, StencilKind::jacobi, Levels, V, StencilSum::change>(
+        in, out, box, live, r, x0, stride, lead, row_anchor, rows, sum_layout, group0);
 }
 
 // Temporal blocking in 3D: `Levels` sweeps in one pass, streamed along z as the 2D kernel

@@ -362,6 +362,56 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
 INSTANTIATE_TEST_SUITE_P(Decks, GpuDeck, testing::ValuesIn(kDecks),
                          [](const testing::TestParamInfo<Deck>& info) { return info.param.name; });
 
+// A residual every sweep in passes of several sweeps (the levels kernel summing every level as
+// the stream kernel sums that sweep, partial for partial): fields, residual histories and the
+// stop sweep bitwise those of one sweep per pass, on one rank with overlap "auto". The decks
+// cover interiors that sum 8 rows per thread (2^21 points or more) and 4, widths off the
+// 16-byte packs, the benchmark's periodic rows (shell slabs summed before the interior) and
+// Dirichlet faces, float and double, and a tolerance met inside a pass; "auto" takes passes
+// only for the large double deck.
+TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::vector<std::string> decks = {
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [1530, 1450]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 37\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [1530, 1450]\n"
+        "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 23\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 123]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 29\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
+        "[boundary]\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 31\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [200, 180]\n"
+        "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 5000\nnorm_every = 1\n"
+        "tolerance = 3e-3\n",
+    };
+    for (const std::string& deck : decks) {
+        SCOPED_TRACE(deck);
+        const RunResult one = test::run_on_ranks(1, deck + kGpu, {"parallel.time_block=1"});
+        // "auto": passes of 3 in double from 2^21 updated points, none in float
+        // (Simulation::kSummingLevelsDouble).
+        const bool big_double =
+            deck.find("\"double\"") != std::string::npos && deck.find("1530") != std::string::npos;
+        const int automatic = big_double ? 3 : 1;
+        for (const char* k : {"2", "3", "5", "8", "\"auto\""}) {
+            for (const char* graphs : {"off", "auto"}) {
+                const RunResult r = test::run_on_ranks(
+                    1, deck + kGpu,
+                    {fmt::format("parallel.time_block={}", k), "parallel.phase_every=3",
+                     fmt::format("parallel.graphs={}", graphs)});
+                if (test::world_rank() != 0) continue;
+                SCOPED_TRACE(fmt::format("time_block {}, graphs {}", k, graphs));
+                const int expected = k[0] == '"' ? automatic : std::stoi(k);
+                EXPECT_EQ(r.time_block, expected);
+                if (expected > 1) EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+                EXPECT_EQ(r.steps, one.steps);
+                EXPECT_EQ(r.converged, one.converged);
+                EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+                EXPECT_EQ(r.residual_history, one.residual_history);
+            }
+        }
+    }
+}
+
 // Implicit heat (CG): the GPU's cuBLAS sequence and its fused kernels each agree with the CPU
 // backend within the CG tolerance, 2D and 3D, float and double, at this run's rank count (the
 // ranks share the GPUs when there are fewer), NCCL included where every rank has a GPU, its
