@@ -68,31 +68,30 @@ run() {
     echo "| $name | $k | $us | $ratio | $per_pass |" >>"$out/bench.md"
 }
 
+# res1 NAME PRECISION N K: jacobi N^2 with the residual every sweep at time_block K.
+res1() {
+    run "$1" "$g" inputs/bench_jacobi2d.toml --set time.norm_every=1 --set "grid.cells=[$3,$3]" \
+        --set "problem.precision=\"$2\"" --set "time.steps=$(steps "$3")" \
+        --set "parallel.time_block=$4"
+}
+
 if has bench; then
     mkdir -p "$out/bench"
     echo "| run | k | us per sweep | x copy | sweeps per pass |" >"$out/bench.md"
     echo "| --- | --- | --- | --- | --- |" >>"$out/bench.md"
-    jac=(inputs/bench_jacobi2d.toml --set time.norm_every=1)
     for r in $(seq 1 "$repeat"); do
         for prec in float double; do
             deepest=$([ "$prec" = float ] && echo 8 || echo 7)
             for n in 1024 2048 4096 8192 16384; do
                 for k in 1 "$deepest" '"auto"'; do
-                    kk=${k//\"/}
-                    run "res1_${prec}_${n}_k${kk}_r$r" "$g" "${jac[@]}" --set "grid.cells=[$n,$n]" \
-                        --set "problem.precision=\"$prec\"" --set "time.steps=$(steps "$n")" \
-                        --set "parallel.time_block=$k"
+                    res1 "res1_${prec}_${n}_k${k//\"/}_r$r" "$prec" "$n" "$k"
                 done
             done
         done
     done
     for prec in float double; do
         for n in 2048 16384; do
-            for k in 2 3 4 5 6 7 8; do
-                run "res1_${prec}_${n}_k$k" "$g" "${jac[@]}" --set "grid.cells=[$n,$n]" \
-                    --set "problem.precision=\"$prec\"" --set "time.steps=$(steps "$n")" \
-                    --set "parallel.time_block=$k"
-            done
+            for k in 2 3 4 5 6 7 8; do res1 "res1_${prec}_${n}_k$k" "$prec" "$n" "$k"; done
         done
     done
     for n in 2048 16384; do
