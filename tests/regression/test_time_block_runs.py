@@ -73,6 +73,25 @@ class TimeBlockRuns(DeckCase):
         self.assertAlmostEqual(rep["sweeps_per_pass"], 1.0)
         self.assertAlmostEqual(rep["modelled_dram_bytes_per_update"], 16.0)
 
+    def test_residual_every_sweep_in_passes_on_one_rank(self):
+        jacobi = ("--set", 'problem.name="jacobi"', "--set", "time.norm_every=1")
+        plain, one, _ = self.run_ok(1, "res_plain", "--quiet", *jacobi,
+                                    "--set", "parallel.time_block=1")
+        blocked, rep, out = self.run_ok(1, "res_blocked", *jacobi,
+                                        "--set", "parallel.time_block=4",
+                                        "--set", "output.progress_every=7")
+        self.assertRegex(out, r"every sweep's residual summed inside the passes")
+        self.assertTrue(rep["sums_in_passes"])
+        self.assertFalse(one["sums_in_passes"])
+        self.assertLess(rep["phase_timing"]["passes"], one["phase_timing"]["passes"])
+        # The CPU backend runs a pass's levels one by one: a pass over memory per sweep.
+        self.assertAlmostEqual(rep["sweeps_per_pass"], 1.0)
+        self.assertEqual(rep["residual_history"], one["residual_history"])
+        self.assertEqual(len(rep["residual_history"]), 47)
+        a = self.fields(os.path.join(plain, "snapshot_final.h5"))
+        b = self.fields(os.path.join(blocked, "snapshot_final.h5"))
+        self.assertTrue(np.array_equal(a, b), "summing passes changed the field")
+
     def test_too_thin_for_the_block_is_one_line_and_exit_2(self):
         res = subprocess.run([*launch(4), GRIDSIM, "run", self.deck, "--quiet",
                               "--set", "parallel.process_grid=[4,1,1]",
