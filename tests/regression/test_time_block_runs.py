@@ -91,6 +91,17 @@ class TimeBlockRuns(DeckCase):
         a = self.fields(os.path.join(plain, "snapshot_final.h5"))
         b = self.fields(os.path.join(blocked, "snapshot_final.h5"))
         self.assertTrue(np.array_equal(a, b), "summing passes changed the field")
+        # A checkpoint inside a block (17), restarted with another block size.
+        first, _, _ = self.run_ok(1, "res_first", "--quiet", *jacobi,
+                                  "--set", "parallel.time_block=5",
+                                  "--set", "output.checkpoint_every=17", "--set", "time.steps=20")
+        second, rep, _ = self.run_ok(1, "res_second", "--quiet", *jacobi,
+                                     "--set", "parallel.time_block=3",
+                                     "--restart", os.path.join(first, "checkpoint.h5"))
+        self.assertEqual((rep["start_step"], rep["steps"]), (17, 47))
+        self.assertEqual(rep["residual_history"], one["residual_history"])
+        c = self.fields(os.path.join(second, "snapshot_final.h5"))
+        self.assertTrue(np.array_equal(a, c), "the restarted summing passes changed the field")
 
     def test_too_thin_for_the_block_is_one_line_and_exit_2(self):
         res = subprocess.run([*launch(4), GRIDSIM, "run", self.deck, "--quiet",
