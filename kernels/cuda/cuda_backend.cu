@@ -1049,7 +1049,8 @@ private:
                                const Box& b, const Box& live, cudaStream_t s,
                                const cuda::LevelSumLayout& layout) {
         constexpr int V = 16 / static_cast<int>(sizeof(T));
-        constexpr int kStored = 32 * cuda::LevelSums<T, Levels, V>::kSumWarps;
+        constexpr int kWarps = cuda::LevelSums<T, Levels, V>::kSumWarps;
+        constexpr int kStored = 32 * kWarps;
         constexpr int kRingPacks = (Levels + V - 1) / V;
         const int stride = kStored * V;
         // The first tile's stored columns start at or before b.lo[0], on the stream grid.
@@ -1078,7 +1079,8 @@ private:
         static std::size_t allowed = 0;  // the rows, and so the bytes, differ between launches
         if (smem > allowed) allowed = allow_shared(kernel, smem) ? smem : 0;
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, stored0 - kRingPacks * V, stride,
-                                           kRingPacks * V, layout.lo[0], rows, layout, -back * 4);
+                                           kRingPacks * V, layout.lo[0], rows, layout,
+                                           -back * kWarps);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

@@ -77,11 +77,11 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
 // takes) where a subdomain's x-y cross-section has at least 192^2 points, else 1 (the 3D pass
 // streams one x-y tile per block along z, and below that too few blocks fill the GPU: 128^3
 // double 12.6 us per step at k = 1 against 21.7 at k = 4, float 11.7 against 15.2; 192^3
-// double 44.4 against 39.5); with a residual every sweep (Blocks::summing) 3 in double where
-// the sweeps can sum inside passes and update at least kSummingMinPoints points
-// (kSummingLevelsDouble), else 1; fewer where a subdomain is
-// thinner; 1 elsewhere (the CPU: its passes take one level each), and for the CG (it exchanges
-// inside every operator application).
+// double 44.4 against 39.5); with a residual every sweep (Blocks::summing)
+// kSummingLevelsDouble in double where the sweeps can sum inside passes and a rank updates at
+// least kSummingMinPoints points, else 1; fewer where a subdomain is thinner; 1 elsewhere (the
+// CPU: its passes take one level each), and for the CG (it exchanges inside every operator
+// application).
 // Whether k fits is a pure function of the deck and the process grid, so every rank decides
 // alike.
 template <class T>
