@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kernels/backend.hpp"
 
@@ -93,6 +94,23 @@ double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const He
     }
 }
 
+// f(dims, kind) with the run-time values as std::integral_constant.
+template <class F>
+void visit_stencil(int dims, StencilKind kind, F&& f) {
+    auto with_kind = [&](auto d) {
+        if (kind == StencilKind::heat) {
+            f(d, std::integral_constant<StencilKind, StencilKind::heat>{});
+        } else {
+            f(d, std::integral_constant<StencilKind, StencilKind::jacobi>{});
+        }
+    };
+    if (dims == 2) {
+        with_kind(std::integral_constant<int, 2>{});
+    } else {
+        with_kind(std::integral_constant<int, 3>{});
+    }
+}
+
 using Clock = std::chrono::steady_clock;
 
 class WallClockTimer final : public IntervalTimer {
@@ -164,16 +182,9 @@ public:
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
                Lane /*lane*/, StencilSum sum_kind) override {
         if (b.empty()) return;
-        const bool heat = p.kind == StencilKind::heat;
-        double sum = 0.0;
-        if (in.ext.dims == 2) {
-            sum = heat ? apply_box<T, 2, StencilKind::heat>(in, out, b, p.r, sum_kind)
-                       : apply_box<T, 2, StencilKind::jacobi>(in, out, b, p.r, sum_kind);
-        } else {
-            sum = heat ? apply_box<T, 3, StencilKind::heat>(in, out, b, p.r, sum_kind)
-                       : apply_box<T, 3, StencilKind::jacobi>(in, out, b, p.r, sum_kind);
-        }
-        partial_sum_ += sum;
+        visit_stencil(in.ext.dims, p.kind, [&](auto dims, auto kind) {
+            partial_sum_ += apply_box<T, dims.value, kind.value>(in, out, b, p.r, sum_kind);
+        });
     }
     // A summing pass level by level (max_levels() stays 1: each level is a pass over memory of
     // its own), so that CI runs the schedule of the CUDA backend's summing passes: level l over
@@ -345,14 +356,9 @@ private:
             if (l < levels) s.resize(static_cast<std::size_t>(in.ext.total));
             const FieldView<T> dst = l == levels ? out : FieldView<T>{s.data(), in.ext};
             const Box region = grown(box, levels - l, dims);
-            const bool heat = p.kind == StencilKind::heat;
-            if (dims == 2) {
-                heat ? level_box<T, 2, StencilKind::heat>(src, dst, region, live, p.r)
-                     : level_box<T, 2, StencilKind::jacobi>(src, dst, region, live, p.r);
-            } else {
-                heat ? level_box<T, 3, StencilKind::heat>(src, dst, region, live, p.r)
-                     : level_box<T, 3, StencilKind::jacobi>(src, dst, region, live, p.r);
-            }
+            visit_stencil(dims, p.kind, [&](auto d, auto kind) {
+                level_box<T, d.value, kind.value>(src, dst, region, live, p.r);
+            });
             for (const Box& b : sum_boxes) {
                 double sum = 0.0;
                 for_each_row(b, [&](int j, int k) {

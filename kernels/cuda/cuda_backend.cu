@@ -224,10 +224,9 @@ __global__ void widen_kernel(const float* in, double* out) { *out = static_cast<
 // same order (the last batch bounds-checked): one load at a time took about 50 us for the 131072
 // partials of a 16384^2 sweep (measured on an H200), which a recorded sweep waits for.
 constexpr int kFoldLoads = 16;
-// `host` (page-locked, or nullptr): where the sum is also stored, so that reading it back needs
-// no copy of its own.
-// Block b of the grid folds the b-th run of `count` partials into result[b] (and host[b]): a
-// summing pass's levels, each as its own sweep's fold.
+// Block b of the grid folds the b-th run of `count` partials (a summing pass's levels, each as
+// its own sweep's fold) into result[b]; `host` (page-locked, or nullptr): where the sums are also
+// stored, so that reading them back needs no copy of its own.
 __global__ void fold_kernel(const double* __restrict__ partials, long long count,
                             double* __restrict__ result, double* host) {
     partials += blockIdx.x * count;
@@ -493,12 +492,10 @@ public:
     // enough for 16-byte packs (the x blocks are then 32 packs wide, one warp per thread row).
     [[nodiscard]] bool sums_levels(const std::vector<Box>& boxes, int dims) const override {
         if (dims != 2 || boxes.empty() ||
-            boxes.size() > static_cast<std::size_t>(cuda::kMaxSumBoxes))
-            return false;
-        if (!GRIDSIM_STREAM_VECTOR || cfg_.kernel != KernelKind::stream || cfg_.points != 0 ||
+            boxes.size() > static_cast<std::size_t>(cuda::kMaxBoxes) || cfg_.points != 0 ||
             cfg_.block_x != 0)
             return false;
-        for (const Box& b : boxes) {
+        for (const Box& b : boxes) {  // takes_packs: the stream kernel, 16-byte packs
             if (b.lo[0] != boxes[0].lo[0] || b.hi[0] != boxes[0].hi[0] || !takes_packs(b))
                 return false;
         }
@@ -525,11 +522,7 @@ public:
         reads_[id]->done.record(reduce_.get());
         return id;
     }
-    double finish_read_level(int id, int level) override {
-        ReadSlot& r = *reads_.at(static_cast<std::size_t>(id));
-        GRIDSIM_CUDA_CHECK(cudaEventSynchronize(r.done.get()));
-        return r.host.data()[level];
-    }
+    double finish_read_level(int id, int level) override { return finished(id).host.data()[level]; }
     void join_fold(Lane lane) override {
         if (capture_) return;  // a recording folds on the boundary lane
         GRIDSIM_CUDA_CHECK(
@@ -561,8 +554,7 @@ public:
         return -1;
     }
     double finish_read(int id) override {
-        ReadSlot& r = *reads_.at(static_cast<std::size_t>(id));
-        GRIDSIM_CUDA_CHECK(cudaEventSynchronize(r.done.get()));
+        ReadSlot& r = finished(id);
         r.unread = false;
         return r.host.data()[0];
     }
@@ -746,6 +738,12 @@ private:
                     capture_->result.data(), host, true);
         capture_->used = 0;
         return capture_->result.data();
+    }
+    // Read slot `id`, once its read has landed.
+    ReadSlot& finished(int id) {
+        ReadSlot& r = *reads_.at(static_cast<std::size_t>(id));
+        GRIDSIM_CUDA_CHECK(cudaEventSynchronize(r.done.get()));
+        return r;
     }
     // Folds the partials written since the last fold, as `parts` equal runs (a summing pass's
     // levels), on the reduce stream after both lanes' work; `host`: where the sums are also
@@ -1093,28 +1091,30 @@ private:
         l.x_lo = boxes[0].lo[0];
         l.x_hi = boxes[0].hi[0];
         l.x0 = cuda::pack_start<V>(l.x_lo);
-        // Box 0 of the layout is the one with the most rows; `first` keeps the sweep's order.
-        std::vector<unsigned> first(boxes.size() + 1, 0);
-        for (std::size_t k = 0; k < boxes.size(); ++k) {
-            const Launch w = walk_launch<2>(boxes[k], V, true);
-            first[k + 1] = first[k] + static_cast<unsigned>(w.blocks());
-            l.gx = w.grid.x;
-        }
-        std::vector<std::size_t> by_rows(boxes.size());
-        for (std::size_t k = 0; k < boxes.size(); ++k) by_rows[k] = k;
-        std::stable_sort(by_rows.begin(), by_rows.end(), [&](std::size_t a, std::size_t c) {
-            return boxes[a].hi[1] - boxes[a].lo[1] > boxes[c].hi[1] - boxes[c].lo[1];
-        });
+        // The boxes in the sweep's order, each from its first partial; then the one with the
+        // most rows moved to slot 0.
+        unsigned first = 0;
         for (int k = 0; k < l.count; ++k) {
-            const Box& b = boxes[by_rows[k]];
+            const Box& b = boxes[k];
             const Launch w = walk_launch<2>(b, V, true);
             l.lo[k] = b.lo[1];
             l.hi[k] = b.hi[1];
             l.points_log2[k] = log2_exact(w.points);
             l.block_rows_log2[k] = log2_exact(w.points * static_cast<int>(w.block.y));
-            l.first[k] = first[by_rows[k]];
+            l.first[k] = first;
+            first += static_cast<unsigned>(w.blocks());
+            l.gx = w.grid.x;
         }
-        l.per_level = first.back();
+        int most = 0;
+        for (int k = 1; k < l.count; ++k) {
+            if (l.hi[k] - l.lo[k] > l.hi[most] - l.lo[most]) most = k;
+        }
+        std::swap(l.lo[0], l.lo[most]);
+        std::swap(l.hi[0], l.hi[most]);
+        std::swap(l.points_log2[0], l.points_log2[most]);
+        std::swap(l.block_rows_log2[0], l.block_rows_log2[most]);
+        std::swap(l.first[0], l.first[most]);
+        l.per_level = first;
         l.partial = partial_slots(levels * l.per_level);
         return l;
     }

@@ -56,9 +56,6 @@ struct BlockPlace {
     }
 };
 
-// The block's sum of `v` over its first `threads` threads (`tid`: the linear index within the
-// block) in a fixed order (lanes by shuffles, then warps in index order), written by thread 0 to
-// `*slot`. Every thread of the block must call it; threads from `threads` on add nothing.
 // The sum of `v` over the first `lanes` lanes of a warp, in a fixed tree (shuffles down), valid
 // in lane 0. Every one of those lanes must call it.
 __device__ inline double warp_tree_sum(double v, unsigned lane, unsigned lanes) {
@@ -70,6 +67,9 @@ __device__ inline double warp_tree_sum(double v, unsigned lane, unsigned lanes) 
     return v;
 }
 
+// The block's sum of `v` over its first `threads` threads (`tid`: the linear index within the
+// block) in a fixed order (lanes by warp_tree_sum, then warps in index order), written by thread
+// 0 to `*slot`. Every thread of the block must call it; threads from `threads` on add nothing.
 __device__ inline void store_place_sum(double v, double* slot, unsigned tid, unsigned threads) {
     __shared__ double warp_sums[32];
     const unsigned lane = tid % 32;
@@ -154,6 +154,14 @@ struct SelfWrap {
     int n = 0;
 };
 
+// SelfWrap's copies for a thread whose walk covers [w0, w_end): image(w, to) stores its point
+// of layer w at layer `to` too (one period on from the first layer, back from the last).
+template <class Image>
+__device__ __forceinline__ void store_wrap_images(SelfWrap wrap, int w0, int w_end, Image&& image) {
+    if (wrap.n > 0 && w0 == 0) image(0, wrap.n);
+    if (wrap.n > 0 && w0 < wrap.n && wrap.n <= w_end) image(wrap.n - 1, -1);
+}
+
 // The stream kernel's walk of one thread (see stencil_stream_kernel), returning its sum.
 template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum, bool Wraps>
 __device__ __forceinline__ double walk_points(FieldView<const T> in, FieldView<T> out,
@@ -204,8 +212,7 @@ __device__ __forceinline__ double walk_points(FieldView<const T> in, FieldView<T
                 const std::int64_t from = s.first_index(in.ext) + (w - s.w0) * sw;
                 dst[from + (to - w) * sw] = dst[from];
             };
-            if (wrap.n > 0 && s.w0 == 0) image(0, wrap.n);
-            if (wrap.n > 0 && s.w0 < wrap.n && wrap.n <= s.w_end) image(wrap.n - 1, -1);
+            store_wrap_images(wrap, s.w0, s.w_end, image);
         }
     }
     return acc;
@@ -379,8 +386,7 @@ __device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T>
                     }
                 }
             };
-            if (wrap.n > 0 && w0 == 0) image(0, wrap.n);
-            if (wrap.n > 0 && w0 < wrap.n && wrap.n <= w_end) image(wrap.n - 1, -1);
+            store_wrap_images(wrap, w0, w_end, image);
         }
     }
     return acc;
@@ -683,15 +689,14 @@ struct NoLevelSums {
 // first[b] on (block (x, y) at first[b] + y * gx + x); a level's partials follow the level
 // before's, per_level apart. Rows per thread and per block are powers of two (log2 kept). Box
 // 0 is the one with the most rows: the pass's row chunks start on its block rows, so no box
-// straddles two chunks.
-constexpr int kMaxSumBoxes = 7;
+// straddles two chunks. At most kMaxBoxes boxes, as a sweep launches in one go.
 struct LevelSumLayout {
     int count = 0;
-    int lo[kMaxSumBoxes];
-    int hi[kMaxSumBoxes];
-    int points_log2[kMaxSumBoxes];
-    int block_rows_log2[kMaxSumBoxes];
-    unsigned first[kMaxSumBoxes];
+    int lo[kMaxBoxes];
+    int hi[kMaxBoxes];
+    int points_log2[kMaxBoxes];
+    int block_rows_log2[kMaxBoxes];
+    unsigned first[kMaxBoxes];
     int x_lo = 0;
     int x_hi = 0;
     int x0 = 0;
@@ -709,36 +714,22 @@ struct RowPlace {
     unsigned slot = 0;
 };
 
-// Row `r` in box K of the layout (which holds it).
-template <int K>
-__device__ __forceinline__ RowPlace place_in_box(const LevelSumLayout& s, int r) {
-    RowPlace p;
-    const int rel = r - s.lo[K];
-    const bool last = r == s.hi[K] - 1;
-    const int points = 1 << s.points_log2[K];
-    const int block_rows = 1 << s.block_rows_log2[K];
-    p.summed = true;
-    p.chunk_end = last || (rel & (points - 1)) == points - 1;
-    p.block_end = last || (rel & (block_rows - 1)) == block_rows - 1;
-    p.slot = s.first[K] + static_cast<unsigned>(rel >> s.block_rows_log2[K]) * s.gx;
-    return p;
-}
-
-// Where row `r` sits: the boxes in turn, with constant indices (a run-time index into the
-// kernel parameter would copy it to local memory).
+// Where row `r` sits: the boxes in turn, in an unrolled loop, so that every index into the
+// kernel parameter is a constant (a run-time one would copy it to local memory).
 __device__ inline RowPlace place_row(const LevelSumLayout& s, int r) {
     RowPlace p;
-    auto try_box = [&](auto k) {
-        constexpr int K = decltype(k)::value;
-        if (!p.summed && K < s.count && r >= s.lo[K] && r < s.hi[K]) p = place_in_box<K>(s, r);
-    };
-    try_box(std::integral_constant<int, 0>{});
-    try_box(std::integral_constant<int, 1>{});
-    try_box(std::integral_constant<int, 2>{});
-    try_box(std::integral_constant<int, 3>{});
-    try_box(std::integral_constant<int, 4>{});
-    try_box(std::integral_constant<int, 5>{});
-    try_box(std::integral_constant<int, 6>{});
+#pragma unroll
+    for (int k = 0; k < kMaxBoxes; ++k) {
+        if (p.summed || k >= s.count || r < s.lo[k] || r >= s.hi[k]) continue;
+        const int rel = r - s.lo[k];
+        const bool last = r == s.hi[k] - 1;
+        const int points = 1 << s.points_log2[k];
+        const int block_rows = 1 << s.block_rows_log2[k];
+        p.summed = true;
+        p.chunk_end = last || (rel & (points - 1)) == points - 1;
+        p.block_end = last || (rel & (block_rows - 1)) == block_rows - 1;
+        p.slot = s.first[k] + static_cast<unsigned>(rel >> s.block_rows_log2[k]) * s.gx;
+    }
     return p;
 }
 

@@ -53,8 +53,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport,
                                               choice_.ipc_everywhere);
     wrap_period_ = kernel_wrap_period();
-    sums_in_passes_ =
-        blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes() && halo_->local_only();
+    sums_in_passes_ = blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes();
     for (int extend = 0; extend < block_; ++extend)
         rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
     live_ = extend_into_halos(updated_, sub, 1 << 24);
@@ -308,12 +307,9 @@ void Simulation<T>::update_fused_sweep(const StencilParams<T>& p, StencilSum sum
     }
     {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
-        std::vector<Box> boxes{updated_};
-        if (sum != StencilSum::none) {
-            boxes = regions_.shell;
-            boxes.push_back(regions_.interior);
-        }
-        be_.apply_boxes(p, current(), next(), boxes, Lane::boundary, sum, wrap_period_);
+        be_.apply_boxes(p, current(), next(),
+                        sum != StencilSum::none ? sum_boxes_ : std::vector<Box>{updated_},
+                        Lane::boundary, sum, wrap_period_);
     }
     if (wrap_period_ == 0) exchange_beside_interior(next(), apply, false);
 }
@@ -456,14 +452,20 @@ void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
 // one box and one launch; with none left, the shell goes first and the halos travel beside the
 // interior, as in a single sweep.
 template <class T>
-void Simulation<T>::pass(const StencilParams<T>& p, int count) {
+void Simulation<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     settle_download(1 - cur_);
     timer_.start_pass();
     be_.join_lanes();
     lanes_joined_ = false;
     const int extend = room_[cur_] - count;
+    // A summing pass is one call (sums_in_passes() implies fuses()): the layout of its partials
+    // spans every box a sweep sums.
     auto apply = [&](const Box& b, Lane lane) {
-        be_.apply_levels(p, current(), next(), b, live_, count, lane);
+        if (sums) {
+            be_.apply_levels_summing(p, current(), next(), b, live_, count, lane, sum_boxes_);
+        } else {
+            be_.apply_levels(p, current(), next(), b, live_, count, lane);
+        }
     };
     if (extend > 0) {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
@@ -477,8 +479,7 @@ void Simulation<T>::pass(const StencilParams<T>& p, int count) {
     advance_fields(extend);
 }
 
-// As pass(), with every level's residual: one call, the halos (if the pass uses the last valid
-// layer) after it. A single sweep is a sweep with its residual.
+// A pass with every level's residual requested; a single sweep is a sweep with its residual.
 template <class T>
 void Simulation<T>::residual_sweeps(const StencilParams<T>& p, int count) {
     if (count == 1) {
@@ -486,23 +487,7 @@ void Simulation<T>::residual_sweeps(const StencilParams<T>& p, int count) {
         request_residual();
         return;
     }
-    settle_download(1 - cur_);
-    timer_.start_pass();
-    be_.join_lanes();
-    lanes_joined_ = false;
-    const int extend = room_[cur_] - count;
-    {
-        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
-        const Box box =
-            extend > 0 ? extend_into_halos(updated_, topo_.subdomain(), extend) : updated_;
-        be_.apply_levels_summing(p, current(), next(), box, live_, count, Lane::boundary,
-                                 sum_boxes_);
-    }
-    if (extend == 0) {
-        auto none = [](const Box&, Lane) {};
-        exchange_beside_interior(next(), none, false);
-    }
-    advance_fields(extend);
+    pass(p, count, true);
     extra_memory_passes_ += std::max(0, count - be_.max_levels(dom_.dims));
     const int read = be_.fold_and_read_levels(count);
     for (int l = 0; l < count; ++l) pending_.push_back({nullptr, false, read, true, l});

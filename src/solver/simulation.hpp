@@ -207,8 +207,9 @@ private:
     // The work of one sweep from current() into next(), without the swap: the updated points
     // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
     void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);
-    // `count` (2..max_levels) sweeps in one pass (Backend::apply_levels).
-    void pass(const StencilParams<T>& p, int count);
+    // `count` (2..max_levels) sweeps in one pass (Backend::apply_levels); `sums`: each level
+    // also sums its residual (Backend::apply_levels_summing, only where sums_in_passes()).
+    void pass(const StencilParams<T>& p, int count, bool sums = false);
     // Whether residual sweeps can run as summing passes (sums_in_passes(), before the halos
     // exist: the same rules from the topology).
     [[nodiscard]] bool can_sum_in_passes() const;
