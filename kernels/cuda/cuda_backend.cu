@@ -1125,43 +1125,75 @@ private:
         return n;
     }
 
-    // 3D: the ring of a 32 x 32 tile is 1 - (32 - 2L)^2 / 32^2 of its points (44% at 4 levels),
-    // so deeper passes would compute more ring than tile.
+    // 3D: the ring of a 32 x 48 tile is 1 - (32 - 2L)(48 - 2L) / (32 * 48) of its points (38%
+    // at 4 levels), so deeper passes would compute more ring than tile.
     static constexpr int kMaxLevels3d = 4;
 
-    // One block of 1024 threads per multiprocessor: float 2 points per thread (a 64 x 32 tile),
-    // double 1 (32 x 32). Measured on an H200 at 512^3 and 4 levels: float 2 points per thread
-    // 0.95 x the copy rate against 0.80 with 1; double 1.05 with 1 point against 0.88 with 2 in
-    // a 64 x 16 tile of 512 threads (2 points in 1024 threads need more than their 64 registers).
+    // One block of 768 threads per multiprocessor, 2 tile rows per thread: float 2 points per
+    // thread (a 64 x 48 tile), double 1 (32 x 48). Measured on an H200 at 512^3 (each with the
+    // launch's chunks by waves): one row per thread in 1024 threads (64 x 32 and 32 x 32 tiles)
+    // 1.15 x the copy rate in float (4 levels) and 1.17 in double (3), 2 rows in 768 threads
+    // 1.48 and 1.57; ncu on 2-level passes: 29-36% fewer shared-memory wavefronts, 1.29-1.38 x
+    // faster. 3 rows in 512 threads and 4 in 384 or 512 gave double 1.54-1.60 and float
+    // 1.29-1.41; 2 rows in 512 threads (a 32-row tile) were slower.
+    static constexpr int kRowsPerThread3d = 2;
+    static constexpr int kThreadRows3d = 24;
+
     template <StencilKind Kind>
     void levels_3d_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, const Box& live, int levels, cudaStream_t s) {
         with_levels<2, kMaxLevels3d>(levels, [&](auto l) {
-            this->template launch_levels_3d<Kind, decltype(l)::value, sizeof(T) == 4 ? 2 : 1, 32>(
-                r, in, out, b, live, s);
+            this->template launch_levels_3d<Kind, decltype(l)::value, sizeof(T) == 4 ? 2 : 1,
+                                            kRowsPerThread3d, kThreadRows3d>(r, in, out, b, live,
+                                                                             s);
         });
     }
 
-    // A 32 V x Rows tile per block (V points per thread); z chunks as in 2D, so that small boxes
-    // still fill the multiprocessors.
-    template <StencilKind Kind, int Levels, int V, int Rows>
+    // How many z chunks a 3D levels launch cuts its box into: each chunk of a tile is a block,
+    // and a block's steps are its planes plus 3 * levels to fill the pipeline. The choice
+    // minimises (waves of blocks) x (steps per block), so that the last wave is not a few
+    // blocks on an idle GPU (256^3 double at 4 levels: 77 tiles, so 2 chunks made 154 blocks
+    // for 132 multiprocessors; 5 make 385 in 3 waves of 64 steps: 0.80 -> 1.16 x the copy rate).
+    static int level_chunks(long long tiles, int nz, int levels, long long slots) {
+        int chunks = 1;
+        long long best = -1;
+        const int most = static_cast<int>(std::min<long long>(nz, 4 * ceil_div(slots, tiles)));
+        for (int c = 1; c <= most; ++c) {
+            const long long waves = ceil_div(tiles * c, slots);
+            const long long cost = waves * (ceil_div(nz, c) + 3LL * levels);
+            if (best < 0 || cost < best) {
+                best = cost;
+                chunks = c;
+            }
+        }
+        return chunks;
+    }
+
+    // A 32 V x Rows R tile per block (V points and R rows per thread), z chunks by
+    // level_chunks.
+    template <StencilKind Kind, int Levels, int V, int R, int Rows>
     void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                           const Box& b, const Box& live, cudaStream_t s) {
         constexpr int kStrideX = (32 * V - 2 * Levels) / V * V;
-        constexpr int kStrideY = Rows - 2 * Levels;
+        constexpr int kStrideY = Rows * R - 2 * Levels;
+        constexpr std::size_t kSmem = cuda::LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
+        auto kernel = cuda::stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows>;
+        static const int per_multiprocessor = [&] {
+            allow_shared(kernel, kSmem);
+            int n = 0;
+            GRIDSIM_CUDA_CHECK(
+                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, 32 * Rows, kSmem));
+            return std::max(n, 1);
+        }();
         const int x0 = cuda::pack_start<V>(b.lo[0] - Levels);
         const unsigned tiles_x = ceil_div(b.hi[0] - (x0 + Levels), kStrideX);
         const unsigned tiles_y = ceil_div(b.hi[1] - b.lo[1], kStrideY);
         const int nz = b.hi[2] - b.lo[2];
         const int chunks =
-            std::max(1, static_cast<int>(ceil_div(multiprocessors_, tiles_x * tiles_y)));
+            level_chunks(static_cast<long long>(tiles_x) * tiles_y, nz, Levels,
+                         static_cast<long long>(multiprocessors_) * per_multiprocessor);
         const int planes = std::clamp(static_cast<int>(ceil_div(nz, chunks)), 1, kLevelRows);
         const dim3 grid(tiles_x, tiles_y, ceil_div(nz, planes));
-        // Three shared planes per level, three input planes.
-        constexpr std::size_t kSmem = (3 * Levels + 3) * 32 * Rows * V * sizeof(T);
-        auto kernel = cuda::stencil_levels_3d_kernel<T, Kind, Levels, V, Rows>;
-        static const bool allowed = allow_shared(kernel, kSmem);
-        (void)allowed;
         kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }

@@ -72,11 +72,13 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
 // (CUDA), the fastest measured on an H200 (docs/performance.md, "Temporal blocking"): 2D 8
-// sweeps per block in float and 7 in double (16384^2); 3D 4 (512^3, 256^3; the most a 3D pass
-// takes) where a subdomain's x-y cross-section has at least 192^2 points, else 1 (the 3D pass
-// streams one x-y tile per block along z, and below that too few blocks fill the GPU: 128^3
-// double 12.6 us per step at k = 1 against 21.7 at k = 4, float 11.7 against 15.2; 192^3
-// double 44.4 against 39.5); with a residual every sweep (Blocks::summing)
+// sweeps per block in float and 7 in double (16384^2); 3D 4 in float and 3 in double (512^3:
+// float 1.47 x the copy rate at k = 4 against 1.29 at k = 3, double 1.58 at k = 3 against 1.42
+// at k = 4) where a subdomain's x-y cross-section has at least 128^2 points, else 1 (the 3D
+// pass streams one x-y tile per block along z, and below that too few blocks fill the GPU:
+// 96^3 double 0.51 x the copy rate at k = 1 against 0.46 at k = 3; 128^3 0.75 against 0.84,
+// float 0.41 against 0.46 at k = 4);
+// with a residual every sweep (Blocks::summing)
 // kSummingLevelsDouble in double where the sweeps can sum inside passes and a rank updates at
 // least kSummingMinPoints points, else 1; fewer where a subdomain is thinner; 1 elsewhere (the
 // CPU: its passes take one level each), and for the CG (it exchanges inside every operator
@@ -96,7 +98,7 @@ int Simulation<T>::resolve_time_block() const {
                     ? kSummingLevelsDouble
                     : 1;
         } else if (be_.max_levels(dom_.dims) > 1) {
-            k = dom_.dims == 2 ? (sizeof(T) == 4 ? 8 : 7) : 4;
+            k = dom_.dims == 2 ? (sizeof(T) == 4 ? 8 : 7) : (sizeof(T) == 4 ? 4 : 3);
         }
         if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) k = 1;
         while (k > 1 && !fits(k).empty()) --k;

@@ -195,7 +195,7 @@ private:
     // parallel.time_block, "auto" resolved; checked against the subdomain.
     int resolve_time_block() const;
     [[nodiscard]] std::int64_t smallest_cross_section() const;
-    static constexpr std::int64_t kLevels3dMinCrossSection = 192 * 192;
+    static constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
     // "auto" with a residual every sweep: passes of 3 sweeps in double from 2^21 updated points,
     // measured fastest on an H200 (jacobi 2D: 2048^2 17.1 us per sweep against 26.3 at k = 1,
     // 16384^2 653 against 1072; deeper passes hold more registers and were slower; 1024^2

@@ -362,6 +362,42 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
 INSTANTIATE_TEST_SUITE_P(Decks, GpuDeck, testing::ValuesIn(kDecks),
                          [](const testing::TestParamInfo<Deck>& info) { return info.param.name; });
 
+// The 3D levels kernel over boxes of several tiles along x and y (a tile writes 32 V - 2k
+// columns and 48 - 2k rows) and chunks along z, and "auto": 3 levels in double and 4 in float
+// where the x-y cross-section has at least 128^2 points, else 1 sweep per pass. Fields and
+// norms bitwise those of k = 1.
+TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
+    GRIDSIM_REQUIRE_GPU();
+    struct Case {
+        const char* deck;
+        int automatic;
+    };
+    const std::vector<Case> cases = {
+        {"[grid]\ncells = [131, 133, 9]\n[time]\nsteps = 13\n", 3},
+        {"[problem]\nprecision = \"float\"\n[grid]\ncells = [137, 129, 10]\n[boundary]\nkind = "
+         "\"periodic\"\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\nsteps = 14\n",
+         4},
+        {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [70, 240, 6]\n"
+         "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 11\n",
+         3},
+        {"[grid]\ncells = [100, 100, 12]\n[time]\nsteps = 10\n", 1},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.deck);
+        const RunResult one = test::run_on_ranks(1, c.deck + kGpu, {"parallel.time_block=1"});
+        for (const char* k : {"2", "4", "\"auto\""}) {
+            const RunResult r =
+                test::run_on_ranks(1, c.deck + kGpu, {fmt::format("parallel.time_block={}", k)});
+            if (test::world_rank() != 0) continue;
+            SCOPED_TRACE(fmt::format("time_block {}", k));
+            EXPECT_EQ(r.time_block, k[0] == '"' ? c.automatic : std::stoi(k));
+            EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+            EXPECT_EQ(r.residual_history, one.residual_history);
+            EXPECT_EQ(r.final_norm, one.final_norm);
+        }
+    }
+}
+
 // A residual every sweep in passes of several sweeps (the levels kernel summing every level as
 // the stream kernel sums that sweep, partial for partial): fields, residual histories and the
 // stop sweep bitwise those of one sweep per pass, on one rank with overlap "auto". The decks
