@@ -238,10 +238,14 @@ public:
     // one call. Between begin_capture() and end_capture() the work of both lanes is recorded,
     // not run: no call may wait for the device, and a fold (fold_residual) runs on the boundary
     // lane into memory the recording owns, as does a read started then (start_read's id is
-    // then -1: launch() returns the id of each replay's read). The backend must not be used
-    // from another thread meanwhile.
+    // then -1: launch() returns the id of each replay's read). `sum_read_by_host`: a residual
+    // recorded now ends in fold_and_read() (nothing on the device uses its sum), so the backend
+    // may leave the fold to finish_read(). The backend must not be used from another thread
+    // meanwhile.
     [[nodiscard]] virtual bool can_capture() const { return false; }
-    virtual void begin_capture() { throw std::logic_error("this backend cannot record work"); }
+    virtual void begin_capture(bool /*sum_read_by_host*/) {
+        throw std::logic_error("this backend cannot record work");
+    }
     virtual std::unique_ptr<Recording> end_capture() {
         throw std::logic_error("this backend cannot record work");
     }

@@ -279,14 +279,49 @@ void launch_fold(cudaStream_t s, const double* partials, long long count, double
     GRIDSIM_CUDA_CHECK(cudaLaunchKernelEx(&c, fold_kernel, partials, count, result, host));
 }
 
+// fold_kernel's sum of `count` partials (one block), added on the host in the kernel's order:
+// each of fold_threads(count) threads adds its partials t, t + threads, ... from 0.0 in turn,
+// each warp's 32 sums meet in warp_tree_sum's tree (shuffles down), and the warps' sums are
+// added from 0.0 in index order (store_place_sum). So a sum folded here has the bits the
+// kernel gives the same partials.
+double fold_on_host(const double* partials, long long count) {
+    const long long threads = fold_threads(count);
+    double total = 0.0;
+    for (long long warp = 0; warp < threads; warp += 32) {
+        double lane[32];
+        for (int l = 0; l < 32; ++l) {
+            double sum = 0.0;
+            for (long long t = warp + l; t < count; t += threads) sum += partials[t];
+            lane[l] = sum;
+        }
+        for (int offset = 16; offset > 0; offset /= 2) {
+            for (int l = 0; l < offset; ++l) lane[l] += lane[l + offset];
+        }
+        total += lane[0];
+    }
+    return total;
+}
+
+// A recorded residual sweep whose sum only the host reads leaves out the fold: its blocks store
+// their partials in page-locked memory and finish_read() folds them (fold_on_host), while the
+// device goes on with the next sweep. Up to this many partials (64 KiB: 4096^2 float's sweep
+// has 4096): the host adds them well within the next sweep.
+constexpr long long kHostFoldPartials = 8192;
+
 // One double read back to the host: a page-locked slot and the event after which it holds the
-// value. `unread`: a recording's read launched and not yet finished (its next launch would
-// overwrite the value).
+// value, or (`fold_count` > 0) the partials the host folds into it. `unread`: a recording's read
+// launched and not yet finished (its next launch would overwrite the value).
 constexpr int kMaxReadValues = 8;  // a summing pass's levels
 struct ReadSlot {
     Buffer<double> host = pinned_buffer<double>(kMaxReadValues);
     Event done;
     bool unread = false;
+    const double* fold_from = nullptr;
+    long long fold_count = 0;
+
+    [[nodiscard]] double value() const {
+        return fold_count > 0 ? fold_on_host(fold_from, fold_count) : host.data()[0];
+    }
 };
 
 // A recorded sweep (a CUDA graph) and the memory its work uses besides the fields: the block
@@ -546,17 +581,25 @@ public:
         return id;
     }
     // While recording, the fold stores its sum into the recording's read slot itself: one node
-    // fewer on the recorded sweep's critical path than a fold and a copy.
+    // fewer on the recorded sweep's critical path than a fold and a copy; with the partials in
+    // page-locked memory (kHostFoldPartials), the host folds them when it reads.
     int fold_and_read() override {
         if (!capture_) return Backend<T>::fold_and_read();
         capture_->read_used = true;
-        fold_in_capture(capture_->read->host.data());
+        if (capture_->partials_on_host) {
+            join_interior();  // the replay's end then covers every block's partial
+            capture_->read->fold_from = capture_->partials.data();
+            capture_->read->fold_count = capture_->used;
+            capture_->used = 0;
+        } else {
+            fold_in_capture(capture_->read->host.data());
+        }
         return -1;
     }
     double finish_read(int id) override {
         ReadSlot& r = finished(id);
         r.unread = false;
-        return r.host.data()[0];
+        return r.value();
     }
 
     [[nodiscard]] bool can_capture() const override { return true; }
@@ -564,11 +607,13 @@ public:
     // Memory is allocated before the capture begins (allocations are not allowed during one):
     // a residual folded while recording needs at most the partials the same sweep needed when
     // it ran unrecorded (the caller runs each kind of sweep once before recording it).
-    void begin_capture() override {
+    void begin_capture(bool sum_read_by_host) override {
         capture_ = std::make_unique<Capture>();
         capture_->read = std::make_unique<ReadSlot>();
+        const auto most = static_cast<std::size_t>(std::max(most_partials_, 1LL));
+        capture_->partials_on_host = sum_read_by_host && most_partials_ <= kHostFoldPartials;
         capture_->partials =
-            device_buffer<double>(static_cast<std::size_t>(std::max(most_partials_, 1LL)));
+            capture_->partials_on_host ? pinned_buffer<double>(most) : device_buffer<double>(most);
         GRIDSIM_CUDA_CHECK(
             cudaStreamBeginCapture(boundary_.get(), cudaStreamCaptureModeThreadLocal));
     }
@@ -733,6 +778,8 @@ private:
     // folded there into the recording's own result.
     // `host`: the recording's read slot, when the fold is also the read (fold_and_read).
     double* fold_in_capture(double* host = nullptr) {
+        if (capture_->partials_on_host)
+            throw std::logic_error("a recording whose sum the host folds folded on the device");
         join_interior();
         launch_fold(boundary_.get(), capture_->partials.data(), capture_->used,
                     capture_->result.data(), host, true);
@@ -1273,7 +1320,8 @@ private:
     std::uint64_t reads_issued_ = 0;
     // While recording: the recording's partials and folded sum, and its read's slot.
     struct Capture {
-        Buffer<double> partials;
+        Buffer<double> partials;  // device memory, or page-locked where partials_on_host
+        bool partials_on_host = false;
         long long used = 0;
         Buffer<double> result = device_buffer<double>(1);
         std::unique_ptr<ReadSlot> read;  // where a read started while recording lands

@@ -396,7 +396,7 @@ void Simulation<T>::sweep_pair(const StencilParams<T>& p) {
     timer_.start_pass();
     RecordedSweep& rec = recorded_pairs_[cur_];
     if (!rec.work) {
-        be_.begin_capture();
+        be_.begin_capture(false);
         sweep_work(p, StencilSum::none, 0);
         cur_ = 1 - cur_;
         sweep_work(p, StencilSum::none, 0);
@@ -510,7 +510,7 @@ void Simulation<T>::replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, 
                                  int extend) {
     const bool residual = sum != StencilSum::none;
     if (!rec.work) {
-        be_.begin_capture();
+        be_.begin_capture(residual && !reduces_on_device());
         sweep_work(p, sum, extend);
         if (residual && reduces_on_device()) {
             double* folded = be_.fold_residual();
