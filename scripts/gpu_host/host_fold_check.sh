@@ -8,15 +8,10 @@
 # 3. ab: jacobi 2D float with the residual every sweep, N = 1024..8192, this build and
 #    GRIDSIM_BEFORE interleaved, REPEAT times; a table of us per sweep is printed last.
 set -uo pipefail
-out=${OUT:-out/host-fold}
-mkdir -p "$out"
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-log="$out/check.log"
-run() { echo "=== $*" >>"$log"; "$@" >>"$log" 2>&1; local rc=$?; echo "    rc=$rc" >>"$log"; echo "rc=$rc  $*"; }
-parts=" ${PARTS:-tests sanitizer ab} "
-part() { [[ "$parts" == *" $1 "* ]]; }
+default_out=out/host-fold
+default_parts="tests sanitizer ab"
+source "$(dirname "${BASH_SOURCE[0]}")/check_common.sh"
 tests=$(command -v gpu_backend_test)
-nvidia-smi -L | tee -a "$log"
 
 if part tests; then
     run timeout 420 "$tests" --gtest_color=no

@@ -11,15 +11,10 @@
 #    runs the same "auto" decks interleaved. Every report gives GLUP/s against the copy rate
 #    measured in the same run; a table is printed last.
 set -uo pipefail
-out=${OUT:-out/levels3d}
-mkdir -p "$out"
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-log="$out/check.log"
-run() { echo "=== $*" >>"$log"; "$@" >>"$log" 2>&1; local rc=$?; echo "    rc=$rc" >>"$log"; echo "rc=$rc  $*"; }
-parts=" ${PARTS:-tests sanitizer bench} "
-part() { [[ "$parts" == *" $1 "* ]]; }
+default_out=out/levels3d
+default_parts="tests sanitizer bench"
+source "$(dirname "${BASH_SOURCE[0]}")/check_common.sh"
 tests=$(command -v gpu_backend_test)
-nvidia-smi -L | tee -a "$log"
 
 if part tests; then
     run timeout 420 "$tests" --gtest_color=no
