@@ -309,23 +309,25 @@ double fold_on_host(const double* partials, long long count) {
 constexpr long long kHostFoldPartials = 8192;
 
 // One double read back to the host: a page-locked slot and the event after which it holds the
-// value, or (`fold_count` > 0) the partials the host folds into it. `unread`: a recording's read
-// launched and not yet finished (its next launch would overwrite the value).
+// value, or (`fold_count` > 0) the page-locked partials the host folds into it, owned here so
+// that a read outlives the recording that launched it. `unread`: a recording's read launched
+// and not yet finished (its next launch would overwrite the value).
 constexpr int kMaxReadValues = 8;  // a summing pass's levels
 struct ReadSlot {
     Buffer<double> host = pinned_buffer<double>(kMaxReadValues);
     Event done;
     bool unread = false;
-    const double* fold_from = nullptr;
+    Buffer<double> partials;
     long long fold_count = 0;
 
     [[nodiscard]] double value() const {
-        return fold_count > 0 ? fold_on_host(fold_from, fold_count) : host.data()[0];
+        return fold_count > 0 ? fold_on_host(partials.data(), fold_count) : host.data()[0];
     }
 };
 
 // A recorded sweep (a CUDA graph) and the memory its work uses besides the fields: the block
-// partials and folded sum of a residual, and the slot its read-back lands in.
+// partials (those the host folds are its read slot's) and folded sum of a residual, and the
+// slot its read-back lands in.
 class CudaRecording final : public Recording {
 public:
     CudaRecording(cudaGraph_t graph, cudaStream_t stream, ReadSlot* read, int read_id,
@@ -588,8 +590,8 @@ public:
         capture_->read_used = true;
         if (capture_->partials_on_host) {
             join_interior();  // the replay's end then covers every block's partial
-            capture_->read->fold_from = capture_->partials.data();
             capture_->read->fold_count = capture_->used;
+            capture_->read->partials = std::move(capture_->partials);
             capture_->used = 0;
         } else {
             fold_in_capture(capture_->read->host.data());
