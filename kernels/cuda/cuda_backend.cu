@@ -304,8 +304,8 @@ double fold_on_host(const double* partials, long long count) {
 
 // A recorded residual sweep whose sum only the host reads leaves out the fold: its blocks store
 // their partials in page-locked memory and finish_read() folds them (fold_on_host), while the
-// device goes on with the next sweep. Up to this many partials (64 KiB: 4096^2 float's sweep
-// has 4096): the host adds them well within the next sweep.
+// device goes on with the next sweep. Up to this many partials (64 KiB: 4096^2 float's residual
+// sweep has 4160): the host adds them well within the next sweep.
 constexpr long long kHostFoldPartials = 8192;
 
 // One double read back to the host: a page-locked slot and the event after which it holds the
