@@ -541,9 +541,9 @@ public:
     void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                               const Box& b, const Box& live, int levels, Lane lane,
                               const std::vector<Box>& sum_boxes) override {
-        if (p.kind != StencilKind::jacobi || !sums_levels(sum_boxes, in.ext.dims) || levels < 2 ||
-            levels > kMaxLevels)
-            throw std::logic_error("apply_levels_summing: 2D jacobi boxes sums_levels takes");
+        // The caller asked sums_levels(sum_boxes) once (Simulation::sums_in_passes).
+        if (p.kind != StencilKind::jacobi || levels < 2 || levels > kMaxLevels)
+            throw std::logic_error("apply_levels_summing: jacobi, 2 to 8 levels");
         const cuda::LevelSumLayout layout = level_sum_layout(sum_boxes, levels);
         levels_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane), &layout);
     }
@@ -1096,8 +1096,9 @@ private:
                                const Box& b, const Box& live, cudaStream_t s,
                                const cuda::LevelSumLayout& layout) {
         constexpr int V = 16 / static_cast<int>(sizeof(T));
-        constexpr int kWarps = cuda::LevelSums<T, Levels, V>::kSumWarps;
-        constexpr int kStored = 32 * kWarps;
+        using Summing = cuda::LevelSums<T, Levels, V>;
+        constexpr int kWarps = Summing::kSumWarps;
+        constexpr int kStored = Summing::kSumThreads;
         constexpr int kRingPacks = (Levels + V - 1) / V;
         const int stride = kStored * V;
         // The first tile's stored columns start at or before b.lo[0], on the stream grid.
@@ -1120,7 +1121,7 @@ private:
             longest = std::max(longest, own.y1 - own.y0);
         }
         const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T) +
-                                 Levels * (4 + kStored) * sizeof(double) +
+                                 Summing::kSharedDoubles * sizeof(double) +
                                  static_cast<std::size_t>(longest) * sizeof(unsigned);
         auto kernel = cuda::stencil_levels_2d_sum_kernel<T, Levels, V>;
         static std::size_t allowed = 0;  // the rows, and so the bytes, differ between launches
@@ -1135,6 +1136,8 @@ private:
     // shapes its summing stream launch, the partials `levels` runs of them.
     cuda::LevelSumLayout level_sum_layout(const std::vector<Box>& boxes, int levels) {
         constexpr int V = kVector;
+        if (boxes.empty() || boxes.size() > static_cast<std::size_t>(cuda::kMaxBoxes))
+            throw std::logic_error("a summing pass's layout takes 1 to kMaxBoxes boxes");
         cuda::LevelSumLayout l;
         l.count = static_cast<int>(boxes.size());
         l.x_lo = boxes[0].lo[0];

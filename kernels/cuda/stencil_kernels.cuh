@@ -760,10 +760,13 @@ __device__ __forceinline__ unsigned row_word(const RowPlace& p) {
 template <class T, int Levels, int V>
 struct LevelSums {
     static constexpr int kSumWarps = 4;
+    static constexpr int kSumThreads = 32 * kSumWarps;
+    // Shared memory after the tile's ring: block_sums, then acc, then the row words.
+    static constexpr int kSharedDoubles = Levels * (kSumWarps + kSumThreads);
     const LevelSumLayout& layout;
     double* block_sums;     // [Levels][kSumWarps], shared
     const unsigned* words;  // row_word of rows y0.., shared
-    double* acc;            // this thread's running sum of level l at acc[l * 128], shared
+    double* acc;            // this thread's running sum of level l at acc[l * kSumThreads], shared
     int group;              // the stream block (x) of this thread's warp, when warp < kSumWarps
     int y0, y1;             // the rows this block of the pass owns
     unsigned warp, lane;
@@ -773,10 +776,10 @@ struct LevelSums {
         if (warp >= kSumWarps || row < y0 || row >= y1) return;
         const unsigned word = words[row - y0];
         if ((word & 1u) == 0) return;
-        double a = acc[level * kSumWarps * 32];
+        double a = acc[level * kSumThreads];
         add_terms(a, now, before);
         if ((word & 2u) == 0) {
-            acc[level * kSumWarps * 32] = a;
+            acc[level * kSumThreads] = a;
             return;
         }
         const double w = warp_tree_sum(a, lane, 32);
@@ -789,7 +792,7 @@ struct LevelSums {
                 b = 0.0;
             }
         }
-        acc[level * kSumWarps * 32] = 0.0;
+        acc[level * kSumThreads] = 0.0;
     }
 
     __device__ void add_terms(double& a, const T (&now)[V], const T (&before)[V]) const {
@@ -866,26 +869,27 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
             e, c >= tile_x + lead && c < tile_x + lead + stride && c >= box.lo[0] && c < box.hi[0]);
         column_live[e] = c >= live.lo[0] && c < live.hi[0];
     }
-    using Sums = std::conditional_t<kSums, LevelSums<T, Levels, V>, NoLevelSums>;
+    using Summing = LevelSums<T, Levels, V>;
+    using Sums = std::conditional_t<kSums, Summing, NoLevelSums>;
     double* block_sums =
         reinterpret_cast<double*>(smem_raw + 3 * Levels * 2 * (threads + 2) * sizeof(T));
-    double* sum_acc = block_sums + Levels * 4;  // [Levels][128 threads]
-    unsigned* words = reinterpret_cast<unsigned*>(sum_acc + Levels * 128);
+    double* sum_acc = block_sums + Levels * Summing::kSumWarps;  // [Levels][kSumThreads]
+    unsigned* words = reinterpret_cast<unsigned*>(block_sums + Summing::kSharedDoubles);
     Sums sums = [&] {
         if constexpr (kSums) {
-            LevelSums<T, Levels, V> s{sum_layout, block_sums, words, sum_acc + threadIdx.x};
+            Summing s{sum_layout, block_sums, words, sum_acc + threadIdx.x};
             s.warp = threadIdx.x / 32;
             s.lane = threadIdx.x % 32;
-            s.group =
-                group0 + static_cast<int>(blockIdx.x) * Sums::kSumWarps + static_cast<int>(s.warp);
+            s.group = group0 + static_cast<int>(blockIdx.x) * Summing::kSumWarps +
+                      static_cast<int>(s.warp);
             s.y0 = y0;
             s.y1 = y1;
 #pragma unroll
             for (int e = 0; e < V; ++e)
                 s.keep[e] = c0 + e >= sum_layout.x_lo && c0 + e < sum_layout.x_hi;
-            if (threadIdx.x < 128) {
+            if (threadIdx.x < Summing::kSumThreads) {
 #pragma unroll
-                for (int l = 0; l < Levels; ++l) s.acc[l * 128] = 0.0;
+                for (int l = 0; l < Levels; ++l) s.acc[l * Summing::kSumThreads] = 0.0;
             }
             return s;
         } else {
@@ -899,8 +903,7 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
         tile.ring[tile.tid * tile.width + tile.width - 1] = T(0);
     }
     if constexpr (kSums) {
-        if (threadIdx.x < Levels * LevelSums<T, Levels, V>::kSumWarps)
-            block_sums[threadIdx.x] = 0.0;
+        if (threadIdx.x < Levels * Summing::kSumWarps) block_sums[threadIdx.x] = 0.0;
         for (int row = y0 + static_cast<int>(threadIdx.x); row < y1; row += threads)
             words[row - y0] = row_word(place_row(sum_layout, row));
     }

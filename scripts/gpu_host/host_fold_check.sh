@@ -11,7 +11,6 @@ set -uo pipefail
 default_out=out/host-fold
 default_parts="tests sanitizer ab"
 source "$(dirname "${BASH_SOURCE[0]}")/check_common.sh"
-tests=$(command -v gpu_backend_test)
 
 if part tests; then
     run timeout 420 "$tests" --gtest_color=no

@@ -14,7 +14,6 @@ set -uo pipefail
 default_out=out/levels3d
 default_parts="tests sanitizer bench"
 source "$(dirname "${BASH_SOURCE[0]}")/check_common.sh"
-tests=$(command -v gpu_backend_test)
 
 if part tests; then
     run timeout 420 "$tests" --gtest_color=no
