@@ -79,6 +79,22 @@ double overlap_hidden(const RunResult& r, MPI_Comm comm) {
     return total / comm_size(comm);
 }
 
+// parallel.time_block = "auto"'s start-up trial: [{time_block, seconds_per_sweep}], [] if none.
+nlohmann::json trial_json(const std::vector<TimeBlockTrial>& trial) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const TimeBlockTrial& t : trial)
+        a.push_back({{"time_block", t.k}, {"seconds_per_sweep", t.seconds_per_sweep}});
+    return a;
+}
+
+// "k = 2: 812.3 us, k = 3: 640.1 us".
+std::string trial_text(const std::vector<TimeBlockTrial>& trial) {
+    std::vector<std::string> parts;
+    for (const TimeBlockTrial& t : trial)
+        parts.push_back(fmt::format("k = {}: {:.1f} us", t.k, t.seconds_per_sweep * 1e6));
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 }  // namespace
 
 nlohmann::json versions() {
@@ -118,6 +134,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"overlap", to_string(cfg.overlap)},
         {"graphs", r.graphs},
         {"time_block", r.time_block},
+        {"time_block_trial", trial_json(r.time_block_trial)},
         {"sums_in_passes", r.sums_in_passes},
         {"precision", to_string(cfg.precision)},
         {"steps", r.steps},
@@ -261,6 +278,11 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
             "parallel.time_block{}){}\n",
             s.time_block, s.time_block, cfg.time_block == 0 ? " = \"auto\"" : "",
             s.sums_in_passes ? ", every sweep's residual summed inside the passes" : "");
+    }
+    if (!s.time_block_trial.empty()) {
+        out += fmt::format(
+            "  time-block trial {} per sweep at start-up (slowest rank), fastest taken\n",
+            trial_text(s.time_block_trial));
     }
     out += fmt::format("  memory per rank {} ({} fields with halos, largest rank)\n",
                        bytes_text(s.field_bytes_max),

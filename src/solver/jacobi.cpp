@@ -28,7 +28,8 @@ template <class T>
 RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     const std::int64_t norm_every = cfg.integer("time.norm_every");
     using Blocks = typename Simulation<T>::Blocks;
-    Simulation<T> sim(cfg, comm, 0, norm_every > 1 ? Blocks::plain : Blocks::summing);
+    Simulation<T> sim(cfg, comm, 0, norm_every > 1 ? Blocks::plain : Blocks::summing,
+                      StencilKind::jacobi);
     start(sim, opt);
     StencilParams<T> params;
     params.kind = StencilKind::jacobi;

@@ -19,6 +19,7 @@
 #include "kernels/backend.hpp"
 #include "solver/phase_timer.hpp"
 #include "solver/placement.hpp"
+#include "solver/trial.hpp"
 
 namespace gridsim {
 
@@ -83,8 +84,9 @@ struct RunStart {
     std::string backend;
     std::string backend_note;  // why `auto` chose the backend
     std::string transport;
-    bool graphs = false;          // sweeps recorded and replayed (CUDA graphs)
-    int time_block = 1;           // sweeps between halo exchanges
+    bool graphs = false;                           // sweeps recorded and replayed (CUDA graphs)
+    int time_block = 1;                            // sweeps between halo exchanges
+    std::vector<TimeBlockTrial> time_block_trial;  // "auto"'s start-up trial, if one ran
     bool sums_in_passes = false;  // a residual every sweep, summed inside passes of several
     std::string launch;           // kernel variant and block shape
     std::string devices;          // e.g. "4 x NVIDIA H200"
@@ -134,8 +136,9 @@ struct RunResult {
     RankPlacement placement;      // this rank's binding and where its memory is
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::string transport;
-    bool graphs = false;          // sweeps recorded and replayed (CUDA graphs)
-    int time_block = 1;           // sweeps between halo exchanges
+    bool graphs = false;                           // sweeps recorded and replayed (CUDA graphs)
+    int time_block = 1;                            // sweeps between halo exchanges
+    std::vector<TimeBlockTrial> time_block_trial;  // "auto"'s start-up trial, if one ran
     bool sums_in_passes = false;  // a residual every sweep, summed inside passes of several
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;

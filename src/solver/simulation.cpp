@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 
@@ -26,10 +27,12 @@ int phase_every(const Config& cfg, const Backend<T>& be) {
 }  // namespace
 
 template <class T>
-Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Blocks blocks)
+Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Blocks blocks,
+                          StencilKind kind)
     : cfg_(cfg),
       extra_fields_(extra_fields),
       blocks_(blocks),
+      kind_(kind),
       dom_(make_domain(cfg)),
       topo_(comm, cfg, dom_, kStencilRadius),
       choice_(choose_backend<T>(cfg, topo_.comm())),
@@ -45,7 +48,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
         if (!b.empty()) sum_boxes_.push_back(b);
     }
     if (!regions_.interior.empty()) sum_boxes_.push_back(regions_.interior);
-    block_ = resolve_time_block();
+    const std::vector<int> candidates = time_block_candidates();
+    block_ = candidates.size() == 1 ? candidates.front() : fastest_time_block(candidates);
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
     check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
     for (auto& f : u_) f = be_.allocate_field(ext);
@@ -71,13 +75,13 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
 }
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
-// (CUDA), the fastest measured on an H200 (docs/performance.md, "Temporal blocking"): 2D 8
-// sweeps per block in float and 7 in double (16384^2); 3D 4 in float and 3 in double (512^3:
-// float 1.47 x the copy rate at k = 4 against 1.29 at k = 3, double 1.58 at k = 3 against 1.42
-// at k = 4) where a subdomain's x-y cross-section has at least 128^2 points, else 1 (the 3D
-// pass streams one x-y tile per block along z, and below that too few blocks fill the GPU:
-// 96^3 double 0.51 x the copy rate at k = 1 against 0.46 at k = 3; 128^3 0.75 against 0.84,
-// float 0.41 against 0.46 at k = 4);
+// (CUDA), a start-up trial of every k from 2 to its most levels (fastest_time_block): which k is
+// fastest depends on the size (the blocks of a pass fill the multiprocessors in whole waves or
+// not: heat 3D double on an H200, best 4 at 160^3-224^3 and 384^3, 2 at 256^3, 3 at 512^3; up
+// to 9% between them; docs/performance.md). In 3D only where a subdomain's x-y cross-section has
+// at least 128^2 points, else 1 (the 3D pass streams one x-y tile per block along z, and below
+// that too few blocks fill the GPU: 96^3 double 0.51 x the copy rate at k = 1 against 0.46 at
+// k = 3; 128^3 0.75 against 0.84, float 0.41 against 0.46 at k = 4);
 // with a residual every sweep (Blocks::summing)
 // kSummingLevelsDouble in double where the sweeps can sum inside passes and a rank updates at
 // least kSummingMinPoints points, else 1; fewer where a subdomain is thinner; 1 elsewhere (the
@@ -86,30 +90,71 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
 // Whether k fits is a pure function of the deck and the process grid, so every rank decides
 // alike.
 template <class T>
-int Simulation<T>::resolve_time_block() const {
+std::vector<int> Simulation<T>::time_block_candidates() const {
     auto fits = [&](int k) {
-        return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
+        return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k).empty();
     };
     if (cfg_.time_block == 0) {
-        if (blocks_ == Blocks::none || !be_.on_device()) return 1;
-        int k = 1;
+        if (blocks_ == Blocks::none || !be_.on_device()) return {1};
         if (blocks_ == Blocks::summing) {
-            k = sizeof(T) == 8 && can_sum_in_passes() && updated_.count() >= kSummingMinPoints
-                    ? kSummingLevelsDouble
-                    : 1;
-        } else if (be_.max_levels(dom_.dims) > 1) {
-            k = dom_.dims == 2 ? (sizeof(T) == 4 ? 8 : 7) : (sizeof(T) == 4 ? 4 : 3);
+            int k = sizeof(T) == 8 && can_sum_in_passes() && updated_.count() >= kSummingMinPoints
+                        ? kSummingLevelsDouble
+                        : 1;
+            while (k > 1 && !fits(k)) --k;
+            return {k};
         }
-        if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) k = 1;
-        while (k > 1 && !fits(k).empty()) --k;
-        return k;
+        if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) return {1};
+        std::vector<int> ks;
+        for (int k = 2; k <= be_.max_levels(dom_.dims); ++k) {
+            if (fits(k)) ks.push_back(k);
+        }
+        if (ks.empty()) ks.push_back(1);
+        return ks;
     }
     const int k = cfg_.time_block;
-    if (const std::string why = fits(k); !why.empty()) {
+    if (const std::string why = decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
+        !why.empty()) {
         throw ConfigError(cfg_.where("parallel.time_block") +
                           fmt::format("{} needs {}-deep halos: {}", k, k, why));
     }
-    return k;
+    return {k};
+}
+
+// Each candidate's pass over this rank's updated points (one launch, as on one rank), from one
+// scratch field into another shaped as that k's fields (its halo depth sets the row strides):
+// one pass to warm up, then the fastest of three rounds of passes that take about a millisecond.
+// The fields are zero; a pass's time does not depend on the values. The memory check of the
+// deepest candidate comes first, so the scratch fields fit where the run's will.
+template <class T>
+int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
+    const Subdomain& sub = topo_.subdomain();
+    auto extents = [&](int k) {
+        return FieldExtents::make(dom_.dims, sub.size, k, be_.row_alignment());
+    };
+    check_memory(static_cast<std::size_t>(extents(candidates.back()).total) * sizeof(T));
+    StencilParams<T> p;
+    p.kind = kind_;
+    const Box live = extend_into_halos(updated_, sub, 1 << 24);
+    auto seconds_per_sweep = [&](int k) {
+        Field<T> a = be_.allocate_field(extents(k));
+        Field<T> b = be_.allocate_field(extents(k));
+        auto passes = [&](int n) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < n; ++i)
+                be_.apply_levels(p, a.view(), b.view(), updated_, live, k, Lane::boundary);
+            be_.wait(Lane::boundary);
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        };
+        passes(1);
+        const int n = std::clamp(static_cast<int>(1e-3 / std::max(passes(1), 1e-6)), 1, 64);
+        double best = passes(n);
+        for (int round = 1; round < 3; ++round) best = std::min(best, passes(n));
+        return best / (static_cast<double>(n) * k);
+    };
+    const TrialChoice c = agree_on_fastest(topo_.comm(), candidates, seconds_per_sweep);
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+        trials_.push_back({candidates[i], c.slowest[i]});
+    return c.chosen;
 }
 
 // One rank (so no neighbour elsewhere and no all-reduce on the device), overlap "auto" (the pass

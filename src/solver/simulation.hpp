@@ -19,6 +19,7 @@
 #include "kernels/backend.hpp"
 #include "solver/backend_select.hpp"
 #include "solver/phase_timer.hpp"
+#include "solver/trial.hpp"
 
 namespace gridsim {
 
@@ -32,9 +33,10 @@ public:
     // take (the CG: "auto" is 1).
     enum class Blocks { none, plain, summing };
     // Throws ConfigError for a deck this rank count, build or machine cannot run, counting
-    // `extra_fields` more fields (make_field) in the memory it needs.
+    // `extra_fields` more fields (make_field) in the memory it needs. `kind`: the stencil the
+    // sweeps apply (what "auto"'s start-up trial of time blocks times).
     Simulation(const Config& cfg, MPI_Comm comm, int extra_fields = 0,
-               Blocks blocks = Blocks::plain);
+               Blocks blocks = Blocks::plain, StencilKind kind = StencilKind::heat);
 
     // current = initial condition (Dirichlet points included), or what `load` reads into the
     // owned points (a restart); halos exchanged; next = current.
@@ -54,6 +56,9 @@ public:
     void sweeps(const StencilParams<T>& params, int count);
     // Sweeps between halo exchanges (parallel.time_block resolved), the halo depth of the fields.
     [[nodiscard]] int time_block() const { return block_; }
+    // "auto"'s start-up trial (fastest_time_block), empty where none ran: each candidate k with
+    // the seconds per sweep of its pass on the slowest rank.
+    [[nodiscard]] const std::vector<TimeBlockTrial>& time_block_trials() const { return trials_; }
     // Sweeps the current field can take before its halos must be exchanged (1..time_block()):
     // the depth of its halo layers that still hold the neighbours' current values.
     [[nodiscard]] int block_room() const { return room_[cur_]; }
@@ -192,8 +197,12 @@ private:
     bool decide_recording();
     // Transport ipc: refuses (ConfigError, every rank) a neighbour whose GPU cannot be reached.
     void check_ipc_neighbours();
-    // parallel.time_block, "auto" resolved; checked against the subdomain.
-    int resolve_time_block() const;
+    // parallel.time_block, "auto" resolved: the k to run, or the candidates a start-up trial
+    // chooses among (fastest_time_block); checked against the subdomain.
+    [[nodiscard]] std::vector<int> time_block_candidates() const;
+    // Times a pass of each candidate k on scratch fields shaped as that k's, on every rank, and
+    // returns the k whose slowest rank is fastest (trials_ keeps the times).
+    int fastest_time_block(const std::vector<int>& candidates);
     [[nodiscard]] std::int64_t smallest_cross_section() const;
     static constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
     // "auto" with a residual every sweep: passes of 3 sweeps in double from 2^21 updated points,
@@ -267,6 +276,7 @@ private:
     const Config& cfg_;
     int extra_fields_;
     Blocks blocks_;
+    StencilKind kind_;
     Domain dom_;
     CartTopology topo_;
     BackendChoice<T> choice_;
@@ -277,6 +287,7 @@ private:
     std::array<Field<T>, 2> u_;
     int cur_ = 0;
     int block_ = 1;
+    std::vector<TimeBlockTrial> trials_;
     int wrap_period_ = 0;  // kernel_wrap_period()
     std::array<int, 2> room_{1, 1};
     // Whether a staged download (stage_current) may still be reading u_[f].

@@ -1,0 +1,31 @@
+// Start-up trials: every rank times each candidate setting on its own subdomain, and the ranks
+// take the one whose slowest rank is fastest (parallel.time_block = "auto"). Only the speed of a
+// run depends on such a setting, never its results, so a trial may pick differently from run to
+// run where candidates are within the timing noise.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <vector>
+
+namespace gridsim {
+
+// One candidate of parallel.time_block = "auto"'s trial: k and its pass's seconds per sweep on
+// the slowest rank.
+struct TimeBlockTrial {
+    int k = 1;
+    double seconds_per_sweep = 0.0;
+};
+
+struct TrialChoice {
+    int chosen = 0;               // the candidate taken
+    std::vector<double> slowest;  // per candidate: the largest of the ranks' seconds
+};
+
+// seconds(c) is this rank's time for candidate c (collective: every rank times every candidate
+// in the same order). The smallest `slowest` wins; among equal times, the earlier candidate.
+TrialChoice agree_on_fastest(MPI_Comm comm, const std::vector<int>& candidates,
+                             const std::function<double(int)>& seconds);
+
+}  // namespace gridsim

@@ -1,0 +1,65 @@
+// parallel.time_block = "auto"'s start-up trial (solver/trial.hpp): every rank times every
+// candidate, the ranks take the candidate whose slowest rank is fastest, all alike. The times are
+// made up per rank here so that each rank's own fastest differs from the agreed one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "solver/trial.hpp"
+#include "support/mpi_helpers.hpp"
+
+using namespace gridsim;
+
+namespace {
+
+const std::vector<int> kCandidates = {2, 3, 4, 5};
+
+// Rank r's seconds for candidate index i: index r % 2 is its fastest (1), index 2 is 2 on every
+// rank, the others 3, the last 9. With two ranks or more the slowest ranks make index 2 the
+// fastest; on one rank index 0 is.
+double made_up(int rank, std::size_t i) {
+    if (i == kCandidates.size() - 1) return 9.0;
+    if (i == 2) return 2.0;
+    return i == static_cast<std::size_t>(rank % 2) ? 1.0 : 3.0;
+}
+
+std::size_t index_of(int candidate) {
+    return static_cast<std::size_t>(std::find(kCandidates.begin(), kCandidates.end(), candidate) -
+                                    kCandidates.begin());
+}
+
+}  // namespace
+
+TEST(StartupTrial, RanksAgreeOnTheCandidateWhoseSlowestRankIsFastest) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    std::vector<int> asked;
+    const TrialChoice c = agree_on_fastest(MPI_COMM_WORLD, kCandidates, [&](int k) {
+        asked.push_back(k);
+        return made_up(rank, index_of(k));
+    });
+    EXPECT_EQ(asked, kCandidates);  // each once, in order
+    ASSERT_EQ(c.slowest.size(), kCandidates.size());
+    for (std::size_t i = 0; i < kCandidates.size(); ++i) {
+        double worst = 0.0;
+        for (int r = 0; r < size; ++r) worst = std::max(worst, made_up(r, i));
+        EXPECT_EQ(c.slowest[i], worst) << "candidate " << kCandidates[i];
+    }
+    EXPECT_EQ(c.chosen, size == 1 ? 2 : 4);
+    int lowest = c.chosen;
+    int highest = c.chosen;
+    MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(lowest, highest);
+}
+
+TEST(StartupTrial, EqualTimesTakeTheFirstCandidate) {
+    const TrialChoice c = agree_on_fastest(MPI_COMM_WORLD, {3, 2, 4}, [](int) { return 0.5; });
+    EXPECT_EQ(c.chosen, 3);
+}
+
+TEST(StartupTrial, NoCandidateIsAProgrammingError) {
+    EXPECT_THROW(agree_on_fastest(MPI_COMM_WORLD, {}, [](int) { return 1.0; }), std::logic_error);
+}
