@@ -122,7 +122,8 @@ std::vector<int> Simulation<T>::time_block_candidates() const {
 
 // Each candidate's pass over this rank's updated points (one launch, as on one rank), from one
 // scratch field into another shaped as that k's fields (its halo depth sets the row strides):
-// one pass to warm up, then the fastest of three rounds of passes that take about a millisecond.
+// one pass to warm up, then the fastest of three rounds of passes that take about a millisecond
+// on the slowest rank.
 // The fields are zero; a pass's time does not depend on the values. The memory check of the
 // deepest candidate comes first, so the scratch fields fit where the run's will.
 template <class T>
@@ -146,9 +147,20 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         };
         passes(1);
-        const int n = std::clamp(static_cast<int>(1e-3 / std::max(passes(1), 1e-6)), 1, 64);
-        double best = passes(n);
-        for (int round = 1; round < 3; ++round) best = std::min(best, passes(n));
+        // Every rank runs the same rounds, each starting together, so that ranks sharing a GPU
+        // time each candidate under the same load (2 ranks on one H200, rounds not aligned:
+        // 207, 141 and 194 us per sweep for k = 2, 3 and 4 at 256^3, where one rank alone
+        // takes 50, 55 and 54).
+        double first = passes(1);
+        GRIDSIM_MPI_CHECK(
+            MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
+        const int n = std::clamp(static_cast<int>(1e-3 / std::max(first, 1e-6)), 1, 64);
+        double best = 0.0;
+        for (int round = 0; round < 3; ++round) {
+            GRIDSIM_MPI_CHECK(MPI_Barrier(topo_.comm()));
+            const double t = passes(n);
+            best = round == 0 ? t : std::min(best, t);
+        }
         return best / (static_cast<double>(n) * k);
     };
     const TrialChoice c = agree_on_fastest(topo_.comm(), candidates, seconds_per_sweep);
