@@ -1055,11 +1055,11 @@ private:
         });
     }
 
-    // The rows of each block of a levels launch over `ny` rows in `tiles` tiles: a small box
+    // The rows of each block of a summing pass over `ny` rows in `tiles` tiles: a small box
     // gets shorter chunks, so that about two blocks per multiprocessor run side by side (a
     // 2048^2 grid in 512-row chunks made 20 blocks, and a block of 2 sweeps took 216 us on an
     // H200), at the price of the 3 x Levels steps each chunk spends filling and draining its
-    // pipeline.
+    // pipeline. (Passes without sums cut their rows by level_chunks.)
     [[nodiscard]] int level_rows(int ny, unsigned tiles) const {
         const int chunks = std::max(1, static_cast<int>(ceil_div(2 * multiprocessors_, tiles)));
         return std::clamp(static_cast<int>(ceil_div(ny, chunks)), 1, kLevelRows);
@@ -1067,7 +1067,8 @@ private:
 
     // 16 bytes of consecutive columns per thread, 128 threads (fewer, in whole warps, for a
     // narrow box): a tile 512 floats or 256 doubles wide, of which 2 x Levels columns are
-    // computed for the neighbouring tiles. Tiles start on a multiple of V (aligned loads).
+    // computed for the neighbouring tiles. Tiles start on a multiple of V (aligned loads); rows
+    // in chunks by level_chunks.
     template <StencilKind Kind, int Levels>
     void launch_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, const Box& live, cudaStream_t s) {
@@ -1077,12 +1078,23 @@ private:
         const int threads = std::clamp(static_cast<int>(ceil_div(nx, 32 * V)) * 32, 64, 128);
         const int stride = (threads * V - 2 * Levels) / V * V;
         const unsigned tiles = ceil_div(b.hi[0] - (x0 + Levels), stride);
-        const int rows = level_rows(b.hi[1] - b.lo[1], tiles);
-        const dim3 grid(tiles, ceil_div(b.hi[1] - b.lo[1], rows), 1);
         const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T);
         auto kernel = cuda::stencil_levels_2d_kernel<T, Kind, Levels, V>;
         static const bool allowed = allow_shared(kernel, 3 * Levels * 2 * (128 + 2) * sizeof(T));
         (void)allowed;
+        // Blocks of this kernel a multiprocessor holds, per block width (64, 96, 128 threads).
+        static int per_multiprocessor[3] = {0, 0, 0};
+        int& fit = per_multiprocessor[threads / 32 - 2];
+        if (fit == 0) {
+            GRIDSIM_CUDA_CHECK(
+                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, threads, smem));
+            fit = std::max(fit, 1);
+        }
+        const int ny = b.hi[1] - b.lo[1];
+        const int chunks =
+            level_chunks(tiles, ny, Levels, static_cast<long long>(multiprocessors_) * fit);
+        const int rows = std::clamp(static_cast<int>(ceil_div(ny, chunks)), 1, kLevelRows);
+        const dim3 grid(tiles, ceil_div(ny, rows), 1);
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, Levels, b.lo[1], rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
@@ -1201,18 +1213,21 @@ private:
         });
     }
 
-    // How many z chunks a 3D levels launch cuts its box into: each chunk of a tile is a block,
-    // and a block's steps are its planes plus 3 * levels to fill the pipeline. The choice
-    // minimises (waves of blocks) x (steps per block), so that the last wave is not a few
+    // How many chunks a levels launch cuts its box into along the walk axis (n rows in 2D, n
+    // planes in 3D), each at most kLevelRows: each chunk of a tile is a block, and a block's
+    // steps are its rows plus 3 * levels to fill the pipeline. The choice minimises (waves of
+    // blocks) x (steps per block), `slots` blocks per wave, so that the last wave is not a few
     // blocks on an idle GPU (256^3 double at 4 levels: 77 tiles, so 2 chunks made 154 blocks
     // for 132 multiprocessors; 5 make 385 in 3 waves of 64 steps: 0.80 -> 1.16 x the copy rate).
-    static int level_chunks(long long tiles, int nz, int levels, long long slots) {
-        int chunks = 1;
+    static int level_chunks(long long tiles, int n, int levels, long long slots) {
+        const int least = std::max(1, static_cast<int>(ceil_div(n, kLevelRows)));
+        int chunks = least;
         long long best = -1;
-        const int most = static_cast<int>(std::min<long long>(nz, 4 * ceil_div(slots, tiles)));
-        for (int c = 1; c <= most; ++c) {
+        const int most =
+            std::max(least, static_cast<int>(std::min<long long>(n, 4 * ceil_div(slots, tiles))));
+        for (int c = least; c <= most; ++c) {
             const long long waves = ceil_div(tiles * c, slots);
-            const long long cost = waves * (ceil_div(nz, c) + 3LL * levels);
+            const long long cost = waves * (ceil_div(n, c) + 3LL * levels);
             if (best < 0 || cost < best) {
                 best = cost;
                 chunks = c;
