@@ -1055,16 +1055,6 @@ private:
         });
     }
 
-    // The rows of each block of a summing pass over `ny` rows in `tiles` tiles: a small box
-    // gets shorter chunks, so that about two blocks per multiprocessor run side by side (a
-    // 2048^2 grid in 512-row chunks made 20 blocks, and a block of 2 sweeps took 216 us on an
-    // H200), at the price of the 3 x Levels steps each chunk spends filling and draining its
-    // pipeline. (Passes without sums cut their rows by level_chunks.)
-    [[nodiscard]] int level_rows(int ny, unsigned tiles) const {
-        const int chunks = std::max(1, static_cast<int>(ceil_div(2 * multiprocessors_, tiles)));
-        return std::clamp(static_cast<int>(ceil_div(ny, chunks)), 1, kLevelRows);
-    }
-
     // 16 bytes of consecutive columns per thread, 128 threads (fewer, in whole warps, for a
     // narrow box): a tile 512 floats or 256 doubles wide, of which 2 x Levels columns are
     // computed for the neighbouring tiles. Tiles start on a multiple of V (aligned loads); rows
@@ -1117,13 +1107,33 @@ private:
         const int back = static_cast<int>(ceil_div(std::max(0, layout.x0 - b.lo[0]), stride));
         const int stored0 = layout.x0 - back * stride;
         const unsigned tiles = ceil_div(b.hi[0] - stored0, stride);
-        const int anchor_rows = layout.hi[0] - layout.lo[0];
-        const int block_rows = 1 << layout.block_rows_log2[0];
-        const int rows =
-            std::max(block_rows, level_rows(b.hi[1] - b.lo[1], tiles) / block_rows * block_rows);
-        const dim3 grid(tiles, ceil_div(anchor_rows, rows), 1);
         const int threads = kStored + 2 * kRingPacks;
         static_assert(kStored + 2 * kRingPacks <= cuda::kLevelSumThreads);
+        auto shared_bytes = [&](int row_words) {
+            return 3 * Levels * 2 * (threads + 2) * sizeof(T) +
+                   Summing::kSharedDoubles * sizeof(double) +
+                   static_cast<std::size_t>(row_words) * sizeof(unsigned);
+        };
+        auto kernel = cuda::stencil_levels_2d_sum_kernel<T, Levels, V>;
+        // Blocks per multiprocessor, counted with the row words of the longest block there can
+        // be (a chunk and the shell and ring rows beyond layout box 0).
+        static std::size_t allowed = 0;  // the rows, and so the bytes, differ between launches
+        static int fit = 0;
+        if (fit == 0) {
+            const std::size_t most = shared_bytes(kLevelRows + 64);
+            allowed = allow_shared(kernel, most) ? most : 0;
+            GRIDSIM_CUDA_CHECK(
+                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, threads, most));
+            fit = std::max(fit, 1);
+        }
+        // Chunks of whole stream blocks' rows of layout box 0, by waves (level_chunks).
+        const int anchor_rows = layout.hi[0] - layout.lo[0];
+        const int block_rows = 1 << layout.block_rows_log2[0];
+        const int chunks = level_chunks(tiles, anchor_rows, Levels,
+                                        static_cast<long long>(multiprocessors_) * fit, block_rows);
+        const int rows =
+            static_cast<int>(ceil_div(ceil_div(anchor_rows, block_rows), chunks)) * block_rows;
+        const dim3 grid(tiles, ceil_div(anchor_rows, rows), 1);
         // The row words (LevelSums) of the longest block: the first and last also take the rows
         // outside layout box 0's chunks.
         const int blocks_y = static_cast<int>(grid.y);
@@ -1132,11 +1142,7 @@ private:
             const cuda::RowRange own = cuda::level_block_rows(y, blocks_y, b, layout.lo[0], rows);
             longest = std::max(longest, own.y1 - own.y0);
         }
-        const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T) +
-                                 Summing::kSharedDoubles * sizeof(double) +
-                                 static_cast<std::size_t>(longest) * sizeof(unsigned);
-        auto kernel = cuda::stencil_levels_2d_sum_kernel<T, Levels, V>;
-        static std::size_t allowed = 0;  // the rows, and so the bytes, differ between launches
+        const std::size_t smem = shared_bytes(longest);
         if (smem > allowed) allowed = allow_shared(kernel, smem) ? smem : 0;
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, stored0 - kRingPacks * V, stride,
                                            kRingPacks * V, layout.lo[0], rows, layout,
@@ -1214,20 +1220,24 @@ private:
     }
 
     // How many chunks a levels launch cuts its box into along the walk axis (n rows in 2D, n
-    // planes in 3D), each at most kLevelRows: each chunk of a tile is a block, and a block's
-    // steps are its rows plus 3 * levels to fill the pipeline. The choice minimises (waves of
-    // blocks) x (steps per block), `slots` blocks per wave, so that the last wave is not a few
-    // blocks on an idle GPU (256^3 double at 4 levels: 77 tiles, so 2 chunks made 154 blocks
-    // for 132 multiprocessors; 5 make 385 in 3 waves of 64 steps: 0.80 -> 1.16 x the copy rate).
-    static int level_chunks(long long tiles, int n, int levels, long long slots) {
-        const int least = std::max(1, static_cast<int>(ceil_div(n, kLevelRows)));
+    // planes in 3D), each a whole number of `granule` rows and at most kLevelRows: each chunk of
+    // a tile is a block, and a block's steps are its rows plus 3 * levels to fill the pipeline.
+    // The choice minimises (waves of blocks) x (steps per block), `slots` blocks per wave, so
+    // that the last wave is not a few blocks on an idle GPU (256^3 double at 4 levels: 77
+    // tiles, so 2 chunks made 154 blocks for 132 multiprocessors; 5 make 385 in 3 waves of 64
+    // steps: 0.80 -> 1.16 x the copy rate; a 2048^2 2D box in 512-row chunks made 20 blocks, and
+    // a block of 2 sweeps took 216 us on an H200). Rows per chunk: ceil(units / chunks) x granule.
+    static int level_chunks(long long tiles, int n, int levels, long long slots, int granule = 1) {
+        const long long units = ceil_div(n, granule);
+        const long long per_chunk = std::max(1, kLevelRows / granule);
+        const int least = std::max(1, static_cast<int>(ceil_div(units, per_chunk)));
         int chunks = least;
         long long best = -1;
-        const int most =
-            std::max(least, static_cast<int>(std::min<long long>(n, 4 * ceil_div(slots, tiles))));
+        const int most = std::max(
+            least, static_cast<int>(std::min<long long>(units, 4 * ceil_div(slots, tiles))));
         for (int c = least; c <= most; ++c) {
             const long long waves = ceil_div(tiles * c, slots);
-            const long long cost = waves * (ceil_div(n, c) + 3LL * levels);
+            const long long cost = waves * (ceil_div(units, c) * granule + 3LL * levels);
             if (best < 0 || cost < best) {
                 best = cost;
                 chunks = c;
