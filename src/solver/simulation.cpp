@@ -148,9 +148,9 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
         };
         passes(1);
         // Every rank runs the same rounds, each starting together, so that ranks sharing a GPU
-        // time each candidate under the same load (2 ranks on one H200, rounds not aligned:
-        // 207, 141 and 194 us per sweep for k = 2, 3 and 4 at 256^3, where one rank alone
-        // takes 50, 55 and 54).
+        // time each candidate under the same load. They still time each other's passes (2
+        // ranks on one H200, 256^3: 91-126 us per sweep, 42-207 before the rounds were aligned,
+        // where one rank alone times 50-55): a shared GPU's choice is rough.
         double first = passes(1);
         GRIDSIM_MPI_CHECK(
             MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
