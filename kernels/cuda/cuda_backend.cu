@@ -1058,7 +1058,7 @@ private:
     // 16 bytes of consecutive columns per thread, 128 threads (fewer, in whole warps, for a
     // narrow box): a tile 512 floats or 256 doubles wide, of which 2 x Levels columns are
     // computed for the neighbouring tiles. Tiles start on a multiple of V (aligned loads); rows
-    // in chunks by level_chunks.
+    // in chunks by level_chunk_rows.
     template <StencilKind Kind, int Levels>
     void launch_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, const Box& live, cudaStream_t s) {
@@ -1072,18 +1072,12 @@ private:
         auto kernel = cuda::stencil_levels_2d_kernel<T, Kind, Levels, V>;
         static const bool allowed = allow_shared(kernel, 3 * Levels * 2 * (128 + 2) * sizeof(T));
         (void)allowed;
-        // Blocks of this kernel a multiprocessor holds, per block width (64, 96, 128 threads).
-        static int per_multiprocessor[3] = {0, 0, 0};
-        int& fit = per_multiprocessor[threads / 32 - 2];
-        if (fit == 0) {
-            GRIDSIM_CUDA_CHECK(
-                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, threads, smem));
-            fit = std::max(fit, 1);
-        }
+        // A wave of this kernel per block width (64, 96, 128 threads).
+        static long long slots[3] = {0, 0, 0};
+        long long& wave = slots[threads / 32 - 2];
+        if (wave == 0) wave = wave_slots(kernel, threads, smem);
         const int ny = b.hi[1] - b.lo[1];
-        const int chunks =
-            level_chunks(tiles, ny, Levels, static_cast<long long>(multiprocessors_) * fit);
-        const int rows = std::clamp(static_cast<int>(ceil_div(ny, chunks)), 1, kLevelRows);
+        const int rows = level_chunk_rows(tiles, ny, Levels, wave);
         const dim3 grid(tiles, ceil_div(ny, rows), 1);
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, Levels, b.lo[1], rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
@@ -1115,24 +1109,19 @@ private:
                    static_cast<std::size_t>(row_words) * sizeof(unsigned);
         };
         auto kernel = cuda::stencil_levels_2d_sum_kernel<T, Levels, V>;
-        // Blocks per multiprocessor, counted with the row words of the longest block there can
-        // be (a chunk and the shell and ring rows beyond layout box 0).
+        // A wave, counted with the row words of the longest block there can be (a chunk and the
+        // shell and ring rows beyond layout box 0).
         static std::size_t allowed = 0;  // the rows, and so the bytes, differ between launches
-        static int fit = 0;
-        if (fit == 0) {
+        static long long wave = 0;
+        if (wave == 0) {
             const std::size_t most = shared_bytes(kLevelRows + 64);
             allowed = allow_shared(kernel, most) ? most : 0;
-            GRIDSIM_CUDA_CHECK(
-                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, threads, most));
-            fit = std::max(fit, 1);
+            wave = wave_slots(kernel, threads, most);
         }
-        // Chunks of whole stream blocks' rows of layout box 0, by waves (level_chunks).
+        // Chunks of whole stream blocks' rows of layout box 0.
         const int anchor_rows = layout.hi[0] - layout.lo[0];
         const int block_rows = 1 << layout.block_rows_log2[0];
-        const int chunks = level_chunks(tiles, anchor_rows, Levels,
-                                        static_cast<long long>(multiprocessors_) * fit, block_rows);
-        const int rows =
-            static_cast<int>(ceil_div(ceil_div(anchor_rows, block_rows), chunks)) * block_rows;
+        const int rows = level_chunk_rows(tiles, anchor_rows, Levels, wave, block_rows);
         const dim3 grid(tiles, ceil_div(anchor_rows, rows), 1);
         // The row words (LevelSums) of the longest block: the first and last also take the rows
         // outside layout box 0's chunks.
@@ -1219,15 +1208,17 @@ private:
         });
     }
 
-    // How many chunks a levels launch cuts its box into along the walk axis (n rows in 2D, n
-    // planes in 3D), each a whole number of `granule` rows and at most kLevelRows: each chunk of
-    // a tile is a block, and a block's steps are its rows plus 3 * levels to fill the pipeline.
+    // The rows (2D; planes in 3D) of each chunk a levels launch cuts its box's n rows into along
+    // the walk axis, a whole number of `granule` rows and at most kLevelRows (at least 1): each
+    // chunk of a tile is a block, and a block's steps are its rows plus 3 * levels to fill the
+    // pipeline.
     // The choice minimises (waves of blocks) x (steps per block), `slots` blocks per wave, so
     // that the last wave is not a few blocks on an idle GPU (256^3 double at 4 levels: 77
     // tiles, so 2 chunks made 154 blocks for 132 multiprocessors; 5 make 385 in 3 waves of 64
     // steps: 0.80 -> 1.16 x the copy rate; a 2048^2 2D box in 512-row chunks made 20 blocks, and
-    // a block of 2 sweeps took 216 us on an H200). Rows per chunk: ceil(units / chunks) x granule.
-    static int level_chunks(long long tiles, int n, int levels, long long slots, int granule = 1) {
+    // a block of 2 sweeps took 216 us on an H200).
+    static int level_chunk_rows(long long tiles, int n, int levels, long long slots,
+                                int granule = 1) {
         const long long units = ceil_div(n, granule);
         const long long per_chunk = std::max(1, kLevelRows / granule);
         const int least = std::max(1, static_cast<int>(ceil_div(units, per_chunk)));
@@ -1243,11 +1234,20 @@ private:
                 chunks = c;
             }
         }
-        return chunks;
+        return std::max(1, static_cast<int>(ceil_div(units, chunks)) * granule);
+    }
+
+    // Blocks of `kernel` (`threads` and `smem` bytes each) the whole GPU runs at once: a wave.
+    template <class Kernel>
+    long long wave_slots(Kernel kernel, int threads, std::size_t smem) const {
+        int n = 0;
+        GRIDSIM_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));
+        return static_cast<long long>(multiprocessors_) * std::max(n, 1);
     }
 
     // A 32 V x Rows R tile per block (V points and R rows per thread), z chunks by
-    // level_chunks.
+    // level_chunk_rows.
     template <StencilKind Kind, int Levels, int V, int R, int Rows>
     void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                           const Box& b, const Box& live, cudaStream_t s) {
@@ -1255,21 +1255,16 @@ private:
         constexpr int kStrideY = Rows * R - 2 * Levels;
         constexpr std::size_t kSmem = cuda::LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
         auto kernel = cuda::stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows>;
-        static const int per_multiprocessor = [&] {
+        static const long long wave = [&] {
             allow_shared(kernel, kSmem);
-            int n = 0;
-            GRIDSIM_CUDA_CHECK(
-                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, 32 * Rows, kSmem));
-            return std::max(n, 1);
+            return wave_slots(kernel, 32 * Rows, kSmem);
         }();
         const int x0 = cuda::pack_start<V>(b.lo[0] - Levels);
         const unsigned tiles_x = ceil_div(b.hi[0] - (x0 + Levels), kStrideX);
         const unsigned tiles_y = ceil_div(b.hi[1] - b.lo[1], kStrideY);
         const int nz = b.hi[2] - b.lo[2];
-        const int chunks =
-            level_chunks(static_cast<long long>(tiles_x) * tiles_y, nz, Levels,
-                         static_cast<long long>(multiprocessors_) * per_multiprocessor);
-        const int planes = std::clamp(static_cast<int>(ceil_div(nz, chunks)), 1, kLevelRows);
+        const int planes =
+            level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, Levels, wave);
         const dim3 grid(tiles_x, tiles_y, ceil_div(nz, planes));
         kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());

@@ -36,11 +36,7 @@ if part sanitizer; then
 fi
 
 bench() {  # label binary k sets...
-    local label=$1 bin=$2 k=$3 value=$3
-    shift 3
-    [ "$k" = auto ] && value='"auto"'
-    run "$bin" run inputs/bench_heat3d.toml --quiet --set "parallel.time_block=$value" "$@" \
-        --report "$out/$label-k$k.json"
+    time_block_run "$1" "$2" bench_heat3d.toml "${@:3}"
 }
 if part bench; then
     before=${GRIDSIM_BEFORE:-}
@@ -70,14 +66,4 @@ if part bench; then
 fi
 
 grep -E "^\[  (PASSED|FAILED)|tests? ran|ERROR SUMMARY|RACECHECK SUMMARY|rc=[1-9]" "$log" | sort | uniq -c
-python3 - "$out" <<'PY'
-import glob, json, os, sys
-print("| run | k | GLUP/s | x copy | us per step |")
-print("| --- | --- | --- | --- | --- |")
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    r = json.load(open(f))
-    steps = r.get("steps", 0) - r.get("start_step", 0)
-    us = 1e6 * r["loop_seconds"] / steps if steps else float("nan")
-    name = os.path.basename(f)[:-5]
-    print(f"| {name} | {r['time_block']} | {r['glups']:.1f} | {r['bandwidth_ratio']:.3f} | {us:.2f} |")
-PY
+report_table

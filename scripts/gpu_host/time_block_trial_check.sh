@@ -9,7 +9,7 @@
 # 4. bench2d: jacobi 2D, residual every 100 sweeps, float and double, 2048^2..16384^2: "auto"
 #    and k = 8 float / 7 double ("auto" before the trial).
 # Every report gives GLUP/s against the copy rate measured in the same run; a table is printed
-# last (x copy, the trial's k and, per k, its seconds per sweep).
+# last (report_table.py: x copy, the k taken and, per k, the trial's us per sweep).
 set -uo pipefail
 default_out=out/trial
 default_parts="smoke tests bench3d bench2d"
@@ -27,11 +27,7 @@ if part tests; then
 fi
 
 bench() {  # label deck k sets...
-    local label=$1 deck=$2 k=$3 value=$3
-    shift 3
-    [ "$k" = auto ] && value='"auto"'
-    run gridsim run "inputs/$deck" --quiet --set "parallel.time_block=$value" "$@" \
-        --report "$out/$label-k$k.json"
+    time_block_run "$1" gridsim "${@:2}"
 }
 for ((rep = 1; rep <= repeat; rep++)); do
     if part bench3d; then
@@ -61,16 +57,4 @@ for ((rep = 1; rep <= repeat; rep++)); do
 done
 
 grep -E "^\[  (PASSED|FAILED)|tests? ran|rc=[1-9]" "$log" | sort | uniq -c
-python3 - "$out" <<'PY'
-import glob, json, os, sys
-print("| run | k | x copy | us per step | trial (k: us per sweep) |")
-print("| --- | --- | --- | --- | --- |")
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    r = json.load(open(f))
-    steps = r.get("steps", 0) - r.get("start_step", 0)
-    us = 1e6 * r["loop_seconds"] / steps if steps else float("nan")
-    trial = " ".join(f"{t['time_block']}:{1e6 * t['seconds_per_sweep']:.1f}"
-                     for t in r.get("time_block_trial", []))
-    name = os.path.basename(f)[:-5]
-    print(f"| {name} | {r['time_block']} | {r['bandwidth_ratio']:.3f} | {us:.2f} | {trial} |")
-PY
+report_table

@@ -91,9 +91,10 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
 // alike.
 template <class T>
 std::vector<int> Simulation<T>::time_block_candidates() const {
-    auto fits = [&](int k) {
-        return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k).empty();
+    auto problem = [&](int k) {
+        return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
     };
+    auto fits = [&](int k) { return problem(k).empty(); };
     if (cfg_.time_block == 0) {
         if (blocks_ == Blocks::none || !be_.on_device()) return {1};
         if (blocks_ == Blocks::summing) {
@@ -112,8 +113,7 @@ std::vector<int> Simulation<T>::time_block_candidates() const {
         return ks;
     }
     const int k = cfg_.time_block;
-    if (const std::string why = decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
-        !why.empty()) {
+    if (const std::string why = problem(k); !why.empty()) {
         throw ConfigError(cfg_.where("parallel.time_block") +
                           fmt::format("{} needs {}-deep halos: {}", k, k, why));
     }
