@@ -946,12 +946,27 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
                                                     row_anchor, rows, LevelSumLayout{}, 0);
 }
 
-// The summing pass: at most kLevelSumThreads threads (5 warps), two blocks per multiprocessor
-// (one block held 5 warps per multiprocessor at 223 registers, and a pass of 8 levels took
-// 10.7 ms at 16384^2 on an H200, against 5.8 ms with two).
+// The summing pass: at most kLevelSumThreads threads (5 warps). Its sums make it bound by
+// instruction issue, waiting on each level's chain of dependent double adds, so warps to switch
+// between are what it runs short of: the register cap sum_pass_blocks gives each (precision,
+// levels) the most blocks per multiprocessor that spill nothing (or next to nothing) and were
+// measured fastest (one H200, jacobi 2D with the residual every sweep; docs/performance.md): 2
+// float levels 6 blocks at 64 registers (16384^2 1.13 x faster than 4 blocks at 76), 3 float
+// levels 4 at 86 (4096^2 1.24 x, 16384^2 1.12 x faster than 3 at 108), 2 double levels 6 at 64
+// (4096^2 1.10 x); 2 float levels at 6 blocks were 5-7% slower at 4096^2 and 8192^2, where
+// the trial ("auto") takes 3 levels or one sweep per pass instead. Elsewhere two blocks: a pass of
+// 8 levels held one block of 5 warps at 223 registers, and took 10.7 ms at 16384^2 against 5.8 ms
+// with two; capping 3 double levels below their 96 registers was slower (4096^2: 4 blocks 49.1 us,
+// 5 blocks 59.2, against 46.9).
 constexpr int kLevelSumThreads = 160;
+template <class T, int Levels>
+constexpr int sum_pass_blocks() {
+    if constexpr (Levels == 2) return 6;
+    if constexpr (Levels == 3 && sizeof(T) == 4) return 4;
+    return 2;
+}
 template <class T, int Levels, int V>
-__global__ void __launch_bounds__(kLevelSumThreads, 2)
+__global__ void __launch_bounds__(kLevelSumThreads, (sum_pass_blocks<T, Levels>()))
     stencil_levels_2d_sum_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
                                  HeatCoeffs<T> r, int x0, int stride, int lead, int row_anchor,
                                  int rows, LevelSumLayout sum_layout, int group0) {

@@ -7,10 +7,11 @@
 #              fused sweeps and graph replay)
 #   sanitizer  compute-sanitizer memcheck and racecheck of summing passes (jacobi 2D float,
 #              benchmark boundary, and double with Dirichlet faces)
-#   bench      jacobi 2D with the residual every sweep, float and double, time_block 1, the
-#              deepest pass (8 float, 7 double) and "auto", 1024^2 to 16384^2 (REPEAT repeats);
-#              k = 2..8 at 2048^2 and 16384^2; the residual every 100 sweeps (the plain levels
-#              kernel) at 2048^2 and 16384^2, this build and GRIDSIM_BEFORE (if set)
+#   bench      jacobi 2D with the residual every sweep, float and double, time_block 1 to 4
+#              and "auto" (also GRIDSIM_BEFORE's "auto", if set), 1024^2 to 16384^2 (REPEAT
+#              repeats; the "auto" rows give the k taken and the trial's us per sweep); the
+#              residual every 100 sweeps (the plain levels kernel) at 2048^2 and 16384^2, this
+#              build and GRIDSIM_BEFORE
 #   ncu        ncu profile of the summing and the plain levels kernel at 16384^2, 8 levels
 # Everything goes to $OUT (default out/summing); the last thing printed is a short table.
 set -uo pipefail
@@ -32,6 +33,10 @@ fi
 
 if has sanitizer; then
     decks=("float inputs/jacobi2d_benchmark.toml --set grid.cells=[301,123] --set parallel.time_block=5"
+        "float2 inputs/jacobi2d_benchmark.toml --set grid.cells=[1301,723] --set parallel.time_block=2"
+        "float3 inputs/jacobi2d_benchmark.toml --set grid.cells=[1301,723] --set parallel.time_block=3"
+        "auto inputs/jacobi2d_benchmark.toml --set grid.cells=[301,123] --set parallel.time_block=\"auto\""
+        "double2 inputs/jacobi2d_benchmark.toml --set grid.cells=[261,140] --set parallel.time_block=2 --set problem.precision=\"double\""
         "thin inputs/jacobi2d_benchmark.toml --set grid.cells=[301,23] --set parallel.time_block=8"
         "double inputs/jacobi2d_benchmark.toml --set grid.cells=[261,140] --set parallel.time_block=3 --set problem.precision=\"double\" --set boundary.kind=\"dirichlet\" --set boundary.face_values=[1,2,3,4]")
     for tool in memcheck racecheck; do
@@ -51,12 +56,15 @@ steps() {
     echo $((s < 200 ? 200 : s > 40000 ? 40000 : s))
 }
 
-# One run: "us_per_step x_copy k sweeps_per_pass" from its report.
+# One run: "us_per_step x_copy k sweeps_per_pass trial" from its report (trial: "auto"'s
+# candidates as k:us_per_sweep, or -).
 summary() {
     python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-print("%.2f %.3f %d %.2f" % (d["time_per_step_s"] * 1e6, d["bandwidth_ratio"], d["time_block"],
-                             d["sweeps_per_pass"]))' "$1" 2>/dev/null || echo "fail - - -"
+trial = ",".join("%d:%.1f" % (t["time_block"], t["seconds_per_sweep"] * 1e6)
+                 for t in d.get("time_block_trial", [])) or "-"
+print("%.2f %.3f %d %.2f %s" % (d["time_per_step_s"] * 1e6, d["bandwidth_ratio"], d["time_block"],
+                                d["sweeps_per_pass"], trial))' "$1" 2>/dev/null || echo "fail - - - -"
 }
 
 # run NAME BINARY ARGS...: one benchmark run, its summary line appended to bench.md.
@@ -64,34 +72,31 @@ run() {
     local name=$1 bin=$2
     shift 2
     "$bin" run "$@" --quiet --report "$out/bench/$name.json" >/dev/null 2>"$out/bench/$name.err"
-    read -r us ratio k per_pass < <(summary "$out/bench/$name.json")
-    echo "| $name | $k | $us | $ratio | $per_pass |" >>"$out/bench.md"
+    read -r us ratio k per_pass trial < <(summary "$out/bench/$name.json")
+    echo "| $name | $k | $us | $ratio | $per_pass | $trial |" >>"$out/bench.md"
 }
 
-# res1 NAME PRECISION N K: jacobi N^2 with the residual every sweep at time_block K.
+# res1 NAME PRECISION N K [BINARY]: jacobi N^2 with the residual every sweep at time_block K.
 res1() {
-    run "$1" "$g" inputs/bench_jacobi2d.toml --set time.norm_every=1 --set "grid.cells=[$3,$3]" \
-        --set "problem.precision=\"$2\"" --set "time.steps=$(steps "$3")" \
-        --set "parallel.time_block=$4"
+    run "$1" "${5:-$g}" inputs/bench_jacobi2d.toml --set time.norm_every=1 \
+        --set "grid.cells=[$3,$3]" --set "problem.precision=\"$2\"" \
+        --set "time.steps=$(steps "$3")" --set "parallel.time_block=$4"
 }
 
 if has bench; then
     mkdir -p "$out/bench"
-    echo "| run | k | us per sweep | x copy | sweeps per pass |" >"$out/bench.md"
-    echo "| --- | --- | --- | --- | --- |" >>"$out/bench.md"
+    echo "| run | k | us per sweep | x copy | sweeps per pass | trial (k: us per sweep) |" >"$out/bench.md"
+    echo "| --- | --- | --- | --- | --- | --- |" >>"$out/bench.md"
     for r in $(seq 1 "$repeat"); do
         for prec in float double; do
-            deepest=$([ "$prec" = float ] && echo 8 || echo 7)
             for n in 1024 2048 4096 8192 16384; do
-                for k in 1 "$deepest" '"auto"'; do
+                for k in 1 2 3 4 '"auto"'; do
                     res1 "res1_${prec}_${n}_k${k//\"/}_r$r" "$prec" "$n" "$k"
                 done
+                if [ -n "$before" ]; then
+                    res1 "res1_${prec}_${n}_kauto_before_r$r" "$prec" "$n" '"auto"' "$before"
+                fi
             done
-        done
-    done
-    for prec in float double; do
-        for n in 2048 16384; do
-            for k in 2 3 4 5 6 7 8; do res1 "res1_${prec}_${n}_k$k" "$prec" "$n" "$k"; done
         done
     done
     for n in 2048 16384; do

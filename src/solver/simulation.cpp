@@ -82,10 +82,11 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
 // at least 128^2 points, else 1 (the 3D pass streams one x-y tile per block along z, and below
 // that too few blocks fill the GPU: 96^3 double 0.51 x the copy rate at k = 1 against 0.46 at
 // k = 3; 128^3 0.75 against 0.84, float 0.41 against 0.46 at k = 4);
-// with a residual every sweep (Blocks::summing)
-// kSummingLevelsDouble in double where the sweeps can sum inside passes and a rank updates at
-// least kSummingMinPoints points, else 1; fewer where a subdomain is thinner; 1 elsewhere (the
-// CPU: its passes take one level each), and for the CG (it exchanges inside every operator
+// with a residual every sweep (Blocks::summing) where the sweeps can sum inside passes and a
+// rank updates at least kSummingMinPoints points, a trial of 1 against summing passes of 2 to
+// kSummingMostLevels (which wins depends on size and precision: float 2048^2 k = 1, 4096^2
+// and 8192^2 k = 3, 16384^2 k = 2; double k = 3 from 2048^2), else 1; 1 elsewhere (the CPU:
+// its passes take one level each), and for the CG (it exchanges inside every operator
 // application).
 // Whether k fits is a pure function of the deck and the process grid, so every rank decides
 // alike.
@@ -98,11 +99,13 @@ std::vector<int> Simulation<T>::time_block_candidates() const {
     if (cfg_.time_block == 0) {
         if (blocks_ == Blocks::none || !be_.on_device()) return {1};
         if (blocks_ == Blocks::summing) {
-            int k = sizeof(T) == 8 && can_sum_in_passes() && updated_.count() >= kSummingMinPoints
-                        ? kSummingLevelsDouble
-                        : 1;
-            while (k > 1 && !fits(k)) --k;
-            return {k};
+            std::vector<int> ks{1};
+            if (!can_sum_in_passes() || updated_.count() < kSummingMinPoints) return ks;
+            const int most = std::min(kSummingMostLevels, be_.max_levels(dom_.dims));
+            for (int k = 2; k <= most; ++k) {
+                if (fits(k)) ks.push_back(k);
+            }
+            return ks;
         }
         if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) return {1};
         std::vector<int> ks;
@@ -141,8 +144,8 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
         Field<T> b = be_.allocate_field(extents(k));
         auto passes = [&](int n) {
             const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < n; ++i)
-                be_.apply_levels(p, a.view(), b.view(), updated_, live, k, Lane::boundary);
+            for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), live, k);
+            be_.join_fold(Lane::boundary);
             be_.wait(Lane::boundary);
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         };
@@ -167,6 +170,23 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
     for (std::size_t i = 0; i < candidates.size(); ++i)
         trials_.push_back({candidates[i], c.slowest[i]});
     return c.chosen;
+}
+
+// A pass of the trial: a plain one, or (a residual every sweep) one that sums every level, and
+// its fold; k = 1 is then one summing sweep over the updated points (a run's sweep sums its
+// shell and interior boxes, in one launch where it is one rank's).
+template <class T>
+void Simulation<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b,
+                               const Box& live, int k) {
+    if (blocks_ != Blocks::summing) {
+        be_.apply_levels(p, a, b, updated_, live, k, Lane::boundary);
+    } else if (k == 1) {
+        be_.apply(p, a, b, updated_, Lane::boundary, StencilSum::change);
+        (void)be_.fold_residual();
+    } else {
+        be_.apply_levels_summing(p, a, b, updated_, live, k, Lane::boundary, sum_boxes_);
+        (void)be_.fold_and_read_levels(k);
+    }
 }
 
 // One rank (so no neighbour elsewhere and no all-reduce on the device), overlap "auto" (the pass

@@ -201,17 +201,24 @@ private:
     // chooses among (fastest_time_block); checked against the subdomain.
     [[nodiscard]] std::vector<int> time_block_candidates() const;
     // Times a pass of each candidate k on scratch fields shaped as that k's, on every rank, and
-    // returns the k whose slowest rank is fastest (trials_ keeps the times).
+    // returns the k whose slowest rank is fastest (trials_ keeps the times). With a residual
+    // every sweep the passes sum every level and fold (k = 1: a summing sweep and its fold).
     int fastest_time_block(const std::vector<int>& candidates);
+    // One timed pass of the trial: k levels from a into b.
+    void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, const Box& live,
+                    int k);
     [[nodiscard]] std::int64_t smallest_cross_section() const;
     static constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
-    // "auto" with a residual every sweep: passes of 3 sweeps in double from 2^21 updated points,
-    // measured fastest on an H200 (jacobi 2D: 2048^2 17.1 us per sweep against 26.3 at k = 1,
-    // 16384^2 653 against 1072; deeper passes hold more registers and were slower; 1024^2
-    // 10.3 against 9.3); in float every summing pass was slower than one sweep per pass (each
-    // level's change converted to double point by point: 16384^2 k = 2 558 against 546, k = 8
-    // 862), so "auto" is 1 there (docs/performance.md, "A residual every sweep inside passes").
-    static constexpr int kSummingLevelsDouble = 3;
+    // "auto" with a residual every sweep, where the sweeps can sum inside passes: the trial
+    // times one sweep per pass against summing passes of 2 to this many levels. Deeper ones
+    // were never the fastest (one H200, jacobi 2D 2048^2-16384^2: k = 6 and 8 slower than 3
+    // or than one sweep per pass at every size, in both precisions; docs/performance.md).
+    static constexpr int kSummingMostLevels = 4;
+    // ... from this many updated points per rank; below, 1 without a trial. The trial times
+    // k = 1 as a launch and a fold kernel, where a run replays a recorded sweep whose partials
+    // the host folds: at 1024^2 the trial's k = 1 took 12.6-14.7 us per sweep against the run's
+    // 6.7-8.8, so it took k = 4 (float 11.7 us, double 9.1-9.2, where k = 1 ran 6.7 and 8.4-8.8);
+    // from 2048^2 it took the fastest k or one within 1% (one H200, docs/performance.md).
     static constexpr std::int64_t kSummingMinPoints = std::int64_t{1} << 21;
     // The work of one sweep from current() into next(), without the swap: the updated points
     // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
