@@ -5,8 +5,9 @@
 # PARTS picks (default all):
 #   tests      gpu_backend_test at one rank (FILTER, default the summing passes, time blocks,
 #              fused sweeps and graph replay)
-#   sanitizer  compute-sanitizer memcheck and racecheck of summing passes (jacobi 2D float,
-#              benchmark boundary, and double with Dirichlet faces)
+#   sanitizer  compute-sanitizer memcheck and racecheck of summing passes (jacobi 2D, benchmark
+#              boundary: float at k = 2, 3, 5, 8 and "auto" with its trial (1458^2 updated
+#              points, at least 2^21), double at k = 2; double with Dirichlet faces at k = 3)
 #   bench      jacobi 2D with the residual every sweep, float and double, time_block 1 to 4
 #              and "auto" (also GRIDSIM_BEFORE's "auto", if set), 1024^2 to 16384^2 (REPEAT
 #              repeats; the "auto" rows give the k taken and the trial's us per sweep); the
@@ -35,7 +36,7 @@ if has sanitizer; then
     decks=("float inputs/jacobi2d_benchmark.toml --set grid.cells=[301,123] --set parallel.time_block=5"
         "float2 inputs/jacobi2d_benchmark.toml --set grid.cells=[1301,723] --set parallel.time_block=2"
         "float3 inputs/jacobi2d_benchmark.toml --set grid.cells=[1301,723] --set parallel.time_block=3"
-        "auto inputs/jacobi2d_benchmark.toml --set grid.cells=[301,123] --set parallel.time_block=\"auto\""
+        "auto inputs/jacobi2d_benchmark.toml --set grid.cells=[1460,1460] --set parallel.time_block=\"auto\""
         "double2 inputs/jacobi2d_benchmark.toml --set grid.cells=[261,140] --set parallel.time_block=2 --set problem.precision=\"double\""
         "thin inputs/jacobi2d_benchmark.toml --set grid.cells=[301,23] --set parallel.time_block=8"
         "double inputs/jacobi2d_benchmark.toml --set grid.cells=[261,140] --set parallel.time_block=3 --set problem.precision=\"double\" --set boundary.kind=\"dirichlet\" --set boundary.face_values=[1,2,3,4]")
