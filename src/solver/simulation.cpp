@@ -48,6 +48,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
         if (!b.empty()) sum_boxes_.push_back(b);
     }
     if (!regions_.interior.empty()) sum_boxes_.push_back(regions_.interior);
+    live_ = extend_into_halos(updated_, sub, 1 << 24);  // the time-block trial's passes take it
     const std::vector<int> candidates = time_block_candidates();
     block_ = candidates.size() == 1 ? candidates.front() : fastest_time_block(candidates);
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
@@ -60,7 +61,6 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     sums_in_passes_ = blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes();
     for (int extend = 0; extend < block_; ++extend)
         rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
-    live_ = extend_into_halos(updated_, sub, 1 << 24);
     global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
     devices_ = describe_devices();
     record_sweeps_ = decide_recording();
@@ -95,23 +95,22 @@ std::vector<int> Simulation<T>::time_block_candidates() const {
     auto problem = [&](int k) {
         return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
     };
-    auto fits = [&](int k) { return problem(k).empty(); };
+    // `ks` and then every k from 2 to `most` that the subdomain fits.
+    auto fitting = [&](std::vector<int> ks, int most) {
+        for (int k = 2; k <= most; ++k) {
+            if (problem(k).empty()) ks.push_back(k);
+        }
+        return ks;
+    };
     if (cfg_.time_block == 0) {
         if (blocks_ == Blocks::none || !be_.on_device()) return {1};
+        const int most = be_.max_levels(dom_.dims);
         if (blocks_ == Blocks::summing) {
-            std::vector<int> ks{1};
-            if (!can_sum_in_passes() || updated_.count() < kSummingMinPoints) return ks;
-            const int most = std::min(kSummingMostLevels, be_.max_levels(dom_.dims));
-            for (int k = 2; k <= most; ++k) {
-                if (fits(k)) ks.push_back(k);
-            }
-            return ks;
+            if (!can_sum_in_passes() || updated_.count() < kSummingMinPoints) return {1};
+            return fitting({1}, std::min(kSummingMostLevels, most));
         }
         if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) return {1};
-        std::vector<int> ks;
-        for (int k = 2; k <= be_.max_levels(dom_.dims); ++k) {
-            if (fits(k)) ks.push_back(k);
-        }
+        std::vector<int> ks = fitting({}, most);
         if (ks.empty()) ks.push_back(1);
         return ks;
     }
@@ -138,13 +137,12 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
     check_memory(static_cast<std::size_t>(extents(candidates.back()).total) * sizeof(T));
     StencilParams<T> p;
     p.kind = kind_;
-    const Box live = extend_into_halos(updated_, sub, 1 << 24);
     auto seconds_per_sweep = [&](int k) {
         Field<T> a = be_.allocate_field(extents(k));
         Field<T> b = be_.allocate_field(extents(k));
         auto passes = [&](int n) {
             const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), live, k);
+            for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), k);
             be_.join_fold(Lane::boundary);
             be_.wait(Lane::boundary);
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -176,15 +174,14 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
 // its fold; k = 1 is then one summing sweep over the updated points (a run's sweep sums its
 // shell and interior boxes, in one launch where it is one rank's).
 template <class T>
-void Simulation<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b,
-                               const Box& live, int k) {
+void Simulation<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
     if (blocks_ != Blocks::summing) {
-        be_.apply_levels(p, a, b, updated_, live, k, Lane::boundary);
+        be_.apply_levels(p, a, b, updated_, live_, k, Lane::boundary);
     } else if (k == 1) {
         be_.apply(p, a, b, updated_, Lane::boundary, StencilSum::change);
         (void)be_.fold_residual();
     } else {
-        be_.apply_levels_summing(p, a, b, updated_, live, k, Lane::boundary, sum_boxes_);
+        be_.apply_levels_summing(p, a, b, updated_, live_, k, Lane::boundary, sum_boxes_);
         (void)be_.fold_and_read_levels(k);
     }
 }

@@ -205,8 +205,7 @@ private:
     // every sweep the passes sum every level and fold (k = 1: a summing sweep and its fold).
     int fastest_time_block(const std::vector<int>& candidates);
     // One timed pass of the trial: k levels from a into b.
-    void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, const Box& live,
-                    int k);
+    void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k);
     [[nodiscard]] std::int64_t smallest_cross_section() const;
     static constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
     // "auto" with a residual every sweep, where the sweeps can sum inside passes: the trial
