@@ -1083,9 +1083,9 @@ private:
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    // A summing pass: the tile's stored columns are 4 whole stream blocks (128 packs, one warp
-    // each, LevelSums) on the stream launches' grid from layout.x0, with ceil(Levels / V)
-    // packs of ring on each side in threads of their own; its rows are chunked on the stream
+    // A summing pass: the tile's stored columns are sum_pass_warps whole stream blocks (32 packs,
+    // one warp each, LevelSums) on the stream launches' grid from layout.x0, with ceil(Levels /
+    // V) packs of ring on each side in threads of their own; its rows are chunked on the stream
     // blocks' rows of layout box 0, so each block of the pass sums whole stream blocks.
     template <int Levels>
     void launch_summing_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
@@ -1102,11 +1102,12 @@ private:
         const int stored0 = layout.x0 - back * stride;
         const unsigned tiles = ceil_div(b.hi[0] - stored0, stride);
         const int threads = kStored + 2 * kRingPacks;
-        static_assert(kStored + 2 * kRingPacks <= cuda::kLevelSumThreads);
+        static_assert(kStored + 2 * kRingPacks <= cuda::sum_pass_threads<T>());
         auto shared_bytes = [&](int row_words) {
             return 3 * Levels * 2 * (threads + 2) * sizeof(T) +
                    Summing::kSharedDoubles * sizeof(double) +
-                   static_cast<std::size_t>(row_words) * sizeof(unsigned);
+                   static_cast<std::size_t>(row_words + Summing::kRowsBefore + Summing::kRowsAfter) *
+                       sizeof(unsigned);
         };
         auto kernel = cuda::stencil_levels_2d_sum_kernel<T, Levels, V>;
         // A wave, counted with the row words of the longest block there can be (a chunk and the

@@ -757,25 +757,47 @@ __device__ __forceinline__ unsigned row_word(const RowPlace& p) {
 // conversions (16 per cycle and multiprocessor) were what the pass spent most on. The running
 // sums live in shared memory: in registers, 8 levels took 195 per thread, and two blocks of 5
 // warps fit a multiprocessor only at 168 (3 warps of a sub-partition share 16384).
+// The stream blocks (warps) a summing pass's tile stores: 8 in float, 4 in double, and the ring's
+// packs (2 ceil(Levels / V) threads) in one more warp. That warp computes every level as the
+// others do for a few columns, so it costs about a warp's stencil instructions whatever the
+// tile's width: with 4 stream blocks it executed about 12% of a 3-level float pass (ncu's
+// per-instruction counts at 16384^2). With 8, float passes ran 3-8% faster at 4096^2-16384^2;
+// double ones did not (3 levels at 16384^2 684 against 643 us per sweep; one H200,
+// docs/performance.md).
+template <class T>
+constexpr int sum_pass_warps() {
+    return sizeof(T) == 4 ? 8 : 4;
+}
+template <class T>
+constexpr int sum_pass_threads() {
+    return 32 * (sum_pass_warps<T>() + 1);
+}
+
 template <class T, int Levels, int V>
 struct LevelSums {
-    static constexpr int kSumWarps = 4;
+    static constexpr int kSumWarps = sum_pass_warps<T>();
     static constexpr int kSumThreads = 32 * kSumWarps;
+    // The rows of the block's walk that a level can reach, before y0 and after y1 (levels_2d).
+    static constexpr int kRowsBefore = 3 * Levels;
+    static constexpr int kRowsAfter = 2 * Levels;
     // Shared memory after the tile's ring: block_sums, then acc, then the row words.
     static constexpr int kSharedDoubles = Levels * (kSumWarps + kSumThreads);
     const LevelSumLayout& layout;
     double* block_sums;     // [Levels][kSumWarps], shared
-    const unsigned* words;  // row_word of rows y0.., shared
+    const unsigned* words;  // row_word of the walk's rows from row0 (0: not summed), shared
     double* acc;            // this thread's running sum of level l at acc[l * kSumThreads], shared
     int group;              // the stream block (x) of this thread's warp, when warp < kSumWarps
-    int y0, y1;             // the rows this block of the pass owns
+    int row0;               // the walk's first row, y0 - kRowsBefore
+    unsigned summing;       // 1 in the first kSumWarps warps, 0 in the ring's
     unsigned warp, lane;
     bool keep[V];  // columns summed
 
+    // One shared load and one test per level: a row outside [y0, y1) has a zero word, and the
+    // ring's warp masks the summed bit away (comparing the row and the warp took 6 more
+    // instructions per level, SASS).
     __device__ void add(int level, int row, const T (&now)[V], const T (&before)[V]) {
-        if (warp >= kSumWarps || row < y0 || row >= y1) return;
-        const unsigned word = words[row - y0];
-        if ((word & 1u) == 0) return;
+        const unsigned word = words[row - row0];
+        if ((word & summing) == 0) return;
         double a = acc[level * kSumThreads];
         add_terms(a, now, before);
         if ((word & 2u) == 0) {
@@ -885,8 +907,8 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
             s.lane = threadIdx.x % 32;
             s.group = group0 + static_cast<int>(blockIdx.x) * Summing::kSumWarps +
                       static_cast<int>(s.warp);
-            s.y0 = y0;
-            s.y1 = y1;
+            s.row0 = y0 - Summing::kRowsBefore;
+            s.summing = s.warp < Summing::kSumWarps ? 1u : 0u;
 #pragma unroll
             for (int e = 0; e < V; ++e)
                 s.keep[e] = c0 + e >= sum_layout.x_lo && c0 + e < sum_layout.x_hi;
@@ -907,8 +929,11 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     }
     if constexpr (kSums) {
         if (threadIdx.x < Levels * Summing::kSumWarps) block_sums[threadIdx.x] = 0.0;
-        for (int row = y0 + static_cast<int>(threadIdx.x); row < y1; row += threads)
-            words[row - y0] = row_word(place_row(sum_layout, row));
+        const int row0 = y0 - Summing::kRowsBefore;
+        for (int row = row0 + static_cast<int>(threadIdx.x); row < y1 + Summing::kRowsAfter;
+             row += threads) {
+            words[row - row0] = row >= y0 && row < y1 ? row_word(place_row(sum_layout, row)) : 0u;
+        }
     }
     __syncthreads();
     const int steps = (y1 - y0) + 3 * Levels;
@@ -949,27 +974,25 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
                                                     row_anchor, rows, LevelSumLayout{}, 0);
 }
 
-// The summing pass: at most kLevelSumThreads threads (5 warps). Its sums make it bound by
-// instruction issue, waiting on each level's chain of dependent double adds, so warps to switch
-// between are what it runs short of: the register cap sum_pass_blocks gives each (precision,
-// levels) the most blocks per multiprocessor that spill nothing (or next to nothing) and were
-// measured fastest (one H200, jacobi 2D with the residual every sweep; docs/performance.md): 2
-// float levels 6 blocks at 64 registers (16384^2 1.13 x faster than 4 blocks at 76), 3 float
-// levels 4 at 86 (4096^2 1.24 x, 16384^2 1.12 x faster than 3 at 108), 2 double levels 6 at 64
-// (4096^2 1.10 x); 2 float levels at 6 blocks were 5-7% slower at 4096^2 and 8192^2, where
-// the trial ("auto") takes 3 levels or one sweep per pass instead. Elsewhere two blocks: a pass of
-// 8 levels held one block of 5 warps at 223 registers, and took 10.7 ms at 16384^2 against 5.8 ms
-// with two; capping 3 double levels below their 96 registers was slower (4096^2: 4 blocks 49.1 us,
-// 5 blocks 59.2, against 46.9).
-constexpr int kLevelSumThreads = 160;
+// The summing pass: sum_pass_threads threads. Its sums make it bound by instruction issue,
+// waiting on each level's chain of dependent double adds, so warps to switch between are what it
+// runs short of: the register cap sum_pass_blocks gives each (precision, levels) the most blocks
+// per multiprocessor that spill nothing and were measured fastest (one H200, jacobi 2D with the
+// residual every sweep; docs/performance.md). Float (9 warps): 2 levels 3 blocks (70
+// registers), 3 and 4 levels 2 (85; 3 blocks at 72 were 7% faster at 16384^2 and 8-10% slower
+// at 4096^2 and 8192^2, where the trial takes 3 levels), more levels 1 (8 levels need about 200
+// registers). Double (5 warps): 2 levels 6 blocks at 64 registers (4096^2 1.10 x faster than
+// 2), 3 levels 4 (at most 96 registers: uncapped the kernel took 102, which fits 3 blocks, and
+// ran 1.25 x slower), more levels 2.
 template <class T, int Levels>
 constexpr int sum_pass_blocks() {
-    if constexpr (Levels == 2) return 6;
-    if constexpr (Levels == 3 && sizeof(T) == 4) return 4;
-    return 2;
+    if constexpr (sizeof(T) == 8) return Levels == 2 ? 6 : (Levels == 3 ? 4 : 2);
+    if constexpr (Levels == 2) return 3;
+    if constexpr (Levels <= 4) return 2;
+    return 1;
 }
 template <class T, int Levels, int V>
-__global__ void __launch_bounds__(kLevelSumThreads, (sum_pass_blocks<T, Levels>()))
+__global__ void __launch_bounds__(sum_pass_threads<T>(), (sum_pass_blocks<T, Levels>()))
     stencil_levels_2d_sum_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
                                  HeatCoeffs<T> r, int x0, int stride, int lead, int row_anchor,
                                  int rows, LevelSumLayout sum_layout, int group0) {
