@@ -179,7 +179,7 @@ RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt
     std::string stopped;
     while (step < cfg.steps) {
         const int block = block_length(step, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
-            return host_step(opt, cfg, progress, stop, s);
+            return host_step(opt, cfg, progress, s);
         });
         step += block;
         advance(step, block);

@@ -61,7 +61,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
             const std::int64_t first = sweep + 1;
             const int count = block_length(
                 sweep, sim.most_residual_sweeps(), cfg.steps,
-                [&](std::int64_t s) { return host_step(opt, cfg, progress, stop, s); });
+                [&](std::int64_t s) { return host_step(opt, cfg, progress, s); });
             sim.residual_sweeps(params, count);
             sweep += count;
             while (!pending.empty() && pending.front() < first) take();  // the blocks before
@@ -87,7 +87,7 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
                 check || !pending.empty()
                     ? 1
                     : block_length(sweep, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
-                          return residual_at(s + 1) || host_step(opt, cfg, progress, stop, s);
+                          return residual_at(s + 1) || host_step(opt, cfg, progress, s);
                       });
             if (block > 1) {
                 sim.sweeps(params, block);

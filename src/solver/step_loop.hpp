@@ -68,9 +68,9 @@ private:
 // wall time about to run out (rank 0 estimates from measured step and checkpoint times); and a
 // failure of output written in the background, which ends every rank here (RunFailure). One
 // small non-blocking all-reduce is in flight at a time: started at one agreement step and
-// completed `cadence` steps later, long after it finished, so no step waits for it. Rank 0 also
-// proposes the next cadence in it (about 50 ms of steps, 1 to 64), so every rank knows when the
-// next agreement is.
+// completed `cadence` steps later (or at the end of the time block that passes that step),
+// long after it finished, so no step waits for it. Rank 0 also proposes the next cadence in it
+// (about 50 ms of steps, 1 to 64), so every rank knows when the next agreement is.
 class StopMonitor {
 public:
     StopMonitor(MPI_Comm comm, const Config& cfg, const RunOptions& opt)
@@ -112,8 +112,6 @@ public:
         return false;
     }
     [[nodiscard]] const std::string& reason() const { return reason_; }
-    // The step of the next agreement (a time block ends there).
-    [[nodiscard]] std::int64_t next() const { return next_; }
     // The loop is over: what follows (final output, the report's measurements) is not a step.
     void end_of_loop() { watchdog_.reset(); }
 
@@ -177,8 +175,8 @@ inline bool check_due(const Config& cfg, std::int64_t step) {
 
 // How many sweeps from `step` on can run as one time block (Simulation::sweeps): at most
 // `room`, ending at the first step s that needs the host after it (`ends_at(s)`: output, a
-// check, a progress line, a stop agreement, the last step; the loop looks at these only at the
-// block's end). The same on every rank.
+// check, a progress line, the last step; the loop looks at these only at the block's end). The
+// same on every rank.
 template <class EndsAt>
 int block_length(std::int64_t step, int room, std::int64_t last, EndsAt&& ends_at) {
     for (int n = 1; n < room; ++n) {
@@ -189,11 +187,14 @@ int block_length(std::int64_t step, int room, std::int64_t last, EndsAt&& ends_a
 }
 
 // The steps a block ends at whatever the problem: output, the blow-up check, a progress line at
-// a fixed step, the stop agreement.
+// a fixed step. Not the stop agreement: it is taken where a block ends (StopMonitor::due), at
+// most a block's length after its step. Ending blocks there cut every 64th sweep or so into a
+// short pass (about 50 ms of sweeps between agreements), which at 16384^2 on one H200 cost 3-5%
+// of the time blocks' gain (docs/performance.md).
 inline bool host_step(const RunOptions& opt, const Config& cfg, const ProgressSchedule& progress,
-                      const StopMonitor& stop, std::int64_t s) {
+                      std::int64_t s) {
     return (opt.output_due && opt.output_due(s, s == cfg.steps)) || check_due(cfg, s) ||
-           progress.fixed_at(s) || s >= stop.next();
+           progress.fixed_at(s);
 }
 
 // Wall time of a loop across ranks: starts after a barrier, reports the slowest rank.
