@@ -819,16 +819,20 @@ struct LevelSums {
 
     __device__ void add_terms(double& a, const T (&now)[V], const T (&before)[V]) const {
         if constexpr (std::is_same_v<T, float>) {
-            // The test in bitwise operators: short-circuit ones compiled into a branch (and its
-            // convergence barrier) per column. A column not summed has d = 0, which passes
-            // unless now or before is NaN, and then the exact path below adds nothing for it.
+            // d is exact where |d| <= min(|now|, |before|): then now and before have one sign
+            // and lie within a factor 2 of each other (Sterbenz's lemma), or both are zero; a
+            // rounded |d| cannot reach that bound from above (past twice the smaller value the
+            // next float is two of its ulps on). One of them zero and the other not fails the
+            // test and takes the path below: the same bits. In bitwise operators: short-circuit
+            // ones compiled into a branch (and its convergence barrier) per column. A column
+            // not summed has d = 0, which passes unless now and before are NaN, and then the
+            // path below adds nothing for it.
             float d[V];
             bool exact = true;
 #pragma unroll
             for (int e = 0; e < V; ++e) {
                 d[e] = keep[e] ? now[e] - before[e] : 0.0f;
-                const float m = fminf(fabsf(now[e]), fabsf(before[e]));
-                exact = exact & ((fabsf(d[e]) < m) | (m == 0.0f));
+                exact = exact & (fabsf(d[e]) <= fminf(fabsf(now[e]), fabsf(before[e])));
             }
             if (__all_sync(0xffffffffu, exact)) {
 #pragma unroll
