@@ -1106,7 +1106,8 @@ private:
         auto shared_bytes = [&](int row_words) {
             return 3 * Levels * 2 * (threads + 2) * sizeof(T) +
                    Summing::kSharedDoubles * sizeof(double) +
-                   static_cast<std::size_t>(row_words + Summing::kRowsBefore + Summing::kRowsAfter) *
+                   static_cast<std::size_t>(row_words + Summing::kRowsBefore +
+                                            Summing::kRowsAfter) *
                        sizeof(unsigned);
         };
         auto kernel = cuda::stencil_levels_2d_sum_kernel<T, Levels, V>;

@@ -59,9 +59,9 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     while (sweep < cfg.steps) {
         if (in_passes) {
             const std::int64_t first = sweep + 1;
-            const int count = block_length(
-                sweep, sim.most_residual_sweeps(), cfg.steps,
-                [&](std::int64_t s) { return host_step(opt, cfg, progress, s); });
+            const int count =
+                block_length(sweep, sim.most_residual_sweeps(), cfg.steps,
+                             [&](std::int64_t s) { return host_step(opt, cfg, progress, s); });
             sim.residual_sweeps(params, count);
             sweep += count;
             while (!pending.empty() && pending.front() < first) take();  // the blocks before
