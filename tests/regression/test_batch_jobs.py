@@ -126,6 +126,21 @@ class BatchJobs(unittest.TestCase):
         self.assertEqual(self.checkpoint_step(out), step)
         self.assert_restart_continues_bitwise(4, out, step)
 
+    def test_stop_file_lands_where_a_time_block_ends(self):
+        # The agreement is taken where a time block ends, never inside one: blocks of 5 steps
+        # from step 0, nothing else due before step 200 (the progress line), and a STOP file
+        # there from the start, so the first agreement stops the run at a multiple of 5 (it
+        # was due at step 1, where a block used to be cut short).
+        out = self.path("stopblock")
+        os.makedirs(out)
+        open(os.path.join(out, "STOP"), "w").close()
+        rc, stdout, stderr = self.run_to_end(2, out, "--set", "parallel.time_block=5")
+        step = self.assert_stopped(rc, stdout, stderr, "the STOP file")
+        self.assertGreater(step, 0)
+        self.assertEqual(step % 5, 0)
+        self.assertEqual(self.checkpoint_step(out), step)
+        self.assert_restart_continues_bitwise(2, out, step)
+
     def test_wall_time_stops_before_it_passes(self):
         out = self.path("wall")
         began = time.monotonic()
