@@ -734,29 +734,14 @@ __device__ inline RowPlace place_row(const LevelSumLayout& s, int r) {
     return p;
 }
 
-// Where the rows of a block of a summing pass sit in the layout, one word per row from y0:
-// bit 0 summed, bit 1 the end of a thread's rows, bit 2 the end of a stream block's rows, the
-// rest the partial slot of the block row (place_row, looked up once per block instead of once
-// per level and step).
+// Where the rows of a block of a summing pass sit in the layout, one word per row of its walk (zero
+// outside the rows it owns): bit 0 summed, bit 1 the end of a thread's rows, bit 2 the end of a
+// stream block's rows, the rest the partial slot of the block row (place_row, looked up once per
+// block instead of once per level and step).
 __device__ __forceinline__ unsigned row_word(const RowPlace& p) {
     return (p.slot << 3) | (p.block_end ? 4u : 0u) | (p.chunk_end ? 2u : 0u) | (p.summed ? 1u : 0u);
 }
 
-// The sums of a summing pass, for a block whose first kSumWarps warps hold the tile's stored
-// packs in order (warp w: the 32 packs of stream block group + w; the ring's warp sums nothing).
-// Each thread adds a level's terms over its own columns row by row, as the stream kernel's
-// thread does over its `points` rows; where those rows end, the warp adds its threads' sums in
-// store_place_sum's tree and lane 0 adds that to the level's block sum (in shared memory: warps
-// in order, as store_place_sum adds them), which it stores as the partial where the stream
-// block's rows end. The rows of a level reach those ends at the same step in every thread of
-// the block, so the tree's shuffles are never divergent. A column outside the summed ones adds
-// an exact zero (the sums are never -0), which leaves the sum's bits as skipping it would.
-// Float: (double)now - (double)before, the stream kernel's change, is the float difference
-// converted once wherever that difference is exact (|now - before| below both, so Sterbenz's
-// lemma holds, or one of them zero), which every point of a warp's level usually is: the
-// conversions (16 per cycle and multiprocessor) were what the pass spent most on. The running
-// sums live in shared memory: in registers, 8 levels took 195 per thread, and two blocks of 5
-// warps fit a multiprocessor only at 168 (3 warps of a sub-partition share 16384).
 // The stream blocks (warps) a summing pass's tile stores: 8 in float, 4 in double, and the ring's
 // packs (2 ceil(Levels / V) threads) in one more warp. That warp computes every level as the
 // others do for a few columns, so it costs about a warp's stencil instructions whatever the
@@ -773,6 +758,21 @@ constexpr int sum_pass_threads() {
     return 32 * (sum_pass_warps<T>() + 1);
 }
 
+// The sums of a summing pass, for a block whose first kSumWarps warps hold the tile's stored
+// packs in order (warp w: the 32 packs of stream block group + w; the ring's warp sums nothing).
+// Each thread adds a level's terms over its own columns row by row, as the stream kernel's
+// thread does over its `points` rows; where those rows end, the warp adds its threads' sums in
+// store_place_sum's tree and lane 0 adds that to the level's block sum (in shared memory: warps
+// in order, as store_place_sum adds them), which it stores as the partial where the stream
+// block's rows end. The rows of a level reach those ends at the same step in every thread of
+// the block, so the tree's shuffles are never divergent. A column outside the summed ones adds
+// an exact zero (the sums are never -0), which leaves the sum's bits as skipping it would.
+// Float: (double)now - (double)before, the stream kernel's change, is the float difference
+// converted once wherever that difference is exact (|now - before| no larger than either, so
+// Sterbenz's lemma holds, or both zero), which every point of a warp's level usually is: the
+// conversions (16 per cycle and multiprocessor) were what the pass spent most on. The running
+// sums live in shared memory: in registers, 8 levels took 195 per thread, and two blocks of 5
+// warps fit a multiprocessor only at 168 (3 warps of a sub-partition share 16384).
 template <class T, int Levels, int V>
 struct LevelSums {
     static constexpr int kSumWarps = sum_pass_warps<T>();

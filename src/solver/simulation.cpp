@@ -85,9 +85,9 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
 // with a residual every sweep (Blocks::summing) where the sweeps can sum inside passes and a
 // rank updates at least kSummingMinPoints points, a trial of 1 against summing passes of 2 to
 // kSummingMostLevels (which wins depends on size and precision: float 2048^2 k = 1, 4096^2
-// and 8192^2 k = 3, 16384^2 k = 2 or 3 within 2%; double k = 3 from 2048^2), else 1; 1
-// elsewhere (the CPU: its passes take one level each), and for the CG (it exchanges inside
-// every operator application).
+// and 8192^2 k = 3, 16384^2 k = 2 or 3 within 2%; double k = 3 from 2048^2, at 8192^2 3 or 4
+// within 5%), else 1; 1 elsewhere (the CPU: its passes take one level each), and for the CG
+// (it exchanges inside every operator application).
 // Whether k fits is a pure function of the deck and the process grid, so every rank decides
 // alike.
 template <class T>
