@@ -933,10 +933,10 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     }
     if constexpr (kSums) {
         if (threadIdx.x < Levels * Summing::kSumWarps) block_sums[threadIdx.x] = 0.0;
-        const int row0 = y0 - Summing::kRowsBefore;
-        for (int row = row0 + static_cast<int>(threadIdx.x); row < y1 + Summing::kRowsAfter;
+        for (int row = sums.row0 + static_cast<int>(threadIdx.x); row < y1 + Summing::kRowsAfter;
              row += threads) {
-            words[row - row0] = row >= y0 && row < y1 ? row_word(place_row(sum_layout, row)) : 0u;
+            words[row - sums.row0] =
+                row >= y0 && row < y1 ? row_word(place_row(sum_layout, row)) : 0u;
         }
     }
     __syncthreads();
