@@ -49,6 +49,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     }
     if (!regions_.interior.empty()) sum_boxes_.push_back(regions_.interior);
     live_ = extend_into_halos(updated_, sub, 1 << 24);  // the time-block trial's passes take it
+    can_sum_in_passes_ = can_sum_in_passes();
     const std::vector<int> candidates = time_block_candidates();
     block_ = candidates.size() == 1 ? candidates.front() : fastest_time_block(candidates);
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
@@ -58,7 +59,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport,
                                               choice_.ipc_everywhere);
     wrap_period_ = kernel_wrap_period();
-    sums_in_passes_ = blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes();
+    sums_in_passes_ = blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes_;
     for (int extend = 0; extend < block_; ++extend)
         rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
     global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
@@ -106,7 +107,8 @@ std::vector<int> Simulation<T>::time_block_candidates() const {
         if (blocks_ == Blocks::none || !be_.on_device()) return {1};
         const int most = be_.max_levels(dom_.dims);
         if (blocks_ == Blocks::summing) {
-            if (!can_sum_in_passes() || updated_.count() < kSummingMinPoints) return {1};
+            if (!can_sum_in_passes_ || (topo_.size() == 1 && updated_.count() < kSummingMinPoints))
+                return {1};
             return fitting({1}, std::min(kSummingMostLevels, most));
         }
         if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) return {1};
@@ -172,27 +174,44 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
 
 // A pass of the trial: a plain one, or (a residual every sweep) one that sums every level, and
 // its fold; k = 1 is then one summing sweep over the updated points (a run's sweep sums its
-// shell and interior boxes, in one launch where it is one rank's).
+// shell and interior boxes, in one launch where it is one rank's). With several ranks a summing
+// pass also reads its sums back and all-reduces them level by level, as a run takes them: a
+// residual's round trip through the host is paid once per pass, and where the subdomain is
+// small it is most of a sweep's time (two H200s, jacobi 2048^2: 44 us per sweep with the
+// residual every sweep, 14 every 100 sweeps; docs/performance.md), so the trial weighs it.
 template <class T>
 void Simulation<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
     if (blocks_ != Blocks::summing) {
         be_.apply_levels(p, a, b, updated_, live_, k, Lane::boundary);
     } else if (k == 1) {
         be_.apply(p, a, b, updated_, Lane::boundary, StencilSum::change);
-        (void)be_.fold_residual();
+        double* sum = be_.fold_residual();
+        if (topo_.size() > 1)
+            (void)allreduce_sum(be_.finish_read(be_.start_read(sum, Backend<T>::ReadAfter::fold)));
     } else {
         be_.apply_levels_summing(p, a, b, updated_, live_, k, Lane::boundary, sum_boxes_);
-        (void)be_.fold_and_read_levels(k);
+        const int read = be_.fold_and_read_levels(k);
+        if (topo_.size() > 1) {
+            for (int l = 0; l < k; ++l) (void)allreduce_sum(be_.finish_read_level(read, l));
+        }
     }
 }
 
-// One rank (so no neighbour elsewhere and no all-reduce on the device), overlap "auto" (the pass
-// is then one call: forced overlap splits the shell from the interior), a backend that sums
-// every level of a pass over this sweep's boxes as the sweep itself would.
+// Overlap "auto" (a summing pass is one launch, then the halos: forced overlap splits the shell
+// from the interior), a backend that sums every level of a pass over this sweep's boxes as the
+// sweep itself would, on every rank (a rank's boxes depend on its faces), and with several ranks
+// a residual all-reduced on the host: each level's sum then goes through the MPI_Allreduce of
+// one double that a sweep's goes through, so the global sums have the same bits. NCCL
+// all-reduces a sweep's sum on the device, in an order of its own beyond two ranks.
 template <class T>
 bool Simulation<T>::can_sum_in_passes() const {
-    return topo_.size() == 1 && cfg_.overlap == OverlapMode::automatic &&
-           be_.sums_levels(sum_boxes_, dom_.dims);
+    int here = cfg_.overlap == OverlapMode::automatic &&
+                       (topo_.size() == 1 || choice_.transport != TransportKind::nccl) &&
+                       be_.sums_levels(sum_boxes_, dom_.dims)
+                   ? 1
+                   : 0;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &here, 1, MPI_INT, MPI_MIN, topo_.comm()));
+    return here == 1;
 }
 
 template <class T>
@@ -534,8 +553,8 @@ void Simulation<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     be_.join_lanes();
     lanes_joined_ = false;
     const int extend = room_[cur_] - count;
-    // A summing pass is one call (sums_in_passes() implies fuses()): the layout of its partials
-    // spans every box a sweep sums.
+    // A summing pass is one call, then the halos (with a neighbour on another rank too): the
+    // layout of its partials spans every box a sweep sums.
     auto apply = [&](const Box& b, Lane lane) {
         if (sums) {
             be_.apply_levels_summing(p, current(), next(), b, live_, count, lane, sum_boxes_);
@@ -546,7 +565,7 @@ void Simulation<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     if (extend > 0) {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
         apply(extend_into_halos(updated_, topo_.subdomain(), extend), Lane::boundary);
-    } else if (fuses(StencilSum::none)) {
+    } else if (sums || fuses(StencilSum::none)) {
         update_fused(apply);
     } else {
         update_shell(apply);
@@ -566,7 +585,8 @@ void Simulation<T>::residual_sweeps(const StencilParams<T>& p, int count) {
     pass(p, count, true);
     extra_memory_passes_ += std::max(0, count - be_.max_levels(dom_.dims));
     const int read = be_.fold_and_read_levels(count);
-    for (int l = 0; l < count; ++l) pending_.push_back({nullptr, false, read, true, l});
+    for (int l = 0; l < count; ++l)
+        pending_.push_back({nullptr, false, read, topo_.size() == 1, l, count});
 }
 
 template <class T>
@@ -676,7 +696,7 @@ template <class T>
 double Simulation<T>::take_residual() {
     const PendingResidual p = pending_.front();
     pending_.pop_front();
-    if (p.level >= 0) return std::sqrt(be_.finish_read_level(p.read, p.level));  // one rank
+    if (p.level >= 0) return std::sqrt(pass_level_sum(p.read, p.level, p.levels));
     if (p.on_device) {
         int read = -1;
         {
@@ -689,6 +709,21 @@ double Simulation<T>::take_residual() {
     if (p.global || topo_.size() == 1) return std::sqrt(sum);
     auto t = timer_.on_host(Phase::reduction);
     return std::sqrt(allreduce_sum(sum));
+}
+
+// Levels are taken in order (pending_ is first in, first out), so level 0 comes first. One
+// MPI_Allreduce per level rather than one of them all: the same call as a sweep's residual, whose
+// summation order MPI may choose by the message's length.
+template <class T>
+double Simulation<T>::pass_level_sum(int read, int level, int levels) {
+    if (topo_.size() == 1) return be_.finish_read_level(read, level);
+    if (level == 0) {
+        pass_sums_.resize(static_cast<std::size_t>(levels));
+        for (int l = 0; l < levels; ++l) pass_sums_[l] = be_.finish_read_level(read, l);
+        auto t = timer_.on_host(Phase::reduction);
+        for (double& s : pass_sums_) s = allreduce_sum(s);
+    }
+    return pass_sums_.at(static_cast<std::size_t>(level));
 }
 
 template <class T>

@@ -70,8 +70,9 @@ public:
         return blocks_ == Blocks::plain && block_ == 1 && record_sweeps_ ? 2 : block_room();
     }
     // Whether sweeps that each sum their change run as passes of several levels
-    // (residual_sweeps): time_block() > 1, overlap "auto", no neighbour on another rank, and a
-    // backend that sums each level as that level's sweep would (Backend::sums_levels).
+    // (residual_sweeps): time_block() > 1, overlap "auto", a backend that sums each level as that
+    // level's sweep would (Backend::sums_levels) on every rank, and with several ranks a residual
+    // all-reduced on the host (not NCCL; can_sum_in_passes).
     [[nodiscard]] bool sums_in_passes() const { return sums_in_passes_; }
     // The most sweeps one call of residual_sweeps() takes now (1 where !sums_in_passes()).
     [[nodiscard]] int most_residual_sweeps() const { return sums_in_passes_ ? block_room() : 1; }
@@ -213,11 +214,13 @@ private:
     // were never the fastest (one H200, jacobi 2D 2048^2-16384^2: k = 6 and 8 slower than 3
     // or than one sweep per pass at every size, in both precisions; docs/performance.md).
     static constexpr int kSummingMostLevels = 4;
-    // ... from this many updated points per rank; below, 1 without a trial. The trial times
+    // ... from this many updated points on one rank; below, 1 without a trial. The trial times
     // k = 1 as a launch and a fold kernel, where a run replays a recorded sweep whose partials
     // the host folds: at 1024^2 the trial's k = 1 took 12.6-14.7 us per sweep against the run's
     // 6.7-8.8, so it took k = 4 (float 11.7 us, double 9.1-9.2, where k = 1 ran 6.7 and 8.4-8.8);
-    // from 2048^2 it took the fastest k or one within 1% (one H200, docs/performance.md).
+    // from 2048^2 it took the fastest k or one within 1% (one H200, docs/performance.md). With
+    // several ranks every size gets the trial: each timed pass then also pays its residuals'
+    // round trip through the host (trial_pass), which is most of a small sweep's time.
     static constexpr std::int64_t kSummingMinPoints = std::int64_t{1} << 21;
     // The work of one sweep from current() into next(), without the swap: the updated points
     // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
@@ -226,8 +229,12 @@ private:
     // also sums its residual (Backend::apply_levels_summing, only where sums_in_passes()).
     void pass(const StencilParams<T>& p, int count, bool sums = false);
     // Whether residual sweeps can run as summing passes (sums_in_passes(), before the halos
-    // exist: the same rules from the topology).
+    // exist: the same rules from the topology and the transport). Collective, at start-up: every
+    // rank gets the same answer, kept in can_sum_in_passes_.
     [[nodiscard]] bool can_sum_in_passes() const;
+    // A pass's residual of `level` (take_residual): with several ranks, each level all-reduced
+    // as a sweep's residual is, all of the pass's levels at its first level's take.
+    double pass_level_sum(int read, int level, int levels);
     // Replays the recording of this kind of sweep, recording it first if need be.
     struct RecordedSweep;
     // Two sweeps without a residual, one exchange each (time_block 1): one recording of both
@@ -309,6 +316,8 @@ private:
     // The boxes a residual sweep sums over, in the order it sums them: the shell, the interior.
     std::vector<Box> sum_boxes_;
     bool sums_in_passes_ = false;
+    bool can_sum_in_passes_ = false;  // can_sum_in_passes()'s answer
+    std::vector<double> pass_sums_;   // the global level sums of the pass being taken
     std::int64_t extra_memory_passes_ = 0;
     std::int64_t global_updated_ = 0;
     PhaseTimer timer_;
@@ -326,6 +335,7 @@ private:
         int read;
         bool global;
         int level = -1;
+        int levels = 0;  // with `level`: the pass's level count
     };
     std::deque<PendingResidual> pending_;
     // Recorded sweeps by [room - 1][field parity][residual]: the first sweep of each kind runs

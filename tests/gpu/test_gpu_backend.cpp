@@ -427,12 +427,14 @@ TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
 
 // A residual every sweep in passes of several sweeps (the levels kernel summing every level as
 // the stream kernel sums that sweep, partial for partial): fields, residual histories and the
-// stop sweep bitwise those of one sweep per pass, on one rank with overlap "auto". The decks
-// cover interiors that sum 8 rows per thread (2^21 points or more) and 4, widths off the
-// 16-byte packs, the benchmark's periodic rows (shell slabs summed before the interior) and
-// Dirichlet faces, float and double, and a tolerance met inside a pass; "auto" times one sweep
-// per pass against summing passes of 2 to 4 sweeps from 2^21 updated points (the 1530 x 1450
-// decks) and takes the fastest it reports, and takes 1 without a trial below.
+// stop sweep bitwise those of one sweep per pass, with overlap "auto", on one rank and on this
+// run's ranks split along y (each level's sum all-reduced on the host, as a sweep's: transports
+// staged and ipc). The decks cover interiors that sum 8 rows per thread (2^21 points or more)
+// and 4, widths off the 16-byte packs, the benchmark's periodic rows (shell slabs summed before
+// the interior) and Dirichlet faces, float and double, and a tolerance met inside a pass;
+// "auto" times one sweep per pass against summing passes of 2 to 4 sweeps from 2^21 updated
+// points on one rank (the 1530 x 1450 decks), at any size on several, and takes the fastest it
+// reports, and takes 1 without a trial below.
 TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     GRIDSIM_REQUIRE_GPU();
     const std::vector<std::string> decks = {
@@ -448,31 +450,50 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
         "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 5000\nnorm_every = 1\n"
         "tolerance = 3e-3\n",
     };
+    struct Ranks {
+        int n;
+        const char* transport;
+    };
+    std::vector<Ranks> runs = {{1, "\"auto\""}};
+    if (test::world_size() > 1) {
+        for (const char* t : {"\"staged\"", "\"ipc\""}) runs.push_back({test::world_size(), t});
+    }
     for (const std::string& deck : decks) {
-        SCOPED_TRACE(deck);
-        const RunResult one = test::run_on_ranks(1, deck + kGpu, {"parallel.time_block=1"});
-        const std::vector<int> trial = deck.find("1530") != std::string::npos
-                                           ? std::vector<int>{1, 2, 3, 4}
-                                           : std::vector<int>{};
-        for (const char* k : {"2", "3", "5", "8", "\"auto\""}) {
-            for (const char* graphs : {"off", "auto"}) {
-                const RunResult r = test::run_on_ranks(
-                    1, deck + kGpu,
-                    {fmt::format("parallel.time_block={}", k), "parallel.phase_every=3",
-                     fmt::format("parallel.graphs={}", graphs)});
-                if (test::world_rank() != 0) continue;
-                SCOPED_TRACE(fmt::format("time_block {}, graphs {}", k, graphs));
-                if (k[0] == '"') {
-                    expect_fastest_of(r, trial);
-                } else {
-                    EXPECT_EQ(r.time_block, std::stoi(k));
-                    EXPECT_TRUE(r.time_block_trial.empty());
+        for (const Ranks& on : runs) {
+            SCOPED_TRACE(fmt::format("{}{} rank(s), transport {}", deck, on.n, on.transport));
+            const std::vector<std::string> where = {
+                fmt::format("parallel.process_grid=[1,{}]", on.n),
+                fmt::format("parallel.transport={}", on.transport)};
+            auto with = [&](std::vector<std::string> keys) {
+                keys.insert(keys.end(), where.begin(), where.end());
+                return keys;
+            };
+            const RunResult one =
+                test::run_on_ranks(on.n, deck + kGpu, with({"parallel.time_block=1"}));
+            const std::vector<int> trial = on.n > 1 || deck.find("1530") != std::string::npos
+                                               ? std::vector<int>{1, 2, 3, 4}
+                                               : std::vector<int>{};
+            for (const char* k : {"2", "3", "5", "8", "\"auto\""}) {
+                for (const char* graphs : {"off", "auto"}) {
+                    const RunResult r = test::run_on_ranks(
+                        on.n, deck + kGpu,
+                        with({fmt::format("parallel.time_block={}", k), "parallel.phase_every=3",
+                              fmt::format("parallel.graphs={}", graphs)}));
+                    if (test::world_rank() != 0) continue;
+                    SCOPED_TRACE(fmt::format("time_block {}, graphs {}", k, graphs));
+                    if (k[0] == '"') {
+                        expect_fastest_of(r, trial);
+                    } else {
+                        EXPECT_EQ(r.time_block, std::stoi(k));
+                        EXPECT_TRUE(r.time_block_trial.empty());
+                    }
+                    if (r.time_block > 1)
+                        EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+                    EXPECT_EQ(r.steps, one.steps);
+                    EXPECT_EQ(r.converged, one.converged);
+                    EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+                    EXPECT_EQ(r.residual_history, one.residual_history);
                 }
-                if (r.time_block > 1) EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
-                EXPECT_EQ(r.steps, one.steps);
-                EXPECT_EQ(r.converged, one.converged);
-                EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
-                EXPECT_EQ(r.residual_history, one.residual_history);
             }
         }
     }
