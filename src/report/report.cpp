@@ -237,6 +237,14 @@ std::string outputs_text(const Config& cfg) {
     return out;
 }
 
+// A 2D jacobi deck with the residual every sweep, time blocks not off and overlap "auto": its
+// residual sweeps run as summing passes where the backend can sum its ranks' boxes in them
+// (Simulation::can_sum_in_passes); the CUDA pass only where they are whole-width row slabs.
+bool passes_could_sum_residuals(const Config& cfg) {
+    return cfg.problem == "jacobi" && cfg.dims == 2 && cfg.integer("time.norm_every") == 1 &&
+           cfg.time_block != 1 && cfg.overlap == OverlapMode::automatic;
+}
+
 }  // namespace
 
 std::string placement_map(const std::vector<RankPlacement>& ranks) {
@@ -267,6 +275,13 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
     out +=
         fmt::format("  ranks           {} on process grid {} ({})\n", s.ranks, fmt::join(grid, "x"),
                     grid_given ? "parallel.process_grid" : "lowest modelled halo cost");
+    if (s.ranks > 1 && grid[0] > 1 && s.backend == "cuda" && !s.sums_in_passes &&
+        passes_could_sum_residuals(cfg)) {
+        out += fmt::format(
+            "  note            the CUDA passes sum a residual every sweep only where the ranks "
+            "split y alone (parallel.process_grid = [1, {}]); here each sweep is a pass\n",
+            s.ranks);
+    }
     out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),

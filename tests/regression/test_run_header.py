@@ -46,6 +46,20 @@ class RunHeader(DeckCase):
         self.assertIn(f"checkpoint every 2 to {self.tmp}/out/checkpoint.h5", head)
         self.assertIn(f"final snapshot, checkpoint every 2", head)
 
+    def test_residuals_every_sweep_in_passes_on_an_x_split(self):
+        # The jacobi benchmark on 2 ranks: the halo model splits x (y periodic sends two faces),
+        # whatever the residual cadence, so the residuals' bits do not depend on it. The CPU
+        # backend sums a residual every sweep inside passes on any grid (only CUDA's passes need
+        # ranks that split y alone, and its header says so), so no note here.
+        jacobi = ("--set", 'problem.name="jacobi"', "--set", 'boundary.kind="benchmark"',
+                  "--set", "grid.cells=[64,48]", "--set", "parallel.process_grid=[0,0]",
+                  "--set", "time.steps=6", "--set", "parallel.time_block=3")
+        for every in (1, 10):
+            out = self.run_gridsim(*jacobi, "--set", f"time.norm_every={every}")
+            self.assertIn("ranks           2 on process grid 2x1 (lowest modelled halo cost)", out)
+            self.assertNotIn("note            the CUDA passes", out)
+            self.assertEqual("every sweep's residual summed inside the passes" in out, every == 1)
+
     def test_check_gives_the_memory_per_rank(self):
         # No process grid in the deck: gridsim chooses one for 3 ranks; the largest block takes
         # the remainder points (ceil), one halo layer per side, two double fields.
