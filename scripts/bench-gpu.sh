@@ -11,10 +11,12 @@
 #   latency  time per step against points per GPU: jacobi 2D float (residual every sweep)
 #            1024^2..16384^2 and heat 3D double 64^3..512^3 on 1, 2 and 4 GPUs (as many as
 #            the host has), each as gridsim chooses (auto), with direct peer stores for the
-#            halos and sums (ipc; several GPUs only), without CUDA graphs (off: graphs off and
-#            every phase timed, as every step ran before graphs; LATENCY_MODES picks among auto,
-#            ipc and off), and with GRIDSIM_BEFORE (another gridsim build, e.g. an earlier
-#            commit's) where that is set; latency.md, latency.png
+#            halos and sums (ipc; several GPUs only), the jacobi rows on ranks that split y alone
+#            (rows: parallel.process_grid = [1, n], where the residuals are summed inside passes;
+#            several GPUs only), without CUDA graphs (off: graphs off and every phase timed, as
+#            every step ran before graphs; LATENCY_MODES picks among auto, ipc, rows and off),
+#            and with GRIDSIM_BEFORE (another gridsim build, e.g. an earlier commit's) where
+#            that is set; latency.md, latency.png
 #   all      matrix, tune, profile and latency
 # gridsim comes from BUILD_DIR (default: PATH, else build/). Reports and logs go to $OUT (or
 # out/bench): reports.tgz, bench.log, table.txt, ncu.txt. Runs with mpirun; where no MPI is
@@ -114,13 +116,14 @@ profile() {
 # Global grids N^2 / N^3 on n GPUs (strong scaling: points per GPU = N^d / n), steps for about
 # 10^10 point updates (200 to 40000), LATENCY_REPEAT runs each (the fastest is kept).
 latency() {
-    local n s mode rep steps modes=${LATENCY_MODES:-auto ipc off}
+    local n s mode rep steps modes=${LATENCY_MODES:-auto ipc rows off}
     [ -n "${GRIDSIM_BEFORE:-}" ] && modes="$modes before"
     for n in 1 2 4; do
         [ "$n" -gt "$ngpu" ] && continue
         for mode in $modes; do
             local sets=(--set parallel.graphs=$mode) BIN=$g
             [ $mode = ipc ] && { [ "$n" -eq 1 ] && continue; sets=(--set parallel.transport=ipc); }
+            [ $mode = rows ] && { [ "$n" -eq 1 ] && continue; sets=(--set "parallel.process_grid=[1,$n]"); }
             [ $mode = off ] && sets+=(--set parallel.phase_every=1)
             [ $mode = before ] && sets=(--set output.progress_every=0) BIN=$GRIDSIM_BEFORE
             for rep in $(seq "${LATENCY_REPEAT:-2}"); do
@@ -129,6 +132,7 @@ latency() {
                     bench "lat_jacobi2d_s${s}_np${n}_${mode}_r${rep}" "$n" bench_jacobi2d.toml \
                         --set "grid.cells=[$s,$s]" --set time.steps=$steps --set time.norm_every=1 "${sets[@]}"
                 done
+                [ $mode = rows ] && continue  # only the jacobi rows depend on it
                 for s in ${LATENCY_3D:-64 128 256 512}; do
                     steps=$(( 10000000000 / (s * s * s) )); steps=$(( steps < 200 ? 200 : steps > 40000 ? 40000 : steps ))
                     bench "lat_heat3d_s${s}_np${n}_${mode}_r${rep}" "$n" bench_heat3d.toml \

@@ -1,0 +1,73 @@
+"""scripts/gpu_host/latency.py on synthetic run reports with known times: the fastest repeat of
+each run is kept, the y-split (rows) runs get their own column and their own verdict next to each
+target, and the memory floor is the compulsory bytes at the run's copy bandwidth."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gpu_host"))
+import latency  # noqa: E402
+
+
+def report(us, size, ranks, precision="float", copy_gbps=4000.0):
+    return {"time_per_step_s": us * 1e-6, "updated_points_per_step": size * size,
+            "ranks": ranks, "precision": precision, "copy_bandwidth_GBps": copy_gbps,
+            "placement": [{"gpu": "Test GPU"}]}
+
+
+class Latency(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        runs = {  # name: us per step
+            "lat_jacobi2d_s2048_np1_auto_r1": 11.0, "lat_jacobi2d_s2048_np1_auto_r2": 10.0,
+            "lat_jacobi2d_s2048_np2_auto_r1": 44.0, "lat_jacobi2d_s2048_np2_rows_r1": 9.5,
+            "lat_jacobi2d_s2048_np2_rows_r2": 12.0, "lat_jacobi2d_s8192_np1_auto_r1": 110.0,
+            "lat_jacobi2d_s8192_np2_auto_r1": 100.0, "lat_jacobi2d_s8192_np2_rows_r1": 55.0,
+        }
+        for name, us in runs.items():
+            size = int(name.split("_s")[1].split("_")[0])
+            ranks = int(name.split("_np")[1].split("_")[0])
+            with open(os.path.join(self.dir, name + ".json"), "w") as f:
+                json.dump(report(us, size, ranks), f)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_fastest_repeat_and_modes(self):
+        best = latency.load(self.dir)
+        self.assertAlmostEqual(best[("jacobi2d", 2048, 1, "auto")]["time_per_step_s"], 10e-6)
+        self.assertAlmostEqual(best[("jacobi2d", 2048, 2, "rows")]["time_per_step_s"], 9.5e-6)
+
+    def test_rows_column_and_verdicts(self):
+        best = latency.load(self.dir)
+        rows = latency.table(best)
+        self.assertIn("y split", rows[0])
+        line = next(r for r in rows if r.startswith("| jacobi2d | 2048 | 2 |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        self.assertEqual(len(cells), 13)
+        self.assertEqual(cells[4:7], ["44.0", "-", "9.5"])  # auto, ipc (not run), y split
+        # Floor: 2 x 4 bytes x 2048^2 / 2 GPUs at 4000 GB/s = 4.2 us.
+        self.assertEqual(cells[10], "4.2")
+        text = "\n".join(latency.targets(best))
+        self.assertIn("- jacobi2d 2048 on 2 GPU(s) <= 10 us: 44.0 us (MISSED; floor 4.2 us); "
+                      "y split 9.5 us (met)", text)
+        self.assertIn("- jacobi2d 2048 on 1 GPU(s) <= 12 us: 10.0 us (met", text)
+        # 8192^2: 110 / 100 = 1.10 as chosen, 110 / 55 = 2.00 on the y split.
+        self.assertIn("- jacobi2d 8192: 2-GPU speed-up >= 1.85: 1.10 (MISSED); y split 2.00 (met)",
+                      text)
+        self.assertIn("- heat3d 256: 2-GPU speed-up >= 1.85: not run", text)
+
+    def test_main_writes_the_table(self):
+        out = os.path.join(self.dir, "out")
+        self.assertEqual(latency.main([self.dir, out]), 0)
+        with open(os.path.join(out, "latency.md")) as f:
+            md = f.read()
+        self.assertIn("Device: Test GPU; targets:", md)
+        self.assertEqual(latency.main([os.path.join(self.dir, "none"), out]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
