@@ -59,7 +59,6 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport,
                                               choice_.ipc_everywhere);
     wrap_period_ = kernel_wrap_period();
-    sums_in_passes_ = blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes_;
     for (int extend = 0; extend < block_; ++extend)
         rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
     global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
@@ -585,8 +584,7 @@ void Simulation<T>::residual_sweeps(const StencilParams<T>& p, int count) {
     pass(p, count, true);
     extra_memory_passes_ += std::max(0, count - be_.max_levels(dom_.dims));
     const int read = be_.fold_and_read_levels(count);
-    for (int l = 0; l < count; ++l)
-        pending_.push_back({nullptr, false, read, topo_.size() == 1, l, count});
+    for (int l = 0; l < count; ++l) pending_.push_back({nullptr, false, read, false, l});
 }
 
 template <class T>
@@ -696,7 +694,6 @@ template <class T>
 double Simulation<T>::take_residual() {
     const PendingResidual p = pending_.front();
     pending_.pop_front();
-    if (p.level >= 0) return std::sqrt(pass_level_sum(p.read, p.level, p.levels));
     if (p.on_device) {
         int read = -1;
         {
@@ -705,25 +702,13 @@ double Simulation<T>::take_residual() {
         }
         return std::sqrt(be_.finish_read(read));
     }
-    const double sum = be_.finish_read(p.read);
+    // A pass's level goes through the same MPI_Allreduce of one double as a sweep's residual:
+    // one call for all of a pass's levels might let MPI sum in another order.
+    const double sum =
+        p.level >= 0 ? be_.finish_read_level(p.read, p.level) : be_.finish_read(p.read);
     if (p.global || topo_.size() == 1) return std::sqrt(sum);
     auto t = timer_.on_host(Phase::reduction);
     return std::sqrt(allreduce_sum(sum));
-}
-
-// Levels are taken in order (pending_ is first in, first out), so level 0 comes first. One
-// MPI_Allreduce per level rather than one of them all: the same call as a sweep's residual, whose
-// summation order MPI may choose by the message's length.
-template <class T>
-double Simulation<T>::pass_level_sum(int read, int level, int levels) {
-    if (topo_.size() == 1) return be_.finish_read_level(read, level);
-    if (level == 0) {
-        pass_sums_.resize(static_cast<std::size_t>(levels));
-        for (int l = 0; l < levels; ++l) pass_sums_[l] = be_.finish_read_level(read, l);
-        auto t = timer_.on_host(Phase::reduction);
-        for (double& s : pass_sums_) s = allreduce_sum(s);
-    }
-    return pass_sums_.at(static_cast<std::size_t>(level));
 }
 
 template <class T>

@@ -73,9 +73,11 @@ public:
     // (residual_sweeps): time_block() > 1, overlap "auto", a backend that sums each level as that
     // level's sweep would (Backend::sums_levels) on every rank, and with several ranks a residual
     // all-reduced on the host (not NCCL; can_sum_in_passes).
-    [[nodiscard]] bool sums_in_passes() const { return sums_in_passes_; }
+    [[nodiscard]] bool sums_in_passes() const {
+        return blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes_;
+    }
     // The most sweeps one call of residual_sweeps() takes now (1 where !sums_in_passes()).
-    [[nodiscard]] int most_residual_sweeps() const { return sums_in_passes_ ? block_room() : 1; }
+    [[nodiscard]] int most_residual_sweeps() const { return sums_in_passes() ? block_room() : 1; }
     // Passes over memory so far (sweeps_per_pass in the report): the timer's passes, and the
     // levels a backend that takes fewer in one pass than a summing pass asked for ran one by one.
     [[nodiscard]] std::int64_t memory_passes() const {
@@ -232,9 +234,6 @@ private:
     // exist: the same rules from the topology and the transport). Collective, at start-up: every
     // rank gets the same answer, kept in can_sum_in_passes_.
     [[nodiscard]] bool can_sum_in_passes() const;
-    // A pass's residual of `level` (take_residual): with several ranks, each level all-reduced
-    // as a sweep's residual is, all of the pass's levels at its first level's take.
-    double pass_level_sum(int read, int level, int levels);
     // Replays the recording of this kind of sweep, recording it first if need be.
     struct RecordedSweep;
     // Two sweeps without a residual, one exchange each (time_block 1): one recording of both
@@ -315,9 +314,7 @@ private:
     SweepRegions regions_;
     // The boxes a residual sweep sums over, in the order it sums them: the shell, the interior.
     std::vector<Box> sum_boxes_;
-    bool sums_in_passes_ = false;
     bool can_sum_in_passes_ = false;  // can_sum_in_passes()'s answer
-    std::vector<double> pass_sums_;   // the global level sums of the pass being taken
     std::int64_t extra_memory_passes_ = 0;
     std::int64_t global_updated_ = 0;
     PhaseTimer timer_;
@@ -335,7 +332,6 @@ private:
         int read;
         bool global;
         int level = -1;
-        int levels = 0;  // with `level`: the pass's level count
     };
     std::deque<PendingResidual> pending_;
     // Recorded sweeps by [room - 1][field parity][residual]: the first sweep of each kind runs
