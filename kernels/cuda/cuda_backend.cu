@@ -200,6 +200,7 @@ struct Launch {
     dim3 block;
     int points = 0;  // walk-axis points per thread
     std::size_t smem = 0;
+    cuda::PackGroups groups;  // the x blocks' packs (walk_pack)
     [[nodiscard]] long long blocks() const {
         return static_cast<long long>(grid.x) * grid.y * grid.z;
     }
@@ -866,9 +867,10 @@ private:
 
     // The launch of a walking variant (stream, tiled) over `b`.
     // `vector`: points per thread along x (a thread then covers x from box.lo[0] rounded down to
-    // a multiple of `vector`). `summing`: the launch also sums (a residual's partials).
+    // a multiple of `vector`). `sum`: what the launch also sums (a residual's partials).
     template <int Dims>
-    Launch walk_launch(const Box& b, int vector = 1, bool summing = false) const {
+    Launch walk_launch(const Box& b, int vector = 1, StencilSum sum = StencilSum::none) const {
+        const bool summing = sum != StencilSum::none;
         const LaunchDefaults d = defaults(Dims);
         const int bx = cfg_.block_x != 0 ? cfg_.block_x : d.block_x;
         const int by = cfg_.block_x != 0 ? cfg_.block_y : d.block_y;
@@ -893,6 +895,11 @@ private:
             const int chunks = static_cast<int>(ceil_div(ny, points));
             l.block = fit_block(bx, by, nx, chunks);
             l.grid = dim3(ceil_div(nx, l.block.x), ceil_div(chunks, l.block.y), 1);
+            // A jacobi residual sweep in packs: its x blocks as a summing pass's tiles.
+            if (sum == StencilSum::change && vector > 1 && l.block.x == 32) {
+                l.groups = cuda::sum_pass_groups<T>();
+                l.grid.x = l.groups.blocks(nx);
+            }
         }
         l.points = points;
         if (cfg_.kernel == KernelKind::tiled) {
@@ -957,17 +964,17 @@ private:
         constexpr bool kSums = Sum != StencilSum::none;
         const bool wraps = wrap.n > 0;
         if (takes_packs(b)) {
-            const Launch l = walk_launch<Dims>(b, kVector, kSums);
+            const Launch l = walk_launch<Dims>(b, kVector, Sum);
             double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
             auto kernel = wraps ? cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector,
                                                                   kVector, Sum, true>
                                 : cuda::stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector,
                                                                   kVector, Sum, false>;
-            kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap);
+            kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap, l.groups);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
             return;
         }
-        const Launch l = walk_launch<Dims>(b, 1, kSums);
+        const Launch l = walk_launch<Dims>(b, 1, Sum);
         double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
         if (cfg_.kernel == KernelKind::tiled) {
             cuda::stencil_tiled_kernel<T, Dims, Kind, kUnroll, Sum>
@@ -1018,9 +1025,10 @@ private:
         g.first[0] = 0;
         unsigned threads = 32;
         for (int k = 0; k < g.count; ++k) {
-            const Launch l = walk_launch<Dims>(run[k], V, kSums);
+            const Launch l = walk_launch<Dims>(run[k], V, Sum);
             g.box[k] = run[k];
             g.points[k] = l.points;
+            g.groups[k] = l.groups;
             g.grid[k][0] = l.grid.x;
             g.grid[k][1] = l.grid.y;
             g.block[k][0] = l.block.x;
@@ -1035,7 +1043,7 @@ private:
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    static constexpr int kMaxLevels = 8;
+    static constexpr int kMaxLevels = cuda::kMaxLevels2d;
     // Output rows per block of the levels kernel: each block also steps through 3 x levels rows
     // it does not store (the pipeline filling and draining), 5% at 8 levels.
     static constexpr int kLevelRows = 512;
@@ -1083,10 +1091,9 @@ private:
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    // A summing pass: the tile's stored columns are sum_pass_warps whole stream blocks (32 packs,
-    // one warp each, LevelSums) on the stream launches' grid from layout.x0, with ceil(Levels /
-    // V) packs of ring on each side in threads of their own; its rows are chunked on the stream
-    // blocks' rows of layout box 0, so each block of the pass sums whole stream blocks.
+    // A summing pass: its tiles are the residual sweep's x blocks in sum_pass_groups (one warp
+    // each, LevelSums; the ring in the end lanes) from layout.x0; its rows are chunked on the
+    // stream blocks' rows of layout box 0, so each block of the pass sums whole stream blocks.
     template <int Levels>
     void launch_summing_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                                const Box& b, const Box& live, cudaStream_t s,
@@ -1094,15 +1101,15 @@ private:
         constexpr int V = 16 / static_cast<int>(sizeof(T));
         using Summing = cuda::LevelSums<T, Levels, V>;
         constexpr int kWarps = Summing::kSumWarps;
-        constexpr int kStored = Summing::kSumThreads;
-        constexpr int kRingPacks = (Levels + V - 1) / V;
-        const int stride = kStored * V;
+        constexpr cuda::PackGroups kGroups = cuda::sum_pass_groups<T>();
+        static_assert(kGroups.ring * V >= Levels && kGroups.warps == kWarps);
+        constexpr int kRingPacks = kGroups.ring;
+        const int stride = kGroups.stride() * V;
         // The first tile's stored columns start at or before b.lo[0], on the stream grid.
         const int back = static_cast<int>(ceil_div(std::max(0, layout.x0 - b.lo[0]), stride));
         const int stored0 = layout.x0 - back * stride;
         const unsigned tiles = ceil_div(b.hi[0] - stored0, stride);
-        const int threads = kStored + 2 * kRingPacks;
-        static_assert(kStored + 2 * kRingPacks <= cuda::sum_pass_threads<T>());
+        const int threads = Summing::kSumThreads;
         auto shared_bytes = [&](int row_words) {
             return 3 * Levels * 2 * (threads + 2) * sizeof(T) +
                    Summing::kSharedDoubles * sizeof(double) +
@@ -1124,13 +1131,15 @@ private:
         const int anchor_rows = layout.hi[0] - layout.lo[0];
         const int block_rows = 1 << layout.block_rows_log2[0];
         const int rows = level_chunk_rows(tiles, anchor_rows, Levels, wave, block_rows);
-        const dim3 grid(tiles, ceil_div(anchor_rows, rows), 1);
+        const auto chunks = static_cast<int>(ceil_div(anchor_rows, rows));
+        // (chunks, tiles) where the pass trims its last tile, else (tiles, chunks): levels_2d.
+        const dim3 grid =
+            cuda::sum_pass_trims<T>() ? dim3(chunks, tiles, 1) : dim3(tiles, chunks, 1);
         // The row words (LevelSums) of the longest block: the first and last also take the rows
         // outside layout box 0's chunks.
-        const int blocks_y = static_cast<int>(grid.y);
         int longest = rows;
-        for (int y : {0, blocks_y - 1}) {
-            const cuda::RowRange own = cuda::level_block_rows(y, blocks_y, b, layout.lo[0], rows);
+        for (int y : {0, chunks - 1}) {
+            const cuda::RowRange own = cuda::level_block_rows(y, chunks, b, layout.lo[0], rows);
             longest = std::max(longest, own.y1 - own.y0);
         }
         const std::size_t smem = shared_bytes(longest);
@@ -1157,7 +1166,9 @@ private:
         unsigned first = 0;
         for (int k = 0; k < l.count; ++k) {
             const Box& b = boxes[k];
-            const Launch w = walk_launch<2>(b, V, true);
+            const Launch w = walk_launch<2>(b, V, StencilSum::change);
+            if (w.groups.warps != cuda::sum_pass_warps<T>())
+                throw std::logic_error("a summing pass's box is not walked in its tiles' blocks");
             l.lo[k] = b.lo[1];
             l.hi[k] = b.hi[1];
             l.points_log2[k] = log2_exact(w.points);

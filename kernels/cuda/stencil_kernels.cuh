@@ -248,6 +248,34 @@ __host__ __device__ constexpr int pack_start(int x) {
     return x - ((x % V) + V) % V;
 }
 
+// Which packs the threads along x of a walking launch take. By default x block bx of dx threads
+// takes packs [bx dx, + dx) from x0 (pack_start of the box's first column). A 2D jacobi residual
+// sweep's launch lays its x blocks (32 threads) out as the summing pass lays out its tiles
+// (LevelSums): `warps` blocks to a tile, tiles 32 warps - 2 ring packs apart, the first `ring`
+// lanes of a tile's first block and the last `ring` of its last idle (those packs are the
+// neighbouring tiles': the pass computes them as its ring there). So each block sums exactly the
+// packs one warp of the pass sums, in the same lanes, and the pass needs no warp for its ring.
+struct PackGroups {
+    int warps = 0;  // 0: packs in block order
+    int ring = 0;
+    constexpr __host__ __device__ int stride() const { return 32 * warps - 2 * ring; }
+    // The x blocks over `packs` packs: up to the one holding the last (later ones would have
+    // nothing to walk).
+    constexpr int blocks(int packs) const {
+        const int tile = (packs - 1) / stride();
+        return tile * warps + (packs - 1 - tile * stride() + ring) / 32 + 1;
+    }
+};
+// Thread tx of x block bx's pack (from x0), or -1 for an idle lane.
+__device__ inline int walk_pack(unsigned bx, unsigned dx, unsigned tx, PackGroups g) {
+    if (g.warps == 0) return static_cast<int>(bx * dx + tx);
+    const int tile = static_cast<int>(bx) / g.warps;
+    const int w = static_cast<int>(bx) - tile * g.warps;
+    const int lane = static_cast<int>(tx);
+    if ((w == 0 && lane < g.ring) || (w == g.warps - 1 && lane >= 32 - g.ring)) return -1;
+    return tile * g.stride() - g.ring + 32 * w + lane;
+}
+
 // Which points of a thread's pack it may load or store (`on`), and the access: one vector load
 // or store where every point is on, else one per point (points off load as zero).
 template <class T, int V>
@@ -294,10 +322,12 @@ struct PackMask {
 template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum, bool Wraps>
 __device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T> out,
                                              const Box& box, const HeatCoeffs<T>& r, int points,
-                                             const BlockPlace& at, SelfWrap wrap) {
+                                             const BlockPlace& at, SelfWrap wrap,
+                                             PackGroups groups) {
     using P = Pack<T, V>;
     const int x0 = pack_start<V>(box.lo[0]);
-    const int i = x0 + V * static_cast<int>(at.bx * at.dx + at.tx);
+    const int pack = walk_pack(at.bx, at.dx, at.tx, groups);
+    const int i = x0 + V * pack;
     int j = 0;
     int w0 = 0;
     if constexpr (Dims == 3) {
@@ -312,7 +342,7 @@ __device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T>
     const std::int64_t sy = in.ext.sy;
     const std::int64_t sw = Dims == 3 ? in.ext.sz : sy;
     double acc = 0.0;
-    if (i < box.hi[0] && (Dims == 2 || j < box.hi[1]) && w0 < w_end) {
+    if (pack >= 0 && i < box.hi[0] && (Dims == 2 || j < box.hi[1]) && w0 < w_end) {
         bool keep[V];
         bool whole = true;
 #pragma unroll
@@ -399,9 +429,9 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T>
                                                               FieldView<T> out, Box box,
                                                               HeatCoeffs<T> r, int points,
                                                               double* __restrict__ partial,
-                                                              SelfWrap wrap) {
+                                                              SelfWrap wrap, PackGroups groups) {
     const double acc = walk_packs<T, Dims, Kind, Unroll, V, Sum, Wraps>(
-        in, out, box, r, points, BlockPlace::hardware(), wrap);
+        in, out, box, r, points, BlockPlace::hardware(), wrap, groups);
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
@@ -418,6 +448,7 @@ struct BoxGrids {
     int points[kMaxBoxes];        // walk-axis points per thread
     unsigned block[kMaxBoxes][2];
     unsigned first[kMaxBoxes + 1];
+    PackGroups groups[kMaxBoxes];
 };
 
 // V > 1: walk_packs, V = 1: walk_points. Block b of the one-dimensional grid finds its box and
@@ -433,6 +464,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_boxes_kernel(FieldView<const T> in, 
     unsigned grid_x = g.grid[0][0];
     unsigned grid_y = g.grid[0][1];
     int points = g.points[0];
+    PackGroups groups = g.groups[0];
     BlockPlace at;
     at.dx = g.block[0][0];
     at.dy = g.block[0][1];
@@ -444,6 +476,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_boxes_kernel(FieldView<const T> in, 
             grid_x = g.grid[k][0];
             grid_y = g.grid[k][1];
             points = g.points[k];
+            groups = g.groups[k];
             at.dx = g.block[k][0];
             at.dy = g.block[k][1];
         }
@@ -464,8 +497,8 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_boxes_kernel(FieldView<const T> in, 
     double acc = 0.0;
     if (threadIdx.x < threads) {
         if constexpr (V > 1) {
-            acc =
-                walk_packs<T, Dims, Kind, Unroll, V, Sum, true>(in, out, box, r, points, at, wrap);
+            acc = walk_packs<T, Dims, Kind, Unroll, V, Sum, true>(in, out, box, r, points, at, wrap,
+                                                                  groups);
         } else {
             acc = walk_points<T, Dims, Kind, Unroll, Sum, true>(in, out, box, r, points, at, wrap);
         }
@@ -580,6 +613,12 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
         }
     }
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
+}
+
+// A barrier for the first `threads` threads to arrive (whole warps): those of a block whose other
+// warps have returned.
+__device__ __forceinline__ void sync_warps(int threads) {
+    asm volatile("bar.sync 0, %0;" ::"r"(threads) : "memory");
 }
 
 // The levels kernels' step loop: step(slot, t, newest, middle, oldest) runs step t + slot with
@@ -742,31 +781,55 @@ __device__ __forceinline__ unsigned row_word(const RowPlace& p) {
     return (p.slot << 3) | (p.block_end ? 4u : 0u) | (p.chunk_end ? 2u : 0u) | (p.summed ? 1u : 0u);
 }
 
-// The stream blocks (warps) a summing pass's tile stores: 8 in float, 4 in double, and the ring's
-// packs (2 ceil(Levels / V) threads) in one more warp. That warp computes every level as the
-// others do for a few columns, so it costs about a warp's stencil instructions whatever the
-// tile's width: with 4 stream blocks it executed about 12% of a 3-level float pass (ncu's
-// per-instruction counts at 16384^2). With 8, float passes ran 3-8% faster at 4096^2-16384^2;
-// double ones did not (3 levels at 16384^2 684 against 643 us per sweep; one H200,
-// docs/performance.md).
+// A summing pass's tile: sum_pass_warps warps of 32 packs, 8 in float and 4 in double, laid out
+// as PackGroups with a ring of ceil(kMaxLevels2d / V) packs on each side (the ring is as wide
+// for every k, so that a residual sweep's blocks, which are laid out alike, sum the same packs
+// whatever k a later pass takes). The ring's packs used to be threads of a warp of their own,
+// which computed every level as the others do for a few columns: 1 / 9 of a float pass's stencil
+// instructions and 1 / 5 of a double pass's; without it float passes ran 1.15 x and double ones
+// 1.12 x faster at 16384^2. With 8 warps to a tile float passes ran 3-8% faster than with 4 at
+// 4096^2-16384^2; double ones did not, with that warp or without it (16384^2 at 4 levels 602
+// against 581 us per sweep, 3 levels 742 against 593; one H200, docs/performance.md).
+constexpr int kMaxLevels2d = 8;
 template <class T>
 constexpr int sum_pass_warps() {
     return sizeof(T) == 4 ? 8 : 4;
 }
 template <class T>
 constexpr int sum_pass_threads() {
-    return 32 * (sum_pass_warps<T>() + 1);
+    return 32 * sum_pass_warps<T>();
+}
+// A summing pass's tiles are as wide as the residual sweep's blocks lay them out, so a row's last
+// tile may reach far past the box: at 4096^2 float, 1024 packs in tiles of 252 left 7 of the
+// fifth tile's 8 warps nothing to do, and the pass ran 1.17 x slower than with tiles of 256.
+// A float pass trims that tile: its idle warps leave (levels_2d); keeping them in the loop, each
+// step's work behind a branch, made every pass 1.15 x slower. And its grid is (chunks, tiles):
+// the GPU hands blocks out x fastest, so the last tile's blocks come after all the others
+// instead of stacking full blocks on some multiprocessors (4096^2: 256 full blocks and 64 last
+// ones, three to a multiprocessor: 35.7 us per sweep against 32.0), and the blocks running at
+// once walk neighbouring chunks of a tile (16384^2: 352.8 us against 362.7 with the full tiles'
+// blocks handed out tile fastest). A double pass's tiles are narrower (120 packs), its last one
+// at most 1 / 18 of a row from 4096^2 on, and it ran faster untrimmed in the (tiles, chunks)
+// grid: 16384^2 at 4 levels 570.5 against 581.3 us (one H200, docs/performance.md).
+template <class T>
+constexpr bool sum_pass_trims() {
+    return sizeof(T) == 4;
+}
+template <class T>
+constexpr PackGroups sum_pass_groups() {
+    constexpr int kV = 16 / static_cast<int>(sizeof(T));
+    return {sum_pass_warps<T>(), (kMaxLevels2d + kV - 1) / kV};
 }
 
-// The sums of a summing pass, for a block whose first kSumWarps warps hold the tile's stored
-// packs in order (warp w: the 32 packs of stream block group + w; the ring's warp sums nothing).
-// Each thread adds a level's terms over its own columns row by row, as the stream kernel's
-// thread does over its `points` rows; where those rows end, the warp adds its threads' sums in
-// store_place_sum's tree and lane 0 adds that to the level's block sum (in shared memory: warps
-// in order, as store_place_sum adds them), which it stores as the partial where the stream
-// block's rows end. The rows of a level reach those ends at the same step in every thread of
-// the block, so the tree's shuffles are never divergent. A column outside the summed ones adds
-// an exact zero (the sums are never -0), which leaves the sum's bits as skipping it would.
+// The sums of a summing pass, for a block whose warps hold the packs of PackGroups blocks in order
+// (warp w: the packs stream block group + w sums, its ring lanes adding nothing). Each thread
+// adds a level's terms over its own columns row by row, as the stream kernel's thread does over
+// its `points` rows; where those rows end, the warp adds its threads' sums in store_place_sum's
+// tree and lane 0 adds that to the level's block sum (in shared memory: warps in order, as
+// store_place_sum adds them), which it stores as the partial where the stream block's rows end.
+// The rows of a level reach those ends at the same step in every thread of the block, so the
+// tree's shuffles are never divergent. A column outside the summed ones adds an exact zero (the
+// sums are never -0), which leaves the sum's bits as skipping it would.
 // Float: (double)now - (double)before, the stream kernel's change, is the float difference
 // converted once wherever that difference is exact (|now - before| no larger than either, so
 // Sterbenz's lemma holds, or both zero), which every point of a warp's level usually is: the
@@ -786,18 +849,16 @@ struct LevelSums {
     double* block_sums;     // [Levels][kSumWarps], shared
     const unsigned* words;  // row_word of the walk's rows from row0 (0: not summed), shared
     double* acc;            // this thread's running sum of level l at acc[l * kSumThreads], shared
-    int group;              // the stream block (x) of this thread's warp, when warp < kSumWarps
+    int group;              // the stream block (x) of this thread's warp
     int row0;               // the walk's first row, y0 - kRowsBefore
-    unsigned summing;       // 1 in the first kSumWarps warps, 0 in the ring's
     unsigned warp, lane;
-    bool keep[V];  // columns summed
+    bool keep[V];  // columns summed: this tile's stored ones within the layout's
 
-    // One shared load and one test per level: a row outside [y0, y1) has a zero word, and the
-    // ring's warp masks the summed bit away (comparing the row and the warp took 6 more
-    // instructions per level, SASS).
+    // One shared load and one test per level: a row outside [y0, y1) has a zero word
+    // (comparing the row with them took more instructions, SASS).
     __device__ void add(int level, int row, const T (&now)[V], const T (&before)[V]) {
         const unsigned word = words[row - row0];
-        if ((word & summing) == 0) return;
+        if ((word & 1u) == 0) return;
         double a = acc[level * kSumThreads];
         add_terms(a, now, before);
         if ((word & 2u) == 0) {
@@ -862,9 +923,8 @@ __host__ __device__ inline RowRange level_block_rows(int y, int blocks, const Bo
 }
 
 // `lead`: columns of the tile before the stored ones (its left ring). Rows: level_block_rows.
-// Summing (Sum = change, `sums` set): the tile's threads are permuted so that the stored packs
-// are threads 0.. in order, whole warps, and the ring packs the threads after them
-// (LevelSums); `group0`: the stream block of tile 0's first warp.
+// Summing (Sum = change): the tile is sum_pass_groups' (LevelSums); `group0`: the stream block of
+// tile 0's first warp.
 template <class T, StencilKind Kind, int Levels, int V, StencilSum Sum>
 __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> out, const Box& box,
                                           const Box& live, const HeatCoeffs<T>& r, int x0,
@@ -872,18 +932,18 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
                                           const LevelSumLayout& sum_layout, int group0) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     constexpr bool kSums = Sum != StencilSum::none;
+    constexpr bool kTrims = kSums && sum_pass_trims<T>();
     const int threads = static_cast<int>(blockDim.x);
-    int pos = static_cast<int>(threadIdx.x);  // the thread's pack in the tile
-    if constexpr (kSums) {
-        const int stored = threads - 2 * (lead / V);
-        const int ring = pos - stored;
-        pos = ring < 0 ? pos + lead / V : (ring < lead / V ? ring : stored + ring);
-    }
-    LevelsTile<T, Levels, V> tile{reinterpret_cast<T*>(smem_raw), threads + 2, pos};
-    const int tile_x = x0 + static_cast<int>(blockIdx.x) * stride;  // the tile's first column
-    const int c0 = tile_x + V * tile.tid;                           // this thread's first
-    const RowRange own = level_block_rows(static_cast<int>(blockIdx.y), static_cast<int>(gridDim.y),
-                                          box, row_anchor, rows);
+    LevelsTile<T, Levels, V> tile{reinterpret_cast<T*>(smem_raw), threads + 2,
+                                  static_cast<int>(threadIdx.x)};
+    // The block's tile and row chunk: (x, y) of the grid (tiles, chunks), but (y, x) of a float
+    // summing pass's grid (chunks, tiles; sum_pass_trims).
+    const int tile_index = static_cast<int>(kTrims ? blockIdx.y : blockIdx.x);
+    const int chunk = static_cast<int>(kTrims ? blockIdx.x : blockIdx.y);
+    const int chunks = static_cast<int>(kTrims ? gridDim.x : gridDim.y);
+    const int tile_x = x0 + tile_index * stride;  // the tile's first column
+    const int c0 = tile_x + V * tile.tid;         // this thread's first
+    const RowRange own = level_block_rows(chunk, chunks, box, row_anchor, rows);
     const int y0 = own.y0;
     const int y1 = own.y1;
     const int first = y0 - Levels;  // the input row of step 0
@@ -909,17 +969,16 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
             Summing s{sum_layout, block_sums, words, sum_acc + threadIdx.x};
             s.warp = threadIdx.x / 32;
             s.lane = threadIdx.x % 32;
-            s.group = group0 + static_cast<int>(blockIdx.x) * Summing::kSumWarps +
-                      static_cast<int>(s.warp);
+            s.group = group0 + tile_index * Summing::kSumWarps + static_cast<int>(s.warp);
             s.row0 = y0 - Summing::kRowsBefore;
-            s.summing = s.warp < Summing::kSumWarps ? 1u : 0u;
 #pragma unroll
-            for (int e = 0; e < V; ++e)
-                s.keep[e] = c0 + e >= sum_layout.x_lo && c0 + e < sum_layout.x_hi;
-            if (threadIdx.x < Summing::kSumThreads) {
-#pragma unroll
-                for (int l = 0; l < Levels; ++l) s.acc[l * Summing::kSumThreads] = 0.0;
+            for (int e = 0; e < V; ++e) {
+                const int c = c0 + e;
+                s.keep[e] = c >= tile_x + lead && c < tile_x + lead + stride &&
+                            c >= sum_layout.x_lo && c < sum_layout.x_hi;
             }
+#pragma unroll
+            for (int l = 0; l < Levels; ++l) s.acc[l * Summing::kSumThreads] = 0.0;
             return s;
         } else {
             return NoLevelSums{};
@@ -930,6 +989,29 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     if (tile.tid < 6 * Levels) {  // the ring's edge cells, read only for columns never stored
         tile.ring[tile.tid * tile.width] = T(0);
         tile.ring[tile.tid * tile.width + tile.width - 1] = T(0);
+    }
+    // Trimmed (sum_pass_trims): the warps with no column the levels read ([lo - Levels, hi +
+    // Levels)) leave after setting up (their ring cells, which the warps beside them read, hold
+    // zeros), and the others' barriers count only them.
+    bool works = true;
+    int working = threads;  // the threads of the warps that work
+    if constexpr (kTrims) {
+        constexpr int kSpan = 32 * V;  // a warp's columns
+        const int lo = box.lo[0] - Levels - tile_x;
+        const int hi = box.hi[0] + Levels - tile_x;
+        const int first_warp = lo <= 0 ? 0 : lo / kSpan;
+        const int last_warp = min(threads / 32 - 1, (hi - 1) / kSpan);
+        const int warp = static_cast<int>(threadIdx.x) / 32;
+        works = warp >= first_warp && warp <= last_warp;
+        working = 32 * (last_warp - first_warp + 1);
+        if (!works) {
+            for (int slot = 0; slot < 3; ++slot) {
+                for (int l = 0; l < Levels; ++l) {
+                    *tile.cell(slot, l, 0) = T(0);
+                    *tile.cell(slot, l, 1) = T(0);
+                }
+            }
+        }
     }
     if constexpr (kSums) {
         if (threadIdx.x < Levels * Summing::kSumWarps) block_sums[threadIdx.x] = 0.0;
@@ -965,8 +1047,13 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
         levels_step<T, Kind, Levels, V, kSlot>(tile, t + kSlot, newest, middle, oldest, input,
                                                column_live, first, live, r, top, sums);
         store(t + kSlot, top);
-        __syncthreads();
+        if constexpr (kTrims) {
+            sync_warps(working);
+        } else {
+            __syncthreads();
+        }
     };
+    if (!works) return;
     rotating_steps<T, Levels, V>(steps, step);
 }
 
@@ -982,17 +1069,22 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
 // waiting on each level's chain of dependent double adds, so warps to switch between are what it
 // runs short of: the register cap sum_pass_blocks gives each (precision, levels) the most blocks
 // per multiprocessor that spill nothing and were measured fastest (one H200, jacobi 2D with the
-// residual every sweep; docs/performance.md). Float (9 warps): 2 levels 3 blocks (70
-// registers), 3 and 4 levels 2 (85; 3 blocks at 72 were 7% faster at 16384^2 and 8-10% slower
-// at 4096^2 and 8192^2, where the trial takes 3 levels), more levels 1 (8 levels need about 200
-// registers). Double (5 warps): 2 levels 6 blocks at 64 registers (4096^2 1.10 x faster than
-// 2), 3 levels 4 (at most 96 registers: uncapped the kernel took 102, which fits 3 blocks, and
-// ran 1.25 x slower), more levels 2.
+// residual every sweep; docs/performance.md). Measured with a warp more per block (the ring's):
+// float 2 levels 3 blocks (70 registers), 3 and 4 levels 2 (85; 3 blocks at 72 were 7% faster
+// at 16384^2 and 8-10% slower at 4096^2 and 8192^2), more levels 1 (8 levels need about 200
+// registers); double 2 levels 6 blocks at 64 registers (4096^2 1.10 x faster than 2), 3 levels 4
+// (at most 96 registers: uncapped the kernel took 102, which fits 3 blocks, and ran 1.25 x
+// slower), more levels 2. Without that warp the same caps give float 2 and 3 levels 3 blocks
+// (72 and 80 registers; 4 levels spill at 80 and keep 2 blocks) and double 2 levels 8 (62),
+// 3 levels 5 (89), 4 levels 4 (at most 128 registers: uncapped the kernel took 139, which fits
+// 3 blocks, and ran 1.14 x slower at 16384^2).
 template <class T, int Levels>
 constexpr int sum_pass_blocks() {
-    if constexpr (sizeof(T) == 8) return Levels == 2 ? 6 : (Levels == 3 ? 4 : 2);
-    if constexpr (Levels == 2) return 3;
-    if constexpr (Levels <= 4) return 2;
+    if constexpr (sizeof(T) == 8)
+        return Levels == 2 ? 8 : (Levels == 3 ? 5 : (Levels == 4 ? 4 : 2));
+    if constexpr (Levels == 2) return 4;
+    if constexpr (Levels == 3) return 3;
+    if constexpr (Levels == 4) return 2;
     return 1;
 }
 template <class T, int Levels, int V>

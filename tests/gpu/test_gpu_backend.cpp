@@ -76,6 +76,16 @@ const std::vector<Deck> kDecks = {
      "[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 23]\n[boundary]\nkind = "
      "\"benchmark\"\n[time]\nsteps = 20\nnorm_every = 5\n",
      2e-5},
+    // A residual every sweep over several tiles of the summing pass's x layout (PackGroups:
+    // 252 float packs, 120 double packs apart, idle ring lanes between them).
+    {"jacobi2d_tiles_float",
+     "[problem]\nname = \"jacobi\"\n[grid]\ncells = [2101, 19]\n[boundary]\nkind = "
+     "\"benchmark\"\n[time]\nsteps = 12\nnorm_every = 1\n",
+     2e-5},
+    {"jacobi2d_tiles_double",
+     "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [1001, 19]\n"
+     "[boundary]\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 12\nnorm_every = 1\n",
+     1e-12},
     {"heat3d_wide_double",
      "[grid]\ncells = [135, 9, 11]\n[initial]\nkind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = "
      "15\n",
@@ -668,6 +678,8 @@ TEST(GpuResidual, FusedEqualsTheSeparatePassAndRepeatsExactly) {
     GRIDSIM_REQUIRE_GPU();
     const std::vector<std::string> decks = {
         "[problem]\nname = \"jacobi\"\n[grid]\ncells = [45, 38]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 30\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [1103, 38]\n[boundary]\nkind = "
         "\"benchmark\"\n[time]\nsteps = 30\nnorm_every = 1\n",
         "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [23, 17, 29]\n"
         "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 30\nnorm_every = 1\n"};
