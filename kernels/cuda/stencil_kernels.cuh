@@ -839,7 +839,7 @@ constexpr PackGroups sum_pass_groups() {
 template <class T, int Levels, int V>
 struct LevelSums {
     static constexpr int kSumWarps = sum_pass_warps<T>();
-    static constexpr int kSumThreads = 32 * kSumWarps;
+    static constexpr int kSumThreads = sum_pass_threads<T>();
     // The rows of the block's walk that a level can reach, before y0 and after y1 (levels_2d).
     static constexpr int kRowsBefore = 3 * Levels;
     static constexpr int kRowsAfter = 2 * Levels;
@@ -854,8 +854,8 @@ struct LevelSums {
     unsigned warp, lane;
     bool keep[V];  // columns summed: this tile's stored ones within the layout's
 
-    // One shared load and one test per level: a row outside [y0, y1) has a zero word
-    // (comparing the row with them took more instructions, SASS).
+    // One shared load and one test per level: a row outside [y0, y1) has a zero word (comparing
+    // the row with y0 and y1 took more instructions, SASS).
     __device__ void add(int level, int row, const T (&now)[V], const T (&before)[V]) {
         const unsigned word = words[row - row0];
         if ((word & 1u) == 0) return;
@@ -972,10 +972,9 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
             s.group = group0 + tile_index * Summing::kSumWarps + static_cast<int>(s.warp);
             s.row0 = y0 - Summing::kRowsBefore;
 #pragma unroll
-            for (int e = 0; e < V; ++e) {
+            for (int e = 0; e < V; ++e) {  // the summed boxes lie within the pass's box
                 const int c = c0 + e;
-                s.keep[e] = c >= tile_x + lead && c < tile_x + lead + stride &&
-                            c >= sum_layout.x_lo && c < sum_layout.x_hi;
+                s.keep[e] = stores.on[e] && c >= sum_layout.x_lo && c < sum_layout.x_hi;
             }
 #pragma unroll
             for (int l = 0; l < Levels; ++l) s.acc[l * Summing::kSumThreads] = 0.0;
