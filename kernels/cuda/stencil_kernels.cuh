@@ -615,6 +615,11 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
+// Asks L2 to fetch the line at global address `p` (a hint: nothing waits for it).
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
+}
+
 // A barrier for the first `threads` threads to arrive (whole warps): those of a block whose other
 // warps have returned.
 __device__ __forceinline__ void sync_warps(int threads) {
@@ -651,8 +656,10 @@ __device__ __forceinline__ void rotating_steps(int steps, Step& step) {
 // row and moves every level on by one row, level j lagging 2j rows behind the input: the three
 // rows of level j - 1 that level j reads were made one, two and three steps earlier. A thread
 // keeps them for its own columns in registers, and shares its first and last column through a
-// ring of three shared rows per level: a row is read two steps after it was written and
-// overwritten three steps after, so one barrier per step orders every access. The register
+// ring of three shared rows per level: a row made at step t is read at step t + 2 and
+// overwritten at step t + 3, so one barrier per step orders every access. A loaded row (level 0)
+// goes into the ring a step after its load, still a step before it is read, so that no thread
+// waits at the barrier for its load to arrive (ncu: 10% of the summing pass's stalls). The register
 // rows rotate their roles every step (the step body is unrolled three times) instead of being
 // copied. Points outside `live` (global Dirichlet points) keep their value at every level; the
 // stencil is stencil_point with the stream kernel's arguments, so every point is bitwise the
@@ -669,7 +676,10 @@ struct LevelsTile {
     }
 };
 
-template <class T, StencilKind Kind, int Levels, int V, int Slot, class Sums>
+// kWhole: every row the block's walk reaches and every column of the warp is live, and each of
+// its threads sums all its columns or none (levels_2d): no live test, and no sum that looks at
+// single columns.
+template <class T, StencilKind Kind, int Levels, int V, int Slot, bool kWhole, class Sums>
 __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile, int t,
                                             T (&newest)[Levels][V], T (&middle)[Levels][V],
                                             T (&oldest)[Levels][V], const T (&input)[V],
@@ -683,7 +693,7 @@ __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile
 #pragma unroll
     for (int j = Levels; j >= 1; --j) {
         const int row = first + t - 2 * j;
-        const bool row_live = row >= live.lo[1] && row < live.hi[1];
+        const bool row_live = kWhole || (row >= live.lo[1] && row < live.hi[1]);
         const T left = *(tile.cell(kRead, j - 1, 1) - 1);   // last column of the thread before
         const T right = *(tile.cell(kRead, j - 1, 0) + 1);  // first column of the thread after
         T v[V];
@@ -694,9 +704,9 @@ __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile
             const T xp = e == V - 1 ? right : middle[j - 1][e + 1];
             v[e] =
                 stencil_point<T, 2, Kind>(c, xm, xp, oldest[j - 1][e], newest[j - 1][e], c, c, r);
-            if (!(row_live && column_live[e])) v[e] = c;
+            if (!(row_live && (kWhole || column_live[e]))) v[e] = c;
         }
-        sums.add(j - 1, row, v, middle[j - 1]);
+        sums.template add<kWhole>(j - 1, row, v, middle[j - 1]);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
             if (j == Levels) {
@@ -710,15 +720,16 @@ __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile
             *tile.cell(Slot, j, 1) = v[V - 1];
         }
     }
+    // The row loaded at step t - 1 (newest[0], zero before the first step) into its ring slot.
+    *tile.cell((Slot + 2) % 3, 0, 0) = newest[0][0];
+    *tile.cell((Slot + 2) % 3, 0, 1) = newest[0][V - 1];
 #pragma unroll
     for (int e = 0; e < V; ++e) oldest[0][e] = input[e];
-    *tile.cell(Slot, 0, 0) = input[0];
-    *tile.cell(Slot, 0, 1) = input[V - 1];
 }
 
 // A levels kernel that sums nothing.
 struct NoLevelSums {
-    template <class T, int V>
+    template <bool kWhole, class T, int V>
     __device__ void add(int /*level*/, int /*row*/, const T (&)[V], const T (&)[V]) {}
 };
 
@@ -774,11 +785,12 @@ __device__ inline RowPlace place_row(const LevelSumLayout& s, int r) {
 }
 
 // Where the rows of a block of a summing pass sit in the layout, one word per row of its walk (zero
-// outside the rows it owns): bit 0 summed, bit 1 the end of a thread's rows, bit 2 the end of a
-// stream block's rows, the rest the partial slot of the block row (place_row, looked up once per
-// block instead of once per level and step).
+// outside the rows it owns): bit 0 summed within a thread's rows, bit 1 summed at the end of a
+// thread's rows, bit 2 the end of a stream block's rows, the rest the partial slot of the block
+// row (place_row, looked up once per block instead of once per level and step).
 __device__ __forceinline__ unsigned row_word(const RowPlace& p) {
-    return (p.slot << 3) | (p.block_end ? 4u : 0u) | (p.chunk_end ? 2u : 0u) | (p.summed ? 1u : 0u);
+    if (!p.summed) return 0u;
+    return (p.slot << 3) | (p.block_end ? 4u : 0u) | (p.chunk_end ? 2u : 1u);
 }
 
 // A summing pass's tile: sum_pass_warps warps of 32 packs, 8 in float and 4 in double, laid out
@@ -854,18 +866,24 @@ struct LevelSums {
     unsigned warp, lane;
     bool keep[V];  // columns summed: this tile's stored ones within the layout's
 
-    // One shared load and one test per level: a row outside [y0, y1) has a zero word (comparing
-    // the row with y0 and y1 took more instructions, SASS).
+    // One shared load and, on the usual row (summed within a thread's rows), one test per level:
+    // a row outside [y0, y1) has a zero word (comparing the row with y0 and y1 took more
+    // instructions, SASS). kWhole (levels_step): a thread that
+    // sums none of its columns (the ring's) adds their terms all the same, and its sum counts as
+    // zero where the warp adds its threads' sums: the bits of adding nothing, without a select
+    // per column and level.
+    template <bool kWhole>
     __device__ void add(int level, int row, const T (&now)[V], const T (&before)[V]) {
         const unsigned word = words[row - row0];
-        if ((word & 1u) == 0) return;
         double a = acc[level * kSumThreads];
-        add_terms(a, now, before);
-        if ((word & 2u) == 0) {
+        if ((word & 1u) != 0) {  // the usual row: one test
+            add_terms<kWhole>(a, now, before);
             acc[level * kSumThreads] = a;
             return;
         }
-        const double w = warp_tree_sum(a, lane, 32);
+        if ((word & 2u) == 0) return;
+        add_terms<kWhole>(a, now, before);
+        const double w = warp_tree_sum(kWhole && !keep[0] ? 0.0 : a, lane, 32);
         if (lane == 0) {
             double& b = block_sums[level * kSumWarps + warp];
             b += w;
@@ -878,6 +896,7 @@ struct LevelSums {
         acc[level * kSumThreads] = 0.0;
     }
 
+    template <bool kWhole>
     __device__ void add_terms(double& a, const T (&now)[V], const T (&before)[V]) const {
         if constexpr (std::is_same_v<T, float>) {
             // d is exact where |d| <= min(|now|, |before|): then now and before have one sign
@@ -892,7 +911,7 @@ struct LevelSums {
             bool exact = true;
 #pragma unroll
             for (int e = 0; e < V; ++e) {
-                d[e] = keep[e] ? now[e] - before[e] : 0.0f;
+                d[e] = kWhole || keep[e] ? now[e] - before[e] : 0.0f;
                 exact = exact & (fabsf(d[e]) <= fminf(fabsf(now[e]), fabsf(before[e])));
             }
             if (__all_sync(0xffffffffu, exact)) {
@@ -906,7 +925,7 @@ struct LevelSums {
         }
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-            if (keep[e]) a += stencil_sum_term<StencilSum::change>(now[e], before[e]);
+            if (kWhole || keep[e]) a += stencil_sum_term<StencilSum::change>(now[e], before[e]);
         }
     }
 };
@@ -933,7 +952,10 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     extern __shared__ __align__(16) unsigned char smem_raw[];
     constexpr bool kSums = Sum != StencilSum::none;
     constexpr bool kTrims = kSums && sum_pass_trims<T>();
-    const int threads = static_cast<int>(blockDim.x);
+    // A summing pass's block size is a constant, and so are its ring cells' offsets: from
+    // blockDim.x they took integer multiplies at every access (SASS; the float pass ran 1.07 x
+    // faster without them).
+    const int threads = kSums ? sum_pass_threads<T>() : static_cast<int>(blockDim.x);
     LevelsTile<T, Levels, V> tile{reinterpret_cast<T*>(smem_raw), threads + 2,
                                   static_cast<int>(threadIdx.x)};
     // The block's tile and row chunk: (x, y) of the grid (tiles, chunks), but (y, x) of a float
@@ -1022,10 +1044,30 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     }
     __syncthreads();
     const int steps = (y1 - y0) + 3 * Levels;
+    // A row is used a step after its load, which under load was not always long enough (ncu:
+    // the pass's threads waited on it): the load also asks L2 for the row kAhead steps on.
+    constexpr int kAhead = 2;
+    const std::int64_t ahead = kAhead * sy;
+    // The offset of row `row` in this thread's column. A summing pass keeps the rows it loads
+    // and stores from step to step, one row further each call (a row's 64-bit offset took 7
+    // instructions, SASS); the plain passes ran 5% faster computing it afresh.
+    std::int64_t load_at = column + first * sy;                  // step 0's row
+    std::int64_t store_at = column + (first - 2 * Levels) * sy;  // step 0's top level row
+    auto offset = [&](std::int64_t& kept, int row) {
+        if constexpr (kSums) {
+            const std::int64_t at = kept;
+            kept += sy;
+            return at;
+        } else {
+            return column + row * sy;
+        }
+    };
     auto load = [&](int t, T(&v)[V]) {
         const int row = first + t;
+        const std::int64_t at = offset(load_at, row);
+        if (loads.all && row + kAhead < y1 + Levels) prefetch_l2(in.data + at + ahead);
         if (row < y1 + Levels) {
-            loads.load(in.data + column + row * sy, v);
+            loads.load(in.data + at, v);
         } else {
 #pragma unroll
             for (int e = 0; e < V; ++e) v[e] = T(0);
@@ -1033,27 +1075,48 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     };
     auto store = [&](int t, const T(&v)[V]) {
         const int row = first + t - 2 * Levels;
-        if (stores.any && row >= y0 && row < y1) stores.store(out.data + column + row * sy, v);
+        const std::int64_t at = offset(store_at, row);
+        if (stores.any && row >= y0 && row < y1) stores.store(out.data + at, v);
     };
-    // Step t + Slot with the register rows in the roles that step gives them; its ring slot is
-    // (t + Slot) % 3 = Slot, t staying a multiple of 3 at the top of the loop.
-    auto step = [&](auto slot, int t, T(&newest)[Levels][V], T(&middle)[Levels][V],
-                    T(&oldest)[Levels][V]) {
-        constexpr int kSlot = decltype(slot)::value;
-        T input[V];
-        T top[V];
-        load(t + kSlot, input);
-        levels_step<T, Kind, Levels, V, kSlot>(tile, t + kSlot, newest, middle, oldest, input,
-                                               column_live, first, live, r, top, sums);
-        store(t + kSlot, top);
-        if constexpr (kTrims) {
-            sync_warps(working);
-        } else {
-            __syncthreads();
-        }
+    // A summing pass's loop in two copies: kWhole (levels_step) for a warp whose walk's rows and
+    // columns are all live and whose threads each sum all their columns or none (every warp but
+    // those at the domain's boundary or a box's x edge), so that its steps test no point.
+    auto walk = [&](auto whole) {
+        constexpr bool kWhole = decltype(whole)::value;
+        // Step t + Slot with the register rows in the roles that step gives them; its ring slot
+        // is (t + Slot) % 3 = Slot, t staying a multiple of 3 at the top of the loop.
+        auto step = [&](auto slot, int t, T(&newest)[Levels][V], T(&middle)[Levels][V],
+                        T(&oldest)[Levels][V]) {
+            constexpr int kSlot = decltype(slot)::value;
+            T input[V];
+            T top[V];
+            load(t + kSlot, input);
+            levels_step<T, Kind, Levels, V, kSlot, kWhole>(tile, t + kSlot, newest, middle, oldest,
+                                                           input, column_live, first, live, r, top,
+                                                           sums);
+            store(t + kSlot, top);
+            if constexpr (kTrims) {
+                sync_warps(working);
+            } else {
+                __syncthreads();
+            }
+        };
+        rotating_steps<T, Levels, V>(steps, step);
     };
     if (!works) return;
-    rotating_steps<T, Levels, V>(steps, step);
+    // Float only: the double 4-level pass ran 1.09 x slower at 4096^2 with both copies (one
+    // H200, docs/performance.md).
+    if constexpr (kSums && sizeof(T) == 4) {
+        // The walk's rows: level j makes rows first + t - 2 j for t in [0, steps).
+        bool whole = y0 - 3 * Levels >= live.lo[1] && y1 + 2 * Levels - 3 < live.hi[1];
+#pragma unroll
+        for (int e = 0; e < V; ++e) whole = whole && column_live[e] && sums.keep[e] == sums.keep[0];
+        if (__all_sync(0xffffffffu, whole)) {  // a summing pass's block is whole warps
+            walk(std::true_type{});
+            return;
+        }
+    }
+    walk(std::false_type{});
 }
 
 template <class T, StencilKind Kind, int Levels, int V>
