@@ -1104,14 +1104,16 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
         rotating_steps<T, Levels, V>(steps, step);
     };
     if (!works) return;
-    // Float only: the double 4-level pass ran 1.09 x slower at 4096^2 with both copies (one
-    // H200, docs/performance.md).
+    // Float only, and chunks of at least kWholeRows rows: the double 4-level pass ran 1.09 x
+    // slower at 4096^2 with both copies, and a float pass of 16-row chunks (2048^2) 1.11 x, two
+    // ranks sharing a GPU at 2048^2 and 4096^2 (8-32 rows) 1.2 x (one H200, docs/performance.md).
+    constexpr int kWholeRows = 48;
     if constexpr (kSums && sizeof(T) == 4) {
         // The walk's rows: level j makes rows first + t - 2 j for t in [0, steps).
         bool whole = y0 - 3 * Levels >= live.lo[1] && y1 + 2 * Levels - 3 < live.hi[1];
 #pragma unroll
         for (int e = 0; e < V; ++e) whole = whole && column_live[e] && sums.keep[e] == sums.keep[0];
-        if (__all_sync(0xffffffffu, whole)) {  // a summing pass's block is whole warps
+        if (rows >= kWholeRows && __all_sync(0xffffffffu, whole)) {  // blocks are whole warps
             walk(std::true_type{});
             return;
         }
