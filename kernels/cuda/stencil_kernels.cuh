@@ -827,6 +827,14 @@ template <class T>
 constexpr bool sum_pass_trims() {
     return sizeof(T) == 4;
 }
+// The rows a summing pass's chunks need before its warps take the whole-warp copy of the loop
+// (levels_2d; 0: never). Float only, and chunks of at least 48 rows: the double 4-level pass ran
+// 1.09 x slower at 4096^2 with both copies, and a float pass of 16-row chunks (2048^2) 1.11 x,
+// two ranks sharing a GPU at 2048^2 and 4096^2 (8-32 rows) 1.2 x (one H200, docs/performance.md).
+template <class T>
+constexpr int sum_pass_whole_rows() {
+    return sizeof(T) == 4 ? 48 : 0;
+}
 template <class T>
 constexpr PackGroups sum_pass_groups() {
     constexpr int kV = 16 / static_cast<int>(sizeof(T));
@@ -868,10 +876,9 @@ struct LevelSums {
 
     // One shared load and, on the usual row (summed within a thread's rows), one test per level:
     // a row outside [y0, y1) has a zero word (comparing the row with y0 and y1 took more
-    // instructions, SASS). kWhole (levels_step): a thread that
-    // sums none of its columns (the ring's) adds their terms all the same, and its sum counts as
-    // zero where the warp adds its threads' sums: the bits of adding nothing, without a select
-    // per column and level.
+    // instructions, SASS). kWhole (levels_step): a thread that sums none of its columns (the
+    // ring's) adds their terms all the same, and its sum counts as zero where the warp adds its
+    // threads' sums: the bits of adding nothing, without a select per column and level.
     template <bool kWhole>
     __device__ void add(int level, int row, const T (&now)[V], const T (&before)[V]) {
         const unsigned word = words[row - row0];
@@ -1078,9 +1085,10 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
         const std::int64_t at = offset(store_at, row);
         if (stores.any && row >= y0 && row < y1) stores.store(out.data + at, v);
     };
-    // A summing pass's loop in two copies: kWhole (levels_step) for a warp whose walk's rows and
-    // columns are all live and whose threads each sum all their columns or none (every warp but
-    // those at the domain's boundary or a box's x edge), so that its steps test no point.
+    // A summing pass's loop in two copies (sum_pass_whole_rows): kWhole (levels_step) for a warp
+    // whose walk's rows and columns are all live and whose threads each sum all their columns or
+    // none (every warp but those at the domain's boundary or a box's x edge), so that its steps
+    // test no point.
     auto walk = [&](auto whole) {
         constexpr bool kWhole = decltype(whole)::value;
         // Step t + Slot with the register rows in the roles that step gives them; its ring slot
@@ -1104,16 +1112,14 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
         rotating_steps<T, Levels, V>(steps, step);
     };
     if (!works) return;
-    // Float only, and chunks of at least kWholeRows rows: the double 4-level pass ran 1.09 x
-    // slower at 4096^2 with both copies, and a float pass of 16-row chunks (2048^2) 1.11 x, two
-    // ranks sharing a GPU at 2048^2 and 4096^2 (8-32 rows) 1.2 x (one H200, docs/performance.md).
-    constexpr int kWholeRows = 48;
-    if constexpr (kSums && sizeof(T) == 4) {
+    if constexpr (kSums && sum_pass_whole_rows<T>() > 0) {
         // The walk's rows: level j makes rows first + t - 2 j for t in [0, steps).
-        bool whole = y0 - 3 * Levels >= live.lo[1] && y1 + 2 * Levels - 3 < live.hi[1];
+        bool whole_warp = y0 - 3 * Levels >= live.lo[1] && y1 + 2 * Levels - 3 < live.hi[1];
 #pragma unroll
-        for (int e = 0; e < V; ++e) whole = whole && column_live[e] && sums.keep[e] == sums.keep[0];
-        if (rows >= kWholeRows && __all_sync(0xffffffffu, whole)) {  // blocks are whole warps
+        for (int e = 0; e < V; ++e)
+            whole_warp = whole_warp && column_live[e] && sums.keep[e] == sums.keep[0];
+        // A summing pass's blocks are whole warps.
+        if (rows >= sum_pass_whole_rows<T>() && __all_sync(0xffffffffu, whole_warp)) {
             walk(std::true_type{});
             return;
         }
