@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
@@ -825,8 +826,16 @@ private:
     template <class Op>
     void launch_faces(const FaceMoves<T>& m, Op op, Lane lane) {
         cuda::FaceStarts start{};
-        for (int f = 0; f < m.count; ++f) start.at[f + 1] = start.at[f] + m.box[f].count();
+        for (int f = 0; f < m.count; ++f) {
+            const Box& b = m.box[f];
+            if (b.count() > std::numeric_limits<int>::max())
+                throw std::logic_error("a halo face of 2^31 points or more");
+            start.at[f + 1] = start.at[f] + b.count();
+            start.nx[f] = FastDivide(static_cast<unsigned>(std::max(1, b.hi[0] - b.lo[0])));
+            start.ny[f] = FastDivide(static_cast<unsigned>(std::max(1, b.hi[1] - b.lo[1])));
+        }
         const long long n = start.at[m.count];
+        for (int f = m.count + 1; f <= FaceMoves<T>::kMaxFaces; ++f) start.at[f] = n;
         if (n == 0) return;
         cuda::faces_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(m, start, op);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());

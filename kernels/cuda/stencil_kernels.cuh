@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "grid/box.hpp"
+#include "kernels/fast_divide.hpp"
 #include "kernels/stencil.hpp"
 #include "kernels/vector_ops.hpp"
 
@@ -1375,29 +1376,44 @@ __global__ void box_kernel(Box b, long long n, Op op) {
     }
 }
 
-// Where each face's points start in the one index range of a faces_kernel launch (at[count]: the
-// total).
+// Where each face's points start in the one index range of a faces_kernel launch (at[count] and
+// every entry after it: the total), and its x and y extents as divisors.
 struct FaceStarts {
     long long at[FaceMoves<float>::kMaxFaces + 1];
+    FastDivide nx[FaceMoves<float>::kMaxFaces];
+    FastDivide ny[FaceMoves<float>::kMaxFaces];
 };
 
 // Every face of `m` in one launch, grid-stride: thread t finds its face by the running point
-// counts (at most six comparisons), then its point in that face's box (x fastest), and calls
-// op(m, face, position in the face, i, j, k).
+// counts, then its point in that face's box (x fastest), and calls op(m, face, position in the
+// face, i, j, k). The counts are read at constant indices only: indexed by run-time values (the
+// face found so far, the face count) they were copied to local memory in every thread, whose stores
+// kept L2 busy (a pair of 3 x 518 x 518 double faces took 27 us against 12 now;
+// docs/performance.md, "Halo moves"). The divisions by the face's extents are FastDivide's; a
+// position within a face is below 2^31 (launch_faces checks).
 template <class T, class Op>
 __global__ void faces_kernel(FaceMoves<T> m, FaceStarts start, Op op) {
-    const long long n = start.at[m.count];
+    const long long n = start.at[FaceMoves<T>::kMaxFaces];
     for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
          t += static_cast<long long>(gridDim.x) * blockDim.x) {
         int f = 0;
-        while (t >= start.at[f + 1]) ++f;
+        long long first = 0;
+#pragma unroll
+        for (int g = 1; g < FaceMoves<T>::kMaxFaces; ++g) {
+            if (t >= start.at[g]) {
+                f = g;
+                first = start.at[g];
+            }
+        }
         const Box b = m.box[f];
-        const long long local = t - start.at[f];
-        const int nx = b.hi[0] - b.lo[0];
-        const int ny = b.hi[1] - b.lo[1];
-        const long long row = local / nx;
-        op(m, f, local, b.lo[0] + static_cast<int>(local % nx),
-           b.lo[1] + static_cast<int>(row % ny), b.lo[2] + static_cast<int>(row / ny));
+        const auto local = static_cast<unsigned>(t - first);
+        const FastDivide nx = start.nx[f];
+        const FastDivide ny = start.ny[f];
+        const unsigned row = nx.quotient(local);
+        const unsigned plane = ny.quotient(row);
+        op(m, f, local, b.lo[0] + static_cast<int>(local - row * nx.divisor()),
+           b.lo[1] + static_cast<int>(row - plane * ny.divisor()),
+           b.lo[2] + static_cast<int>(plane));
     }
 }
 
