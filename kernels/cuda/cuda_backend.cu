@@ -825,19 +825,20 @@ private:
 
     template <class Op>
     void launch_faces(const FaceMoves<T>& m, Op op, Lane lane) {
-        cuda::FaceStarts start{};
+        cuda::FaceLayout layout{};
         for (int f = 0; f < m.count; ++f) {
             const Box& b = m.box[f];
             if (b.count() > std::numeric_limits<int>::max())
                 throw std::logic_error("a halo face of 2^31 points or more");
-            start.at[f + 1] = start.at[f] + b.count();
-            start.nx[f] = FastDivide(static_cast<unsigned>(std::max(1, b.hi[0] - b.lo[0])));
-            start.ny[f] = FastDivide(static_cast<unsigned>(std::max(1, b.hi[1] - b.lo[1])));
+            layout.at[f + 1] = layout.at[f] + b.count();
+            // An empty face's extent may be 0; FastDivide needs a divisor of 1 or more.
+            layout.nx[f] = FastDivide(static_cast<unsigned>(std::max(1, b.hi[0] - b.lo[0])));
+            layout.ny[f] = FastDivide(static_cast<unsigned>(std::max(1, b.hi[1] - b.lo[1])));
         }
-        const long long n = start.at[m.count];
-        for (int f = m.count + 1; f <= FaceMoves<T>::kMaxFaces; ++f) start.at[f] = n;
+        const long long n = layout.at[m.count];
+        for (int f = m.count + 1; f <= FaceMoves<T>::kMaxFaces; ++f) layout.at[f] = n;
         if (n == 0) return;
-        cuda::faces_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(m, start, op);
+        cuda::faces_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(m, layout, op);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

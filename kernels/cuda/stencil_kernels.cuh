@@ -1376,9 +1376,9 @@ __global__ void box_kernel(Box b, long long n, Op op) {
     }
 }
 
-// Where each face's points start in the one index range of a faces_kernel launch (at[count] and
-// every entry after it: the total), and its x and y extents as divisors.
-struct FaceStarts {
+// The faces of a faces_kernel launch in its one index range: where each face's points start
+// (at[count] and every entry after it: the total), and its x and y extents as divisors.
+struct FaceLayout {
     long long at[FaceMoves<float>::kMaxFaces + 1];
     FastDivide nx[FaceMoves<float>::kMaxFaces];
     FastDivide ny[FaceMoves<float>::kMaxFaces];
@@ -1392,23 +1392,23 @@ struct FaceStarts {
 // docs/performance.md, "Halo moves"). The divisions by the face's extents are FastDivide's; a
 // position within a face is below 2^31 (launch_faces checks).
 template <class T, class Op>
-__global__ void faces_kernel(FaceMoves<T> m, FaceStarts start, Op op) {
-    const long long n = start.at[FaceMoves<T>::kMaxFaces];
+__global__ void faces_kernel(FaceMoves<T> m, FaceLayout layout, Op op) {
+    const long long n = layout.at[FaceMoves<T>::kMaxFaces];
     for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
          t += static_cast<long long>(gridDim.x) * blockDim.x) {
         int f = 0;
         long long first = 0;
 #pragma unroll
         for (int g = 1; g < FaceMoves<T>::kMaxFaces; ++g) {
-            if (t >= start.at[g]) {
+            if (t >= layout.at[g]) {
                 f = g;
-                first = start.at[g];
+                first = layout.at[g];
             }
         }
         const Box b = m.box[f];
         const auto local = static_cast<unsigned>(t - first);
-        const FastDivide nx = start.nx[f];
-        const FastDivide ny = start.ny[f];
+        const FastDivide nx = layout.nx[f];
+        const FastDivide ny = layout.ny[f];
         const unsigned row = nx.quotient(local);
         const unsigned plane = ny.quotient(row);
         op(m, f, local, b.lo[0] + static_cast<int>(local - row * nx.divisor()),
