@@ -838,7 +838,9 @@ private:
         const long long n = layout.at[m.count];
         for (int f = m.count + 1; f <= FaceMoves<T>::kMaxFaces; ++f) layout.at[f] = n;
         if (n == 0) return;
-        cuda::faces_kernel<<<blocks_for(n), kCopyThreads, 0, stream(lane)>>>(m, layout, op);
+        const auto blocks =
+            static_cast<unsigned>(std::clamp<long long>(ceil_div(n, cuda::kFaceThreads), 1, 65535));
+        cuda::faces_kernel<<<blocks, cuda::kFaceThreads, 0, stream(lane)>>>(m, layout, op);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

@@ -1384,6 +1384,16 @@ struct FaceLayout {
     FastDivide ny[FaceMoves<float>::kMaxFaces];
 };
 
+// Threads of a faces_kernel block, and the registers they may use: 128 threads at 32 registers
+// fit in what a multiprocessor has left beside a block of the 3D levels kernel (768 threads at
+// 80 registers leave 4096), so that a move issued while an interior pass fills the GPU runs
+// beside it instead of waiting until one of the pass's blocks ends: two ranks sharing one H200,
+// heat 512^3 at k = 3, 352-356 us per step against 368-374 with 256-thread blocks
+// (docs/performance.md, "Halo moves beside a pass"). A 2D levels pass (3 blocks of 128
+// threads at 168 registers per multiprocessor) leaves 1024, too few for any move.
+constexpr int kFaceThreads = 128;
+constexpr int kFaceBlocksPerSm = 16;  // 65536 registers / (128 x 16): 32 per thread
+
 // Every face of `m` in one launch, grid-stride: thread t finds its face by the running point
 // counts, then its point in that face's box (x fastest), and calls op(m, face, position in the
 // face, i, j, k). The counts are read at constant indices only: indexed by run-time values (the
@@ -1392,7 +1402,8 @@ struct FaceLayout {
 // docs/performance.md, "Halo moves"). The divisions by the face's extents are FastDivide's; a
 // position within a face is below 2^31 (launch_faces checks).
 template <class T, class Op>
-__global__ void faces_kernel(FaceMoves<T> m, FaceLayout layout, Op op) {
+__global__ void __launch_bounds__(kFaceThreads, kFaceBlocksPerSm)
+    faces_kernel(FaceMoves<T> m, FaceLayout layout, Op op) {
     const long long n = layout.at[FaceMoves<T>::kMaxFaces];
     for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
          t += static_cast<long long>(gridDim.x) * blockDim.x) {

@@ -44,7 +44,9 @@ struct FaceSignals {
 using SystemCounter = cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>;
 
 constexpr int kMaxFaces = 6;
-constexpr int kPutThreads = 256;
+// 128 threads at 32 registers: a put fits beside a 3D levels block, as halo moves do
+// (cuda::kFaceThreads).
+constexpr int kPutThreads = 128;
 
 struct PutFace {
     const uint4* src = nullptr;  // our packed face (16-byte aligned: its own cudaMalloc)
@@ -74,7 +76,7 @@ __device__ void copy_words(const uint4* src, uint4* dst, std::size_t words) {
 }
 
 // Grid (blocks per face, faces).
-__global__ void __launch_bounds__(kPutThreads) peer_put(PutFaces faces) {
+__global__ void __launch_bounds__(kPutThreads, 16) peer_put(PutFaces faces) {
     const PutFace& p = faces.face[blockIdx.y];
     const unsigned long long done = p.mine->epoch;  // the previous exchange, waited for
     if (threadIdx.x == 0) {
