@@ -80,7 +80,7 @@ constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
 constexpr const char* kGraphNames[] = {"auto", "on", "off"};
-constexpr const char* kOverlapNames[] = {"auto", "on", "off"};
+constexpr const char* kOverlapNames[] = {"auto", "on", "off", "fused"};
 
 // Every value the field starts from must be finite and, in float, within float's range: an
 // amplitude of 1e39 would otherwise start the run from infinities.
@@ -368,7 +368,7 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
                            "parallel.backend = \"cpu\" uses \"staged\"",
                            to_string(c.transport)));
     }
-    if (auto v = r.auto_or_boolean("parallel.overlap")) c.overlap = OverlapMode(*v);
+    if (auto v = r.auto_or_boolean("parallel.overlap", {"fused"})) c.overlap = OverlapMode(*v);
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
     if (auto v = r.choice("parallel.kernel", {"stream", "tiled", "naive"}))
         c.kernel = KernelKind(*v);
@@ -569,8 +569,8 @@ toml::table to_table(const Config& c) {
                                {"async_buffers", c.async_buffers}}},
     };
     toml::table* parallel = t.get_as<toml::table>("parallel");
-    if (c.overlap == OverlapMode::automatic) {
-        parallel->insert("overlap", "auto");
+    if (c.overlap == OverlapMode::automatic || c.overlap == OverlapMode::fused) {
+        parallel->insert("overlap", to_string(c.overlap));
     } else {
         parallel->insert("overlap", c.overlap == OverlapMode::on);
     }

@@ -32,9 +32,11 @@ enum class KernelKind { stream, tiled, naive };
 // parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
 enum class BindMode { automatic, none, numa, strict };
 enum class GraphMode { automatic, on, off };
-// parallel.overlap: the halo exchange beside the interior (on), after it on one lane (off), or
-// (auto) a sweep without sums on a rank with no neighbour on another rank in one launch.
-enum class OverlapMode { automatic, on, off };
+// parallel.overlap: the halo exchange beside the interior (on), after it on one lane (off),
+// every updated point of a sweep or pass in one launch and then the halos (fused), or (auto) a
+// sweep without sums on a rank with no neighbour on another rank fused, and with time blocks
+// on several ranks whichever of on and fused a start-up trial finds faster.
+enum class OverlapMode { automatic, on, off, fused };
 // The most sweeps between halo exchanges parallel.time_block may ask for (also the depth of the
 // overlap shell: docs/architecture.md, "Temporal blocking").
 constexpr int kMaxTimeBlock = 8;
@@ -250,7 +252,7 @@ const char* to_string(AxisBc v);
 const char* to_string(InitialKind v);
 const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
-const char* to_string(OverlapMode v);  // "auto", "on", "off"
+const char* to_string(OverlapMode v);  // "auto", "on", "off", "fused"
 const char* to_string(KernelKind v);
 const char* to_string(BindMode v);
 const char* to_string(GraphMode v);

@@ -154,12 +154,20 @@ std::optional<bool> DeckReader::boolean(std::string_view key) const {
     return n->as_boolean()->get();
 }
 
-std::optional<int> DeckReader::auto_or_boolean(std::string_view key) const {
+std::optional<int> DeckReader::auto_or_boolean(
+    std::string_view key, std::initializer_list<std::string_view> words) const {
     const toml::node* n = find(key);
     if (n == nullptr) return std::nullopt;
     if (n->is_boolean()) return n->as_boolean()->get() ? 1 : 2;
     if (n->is_string() && n->as_string()->get() == "auto") return 0;
-    fail(key, fmt::format("expected \"auto\", true or false, got {}",
+    std::string expected = "\"auto\"";
+    int index = 3;
+    for (std::string_view w : words) {
+        if (n->is_string() && n->as_string()->get() == w) return index;
+        expected += fmt::format(", \"{}\"", w);
+        ++index;
+    }
+    fail(key, fmt::format("expected {}, true or false, got {}", expected,
                           n->is_string() ? "\"" + n->as_string()->get() + "\""
                                          : std::string(type_name(n->type()))));
 }

@@ -33,8 +33,9 @@ public:
                                                               std::int64_t min,
                                                               std::int64_t max) const;
     [[nodiscard]] std::optional<bool> boolean(std::string_view key) const;
-    // The word "auto" (returned as 0), true (1) or false (2).
-    [[nodiscard]] std::optional<int> auto_or_boolean(std::string_view key) const;
+    // The word "auto" (returned as 0), true (1), false (2), or one of `words` (3 + its index).
+    [[nodiscard]] std::optional<int> auto_or_boolean(
+        std::string_view key, std::initializer_list<std::string_view> words = {}) const;
     [[nodiscard]] std::optional<std::string> string(std::string_view key) const;
     // One of `choices` (exact, case-sensitive); returns its index.
     [[nodiscard]] std::optional<int> choice(std::string_view key,

@@ -87,6 +87,14 @@ nlohmann::json trial_json(const std::vector<TimeBlockTrial>& trial) {
     return a;
 }
 
+// null where no trial ran.
+nlohmann::json exchange_trial_json(const ExchangeTrial& t) {
+    if (!t.ran) return nullptr;
+    return {{"split_seconds_per_sweep", t.split_seconds_per_sweep},
+            {"fused_seconds_per_sweep", t.fused_seconds_per_sweep},
+            {"taken", t.fused ? "fused" : "split"}};
+}
+
 // "k = 2: 812.3 us, k = 3: 640.1 us".
 std::string trial_text(const std::vector<TimeBlockTrial>& trial) {
     std::vector<std::string> parts;
@@ -135,6 +143,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"graphs", r.graphs},
         {"time_block", r.time_block},
         {"time_block_trial", trial_json(r.time_block_trial)},
+        {"exchange_trial", exchange_trial_json(r.exchange_trial)},
         {"sums_in_passes", r.sums_in_passes},
         {"precision", to_string(cfg.precision)},
         {"steps", r.steps},
@@ -237,12 +246,14 @@ std::string outputs_text(const Config& cfg) {
     return out;
 }
 
-// A 2D jacobi deck with the residual every sweep, time blocks not off and overlap "auto": its
-// residual sweeps run as summing passes where the backend can sum its ranks' boxes in them
-// (Simulation::can_sum_in_passes); the CUDA pass only where they are whole-width row slabs.
+// A 2D jacobi deck with the residual every sweep, time blocks not off and overlap "auto" or
+// "fused": its residual sweeps run as summing passes where the backend can sum its ranks' boxes
+// in them (Simulation::can_sum_in_passes); the CUDA pass only where they are whole-width row
+// slabs.
 bool passes_could_sum_residuals(const Config& cfg) {
     return cfg.problem == "jacobi" && cfg.dims == 2 && cfg.integer("time.norm_every") == 1 &&
-           cfg.time_block != 1 && cfg.overlap == OverlapMode::automatic;
+           cfg.time_block != 1 &&
+           (cfg.overlap == OverlapMode::automatic || cfg.overlap == OverlapMode::fused);
 }
 
 }  // namespace
@@ -298,6 +309,14 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
         out += fmt::format(
             "  time-block trial {} per sweep at start-up (slowest rank), fastest taken\n",
             trial_text(s.time_block_trial));
+    }
+    if (s.exchange_trial.ran) {
+        const ExchangeTrial& t = s.exchange_trial;
+        out += fmt::format(
+            "  exchange trial  split pass {:.1f} us, one launch then the halos {:.1f} us per "
+            "sweep at start-up (slowest rank): {} taken\n",
+            t.split_seconds_per_sweep * 1e6, t.fused_seconds_per_sweep * 1e6,
+            t.fused ? "one launch" : "split");
     }
     out += fmt::format("  memory per rank {} ({} fields with halos, largest rank)\n",
                        bytes_text(s.field_bytes_max),

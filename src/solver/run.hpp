@@ -87,9 +87,10 @@ struct RunStart {
     bool graphs = false;                           // sweeps recorded and replayed (CUDA graphs)
     int time_block = 1;                            // sweeps between halo exchanges
     std::vector<TimeBlockTrial> time_block_trial;  // "auto"'s start-up trial, if one ran
-    bool sums_in_passes = false;  // a residual every sweep, summed inside passes of several
-    std::string launch;           // kernel variant and block shape
-    std::string devices;          // e.g. "4 x NVIDIA H200"
+    ExchangeTrial exchange_trial;  // overlap "auto"'s trial of the exchanging pass, if one ran
+    bool sums_in_passes = false;   // a residual every sweep, summed inside passes of several
+    std::string launch;            // kernel variant and block shape
+    std::string devices;           // e.g. "4 x NVIDIA H200"
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
     std::size_t field_bytes_max = 0;  // the fields of the largest rank
@@ -139,7 +140,8 @@ struct RunResult {
     bool graphs = false;                           // sweeps recorded and replayed (CUDA graphs)
     int time_block = 1;                            // sweeps between halo exchanges
     std::vector<TimeBlockTrial> time_block_trial;  // "auto"'s start-up trial, if one ran
-    bool sums_in_passes = false;  // a residual every sweep, summed inside passes of several
+    ExchangeTrial exchange_trial;  // overlap "auto"'s trial of the exchanging pass, if one ran
+    bool sums_in_passes = false;   // a residual every sweep, summed inside passes of several
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
     std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "comm/gather.hpp"
@@ -72,6 +73,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     double most = static_cast<double>(updated_.count());
     GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
     record_residuals_ = cfg_.graphs == GraphMode::on || most <= kRecordResidualPoints;
+    choose_exchange_pass();
 }
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
@@ -171,6 +173,83 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
     return c.chosen;
 }
 
+// Where a block of sweeps exchanges with another rank, its exchanging pass can be split (the
+// shell first, then its halos packed, sent and unpacked beside the interior) or one launch over
+// every updated point followed by the halos. Which is faster depends on the machine: the split
+// hides the exchange, but a pass's shell, launched on its own, pays a pipeline fill per block and
+// waits for multiprocessors held by the interior's long-running blocks (one H100, one rank
+// copying a periodic axis's halos as a neighbour's would arrive: jacobi 8192 x 16384 at k = 8
+// 86.2-86.3 us per sweep split against 80.9-81.0 one launch then the copy, heat 512 x 512 x 256
+// at k = 3 199.8-204.1 against 177.7-178.2; docs/performance.md, "Halo moves beside a pass"),
+// while a slow link makes the exposed exchange the dearer. So "auto" times both: every rank
+// runs blocks of sweeps on the run's own fields (zero, or whatever the blocks leave: the values
+// do not change a block's time, and initialise() overwrites them) with each choice, one block
+// each to warm up (NCCL and the peers connect at their first exchange), then rounds of blocks
+// taking about 10 ms on the slowest rank, the choices alternating and taking turns to go first,
+// so that a GPU still raising its clocks slows neither more. A round counts by its slowest rank:
+// a rank whose neighbour's shell came early may end its split pass before the neighbour's
+// interior, so its own best round says nothing of the pair's (two ranks sharing one H100, jacobi
+// 16384^2 at k = 8: 95-100 us per sweep by each rank's best round, 164 in the run). Rounds of
+// several blocks show ranks drifting apart between exchanges (each rank held to half that H100:
+// with 2 ms rounds, one block, the trial took the fused pass, 188 us per sweep in the run against
+// the split's 171-174). Each choice's fastest round counts. Results do not depend on the choice.
+template <class T>
+void Simulation<T>::choose_exchange_pass() {
+    if (cfg_.overlap != OverlapMode::automatic || block_ == 1 || topo_.size() == 1 ||
+        blocks_ == Blocks::summing)
+        return;
+    StencilParams<T> p;
+    p.kind = kind_;
+    cur_ = 0;
+    room_ = {block_, block_};
+    // A block's single sweeps (3D blocks deeper than a pass) may be recorded, differently for
+    // each choice: each keeps its own recordings, swapped in with it, so no timed round records.
+    auto forget_recordings = [](auto& recordings) {
+        for (auto& by_room : recordings)
+            for (auto& by_parity : by_room)
+                for (RecordedSweep& r : by_parity) r = RecordedSweep{};
+    };
+    forget_recordings(recorded_);
+    decltype(recorded_) parked;  // the other choice's
+    fused_exchanges_ = false;
+    auto seconds = [&](int choice, int n) {
+        if (fused_exchanges_ != (choice == 1)) {
+            std::swap(recorded_, parked);
+            fused_exchanges_ = choice == 1;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < n; ++i) sweeps(p, block_);
+        be_.join_lanes();
+        be_.wait(Lane::boundary);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    double first = 0.0;
+    for (int choice : {0, 1}) (void)seconds(choice, 1);
+    for (int choice : {0, 1}) first = std::max(first, seconds(choice, 1));
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
+    const int n =
+        std::clamp(static_cast<int>(kExchangeTrialRoundSeconds / std::max(first, 1e-6)), 1, 256);
+    std::array<double, 2> best;
+    best.fill(std::numeric_limits<double>::infinity());
+    for (int round = 0; round < kExchangeTrialRounds; ++round) {
+        for (int turn = 0; turn < 2; ++turn) {
+            const int choice = (round + turn) % 2;
+            GRIDSIM_MPI_CHECK(MPI_Barrier(topo_.comm()));
+            double t = seconds(choice, n) / n;
+            GRIDSIM_MPI_CHECK(
+                MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
+            best[choice] = std::min(best[choice], t);
+        }
+    }
+    const TrialChoice c =
+        agree_on_fastest(topo_.comm(), {0, 1}, [&](int choice) { return best[choice] / block_; });
+    fused_exchanges_ = c.chosen == 1;
+    exchange_trial_ = {true, c.slowest[0], c.slowest[1], fused_exchanges_};
+    forget_recordings(recorded_);
+    // The trial's passes are not the run's: its phase times and pass count start afresh.
+    timer_ = PhaseTimer(be_.make_interval_timer(), phase_every(cfg_, be_));
+}
+
 // A pass of the trial: a plain one, or (a residual every sweep) one that sums every level, and
 // its fold; k = 1 is then one summing sweep over the updated points (a run's sweep sums its
 // shell and interior boxes, in one launch where it is one rank's). With several ranks a summing
@@ -196,15 +275,15 @@ void Simulation<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldV
     }
 }
 
-// Overlap "auto" (a summing pass is one launch, then the halos: forced overlap splits the shell
-// from the interior), a backend that sums every level of a pass over this sweep's boxes as the
-// sweep itself would, on every rank (a rank's boxes depend on its faces), and with several ranks
-// a residual all-reduced on the host: each level's sum then goes through the MPI_Allreduce of
-// one double that a sweep's goes through, so the global sums have the same bits. NCCL
-// all-reduces a sweep's sum on the device, in an order of its own beyond two ranks.
+// Overlap "auto" or "fused" (a summing pass is one launch, then the halos: forced overlap
+// splits the shell from the interior), a backend that sums every level of a pass over this sweep's
+// boxes as the sweep itself would, on every rank (a rank's boxes depend on its faces), and with
+// several ranks a residual all-reduced on the host: each level's sum then goes through the
+// MPI_Allreduce of one double that a sweep's goes through, so the global sums have the same bits.
+// NCCL all-reduces a sweep's sum on the device, in an order of its own beyond two ranks.
 template <class T>
 bool Simulation<T>::can_sum_in_passes() const {
-    int here = cfg_.overlap == OverlapMode::automatic &&
+    int here = (cfg_.overlap == OverlapMode::automatic || cfg_.overlap == OverlapMode::fused) &&
                        (topo_.size() == 1 || choice_.transport != TransportKind::nccl) &&
                        be_.sums_levels(sum_boxes_, dom_.dims)
                    ? 1

@@ -59,6 +59,9 @@ public:
     // "auto"'s start-up trial (fastest_time_block), empty where none ran: each candidate k with
     // the seconds per sweep of its pass on the slowest rank.
     [[nodiscard]] const std::vector<TimeBlockTrial>& time_block_trials() const { return trials_; }
+    // overlap "auto"'s start-up trial of the exchanging pass (choose_exchange_pass); ran is
+    // false where none ran.
+    [[nodiscard]] const ExchangeTrial& exchange_trial() const { return exchange_trial_; }
     // Sweeps the current field can take before its halos must be exchanged (1..time_block()):
     // the depth of its halo layers that still hold the neighbours' current values.
     [[nodiscard]] int block_room() const { return room_[cur_]; }
@@ -209,6 +212,13 @@ private:
     int fastest_time_block(const std::vector<int>& candidates);
     // One timed pass of the trial: k levels from a into b.
     void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k);
+    // overlap "auto" with time blocks (block_ > 1, no residual summed in passes) on several
+    // ranks: times rounds of blocks of sweeps on the run's fields with the exchanging pass
+    // split and fused, each round by its slowest rank, and keeps the faster (fused_exchanges_,
+    // exchange_trial_). Collective; before initialise(), which overwrites what the blocks wrote.
+    void choose_exchange_pass();
+    static constexpr int kExchangeTrialRounds = 5;              // per choice
+    static constexpr double kExchangeTrialRoundSeconds = 1e-2;  // a round, roughly
     [[nodiscard]] std::int64_t smallest_cross_section() const;
     static constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
     // "auto" with a residual every sweep, where the sweeps can sum inside passes: the trial
@@ -252,12 +262,21 @@ private:
     // instead of a shell, an interior and a lane join. A sweep with a sum fuses only where the
     // backend keeps the split's partials in one launch (Backend::applies_boxes), and only on
     // subdomains small enough for that to pay (kFusedSumPoints). With a neighbour on another
-    // rank "auto" keeps the split: on two H200s it was faster than overlap false, or within 6%,
-    // at every size measured (jacobi 1024^2-8192^2, heat 3D 64^3-256^3; docs/performance.md).
+    // rank "auto" keeps the split for sweeps of one exchange each (on two H200s it was faster
+    // than overlap false, or within 6%, at every size measured: jacobi 1024^2-8192^2, heat 3D
+    // 64^3-256^3; docs/performance.md); with time blocks a start-up trial chooses for the
+    // exchanging sweep or pass without a residual (choose_exchange_pass, fused_exchanges_): a
+    // pass's shell, split off, costs a pipeline fill per block and waits for multiprocessors
+    // the interior's long blocks hold, which can cost more than the halos it hides.
+    // overlap "fused" fuses on every rank as "auto" does on a rank without such a neighbour.
     [[nodiscard]] bool fuses(StencilSum sum) const {
-        return cfg_.overlap == OverlapMode::automatic && halo_->local_only() &&
-               (sum == StencilSum::none ||
-                (be_.applies_boxes() && updated_.count() <= kFusedSumPoints));
+        const bool alone = halo_->local_only();
+        if (cfg_.overlap == OverlapMode::automatic && !alone)
+            return sum == StencilSum::none && fused_exchanges_;
+        if (cfg_.overlap != OverlapMode::fused && cfg_.overlap != OverlapMode::automatic)
+            return false;
+        return sum == StencilSum::none ||
+               (be_.applies_boxes() && updated_.count() <= kFusedSumPoints);
     }
     // Above this many updated points the one launch of a summing sweep (a block finds its box
     // among several) is slower than the split's launches: one H200, jacobi float with the
@@ -302,7 +321,9 @@ private:
     int cur_ = 0;
     int block_ = 1;
     std::vector<TimeBlockTrial> trials_;
-    int wrap_period_ = 0;  // kernel_wrap_period()
+    ExchangeTrial exchange_trial_;
+    bool fused_exchanges_ = false;  // choose_exchange_pass()'s choice
+    int wrap_period_ = 0;           // kernel_wrap_period()
     std::array<int, 2> room_{1, 1};
     // Whether a staged download (stage_current) may still be reading u_[f].
     std::array<bool, 2> downloading_{false, false};

@@ -236,6 +236,7 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.graphs = sim.records_sweeps();
     out.time_block = sim.time_block();
     out.time_block_trial = sim.time_block_trials();
+    out.exchange_trial = sim.exchange_trial();
     out.sums_in_passes = sim.sums_in_passes();
     out.process_grid = sim.topology().process_grid();
     out.ranks = sim.topology().size();

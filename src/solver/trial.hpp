@@ -18,6 +18,16 @@ struct TimeBlockTrial {
     double seconds_per_sweep = 0.0;
 };
 
+// overlap "auto"'s start-up trial where time blocks exchange with another rank: seconds per
+// sweep on the slowest rank of blocks whose exchanging pass is split (the shell, then the halos
+// beside the interior) or one launch over every updated point followed by the halos.
+struct ExchangeTrial {
+    bool ran = false;
+    double split_seconds_per_sweep = 0.0;
+    double fused_seconds_per_sweep = 0.0;
+    bool fused = false;  // the one taken
+};
+
 struct TrialChoice {
     int chosen = 0;               // the candidate taken
     std::vector<double> slowest;  // per candidate: the largest of the ranks' seconds

@@ -153,15 +153,16 @@ TEST_P(GpuDeck, AllKernelVariantsAreBitwiseIdentical) {
     }
 }
 
-// overlap on, off and auto (one launch per sweep where no face goes to another rank: at one
+// overlap on, off, auto (one launch per sweep where no face goes to another rank: at one
 // rank always, with its periodic self-copy, on the GPU with the residual's partials of the
-// split), at one rank and at all: bitwise the same fields and residual histories.
-TEST_P(GpuDeck, OverlapOnOffAndAutoAreBitwiseIdentical) {
+// split) and fused (one launch, then the halos, on every rank), at one rank and at all:
+// bitwise the same fields and residual histories.
+TEST_P(GpuDeck, OverlapOnOffAutoAndFusedAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
     for (int n : {1, test::world_size()}) {
         const RunResult on = test::run_on_ranks(n, d.text + kGpu, {"parallel.overlap=true"});
-        for (const char* mode : {"false", "\"auto\""}) {
+        for (const char* mode : {"false", "\"auto\"", "\"fused\""}) {
             const RunResult r =
                 test::run_on_ranks(n, d.text + kGpu, {fmt::format("parallel.overlap={}", mode)});
             if (test::world_rank() != 0) continue;
@@ -341,8 +342,9 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
 
 // Temporal blocking: k sweeps per halo exchange, the sweeps between residuals in one pass over
 // memory (2D: the levels kernel, on shells, interiors and the halo rings; 3D: one sweep per pass
-// over k-deep halos), with graphs and overlap on and off, against k = 1: the same fields and
-// residual histories, bitwise, on one rank (its periodic self-exchange) and on all of them.
+// over k-deep halos), with graphs and every overlap mode (with several ranks "auto" times the
+// exchanging pass split and fused at start-up), against k = 1: the same fields and residual
+// histories, bitwise, on one rank (its periodic self-exchange) and on all of them.
 TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
@@ -350,7 +352,7 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
         for (int k : {2, 3, 4, 5, 8}) {
             for (const char* graphs : {"off", "auto"}) {
-                for (const char* overlap : {"true", "false", "\"auto\""}) {
+                for (const char* overlap : {"true", "false", "\"auto\"", "\"fused\""}) {
                     const RunResult r = test::run_on_ranks(
                         n, d.text + kGpu,
                         {fmt::format("parallel.time_block={}", k), "parallel.phase_every=3",

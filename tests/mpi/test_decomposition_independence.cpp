@@ -1,6 +1,6 @@
-// The same deck on 1, 2 and 4 ranks, over several process-grid shapes, with overlap on and
-// off, gives bitwise identical global fields (double): the per-point arithmetic must not
-// depend on where the block boundaries fall or on the order of the step's phases.
+// The same deck on 1, 2 and 4 ranks, over several process-grid shapes, with overlap on, off,
+// "auto" and "fused", gives bitwise identical global fields (double): the per-point arithmetic
+// must not depend on where the block boundaries fall or on the order of the step's phases.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -60,7 +60,7 @@ TEST_P(DecompositionIndependence, GlobalFieldIsBitwiseIdentical) {
     for (const auto& grid : c.grids) {
         const int n = product(grid);
         if (n > test::world_size()) continue;
-        for (const char* overlap : {"true", "false", "\"auto\""}) {
+        for (const char* overlap : {"true", "false", "\"auto\"", "\"fused\""}) {
             const std::vector<std::string> sets = {
                 fmt::format("parallel.process_grid=[{}]", fmt::join(grid, ",")),
                 fmt::format("parallel.overlap={}", overlap)};

@@ -1,8 +1,10 @@
 // Temporal blocking (parallel.time_block = k): k sweeps between halo exchanges over k-deep halos
 // must give bitwise the fields, the residual history and the stop sweep of k = 1 on the same
 // process grid, for every deck kind (Dirichlet faces and edges, the benchmark's mirror rows,
-// periodic axes, mixed), float and double, step counts k does not divide, on 1, 2 and 4 ranks;
-// subdomains thinner than k are refused with a message that names the key.
+// periodic axes, mixed), float and double, step counts k does not divide, on 1, 2 and 4 ranks,
+// with every overlap mode ("auto" on several ranks times the exchanging pass split and fused at
+// start-up, and takes the faster); subdomains thinner than k are refused with a message that
+// names the key.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -91,7 +93,7 @@ TEST_P(TimeBlock, FieldsAndResidualsAreBitwiseThoseOfOneSweepPerExchange) {
         const std::string pg = fmt::format("parallel.process_grid=[{}]", fmt::join(grid, ","));
         const RunResult one = test::run_on_ranks(n, c.deck, {pg, "parallel.time_block=1"});
         for (int k = 2; k <= kMaxTimeBlock; ++k) {
-            for (const char* overlap : {"true", "false", "\"auto\""}) {
+            for (const char* overlap : {"true", "false", "\"auto\"", "\"fused\""}) {
                 const RunResult r =
                     test::run_on_ranks(n, c.deck,
                                        {pg, fmt::format("parallel.time_block={}", k),
@@ -106,14 +108,26 @@ TEST_P(TimeBlock, FieldsAndResidualsAreBitwiseThoseOfOneSweepPerExchange) {
                     << "points that differ from time_block = 1";
                 EXPECT_EQ(r.residual_history, one.residual_history);
                 // Sweeps that each sum their residual run as summing passes (the CPU backend
-                // runs their levels one by one) with overlap "auto", on every process grid
-                // (Simulation::sums_in_passes), else one per pass.
-                if (c.deck.find("norm_every = 1\n") != std::string::npos) {
-                    if (std::string(overlap) == "\"auto\"") {
+                // runs their levels one by one) with overlap "auto" or "fused", on every process
+                // grid (Simulation::sums_in_passes), else one per pass.
+                const bool auto_overlap = std::string(overlap) == "\"auto\"";
+                const bool summing = c.deck.find("norm_every = 1\n") != std::string::npos;
+                if (summing) {
+                    if (auto_overlap || std::string(overlap) == "\"fused\"") {
                         EXPECT_LT(r.passes, one.passes) << "no residual sweeps shared a pass";
                     } else {
                         EXPECT_EQ(r.passes, one.passes);
                     }
+                }
+                // "auto" on several ranks times the exchanging pass split and fused at start-up
+                // (not where residuals are summed inside passes: those are one launch anyway)
+                // and takes the faster on the slowest rank, the split where they tie.
+                const ExchangeTrial& t = r.exchange_trial;
+                EXPECT_EQ(t.ran, auto_overlap && n > 1 && !summing);
+                if (t.ran) {
+                    EXPECT_GT(t.split_seconds_per_sweep, 0.0);
+                    EXPECT_GT(t.fused_seconds_per_sweep, 0.0);
+                    EXPECT_EQ(t.fused, t.fused_seconds_per_sweep < t.split_seconds_per_sweep);
                 }
             }
         }

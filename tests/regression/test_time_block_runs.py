@@ -1,8 +1,8 @@
 """Temporal blocking (parallel.time_block) through the command line: a run stopped inside a time
 block (checkpoint), restarted with another block size, ends bitwise where an unblocked run ends
 (/fields of the final snapshots); progress lines, checkpoints and the blow-up check land on
-their steps however the blocks fall; the header and the report name the block. Needs GRIDSIM
-and MPIEXEC in the environment."""
+their steps however the blocks fall; the header and the report name the block and overlap
+"auto"'s trial of the exchanging pass. Needs GRIDSIM and MPIEXEC in the environment."""
 import json
 import os
 import re
@@ -72,6 +72,34 @@ class TimeBlockRuns(DeckCase):
         # The CPU backend sweeps one level per pass over memory.
         self.assertAlmostEqual(rep["sweeps_per_pass"], 1.0)
         self.assertAlmostEqual(rep["modelled_dram_bytes_per_update"], 16.0)
+
+    def test_exchange_trial_is_reported_and_changes_no_bits(self):
+        # Two ranks with time blocks: overlap "auto" times the exchanging pass split and fused at
+        # start-up; whichever it takes, and "fused" or true forced, the final field is the same.
+        finals = {}
+        for overlap in ('"auto"', '"fused"', "true"):
+            out, rep, text = self.run_ok(2, f"trial_{overlap.strip(chr(34))}",
+                                         "--set", "parallel.time_block=4",
+                                         "--set", f"parallel.overlap={overlap}")
+            finals[overlap] = self.fields(os.path.join(out, "snapshot_final.h5"))
+            trial = rep["exchange_trial"]
+            if overlap != '"auto"':
+                self.assertIsNone(trial)
+                self.assertNotIn("exchange trial", text)
+                continue
+            split, fused = trial["split_seconds_per_sweep"], trial["fused_seconds_per_sweep"]
+            self.assertGreater(split, 0.0)
+            self.assertGreater(fused, 0.0)
+            self.assertEqual(trial["taken"], "fused" if fused < split else "split")
+            m = re.search(r"^  exchange trial  split pass ([0-9.]+) us, one launch then the halos "
+                          r"([0-9.]+) us per sweep at start-up \(slowest rank\): (split|one launch) "
+                          r"taken$", text, re.M)
+            self.assertIsNotNone(m, text)
+            self.assertAlmostEqual(float(m.group(1)), split * 1e6, delta=0.051)
+            self.assertAlmostEqual(float(m.group(2)), fused * 1e6, delta=0.051)
+            self.assertEqual(m.group(3), "one launch" if trial["taken"] == "fused" else "split")
+        for overlap in ('"fused"', "true"):
+            self.assertTrue(np.array_equal(finals['"auto"'], finals[overlap]), overlap)
 
     def test_residual_every_sweep_in_passes_on_one_rank(self):
         jacobi = ("--set", 'problem.name="jacobi"', "--set", "time.norm_every=1")

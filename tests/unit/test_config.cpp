@@ -84,12 +84,13 @@ TEST(Config, OverridesReplaceAndAddKeys) {
     EXPECT_EQ(c.origin.at("time.steps"), "deck.toml:11");
 }
 
-// parallel.overlap: true, false or "auto", each surviving the resolved deck.
-TEST(Config, OverlapTakesAutoOrABoolean) {
+// parallel.overlap: true, false, "auto" or "fused", each surviving the resolved deck.
+TEST(Config, OverlapTakesAutoFusedOrABoolean) {
     const std::vector<std::pair<std::string, OverlapMode>> cases = {
         {"true", OverlapMode::on},
         {"false", OverlapMode::off},
-        {"\"auto\"", OverlapMode::automatic}};
+        {"\"auto\"", OverlapMode::automatic},
+        {"\"fused\"", OverlapMode::fused}};
     for (const auto& [value, mode] : cases) {
         const Config c = load_config(kDeck, "deck.toml", {"parallel.overlap=" + value});
         EXPECT_EQ(c.overlap, mode) << value;
@@ -100,7 +101,8 @@ TEST(Config, OverlapTakesAutoOrABoolean) {
         ADD_FAILURE() << "accepted parallel.overlap = \"sometimes\"";
     } catch (const ConfigError& e) {
         EXPECT_NE(std::string(e.what()).find(
-                      "parallel.overlap: expected \"auto\", true or false, got \"sometimes\""),
+                      "parallel.overlap: expected \"auto\", \"fused\", true or false, got "
+                      "\"sometimes\""),
                   std::string::npos)
             << e.what();
     }
