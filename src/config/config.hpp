@@ -37,6 +37,11 @@ enum class GraphMode { automatic, on, off };
 // sweep without sums on a rank with no neighbour on another rank fused, and with time blocks
 // on several ranks whichever of on and fused a start-up trial finds faster.
 enum class OverlapMode { automatic, on, off, fused };
+// Whether the mode lets a sweep or pass run as one launch followed by the halos ("auto" where
+// Simulation::fuses says so, "fused" always).
+constexpr bool may_fuse(OverlapMode m) {
+    return m == OverlapMode::automatic || m == OverlapMode::fused;
+}
 // The most sweeps between halo exchanges parallel.time_block may ask for (also the depth of the
 // overlap shell: docs/architecture.md, "Temporal blocking").
 constexpr int kMaxTimeBlock = 8;

@@ -252,8 +252,7 @@ std::string outputs_text(const Config& cfg) {
 // slabs.
 bool passes_could_sum_residuals(const Config& cfg) {
     return cfg.problem == "jacobi" && cfg.dims == 2 && cfg.integer("time.norm_every") == 1 &&
-           cfg.time_block != 1 &&
-           (cfg.overlap == OverlapMode::automatic || cfg.overlap == OverlapMode::fused);
+           cfg.time_block != 1 && may_fuse(cfg.overlap);
 }
 
 }  // namespace

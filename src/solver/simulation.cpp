@@ -155,10 +155,7 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
         // time each candidate under the same load. They still time each other's passes (2
         // ranks on one H200, 256^3: 91-126 us per sweep, 42-207 before the rounds were aligned,
         // where one rank alone times 50-55): a shared GPU's choice is rough.
-        double first = passes(1);
-        GRIDSIM_MPI_CHECK(
-            MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
-        const int n = std::clamp(static_cast<int>(1e-3 / std::max(first, 1e-6)), 1, 64);
+        const int n = repetitions_for(topo_.comm(), passes(1), 1e-3, 64);
         double best = 0.0;
         for (int round = 0; round < 3; ++round) {
             GRIDSIM_MPI_CHECK(MPI_Barrier(topo_.comm()));
@@ -223,28 +220,27 @@ void Simulation<T>::choose_exchange_pass() {
         be_.wait(Lane::boundary);
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
-    double first = 0.0;
     for (int choice : {0, 1}) (void)seconds(choice, 1);
+    double first = 0.0;
     for (int choice : {0, 1}) first = std::max(first, seconds(choice, 1));
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
-    const int n =
-        std::clamp(static_cast<int>(kExchangeTrialRoundSeconds / std::max(first, 1e-6)), 1, 256);
+    const int n = repetitions_for(topo_.comm(), first, kExchangeTrialRoundSeconds, 256);
+    // Each round follows an all-reduce (the count's, then the previous round's), which no rank
+    // leaves before every rank has entered it: the ranks start each round together without a
+    // barrier, and every rank holds the same round times.
     std::array<double, 2> best;
     best.fill(std::numeric_limits<double>::infinity());
     for (int round = 0; round < kExchangeTrialRounds; ++round) {
         for (int turn = 0; turn < 2; ++turn) {
             const int choice = (round + turn) % 2;
-            GRIDSIM_MPI_CHECK(MPI_Barrier(topo_.comm()));
-            double t = seconds(choice, n) / n;
+            double t = seconds(choice, n) / (static_cast<double>(n) * block_);
             GRIDSIM_MPI_CHECK(
                 MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
             best[choice] = std::min(best[choice], t);
         }
     }
-    const TrialChoice c =
-        agree_on_fastest(topo_.comm(), {0, 1}, [&](int choice) { return best[choice] / block_; });
-    fused_exchanges_ = c.chosen == 1;
-    exchange_trial_ = {true, c.slowest[0], c.slowest[1], fused_exchanges_};
+    // The split where the two tie, as agree_on_fastest takes the earlier candidate.
+    fused_exchanges_ = best[1] < best[0];
+    exchange_trial_ = {true, best[0], best[1], fused_exchanges_};
     forget_recordings(recorded_);
     // The trial's passes are not the run's: its phase times and pass count start afresh.
     timer_ = PhaseTimer(be_.make_interval_timer(), phase_every(cfg_, be_));
@@ -283,7 +279,7 @@ void Simulation<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldV
 // NCCL all-reduces a sweep's sum on the device, in an order of its own beyond two ranks.
 template <class T>
 bool Simulation<T>::can_sum_in_passes() const {
-    int here = (cfg_.overlap == OverlapMode::automatic || cfg_.overlap == OverlapMode::fused) &&
+    int here = may_fuse(cfg_.overlap) &&
                        (topo_.size() == 1 || choice_.transport != TransportKind::nccl) &&
                        be_.sums_levels(sum_boxes_, dom_.dims)
                    ? 1

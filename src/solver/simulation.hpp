@@ -270,11 +270,9 @@ private:
     // the interior's long blocks hold, which can cost more than the halos it hides.
     // overlap "fused" fuses on every rank as "auto" does on a rank without such a neighbour.
     [[nodiscard]] bool fuses(StencilSum sum) const {
-        const bool alone = halo_->local_only();
-        if (cfg_.overlap == OverlapMode::automatic && !alone)
+        if (!may_fuse(cfg_.overlap)) return false;
+        if (cfg_.overlap == OverlapMode::automatic && !halo_->local_only())
             return sum == StencilSum::none && fused_exchanges_;
-        if (cfg_.overlap != OverlapMode::fused && cfg_.overlap != OverlapMode::automatic)
-            return false;
         return sum == StencilSum::none ||
                (be_.applies_boxes() && updated_.count() <= kFusedSumPoints);
     }

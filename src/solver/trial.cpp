@@ -1,10 +1,16 @@
 #include "solver/trial.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "comm/mpi_check.hpp"
 
 namespace gridsim {
+
+int repetitions_for(MPI_Comm comm, double first, double target, int most) {
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_DOUBLE, MPI_MAX, comm));
+    return std::clamp(static_cast<int>(target / std::max(first, 1e-6)), 1, most);
+}
 
 TrialChoice agree_on_fastest(MPI_Comm comm, const std::vector<int>& candidates,
                              const std::function<double(int)>& seconds) {

@@ -28,6 +28,11 @@ struct ExchangeTrial {
     bool fused = false;  // the one taken
 };
 
+// How many repetitions of something whose first timed run took `first` seconds on this rank
+// fill about `target` seconds on the slowest rank, from 1 to `most`. Collective: every rank gets
+// the same count, so that repetitions which exchange stay matched.
+int repetitions_for(MPI_Comm comm, double first, double target, int most);
+
 struct TrialChoice {
     int chosen = 0;               // the candidate taken
     std::vector<double> slowest;  // per candidate: the largest of the ranks' seconds

@@ -63,3 +63,15 @@ TEST(StartupTrial, EqualTimesTakeTheFirstCandidate) {
 TEST(StartupTrial, NoCandidateIsAProgrammingError) {
     EXPECT_THROW(agree_on_fastest(MPI_COMM_WORLD, {}, [](int) { return 1.0; }), std::logic_error);
 }
+
+// The repetitions of a trial's round follow the slowest rank's first run (rank r took r + 1
+// units, binary fractions so that the quotients are exact: the last rank's), so every rank
+// repeats alike; at least 1, at most `most`.
+TEST(StartupTrial, RepetitionsFollowTheSlowestRank) {
+    const double unit = 1.0 / 1024;
+    const double first = unit * (test::world_rank() + 1);
+    const int slowest = test::world_size();  // units
+    EXPECT_EQ(repetitions_for(MPI_COMM_WORLD, first, 12 * unit, 64), 12 / slowest);
+    EXPECT_EQ(repetitions_for(MPI_COMM_WORLD, first, 1.0, 64), 64);
+    EXPECT_EQ(repetitions_for(MPI_COMM_WORLD, first, unit / 2, 64), 1);
+}
