@@ -1,5 +1,7 @@
 // Halo exchange of face layers. Each exchange the solver packs the faces of the new field,
-// transfers them, and unpacks into the halos, all on the boundary lane, one launch per phase.
+// transfers them, and unpacks into the halos, all on the boundary lane, one launch per phase;
+// a transport that stores straight into the neighbour's field (ipc, for the fields the solver
+// registers) needs neither the pack nor the unpack.
 // One-deep halos need no edges or corners (the stencils are stars); deeper ones (temporal
 // blocking) do, and get them by moving one axis after another, each axis's faces widened over
 // the halos the axes before it filled. Transports sit behind one interface
@@ -58,6 +60,16 @@ public:
     [[nodiscard]] virtual bool host_steps() const { return true; }
     // Whether allreduce_sum_on_lane() works (NCCL); otherwise the caller sums on the host.
     [[nodiscard]] virtual bool reduces_on_device() const { return false; }
+    // Which of the fields registered with the transport (by their data) `data` is, or -1: a
+    // registered field's faces go by exchange_field(), with no pack and no unpack.
+    [[nodiscard]] virtual int field_index(const T* /*data*/) const { return -1; }
+    // Stores the send box of faces[first, last) of registered field `field` straight into the
+    // receive box of the peer's same field, and the peer's into ours, ordered on the boundary
+    // lane as exchange() is.
+    virtual void exchange_field(int /*field*/, std::vector<HaloFace<T>>& /*faces*/,
+                                std::size_t /*first*/, std::size_t /*last*/) {
+        throw std::logic_error("this transport stores into no field");
+    }
     // Sums `count` doubles over all ranks in place, in backend memory, ordered on the boundary
     // lane.
     virtual void allreduce_sum_on_lane(double* /*values*/, int /*count*/) {}
@@ -124,11 +136,13 @@ std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& bac
                                                   const std::vector<HaloFace<T>>& faces);
 // Collective over `comm`. Every face goes by direct stores into the peer's GPU; the sums over
 // the ranks too where every rank reaches every other (`everywhere`, the same on every rank),
-// else through NCCL.
+// else through NCCL. `fields` (the same number on every rank, each its own allocation, every
+// rank exchanging the same one at a time): their faces go straight from field to field.
 template <class T>
 std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm comm, Backend<T>& backend,
                                                  const std::vector<HaloFace<T>>& faces,
-                                                 bool everywhere);
+                                                 bool everywhere,
+                                                 const std::vector<FieldView<T>>& fields);
 
 // The faces of a rank's block that have a neighbour, moved in one launch per phase: pack (every
 // face sent to another rank into its buffer), transfer (the transport), unpack (every received
@@ -140,9 +154,11 @@ template <class T>
 class HaloExchange {
 public:
     // `transport`: staged, cuda_aware (device buffers straight to a CUDA-aware MPI), nccl, or
-    // ipc (stores into the neighbour's memory; `ipc_everywhere`: see make_ipc_transport).
+    // ipc (stores into the neighbour's memory; `ipc_everywhere` and `fields`, the fields whose
+    // faces go straight into the neighbour's copy of them: see make_ipc_transport).
     HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
-                 TransportKind transport = TransportKind::staged, bool ipc_everywhere = false)
+                 TransportKind transport = TransportKind::staged, bool ipc_everywhere = false,
+                 const std::vector<FieldView<T>>& fields = {})
         : backend_(backend), groups_(halo > 1 ? topo.subdomain().dims : 1) {
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
@@ -183,7 +199,8 @@ public:
         if (transport == TransportKind::nccl) {
             transport_ = make_nccl_transport<T>(topo.comm(), backend, remote_);
         } else if (transport == TransportKind::ipc) {
-            transport_ = make_ipc_transport<T>(topo.comm(), backend, remote_, ipc_everywhere);
+            transport_ =
+                make_ipc_transport<T>(topo.comm(), backend, remote_, ipc_everywhere, fields);
         } else {
             transport_ = std::make_unique<MpiTransport<T>>(
                 topo.comm(), backend, transport == TransportKind::cuda_aware, remote_);
@@ -204,24 +221,32 @@ public:
     }
 
     // The phases of group `g` (0 <= g < groups()), in order; every group after the one before.
+    // A field the transport stores into directly has nothing to pack or unpack.
     [[nodiscard]] int groups() const { return static_cast<int>(groups_.size()); }
     void pack(FieldView<const T> u, int g = 0) {
-        if (!groups_[g].packs.empty()) backend_.pack(u, groups_[g].packs, Lane::boundary);
+        if (!groups_[g].packs.empty() && transport_->field_index(u.data) < 0)
+            backend_.pack(u, groups_[g].packs, Lane::boundary);
     }
-    void transfer(int g = 0) {
-        if (groups_[g].last > groups_[g].first)
-            transport_->exchange(remote_, groups_[g].first, groups_[g].last);
+    void transfer(FieldView<const T> u, int g = 0) {
+        const Group& grp = groups_[g];
+        if (grp.last == grp.first) return;
+        if (const int f = transport_->field_index(u.data); f >= 0) {
+            transport_->exchange_field(f, remote_, grp.first, grp.last);
+        } else {
+            transport_->exchange(remote_, grp.first, grp.last);
+        }
     }
     void unpack(FieldView<T> u, int g = 0) {
         const Group& grp = groups_[g];
-        if (!grp.unpacks.empty()) backend_.unpack(u, grp.unpacks, Lane::boundary);
+        if (!grp.unpacks.empty() && transport_->field_index(u.data) < 0)
+            backend_.unpack(u, grp.unpacks, Lane::boundary);
         if (!grp.wrap.empty()) backend_.wrap(u, grp.wrap, Lane::boundary);
     }
     // Every group's phases back to back, complete on return (initialisation, tests).
     void exchange(FieldView<T> u) {
         for (int g = 0; g < groups(); ++g) {
             pack(u, g);
-            transfer(g);
+            transfer(u, g);
             unpack(u, g);
         }
         backend_.wait(Lane::boundary);

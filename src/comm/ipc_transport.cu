@@ -1,19 +1,25 @@
 // The `ipc` halo transport: ranks whose GPUs can reach each other (one node, peer access) open
-// each other's receive buffers (cudaIpcGetMemHandle / cudaIpcOpenMemHandle) and the boundary
-// lane stores its packed faces straight into the neighbour's buffer over NVLink, then raises a
-// flag in the neighbour's memory; the neighbour's lane waits on that flag in a one-thread
-// kernel. No message, no host and no NCCL kernel on the way: a step's exchange costs two small
-// launches. Where every rank reaches every other, the sums over the ranks (the residual, the
-// CG's dot products) go through mailboxes in the same way and no NCCL communicator is made;
-// otherwise (some pair of ranks, not neighbours, cannot reach each other) the sums go through an
-// NCCL transport kept beside it. Every face goes by IPC: Simulation refuses ipc where a
-// neighbour cannot be reached.
+// each other's memory (cudaIpcGetMemHandle / cudaIpcOpenMemHandle) and the boundary lane stores
+// its faces straight into the neighbour's over NVLink, raises a flag in the neighbour's memory
+// and waits for the neighbour's flag, all in one launch: no message, no host and no NCCL kernel
+// on the way. The solver's two fields are opened too, and their faces go from our field's owned
+// layers into the neighbour's field's halo, with no pack and no unpack; any other field (the
+// CG's vectors) goes packed, into the neighbour's receive buffer. Where every rank reaches every
+// other, the sums over the ranks (the residual, the CG's dot products) go through mailboxes in
+// the same way and no NCCL communicator is made; otherwise (some pair of ranks, not neighbours,
+// cannot reach each other) the sums go through an NCCL transport kept beside it. Every face goes
+// by IPC: Simulation refuses ipc where a neighbour cannot be reached.
 //
 // The handshake, per face pair (A's face f, B's opposite face), with counters that only grow:
-// A's put of exchange n first tells B that A has unpacked exchange n - 1 from its own receive
-// buffer (B may overwrite it), waits until B said the same of B's buffer, copies, and sets B's
-// `ready` to n; A's wait spins until its own `ready` reaches n. The counters live in device
-// memory and are advanced by the kernels themselves, so a recorded exchange replays correctly.
+// A's put of exchange n first tells B that A has reached exchange n (all of A's work before it
+// on the boundary lane is done: the unpack of exchange n - 1 from A's receive buffer, and every
+// pass that reads or writes A's halos), waits until B said the same, stores, sets B's `ready` to
+// n, and spins until its own `ready` reaches n. Both ranks store only into halos and buffers
+// their owner no longer reads or writes until its put ends (work on the interior lane touches no
+// halo). The counters live in device memory and are advanced by the kernels themselves, so a
+// recorded exchange replays correctly. With the data goes a tag of what was stored (the packed
+// buffer, or which field), which the receiver checks: every rank exchanges the same field at a
+// time, so a mismatch is a bug, and the kernel stops the run.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <cuda/atomic>
@@ -21,6 +27,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -28,6 +36,7 @@
 #include "comm/mpi_session.hpp"
 #include "comm/nccl_transport.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/fast_divide.hpp"
 
 namespace gridsim {
 
@@ -35,10 +44,11 @@ namespace {
 
 // One face's handshake state. The owner's `ready` and `freed` are written by the peer.
 struct FaceSignals {
-    unsigned long long ready;  // exchanges whose data the peer has stored in our receive buffer
-    unsigned long long freed;  // exchanges the peer has unpacked from the buffer we store into
-    unsigned long long epoch;  // exchanges of this face we have waited for (ours only)
-    unsigned int arrived;      // blocks of the running put that have stored their share (ours)
+    unsigned long long ready;   // exchanges whose data the peer has stored into our memory
+    unsigned long long freed;   // exchanges before the one the peer has reached
+    unsigned long long epoch;   // exchanges of this face we have waited for (ours only)
+    unsigned long long stored;  // what the peer's last put stored (its tag)
+    unsigned int arrived;       // blocks of the running put that have stored their share (ours)
 };
 
 using SystemCounter = cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>;
@@ -58,10 +68,9 @@ struct PutFace {
 struct PutFaces {
     PutFace face[kMaxFaces];
 };
-struct WaitFaces {
-    FaceSignals* mine[kMaxFaces];
-    int count;
-};
+// A put's tag: the packed buffer, or field f of those registered.
+constexpr unsigned long long kPackedTag = 0;
+constexpr unsigned long long field_tag(int f) { return static_cast<unsigned long long>(f) + 1; }
 
 // `words` 4-byte words from src to dst, 16 bytes per load and store and the last up to three
 // words one by one, by the whole grid's x dimension.
@@ -75,35 +84,97 @@ __device__ void copy_words(const uint4* src, uint4* dst, std::size_t words) {
     for (std::size_t i = 4 * vectors + first; i < words; i += stride) d[i] = s[i];
 }
 
-// Grid (blocks per face, faces).
-__global__ void __launch_bounds__(kPutThreads, 16) peer_put(PutFaces faces) {
-    const PutFace& p = faces.face[blockIdx.y];
-    const unsigned long long done = p.mine->epoch;  // the previous exchange, waited for
+// A put's first step, every block: tell the peer this rank has reached the exchange after the
+// `epoch` it has waited for, and wait until the peer has reached it too. Returns that epoch.
+__device__ unsigned long long meet_peer(FaceSignals* mine, FaceSignals* peer) {
+    const unsigned long long done = mine->epoch;
     if (threadIdx.x == 0) {
-        if (blockIdx.x == 0) SystemCounter(p.peer->freed).store(done, cuda::memory_order_release);
-        while (SystemCounter(p.mine->freed).load(cuda::memory_order_acquire) < done) {
+        if (blockIdx.x == 0) SystemCounter(peer->freed).store(done, cuda::memory_order_release);
+        while (SystemCounter(mine->freed).load(cuda::memory_order_acquire) < done) {
         }
     }
     __syncthreads();
-    copy_words(p.src, p.dst, p.words);
-    __threadfence_system();  // this block's stores reach the peer before it is told
-    __syncthreads();
-    if (threadIdx.x == 0 && atomicAdd(&p.mine->arrived, 1u) == gridDim.x - 1) {
-        p.mine->arrived = 0;  // the last block: every store is out; the next put counts anew
-        __threadfence_system();
-        SystemCounter(p.peer->ready).store(done + 1, cuda::memory_order_release);
-    }
+    return done;
 }
 
-// One thread per face: until the peer's data of this exchange is in our receive buffer. The
-// unpack launched after it on the same stream reads it.
-__global__ void peer_wait(WaitFaces faces) {
-    if (static_cast<int>(threadIdx.x) >= faces.count) return;
-    FaceSignals* s = faces.mine[threadIdx.x];
-    const unsigned long long want = s->epoch + 1;
-    while (SystemCounter(s->ready).load(cuda::memory_order_acquire) < want) {
+// A put's last step, every block after its stores: the last block of the face to get here tells
+// the peer that exchange done + 1 is in its memory, and what was stored (`tag`), then waits until
+// the peer has said the same to us and checks the peer stored what we did. Being the last, it
+// moves the epoch on after every block of the face has read it.
+__device__ void tell_and_wait(FaceSignals* mine, FaceSignals* peer, unsigned long long done,
+                              unsigned long long tag) {
+    __threadfence_system();  // this block's stores reach the peer before it is told
+    __syncthreads();
+    if (threadIdx.x != 0 || atomicAdd(&mine->arrived, 1u) != gridDim.x - 1) return;
+    mine->arrived = 0;  // every store of the face is out; the next put counts anew
+    __threadfence_system();
+    SystemCounter(peer->stored).store(tag, cuda::memory_order_relaxed);
+    SystemCounter(peer->ready).store(done + 1, cuda::memory_order_release);
+    while (SystemCounter(mine->ready).load(cuda::memory_order_acquire) < done + 1) {
     }
-    s->epoch = want;
+    if (SystemCounter(mine->stored).load(cuda::memory_order_relaxed) != tag) __trap();
+    mine->epoch = done + 1;
+}
+
+// Grid (blocks per face, faces).
+__global__ void __launch_bounds__(kPutThreads, 16) peer_put(PutFaces faces) {
+    const PutFace& p = faces.face[blockIdx.y];
+    const unsigned long long done = meet_peer(p.mine, p.peer);
+    copy_words(p.src, p.dst, p.words);
+    tell_and_wait(p.mine, p.peer, done, kPackedTag);
+}
+
+// One face of a registered field, from our field's send box into the peer's field's receive
+// box (the same shape), row by row: a warp's item is a run of kStoreRun points of one row, each
+// lane loading its kStoreUnroll points before it stores any.
+constexpr int kStoreUnroll = 4;
+constexpr int kStoreRun = 32 * kStoreUnroll;
+
+template <class T>
+struct StoreFace {
+    const T* src = nullptr;  // our field at the send box's first point
+    T* dst = nullptr;        // the peer's field, opened here, at its receive box's first point
+    std::int64_t src_sy = 0, src_sz = 0;  // row and plane strides of the two fields
+    std::int64_t dst_sy = 0, dst_sz = 0;
+    int nx = 0;       // points per row
+    FastDivide runs;  // runs per row
+    FastDivide ny;    // rows per plane of the box
+    unsigned items = 0;
+    FaceSignals* mine = nullptr;
+    FaceSignals* peer = nullptr;
+};
+template <class T>
+struct StoreFaces {
+    StoreFace<T> face[kMaxFaces];
+    unsigned long long tag;
+};
+
+// Grid (blocks per face, faces).
+template <class T>
+__global__ void __launch_bounds__(kPutThreads, 16) peer_store_field(StoreFaces<T> faces) {
+    const StoreFace<T>& p = faces.face[blockIdx.y];
+    const unsigned long long done = meet_peer(p.mine, p.peer);
+    constexpr unsigned kWarps = kPutThreads / 32;
+    const unsigned lane = threadIdx.x % 32;
+    for (unsigned item = blockIdx.x * kWarps + threadIdx.x / 32; item < p.items;
+         item += gridDim.x * kWarps) {
+        const unsigned row = p.runs.quotient(item);
+        const unsigned k = p.ny.quotient(row);
+        const unsigned j = row - k * p.ny.divisor();
+        const T* src = p.src + j * p.src_sy + k * p.src_sz;
+        T* dst = p.dst + j * p.dst_sy + k * p.dst_sz;
+        const int first = static_cast<int>((item - row * p.runs.divisor()) * kStoreRun + lane);
+        T v[kStoreUnroll];
+#pragma unroll
+        for (int u = 0; u < kStoreUnroll; ++u) {
+            if (first + 32 * u < p.nx) v[u] = src[first + 32 * u];
+        }
+#pragma unroll
+        for (int u = 0; u < kStoreUnroll; ++u) {
+            if (first + 32 * u < p.nx) dst[first + 32 * u] = v[u];
+        }
+    }
+    tell_and_wait(p.mine, p.peer, done, faces.tag);
 }
 
 // The sums over the ranks where every rank reaches every other: each rank's mailbox holds a
@@ -233,19 +304,33 @@ private:
     std::vector<std::unique_ptr<PeerMemory>> opened_;
 };
 
+// The most fields whose faces go straight from field to field (the solver's two).
+constexpr int kMaxFields = 2;
+
 // What a rank sends the peer across one face: where to store and whom to tell.
 struct FaceHandles {
     cudaIpcMemHandle_t buffer;
     cudaIpcMemHandle_t signals;
     unsigned long long bytes;  // of the receive buffer: the peer's send must be the same size
+    cudaIpcMemHandle_t fields[kMaxFields];  // the registered fields
+    FieldExtents field_ext;                 // theirs (all alike)
+    Box recv;                               // this face's receive box in them
 };
 
-// One face: our signals, and the peer's buffer and signals opened here.
+// One face: our signals, the peer's buffer and signals opened here, and where in the peer's
+// registered fields (opened once per peer, PeerFields) this face's data lands.
 struct PeerFace {
     std::unique_ptr<DeviceBlock> signals;
     std::unique_ptr<PeerMemory> buffer;
     std::unique_ptr<PeerMemory> peer_signals;
+    std::array<void*, kMaxFields> fields{};
+    FieldExtents field_ext;
+    Box recv;
 };
+
+// A peer rank's registered fields, opened here once, however many faces lead to that rank (two
+// ranks on a periodic axis share two faces).
+using PeerFields = std::vector<std::unique_ptr<PeerMemory>>;
 
 template <class T>
 class IpcTransport final : public Transport<T> {
@@ -253,8 +338,12 @@ public:
     // Collective over the face pairs: every face swaps handles with its peer (the message tagged
     // with the face it leaves through, as MpiTransport's are).
     IpcTransport(MPI_Comm comm, Backend<T>& backend, const std::vector<HaloFace<T>>& faces,
-                 bool everywhere)
-        : backend_(backend) {
+                 bool everywhere, const std::vector<FieldView<T>>& fields)
+        : backend_(backend), fields_(fields) {
+        if (fields.size() > kMaxFields) {
+            throw std::logic_error(fmt::format("ipc transport: {} fields registered (at most {})",
+                                               fields.size(), kMaxFields));
+        }
         if (everywhere) {
             mailboxes_ = std::make_unique<Mailboxes>(comm);
         } else {
@@ -269,6 +358,10 @@ public:
             GRIDSIM_CUDA_CHECK(
                 cudaIpcGetMemHandle(&mine[f].signals, peer_faces_[f].signals->as<FaceSignals>()));
             mine[f].bytes = faces[f].recv.count() * sizeof(T);
+            for (std::size_t i = 0; i < fields.size(); ++i)
+                GRIDSIM_CUDA_CHECK(cudaIpcGetMemHandle(&mine[f].fields[i], fields[i].data));
+            if (!fields.empty()) mine[f].field_ext = fields.front().ext;
+            mine[f].recv = faces[f].recv;
             requests.resize(requests.size() + 2);
             GRIDSIM_MPI_CHECK(MPI_Irecv(&theirs[f], sizeof(FaceHandles), MPI_BYTE, faces[f].peer,
                                         opposite_face(faces[f].face), comm, &requests.end()[-2]));
@@ -286,42 +379,79 @@ public:
             }
             peer_faces_[f].buffer = std::make_unique<PeerMemory>(theirs[f].buffer);
             peer_faces_[f].peer_signals = std::make_unique<PeerMemory>(theirs[f].signals);
+            open_fields(faces[f], theirs[f], peer_faces_[f]);
         }
         for (const HaloFace<T>& h : faces) {
             most_bytes_ = std::max(most_bytes_, h.send.count() * sizeof(T));
+            most_items_ = std::max(most_items_, store_items(h.send));
         }
     }
 
     [[nodiscard]] const char* name() const override { return "ipc"; }
 
     void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
-        auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
         PutFaces puts{};
-        WaitFaces waits{};
-        waits.count = 0;
+        int count = 0;
         for (std::size_t f = first; f < last; ++f) {
             const PeerFace& d = peer_faces_[f];
-            PutFace& p = puts.face[waits.count];
+            PutFace& p = puts.face[count++];
             p.src = reinterpret_cast<const uint4*>(faces[f].send_buf.data());
             p.dst = static_cast<uint4*>(d.buffer->get());
             p.words = faces[f].send.count() * sizeof(T) / 4;
             p.mine = d.signals->as<FaceSignals>();
             p.peer = static_cast<FaceSignals*>(d.peer_signals->get());
-            waits.mine[waits.count++] = p.mine;
         }
         // HaloExchange::transfer calls with at least one face.
-        const dim3 grid(put_blocks(), static_cast<unsigned>(waits.count));
-        peer_put<<<grid, kPutThreads, 0, stream>>>(puts);
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
-        peer_wait<<<1, 32, 0, stream>>>(waits);
+        const dim3 grid(put_blocks(), static_cast<unsigned>(count));
+        peer_put<<<grid, kPutThreads, 0, boundary_stream()>>>(puts);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
+
+    [[nodiscard]] int field_index(const T* data) const override {
+        for (std::size_t i = 0; i < fields_.size(); ++i) {
+            if (fields_[i].data == data) return static_cast<int>(i);
+        }
+        return -1;
+    }
+
+    void exchange_field(int field, std::vector<HaloFace<T>>& faces, std::size_t first,
+                        std::size_t last) override {
+        StoreFaces<T> stores{};
+        stores.tag = field_tag(field);
+        int count = 0;
+        for (std::size_t f = first; f < last; ++f) {
+            const PeerFace& d = peer_faces_[f];
+            StoreFace<T>& p = stores.face[count++];
+            const Box& send = faces[f].send;
+            const FieldView<T>& u = fields_[field];
+            p.src = u.data + u.ext.index(send.lo[0], send.lo[1], send.lo[2]);
+            p.dst = static_cast<T*>(d.fields[field]) +
+                    d.field_ext.index(d.recv.lo[0], d.recv.lo[1], d.recv.lo[2]);
+            p.src_sy = u.ext.sy;
+            p.src_sz = u.ext.sz;
+            p.dst_sy = d.field_ext.sy;
+            p.dst_sz = d.field_ext.sz;
+            p.nx = send.hi[0] - send.lo[0];
+            p.runs = FastDivide(static_cast<unsigned>(runs_per_row(send)));
+            p.ny = FastDivide(static_cast<unsigned>(send.hi[1] - send.lo[1]));
+            p.items = static_cast<unsigned>(store_items(send));
+            p.mine = d.signals->as<FaceSignals>();
+            p.peer = static_cast<FaceSignals*>(d.peer_signals->get());
+        }
+        // A run of kStoreRun points per warp item, about four items per warp.
+        constexpr std::size_t per_block = (kPutThreads / 32) * 4;
+        const auto blocks = static_cast<unsigned>(
+            std::clamp<std::size_t>((most_items_ + per_block - 1) / per_block, 1, kMostPutBlocks));
+        const dim3 grid(blocks, static_cast<unsigned>(count));
+        peer_store_field<T><<<grid, kPutThreads, 0, boundary_stream()>>>(stores);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+
     [[nodiscard]] bool host_steps() const override { return false; }
     [[nodiscard]] bool reduces_on_device() const override { return true; }
     void allreduce_sum_on_lane(double* values, int count) override {
         if (mailboxes_) {
-            mailboxes_->allreduce(
-                values, count, static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary)));
+            mailboxes_->allreduce(values, count, boundary_stream());
         } else {
             nccl_->allreduce_sum_on_lane(values, count);
         }
@@ -330,17 +460,57 @@ public:
 private:
     // Enough blocks that a large face streams at NVLink speed (4 pieces of 16 bytes per thread),
     // few enough that a small one is one launch wave.
+    static constexpr std::size_t kMostPutBlocks = 256;
     [[nodiscard]] unsigned put_blocks() const {
         const std::size_t per_block = std::size_t{kPutThreads} * 4 * sizeof(uint4);
-        return static_cast<unsigned>(
-            std::clamp<std::size_t>((most_bytes_ + per_block - 1) / per_block, 1, 256));
+        return static_cast<unsigned>(std::clamp<std::size_t>(
+            (most_bytes_ + per_block - 1) / per_block, 1, kMostPutBlocks));
+    }
+    [[nodiscard]] cudaStream_t boundary_stream() const {
+        return static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
+    }
+    static std::size_t runs_per_row(const Box& b) {
+        return (static_cast<std::size_t>(b.hi[0] - b.lo[0]) + kStoreRun - 1) / kStoreRun;
+    }
+    static std::size_t store_items(const Box& b) {
+        if (b.empty()) return 0;
+        const std::size_t rows = static_cast<std::size_t>(b.hi[1] - b.lo[1]) * (b.hi[2] - b.lo[2]);
+        return rows * runs_per_row(b);
+    }
+
+    // Where face `h`'s data lands in the peer's registered fields (`theirs`: what the peer sent
+    // for the opposite face), each peer's fields opened once.
+    void open_fields(const HaloFace<T>& h, const FaceHandles& theirs, PeerFace& d) {
+        if (fields_.empty()) return;
+        const Box& s = h.send;
+        const Box& r = theirs.recv;
+        for (int a = 0; a < 3; ++a) {
+            if (s.hi[a] - s.lo[a] != r.hi[a] - r.lo[a]) {
+                throw std::logic_error(fmt::format(
+                    "ipc transport: face {} sends a box of another shape than the peer receives",
+                    h.face));
+            }
+        }
+        if (store_items(s) > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+            throw std::logic_error("ipc transport: a face of 2^31 runs or more");
+        PeerFields& opened = peer_fields_[h.peer];
+        if (opened.empty()) {
+            for (std::size_t i = 0; i < fields_.size(); ++i)
+                opened.push_back(std::make_unique<PeerMemory>(theirs.fields[i]));
+        }
+        for (std::size_t i = 0; i < fields_.size(); ++i) d.fields[i] = opened[i]->get();
+        d.field_ext = theirs.field_ext;
+        d.recv = r;
     }
 
     Backend<T>& backend_;
     std::unique_ptr<Transport<T>> nccl_;    // the sums, where not every rank reaches every other
     std::unique_ptr<Mailboxes> mailboxes_;  // the sums, where every rank reaches every other
     std::vector<PeerFace> peer_faces_;      // by face index
+    std::vector<FieldView<T>> fields_;      // ours, registered
+    std::map<int, PeerFields> peer_fields_;  // by peer rank
     std::size_t most_bytes_ = 0;
+    std::size_t most_items_ = 0;  // of a face of a registered field (StoreFace::items)
 };
 
 }  // namespace
@@ -348,13 +518,16 @@ private:
 template <class T>
 std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm comm, Backend<T>& backend,
                                                  const std::vector<HaloFace<T>>& faces,
-                                                 bool everywhere) {
-    return std::make_unique<IpcTransport<T>>(comm, backend, faces, everywhere);
+                                                 bool everywhere,
+                                                 const std::vector<FieldView<T>>& fields) {
+    return std::make_unique<IpcTransport<T>>(comm, backend, faces, everywhere, fields);
 }
 
 template std::unique_ptr<Transport<float>> make_ipc_transport<float>(
-    MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&, bool);
+    MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&, bool,
+    const std::vector<FieldView<float>>&);
 template std::unique_ptr<Transport<double>> make_ipc_transport<double>(
-    MPI_Comm, Backend<double>&, const std::vector<HaloFace<double>>&, bool);
+    MPI_Comm, Backend<double>&, const std::vector<HaloFace<double>>&, bool,
+    const std::vector<FieldView<double>>&);
 
 }  // namespace gridsim

@@ -58,7 +58,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     for (auto& f : u_) f = be_.allocate_field(ext);
     check_ipc_neighbours();
     halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport,
-                                              choice_.ipc_everywhere);
+                                              choice_.ipc_everywhere,
+                                              std::vector<FieldView<T>>{u_[0].view(), u_[1].view()});
     wrap_period_ = kernel_wrap_period();
     for (int extend = 0; extend < block_; ++extend)
         rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
@@ -506,7 +507,7 @@ void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply, 
         if (interior && overlapped() && g == 0) update_interior(apply, Lane::interior);
         {
             auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
-            halo_->transfer(g);
+            halo_->transfer(halos, g);
         }
         {
             auto t = timer_.on_lane(Phase::unpack, Lane::boundary);

@@ -24,23 +24,12 @@
 #include "solver/backend_select.hpp"
 #include "solver/problem.hpp"
 #include "solver/simulation.hpp"
+#include "gpu/require_gpu.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;
 
 namespace {
-
-bool every_rank_has_a_gpu() {
-    int mine = cuda_devices_visible() > 0 ? 1 : 0;
-    int all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all == 1;
-}
-
-#define GRIDSIM_REQUIRE_GPU()                                                       \
-    do {                                                                            \
-        if (!every_rank_has_a_gpu()) GTEST_SKIP() << "no CUDA device on some rank"; \
-    } while (0)
 
 struct Deck {
     const char* name;
