@@ -125,9 +125,12 @@ __global__ void __launch_bounds__(kPutThreads, 16) peer_put(PutFaces faces) {
 }
 
 // One face of a registered field, from our field's send box into the peer's field's receive
-// box (the same shape), row by row: a warp's item is a run of kStoreRun points of one row, each
-// lane loading its kStoreUnroll points before it stores any.
-constexpr int kStoreUnroll = 4;
+// box (the same shape), row by row. A warp's item is a run of one row: 32 x kStoreUnroll pieces,
+// each lane loading its pieces before it stores any. A piece is 16 bytes where the two rows
+// start at the same offset from a 16-byte boundary (faces across y and z: the fields' x layouts
+// match), the points before the first boundary and after the last going one by one; else a
+// point.
+constexpr int kStoreUnroll = 2;
 constexpr int kStoreRun = 32 * kStoreUnroll;
 
 template <class T>
@@ -137,6 +140,8 @@ struct StoreFace {
     std::int64_t src_sy = 0, src_sz = 0;  // row and plane strides of the two fields
     std::int64_t dst_sy = 0, dst_sz = 0;
     int nx = 0;       // points per row
+    int head = 0;     // points of a row before its first 16-byte boundary
+    int vectors = 0;  // 16-byte pieces of a row after them; 0: the face goes point by point
     FastDivide runs;  // runs per row
     FastDivide ny;    // rows per plane of the box
     unsigned items = 0;
@@ -149,30 +154,46 @@ struct StoreFaces {
     unsigned long long tag;
 };
 
+// Run `run` of a row: `n` pieces of type P from s to d, this warp's lane `lane`.
+template <class P>
+__device__ void store_run(const P* s, P* d, int n, unsigned run, unsigned lane) {
+    const int first = static_cast<int>(run * kStoreRun + lane);
+    P v[kStoreUnroll];
+#pragma unroll
+    for (int u = 0; u < kStoreUnroll; ++u) {
+        if (first + 32 * u < n) v[u] = s[first + 32 * u];
+    }
+#pragma unroll
+    for (int u = 0; u < kStoreUnroll; ++u) {
+        if (first + 32 * u < n) d[first + 32 * u] = v[u];
+    }
+}
+
 // Grid (blocks per face, faces).
 template <class T>
 __global__ void __launch_bounds__(kPutThreads, 16) peer_store_field(StoreFaces<T> faces) {
     const StoreFace<T>& p = faces.face[blockIdx.y];
     const unsigned long long done = meet_peer(p.mine, p.peer);
     constexpr unsigned kWarps = kPutThreads / 32;
+    constexpr int kPerVector = 16 / static_cast<int>(sizeof(T));
     const unsigned lane = threadIdx.x % 32;
     for (unsigned item = blockIdx.x * kWarps + threadIdx.x / 32; item < p.items;
          item += gridDim.x * kWarps) {
         const unsigned row = p.runs.quotient(item);
+        const unsigned run = item - row * p.runs.divisor();
         const unsigned k = p.ny.quotient(row);
         const unsigned j = row - k * p.ny.divisor();
         const T* src = p.src + j * p.src_sy + k * p.src_sz;
         T* dst = p.dst + j * p.dst_sy + k * p.dst_sz;
-        const int first = static_cast<int>((item - row * p.runs.divisor()) * kStoreRun + lane);
-        T v[kStoreUnroll];
-#pragma unroll
-        for (int u = 0; u < kStoreUnroll; ++u) {
-            if (first + 32 * u < p.nx) v[u] = src[first + 32 * u];
+        if (p.vectors == 0) {
+            store_run(src, dst, p.nx, run, lane);
+            continue;
         }
-#pragma unroll
-        for (int u = 0; u < kStoreUnroll; ++u) {
-            if (first + 32 * u < p.nx) dst[first + 32 * u] = v[u];
-        }
+        const int tail = p.head + p.vectors * kPerVector;  // the points after the last piece
+        if (run == 0 && static_cast<int>(lane) < p.head) dst[lane] = src[lane];
+        if (run == 0 && tail + static_cast<int>(lane) < p.nx) dst[tail + lane] = src[tail + lane];
+        store_run(reinterpret_cast<const uint4*>(src + p.head),
+                  reinterpret_cast<uint4*>(dst + p.head), p.vectors, run, lane);
     }
     tell_and_wait(p.mine, p.peer, done, faces.tag);
 }
@@ -383,7 +404,6 @@ public:
         }
         for (const HaloFace<T>& h : faces) {
             most_bytes_ = std::max(most_bytes_, h.send.count() * sizeof(T));
-            most_items_ = std::max(most_items_, store_items(h.send));
         }
     }
 
@@ -432,16 +452,23 @@ public:
             p.dst_sy = d.field_ext.sy;
             p.dst_sz = d.field_ext.sz;
             p.nx = send.hi[0] - send.lo[0];
-            p.runs = FastDivide(static_cast<unsigned>(runs_per_row(send)));
+            const RowPieces pieces = row_pieces(p);
+            p.head = pieces.head;
+            p.vectors = pieces.vectors;
+            p.runs = FastDivide(static_cast<unsigned>(pieces.runs));
             p.ny = FastDivide(static_cast<unsigned>(send.hi[1] - send.lo[1]));
-            p.items = static_cast<unsigned>(store_items(send));
+            const std::size_t rows =
+                static_cast<std::size_t>(send.hi[1] - send.lo[1]) * (send.hi[2] - send.lo[2]);
+            p.items = static_cast<unsigned>(pieces.runs * rows);
             p.mine = d.signals->as<FaceSignals>();
             p.peer = static_cast<FaceSignals*>(d.peer_signals->get());
         }
-        // A run of kStoreRun points per warp item, about four items per warp.
-        constexpr std::size_t per_block = (kPutThreads / 32) * 4;
-        const auto blocks = static_cast<unsigned>(
-            std::clamp<std::size_t>((most_items_ + per_block - 1) / per_block, 1, kMostPutBlocks));
+        // About one item per warp, up to kMostPutBlocks blocks (every one resident).
+        unsigned most_items = 1;
+        for (int f = 0; f < count; ++f) most_items = std::max(most_items, stores.face[f].items);
+        constexpr unsigned per_block = kPutThreads / 32;
+        const unsigned blocks = std::min<unsigned>((most_items + per_block - 1) / per_block,
+                                                   static_cast<unsigned>(kMostPutBlocks));
         const dim3 grid(blocks, static_cast<unsigned>(count));
         peer_store_field<T><<<grid, kPutThreads, 0, boundary_stream()>>>(stores);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
@@ -469,15 +496,29 @@ private:
     [[nodiscard]] cudaStream_t boundary_stream() const {
         return static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
     }
-    static std::size_t runs_per_row(const Box& b) {
-        return (static_cast<std::size_t>(b.hi[0] - b.lo[0]) + kStoreRun - 1) / kStoreRun;
+    // How a face's rows go (StoreFace): in 16-byte pieces where every row of both fields starts
+    // at the same offset from a 16-byte boundary and holds at least one piece, else point by
+    // point; `runs` per row.
+    struct RowPieces {
+        int head = 0;
+        int vectors = 0;
+        std::size_t runs = 0;
+    };
+    static RowPieces row_pieces(const StoreFace<T>& p) {
+        constexpr std::size_t kV = 16;
+        const auto at = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % kV; };
+        const bool strides = (p.src_sy * sizeof(T)) % kV == 0 && (p.src_sz * sizeof(T)) % kV == 0 &&
+                             (p.dst_sy * sizeof(T)) % kV == 0 && (p.dst_sz * sizeof(T)) % kV == 0;
+        RowPieces r;
+        if (strides && at(p.src) == at(p.dst)) {
+            r.head = static_cast<int>(((kV - at(p.src)) % kV) / sizeof(T));
+            r.vectors = std::max(0, p.nx - r.head) / static_cast<int>(kV / sizeof(T));
+        }
+        if (r.vectors == 0) r.head = 0;
+        const int pieces = r.vectors > 0 ? r.vectors : p.nx;
+        r.runs = (static_cast<std::size_t>(pieces) + kStoreRun - 1) / kStoreRun;
+        return r;
     }
-    static std::size_t store_items(const Box& b) {
-        if (b.empty()) return 0;
-        const std::size_t rows = static_cast<std::size_t>(b.hi[1] - b.lo[1]) * (b.hi[2] - b.lo[2]);
-        return rows * runs_per_row(b);
-    }
-
     // Where face `h`'s data lands in the peer's registered fields (`theirs`: what the peer sent
     // for the opposite face), each peer's fields opened once.
     void open_fields(const HaloFace<T>& h, const FaceHandles& theirs, PeerFace& d) {
@@ -491,8 +532,8 @@ private:
                     h.face));
             }
         }
-        if (store_items(s) > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-            throw std::logic_error("ipc transport: a face of 2^31 runs or more");
+        if (s.count() > std::numeric_limits<int>::max())
+            throw std::logic_error("ipc transport: a face of 2^31 points or more");
         PeerFields& opened = peer_fields_[h.peer];
         if (opened.empty()) {
             for (std::size_t i = 0; i < fields_.size(); ++i)
@@ -510,7 +551,6 @@ private:
     std::vector<FieldView<T>> fields_;      // ours, registered
     std::map<int, PeerFields> peer_fields_;  // by peer rank
     std::size_t most_bytes_ = 0;
-    std::size_t most_items_ = 0;  // of a face of a registered field (StoreFace::items)
 };
 
 }  // namespace

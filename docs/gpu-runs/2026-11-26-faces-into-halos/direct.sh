@@ -7,19 +7,24 @@
 # us per step, x copy per GPU, the exchange trial or the phases in us per step; summary.txt: the
 # checks).
 #  1. REPS rounds (default 2), interleaved: one GPU (this build), two GPUs "auto" with BASE
-#     (default gridsim-base) and this build, two GPUs "fused" with this build;
-#  2. one round of phases (graphs off, every pass timed) of two GPUs "fused", both builds;
+#     (default gridsim-base), this build and each of VARIANTS (default none), two GPUs "fused"
+#     with this build (FUSED=0: not);
+#  2. one round of phases (graphs off, every pass timed) of two GPUs "fused", PHASES (default:
+#     BASE and this build);
 #  0. first the new halo test at two ranks (GpuHaloExchange: every halo point of every process
 #     grid, registered fields and a packed one);
 #  3. gpu_backend_test at two ranks, a GPU each (transport auto takes ipc): the ipc, time-block,
 #     overlap, thin-subdomain and implicit (CG vectors go packed) cases; then compute-sanitizer
 #     memcheck of two ranks over ipc: heat 3D k = 3 and jacobi 2D k = 4 (periodic rows: two
-#     faces to the same peer), overlap "fused" and true.
+#     faces to the same peer), overlap "fused" and true (MEMCHECK_MODES);
+# the logs go into logs.tar.gz (a call brings back at most 8 files).
 set -uo pipefail
 out=${1:?out dir}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 base=${BASE:-gridsim-base}
+read -r -a variants <<<"${VARIANTS:-}"
+read -r -a phased <<<"${PHASES:-$base gridsim}"
 one() {  # NAME NP BINARY DECK [--set ...]
     local name=$1 np=$2 bin=$3 deck=$4
     shift 4
@@ -45,12 +50,13 @@ for rep in $(seq "${REPS:-2}"); do
         one "$deck-1gpu" 1 gridsim "$d"
         one "$deck-2gpu-auto" 2 "$base" "$d" --set 'parallel.overlap="auto"'
         one "$deck-2gpu-auto" 2 gridsim "$d" --set 'parallel.overlap="auto"'
-        one "$deck-2gpu-fused" 2 gridsim "$d" --set 'parallel.overlap="fused"'
+        for v in "${variants[@]}"; do one "$deck-2gpu-auto" 2 "$v" "$d" --set 'parallel.overlap="auto"'; done
+        [ "${FUSED:-1}" = 0 ] || one "$deck-2gpu-fused" 2 gridsim "$d" --set 'parallel.overlap="fused"'
     done
 done
 ph=(--set parallel.graphs=off --set parallel.phase_every=1 --set 'parallel.overlap="fused"')
 for deck in jacobi2d heat3d; do
-    for bin in "$base" gridsim; do
+    for bin in "${phased[@]}"; do
         one "$deck-2gpu-fused-ph" 2 "$bin" inputs/bench_$deck.toml "${ph[@]}"
     done
 done
@@ -61,7 +67,7 @@ echo "gpu_backend_test np2 (a GPU each) rc $? $(grep -E '^\[  PASSED  \]|^\[  FA
 grep -hE '^\[  FAILED  \]' "$out/tests-halo.log" "$out/tests-np2.log" | head -20 >>"$sm"
 mc=(compute-sanitizer --tool memcheck --error-exitcode 9)
 s=(--set 'parallel.transport="ipc"')
-for ov in '"fused"' true; do
+for ov in ${MEMCHECK_MODES:-'"fused"' true}; do
     tag=$(echo "$ov" | tr -d '"')
     timeout 120 mpirun -np 2 "${mc[@]}" gridsim run inputs/bench_heat3d.toml --quiet --set 'grid.cells=[45,37,29]' \
         --set parallel.time_block=3 --set time.steps=12 "${s[@]}" --set "parallel.overlap=$ov" >"$out/memcheck-heat-$tag.log" 2>&1
@@ -70,6 +76,6 @@ for ov in '"fused"' true; do
         --set parallel.time_block=4 --set time.steps=12 "${s[@]}" --set "parallel.overlap=$ov" >"$out/memcheck-jacobi-$tag.log" 2>&1
     echo "memcheck np2 ipc jacobi 2D k = 4 overlap $tag: rc $? $(grep -h 'ERROR SUMMARY' "$out/memcheck-jacobi-$tag.log" | sort | uniq -c | tr '\n' ' ')" >>"$sm"
 done
-gzip -f "$out/tests-np2.log" "$out/tests-halo.log"
+(cd "$out" && tar czf logs.tar.gz tests-*.log memcheck-*.log run.log && rm -f tests-*.log memcheck-*.log run.log)
 sort -s -k1,1 "$out/timing.txt"
 cat "$sm"
