@@ -42,13 +42,14 @@ namespace gridsim {
 
 namespace {
 
-// One face's handshake state. The owner's `ready` and `freed` are written by the peer.
+// One face's handshake state. The owner's `ready`, `reached` and `stored` are written by the
+// peer.
 struct FaceSignals {
-    unsigned long long ready;   // exchanges whose data the peer has stored into our memory
-    unsigned long long freed;   // exchanges before the one the peer has reached
-    unsigned long long epoch;   // exchanges of this face we have waited for (ours only)
-    unsigned long long stored;  // what the peer's last put stored (its tag)
-    unsigned int arrived;       // blocks of the running put that have stored their share (ours)
+    unsigned long long ready;    // exchanges whose data the peer has stored into our memory
+    unsigned long long reached;  // exchanges the peer has reached (its put has started)
+    unsigned long long epoch;    // exchanges of this face we have waited for (ours only)
+    unsigned long long stored;   // what the peer's last put stored (its tag)
+    unsigned int arrived;        // blocks of the running put that have stored their share (ours)
 };
 
 using SystemCounter = cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>;
@@ -85,12 +86,15 @@ __device__ void copy_words(const uint4* src, uint4* dst, std::size_t words) {
 }
 
 // A put's first step, every block: tell the peer this rank has reached the exchange after the
-// `epoch` it has waited for, and wait until the peer has reached it too. Returns that epoch.
+// `epoch` it has waited for, and wait until the peer has reached it too (the first exchange
+// included: the peer may still be writing its field, an upload halos and all). Returns that
+// epoch.
 __device__ unsigned long long meet_peer(FaceSignals* mine, FaceSignals* peer) {
     const unsigned long long done = mine->epoch;
     if (threadIdx.x == 0) {
-        if (blockIdx.x == 0) SystemCounter(peer->freed).store(done, cuda::memory_order_release);
-        while (SystemCounter(mine->freed).load(cuda::memory_order_acquire) < done) {
+        if (blockIdx.x == 0)
+            SystemCounter(peer->reached).store(done + 1, cuda::memory_order_release);
+        while (SystemCounter(mine->reached).load(cuda::memory_order_acquire) < done + 1) {
         }
     }
     __syncthreads();
