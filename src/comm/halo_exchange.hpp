@@ -1,7 +1,7 @@
 // Halo exchange of face layers. Each exchange the solver packs the faces of the new field,
 // transfers them, and unpacks into the halos, all on the boundary lane, one launch per phase;
-// a transport that stores straight into the neighbour's field (ipc, for the fields the solver
-// registers) needs neither the pack nor the unpack.
+// a transport that stores straight into the neighbour's field (ipc: faces of long rows of the
+// fields the solver registers) needs neither the pack nor the unpack for those faces.
 // One-deep halos need no edges or corners (the stencils are stars); deeper ones (temporal
 // blocking) do, and get them by moving one axis after another, each axis's faces widened over
 // the halos the axes before it filled. Transports sit behind one interface
@@ -61,11 +61,15 @@ public:
     // Whether allreduce_sum_on_lane() works (NCCL); otherwise the caller sums on the host.
     [[nodiscard]] virtual bool reduces_on_device() const { return false; }
     // Which of the fields registered with the transport (by their data) `data` is, or -1: a
-    // registered field's faces go by exchange_field(), with no pack and no unpack.
+    // registered field's faces go by exchange_field().
     [[nodiscard]] virtual int field_index(const T* /*data*/) const { return -1; }
-    // Stores the send box of faces[first, last) of registered field `field` straight into the
-    // receive box of the peer's same field, and the peer's into ours, ordered on the boundary
-    // lane as exchange() is.
+    // Whether exchange_field() stores face f (an index into the faces given) of a registered
+    // field straight from the field into the peer's, with no pack and no unpack; else it is
+    // packed and unpacked and moves as exchange() moves it.
+    [[nodiscard]] virtual bool stores_face(std::size_t /*f*/) const { return false; }
+    // Moves faces[first, last) of registered field `field`: those stores_face() names from our
+    // field's send box straight into the receive box of the peer's same field (and the peer's
+    // into ours), the others as exchange() does; ordered on the boundary lane as exchange() is.
     virtual void exchange_field(int /*field*/, std::vector<HaloFace<T>>& /*faces*/,
                                 std::size_t /*first*/, std::size_t /*last*/) {
         throw std::logic_error("this transport stores into no field");
@@ -205,6 +209,13 @@ public:
             transport_ = std::make_unique<MpiTransport<T>>(
                 topo.comm(), backend, transport == TransportKind::cuda_aware, remote_);
         }
+        for (Group& g : groups_) {
+            for (std::size_t f = g.first; f < g.last; ++f) {
+                if (transport_->stores_face(f)) continue;
+                g.field_packs.add(remote_[f].send, remote_[f].send_buf.data());
+                g.field_unpacks.add(remote_[f].recv, remote_[f].recv_buf.data());
+            }
+        }
     }
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
@@ -214,6 +225,13 @@ public:
     [[nodiscard]] bool host_free() const { return remote_.empty() || !transport_->host_steps(); }
     // Whether no face goes to another rank (every halo is a physical boundary or a self-copy).
     [[nodiscard]] bool local_only() const { return remote_.empty(); }
+    // How many of this rank's faces the transport stores straight into the peer's field (for a
+    // registered field; Transport::stores_face).
+    [[nodiscard]] int faces_stored() const {
+        int n = 0;
+        for (std::size_t f = 0; f < remote_.size(); ++f) n += transport_->stores_face(f) ? 1 : 0;
+        return n;
+    }
     // The axes (bit d: axis d) whose halos this rank copies from its own opposite faces.
     [[nodiscard]] unsigned self_axes() const { return self_axes_; }
     void allreduce_sum_on_lane(double* values, int count) {
@@ -221,11 +239,12 @@ public:
     }
 
     // The phases of group `g` (0 <= g < groups()), in order; every group after the one before.
-    // A field the transport stores into directly has nothing to pack or unpack.
+    // A field registered with the transport packs and unpacks only the faces it does not store
+    // straight into the peer's field.
     [[nodiscard]] int groups() const { return static_cast<int>(groups_.size()); }
     void pack(FieldView<const T> u, int g = 0) {
-        if (!groups_[g].packs.empty() && transport_->field_index(u.data) < 0)
-            backend_.pack(u, groups_[g].packs, Lane::boundary);
+        const FaceMoves<T>& m = registered(u) ? groups_[g].field_packs : groups_[g].packs;
+        if (!m.empty()) backend_.pack(u, m, Lane::boundary);
     }
     void transfer(FieldView<const T> u, int g = 0) {
         const Group& grp = groups_[g];
@@ -238,8 +257,8 @@ public:
     }
     void unpack(FieldView<T> u, int g = 0) {
         const Group& grp = groups_[g];
-        if (!grp.unpacks.empty() && transport_->field_index(u.data) < 0)
-            backend_.unpack(u, grp.unpacks, Lane::boundary);
+        const FaceMoves<T>& m = registered(u) ? grp.field_unpacks : grp.unpacks;
+        if (!m.empty()) backend_.unpack(u, m, Lane::boundary);
         if (!grp.wrap.empty()) backend_.wrap(u, grp.wrap, Lane::boundary);
     }
     // Every group's phases back to back, complete on return (initialisation, tests).
@@ -253,9 +272,14 @@ public:
     }
 
 private:
+    [[nodiscard]] bool registered(FieldView<const T> u) const {
+        return transport_->field_index(u.data) >= 0;
+    }
     struct Group {
-        FaceMoves<T> packs;     // owned layers of its remote faces -> send buffers
-        FaceMoves<T> unpacks;   // receive buffers -> their halos
+        FaceMoves<T> packs;        // owned layers of its remote faces -> send buffers
+        FaceMoves<T> unpacks;      // receive buffers -> their halos
+        FaceMoves<T> field_packs;  // the same, of the faces a registered field packs
+        FaceMoves<T> field_unpacks;
         FaceMoves<T> wrap;      // halos of its faces whose neighbour is this rank
         std::size_t first = 0;  // its faces in remote_: [first, last)
         std::size_t last = 0;

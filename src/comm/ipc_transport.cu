@@ -2,11 +2,12 @@
 // each other's memory (cudaIpcGetMemHandle / cudaIpcOpenMemHandle) and the boundary lane stores
 // its faces straight into the neighbour's over NVLink, raises a flag in the neighbour's memory
 // and waits for the neighbour's flag, all in one launch: no message, no host and no NCCL kernel
-// on the way. The solver's two fields are opened too, and their faces go from our field's owned
-// layers into the neighbour's field's halo, with no pack and no unpack; any other field (the
-// CG's vectors) goes packed, into the neighbour's receive buffer. Where every rank reaches every
-// other, the sums over the ranks (the residual, the CG's dot products) go through mailboxes in
-// the same way and no NCCL communicator is made; otherwise (some pair of ranks, not neighbours,
+// on the way. The solver's two fields are opened too, and their faces of long rows (across y and
+// z) go from our field's owned layers into the neighbour's field's halo, with no pack and no
+// unpack; faces across x (a few points per row) and any other field (the CG's vectors) go
+// packed, into the neighbour's receive buffer, and are unpacked there. Where every rank reaches
+// every other, the sums over the ranks (the residual, the CG's dot products) go through mailboxes
+// in the same way and no NCCL communicator is made; otherwise (some pair of ranks, not neighbours,
 // cannot reach each other) the sums go through an NCCL transport kept beside it. Every face goes
 // by IPC: Simulation refuses ipc where a neighbour cannot be reached.
 //
@@ -59,31 +60,9 @@ constexpr int kMaxFaces = 6;
 // (cuda::kFaceThreads).
 constexpr int kPutThreads = 128;
 
-struct PutFace {
-    const uint4* src = nullptr;  // our packed face (16-byte aligned: its own cudaMalloc)
-    uint4* dst = nullptr;        // the peer's receive buffer, opened here
-    std::size_t words = 0;       // 4-byte words (a face of floats or doubles is whole words)
-    FaceSignals* mine = nullptr;
-    FaceSignals* peer = nullptr;  // the peer's signals of the opposite face, opened here
-};
-struct PutFaces {
-    PutFace face[kMaxFaces];
-};
 // A put's tag: the packed buffer, or field f of those registered.
 constexpr unsigned long long kPackedTag = 0;
 constexpr unsigned long long field_tag(int f) { return static_cast<unsigned long long>(f) + 1; }
-
-// `words` 4-byte words from src to dst, 16 bytes per load and store and the last up to three
-// words one by one, by the whole grid's x dimension.
-__device__ void copy_words(const uint4* src, uint4* dst, std::size_t words) {
-    const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-    const std::size_t first = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-    const std::size_t vectors = words / 4;
-    for (std::size_t i = first; i < vectors; i += stride) dst[i] = src[i];
-    const auto* s = reinterpret_cast<const unsigned*>(src);
-    auto* d = reinterpret_cast<unsigned*>(dst);
-    for (std::size_t i = 4 * vectors + first; i < words; i += stride) d[i] = s[i];
-}
 
 // A put's first step, every block: tell the peer this rank has reached the exchange after the
 // `epoch` it has waited for, and wait until the peer has reached it too (the first exchange
@@ -120,47 +99,41 @@ __device__ void tell_and_wait(FaceSignals* mine, FaceSignals* peer, unsigned lon
     mine->epoch = done + 1;
 }
 
-// Grid (blocks per face, faces).
-__global__ void __launch_bounds__(kPutThreads, 16) peer_put(PutFaces faces) {
-    const PutFace& p = faces.face[blockIdx.y];
-    const unsigned long long done = meet_peer(p.mine, p.peer);
-    copy_words(p.src, p.dst, p.words);
-    tell_and_wait(p.mine, p.peer, done, kPackedTag);
-}
-
-// One face of a registered field, from our field's send box into the peer's field's receive
-// box (the same shape), row by row. A warp's item is a run of one row: 32 x kStoreUnroll pieces,
-// each lane loading its pieces before it stores any. A piece is 16 bytes where the two rows
-// start at the same offset from a 16-byte boundary (faces across y and z: the fields' x layouts
+// A put moves every face of its launch (blockIdx.y) from rows here to rows of the same length in
+// the peer's memory: a registered field's face from our field's send box into the peer's field's
+// receive box (the same shape), or a packed face as one row, our send buffer into the peer's
+// receive buffer. A warp's item is a run of one row: 32 x kStoreUnroll pieces, each lane loading
+// its pieces before it stores any. A piece is 16 bytes where the two rows start at the same
+// offset from a 16-byte boundary (the buffers; faces across y and z, whose fields' x layouts
 // match), the points before the first boundary and after the last going one by one; else a
 // point.
 constexpr int kStoreUnroll = 2;
 constexpr int kStoreRun = 32 * kStoreUnroll;
 
 template <class T>
-struct StoreFace {
-    const T* src = nullptr;  // our field at the send box's first point
-    T* dst = nullptr;        // the peer's field, opened here, at its receive box's first point
-    std::int64_t src_sy = 0, src_sz = 0;  // row and plane strides of the two fields
+struct PutFace {
+    const T* src = nullptr;               // our first point
+    T* dst = nullptr;                     // the peer's first point, opened here
+    std::int64_t src_sy = 0, src_sz = 0;  // row and plane strides, ours and the peer's
     std::int64_t dst_sy = 0, dst_sz = 0;
     int nx = 0;       // points per row
     int head = 0;     // points of a row before its first 16-byte boundary
-    int vectors = 0;  // 16-byte pieces of a row after them; 0: the face goes point by point
+    int vectors = 0;  // 16-byte pieces of a row after them; 0: the row goes point by point
     FastDivide runs;  // runs per row
-    FastDivide ny;    // rows per plane of the box
+    FastDivide ny;    // rows per plane
     unsigned items = 0;
     FaceSignals* mine = nullptr;
-    FaceSignals* peer = nullptr;
+    FaceSignals* peer = nullptr;  // the peer's signals of the opposite face, opened here
 };
 template <class T>
-struct StoreFaces {
-    StoreFace<T> face[kMaxFaces];
+struct PutFaces {
+    PutFace<T> face[kMaxFaces];
     unsigned long long tag;
 };
 
 // Run `run` of a row: `n` pieces of type P from s to d, this warp's lane `lane`.
 template <class P>
-__device__ void store_run(const P* s, P* d, int n, unsigned run, unsigned lane) {
+__device__ void put_run(const P* s, P* d, int n, unsigned run, unsigned lane) {
     const int first = static_cast<int>(run * kStoreRun + lane);
     P v[kStoreUnroll];
 #pragma unroll
@@ -175,8 +148,8 @@ __device__ void store_run(const P* s, P* d, int n, unsigned run, unsigned lane) 
 
 // Grid (blocks per face, faces).
 template <class T>
-__global__ void __launch_bounds__(kPutThreads, 16) peer_store_field(StoreFaces<T> faces) {
-    const StoreFace<T>& p = faces.face[blockIdx.y];
+__global__ void __launch_bounds__(kPutThreads, 16) peer_put(PutFaces<T> faces) {
+    const PutFace<T>& p = faces.face[blockIdx.y];
     const unsigned long long done = meet_peer(p.mine, p.peer);
     constexpr unsigned kWarps = kPutThreads / 32;
     constexpr int kPerVector = 16 / static_cast<int>(sizeof(T));
@@ -190,14 +163,14 @@ __global__ void __launch_bounds__(kPutThreads, 16) peer_store_field(StoreFaces<T
         const T* src = p.src + j * p.src_sy + k * p.src_sz;
         T* dst = p.dst + j * p.dst_sy + k * p.dst_sz;
         if (p.vectors == 0) {
-            store_run(src, dst, p.nx, run, lane);
+            put_run(src, dst, p.nx, run, lane);
             continue;
         }
         const int tail = p.head + p.vectors * kPerVector;  // the points after the last piece
         if (run == 0 && static_cast<int>(lane) < p.head) dst[lane] = src[lane];
         if (run == 0 && tail + static_cast<int>(lane) < p.nx) dst[tail + lane] = src[tail + lane];
-        store_run(reinterpret_cast<const uint4*>(src + p.head),
-                  reinterpret_cast<uint4*>(dst + p.head), p.vectors, run, lane);
+        put_run(reinterpret_cast<const uint4*>(src + p.head),
+                reinterpret_cast<uint4*>(dst + p.head), p.vectors, run, lane);
     }
     tell_and_wait(p.mine, p.peer, done, faces.tag);
 }
@@ -407,28 +380,20 @@ public:
             open_fields(faces[f], theirs[f], peer_faces_[f]);
         }
         for (const HaloFace<T>& h : faces) {
-            most_bytes_ = std::max(most_bytes_, h.send.count() * sizeof(T));
+            const std::size_t row =
+                static_cast<std::size_t>(h.send.hi[0] - h.send.lo[0]) * sizeof(T);
+            stored_.push_back(!fields_.empty() && row >= kMinStoredRowBytes);
         }
     }
 
     [[nodiscard]] const char* name() const override { return "ipc"; }
 
     void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
-        PutFaces puts{};
+        PutFaces<T> puts{};
+        puts.tag = kPackedTag;
         int count = 0;
-        for (std::size_t f = first; f < last; ++f) {
-            const PeerFace& d = peer_faces_[f];
-            PutFace& p = puts.face[count++];
-            p.src = reinterpret_cast<const uint4*>(faces[f].send_buf.data());
-            p.dst = static_cast<uint4*>(d.buffer->get());
-            p.words = faces[f].send.count() * sizeof(T) / 4;
-            p.mine = d.signals->as<FaceSignals>();
-            p.peer = static_cast<FaceSignals*>(d.peer_signals->get());
-        }
-        // HaloExchange::transfer calls with at least one face.
-        const dim3 grid(put_blocks(), static_cast<unsigned>(count));
-        peer_put<<<grid, kPutThreads, 0, boundary_stream()>>>(puts);
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        for (std::size_t f = first; f < last; ++f) puts.face[count++] = buffer_put(faces[f], f);
+        launch(puts, count);
     }
 
     [[nodiscard]] int field_index(const T* data) const override {
@@ -437,45 +402,18 @@ public:
         }
         return -1;
     }
+    [[nodiscard]] bool stores_face(std::size_t f) const override { return stored_[f]; }
 
     void exchange_field(int field, std::vector<HaloFace<T>>& faces, std::size_t first,
                         std::size_t last) override {
-        StoreFaces<T> stores{};
-        stores.tag = field_tag(field);
+        PutFaces<T> puts{};
+        puts.tag = field_tag(field);
         int count = 0;
         for (std::size_t f = first; f < last; ++f) {
-            const PeerFace& d = peer_faces_[f];
-            StoreFace<T>& p = stores.face[count++];
-            const Box& send = faces[f].send;
-            const FieldView<T>& u = fields_[field];
-            p.src = u.data + u.ext.index(send.lo[0], send.lo[1], send.lo[2]);
-            p.dst = static_cast<T*>(d.fields[field]) +
-                    d.field_ext.index(d.recv.lo[0], d.recv.lo[1], d.recv.lo[2]);
-            p.src_sy = u.ext.sy;
-            p.src_sz = u.ext.sz;
-            p.dst_sy = d.field_ext.sy;
-            p.dst_sz = d.field_ext.sz;
-            p.nx = send.hi[0] - send.lo[0];
-            const RowPieces pieces = row_pieces(p);
-            p.head = pieces.head;
-            p.vectors = pieces.vectors;
-            p.runs = FastDivide(static_cast<unsigned>(pieces.runs));
-            p.ny = FastDivide(static_cast<unsigned>(send.hi[1] - send.lo[1]));
-            const std::size_t rows =
-                static_cast<std::size_t>(send.hi[1] - send.lo[1]) * (send.hi[2] - send.lo[2]);
-            p.items = static_cast<unsigned>(pieces.runs * rows);
-            p.mine = d.signals->as<FaceSignals>();
-            p.peer = static_cast<FaceSignals*>(d.peer_signals->get());
+            puts.face[count++] =
+                stored_[f] ? field_put(field, faces[f].send, f) : buffer_put(faces[f], f);
         }
-        // About one item per warp, up to kMostPutBlocks blocks (every one resident).
-        unsigned most_items = 1;
-        for (int f = 0; f < count; ++f) most_items = std::max(most_items, stores.face[f].items);
-        constexpr unsigned per_block = kPutThreads / 32;
-        const unsigned blocks = std::min<unsigned>((most_items + per_block - 1) / per_block,
-                                                   static_cast<unsigned>(kMostPutBlocks));
-        const dim3 grid(blocks, static_cast<unsigned>(count));
-        peer_store_field<T><<<grid, kPutThreads, 0, boundary_stream()>>>(stores);
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        launch(puts, count);
     }
 
     [[nodiscard]] bool host_steps() const override { return false; }
@@ -489,39 +427,75 @@ public:
     }
 
 private:
-    // Enough blocks that a large face streams at NVLink speed (4 pieces of 16 bytes per thread),
-    // few enough that a small one is one launch wave.
-    static constexpr std::size_t kMostPutBlocks = 256;
-    [[nodiscard]] unsigned put_blocks() const {
-        const std::size_t per_block = std::size_t{kPutThreads} * 4 * sizeof(uint4);
-        return static_cast<unsigned>(std::clamp<std::size_t>(
-            (most_bytes_ + per_block - 1) / per_block, 1, kMostPutBlocks));
+    // A face of a registered field goes straight into the peer's field where its rows hold at
+    // least this many bytes; a thinner one (a face across x: a few points per row) goes packed,
+    // as one row: its rows stored one by one into the peer crept (two H200s, jacobi 16384^2
+    // float split along x, 7 points per row: 124-150 us a put against 4 us packed;
+    // docs/performance.md, "Faces straight into the neighbour's halo").
+    static constexpr std::size_t kMinStoredRowBytes = 512;
+    // Up to this many blocks of kPutThreads (every one resident beside nothing else), about one
+    // item per warp.
+    static constexpr unsigned kMostPutBlocks = 256;
+
+    void launch(const PutFaces<T>& puts, int count) {
+        // HaloExchange::transfer calls with at least one face.
+        unsigned most_items = 1;
+        for (int f = 0; f < count; ++f) most_items = std::max(most_items, puts.face[f].items);
+        constexpr unsigned per_block = kPutThreads / 32;
+        const unsigned blocks = std::min((most_items + per_block - 1) / per_block, kMostPutBlocks);
+        const dim3 grid(blocks, static_cast<unsigned>(count));
+        peer_put<T><<<grid, kPutThreads, 0, boundary_stream()>>>(puts);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+    // Face f's packed send buffer into the peer's receive buffer, as one row.
+    PutFace<T> buffer_put(const HaloFace<T>& h, std::size_t f) const {
+        return put_rows(h.send_buf.data(), 0, 0, static_cast<T*>(peer_faces_[f].buffer->get()), 0,
+                        0, {h.count(), 1, 1}, f);
+    }
+    // Face f of registered field `field`: our send box into the peer's receive box.
+    PutFace<T> field_put(int field, const Box& send, std::size_t f) const {
+        const PeerFace& d = peer_faces_[f];
+        const FieldView<T>& u = fields_[field];
+        const FieldExtents& e = d.field_ext;
+        return put_rows(
+            u.data + u.ext.index(send.lo[0], send.lo[1], send.lo[2]), u.ext.sy, u.ext.sz,
+            static_cast<T*>(d.fields[field]) + e.index(d.recv.lo[0], d.recv.lo[1], d.recv.lo[2]),
+            e.sy, e.sz, {send.hi[0] - send.lo[0], send.hi[1] - send.lo[1], send.hi[2] - send.lo[2]},
+            f);
+    }
+    // Rows of n[0] points, n[1] per plane, n[2] planes, in 16-byte pieces where every row of both
+    // sides starts at the same offset from a 16-byte boundary and holds at least one piece.
+    PutFace<T> put_rows(const T* src, std::int64_t src_sy, std::int64_t src_sz, T* dst,
+                        std::int64_t dst_sy, std::int64_t dst_sz, const std::array<int, 3>& n,
+                        std::size_t f) const {
+        constexpr std::size_t kV = 16;
+        const auto at = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % kV; };
+        const auto whole = [&](std::int64_t stride) { return (stride * sizeof(T)) % kV == 0; };
+        PutFace<T> p;
+        p.src = src;
+        p.dst = dst;
+        p.src_sy = src_sy;
+        p.src_sz = src_sz;
+        p.dst_sy = dst_sy;
+        p.dst_sz = dst_sz;
+        p.nx = n[0];
+        if (whole(src_sy) && whole(src_sz) && whole(dst_sy) && whole(dst_sz) &&
+            at(src) == at(dst)) {
+            p.head = static_cast<int>(((kV - at(src)) % kV) / sizeof(T));
+            p.vectors = std::max(0, n[0] - p.head) / static_cast<int>(kV / sizeof(T));
+        }
+        if (p.vectors == 0) p.head = 0;
+        const int pieces = p.vectors > 0 ? p.vectors : n[0];
+        const unsigned runs = static_cast<unsigned>((pieces + kStoreRun - 1) / kStoreRun);
+        p.runs = FastDivide(std::max(runs, 1u));
+        p.ny = FastDivide(static_cast<unsigned>(n[1]));
+        p.items = runs * static_cast<unsigned>(n[1]) * static_cast<unsigned>(n[2]);
+        p.mine = peer_faces_[f].signals->as<FaceSignals>();
+        p.peer = static_cast<FaceSignals*>(peer_faces_[f].peer_signals->get());
+        return p;
     }
     [[nodiscard]] cudaStream_t boundary_stream() const {
         return static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
-    }
-    // How a face's rows go (StoreFace): in 16-byte pieces where every row of both fields starts
-    // at the same offset from a 16-byte boundary and holds at least one piece, else point by
-    // point; `runs` per row.
-    struct RowPieces {
-        int head = 0;
-        int vectors = 0;
-        std::size_t runs = 0;
-    };
-    static RowPieces row_pieces(const StoreFace<T>& p) {
-        constexpr std::size_t kV = 16;
-        const auto at = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % kV; };
-        const bool strides = (p.src_sy * sizeof(T)) % kV == 0 && (p.src_sz * sizeof(T)) % kV == 0 &&
-                             (p.dst_sy * sizeof(T)) % kV == 0 && (p.dst_sz * sizeof(T)) % kV == 0;
-        RowPieces r;
-        if (strides && at(p.src) == at(p.dst)) {
-            r.head = static_cast<int>(((kV - at(p.src)) % kV) / sizeof(T));
-            r.vectors = std::max(0, p.nx - r.head) / static_cast<int>(kV / sizeof(T));
-        }
-        if (r.vectors == 0) r.head = 0;
-        const int pieces = r.vectors > 0 ? r.vectors : p.nx;
-        r.runs = (static_cast<std::size_t>(pieces) + kStoreRun - 1) / kStoreRun;
-        return r;
     }
     // Where face `h`'s data lands in the peer's registered fields (`theirs`: what the peer sent
     // for the opposite face), each peer's fields opened once.
@@ -549,12 +523,12 @@ private:
     }
 
     Backend<T>& backend_;
-    std::unique_ptr<Transport<T>> nccl_;    // the sums, where not every rank reaches every other
-    std::unique_ptr<Mailboxes> mailboxes_;  // the sums, where every rank reaches every other
-    std::vector<PeerFace> peer_faces_;      // by face index
-    std::vector<FieldView<T>> fields_;      // ours, registered
+    std::unique_ptr<Transport<T>> nccl_;     // the sums, where not every rank reaches every other
+    std::unique_ptr<Mailboxes> mailboxes_;   // the sums, where every rank reaches every other
+    std::vector<PeerFace> peer_faces_;       // by face index
+    std::vector<FieldView<T>> fields_;       // ours, registered
     std::map<int, PeerFields> peer_fields_;  // by peer rank
-    std::size_t most_bytes_ = 0;
+    std::vector<bool> stored_;  // by face index: a registered field's face goes straight
 };
 
 }  // namespace

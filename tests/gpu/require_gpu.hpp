@@ -18,7 +18,7 @@ inline bool every_rank_has_a_gpu() {
 
 }  // namespace gridsim::test
 
-#define GRIDSIM_REQUIRE_GPU()                                                                   \
-    do {                                                                                        \
+#define GRIDSIM_REQUIRE_GPU()                                                                      \
+    do {                                                                                           \
         if (!gridsim::test::every_rank_has_a_gpu()) GTEST_SKIP() << "no CUDA device on some rank"; \
     } while (0)
