@@ -53,13 +53,14 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     can_sum_in_passes_ = can_sum_in_passes();
     const std::vector<int> candidates = time_block_candidates();
     block_ = candidates.size() == 1 ? candidates.front() : fastest_time_block(candidates);
+    pass_regions_ = split_for_overlap(updated_, sub, block_);
     const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
     check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
     for (auto& f : u_) f = be_.allocate_field(ext);
     check_ipc_neighbours();
-    halo_ = std::make_unique<HaloExchange<T>>(topo_, block_, be_, choice_.transport,
-                                              choice_.ipc_everywhere,
-                                              std::vector<FieldView<T>>{u_[0].view(), u_[1].view()});
+    halo_ = std::make_unique<HaloExchange<T>>(
+        topo_, block_, be_, choice_.transport, choice_.ipc_everywhere,
+        std::vector<FieldView<T>>{u_[0].view(), u_[1].view()});
     wrap_period_ = kernel_wrap_period();
     for (int extend = 0; extend < block_; ++extend)
         rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
@@ -444,13 +445,13 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     }
 }
 
-// The shell on the boundary lane: the updated points that read a halo. `apply(box, lane)`
-// updates a box (one sweep, or a block of them).
+// The shell of `r` on the boundary lane: the updated points that read a halo. `apply(box,
+// lane)` updates a box (one sweep, or a block of them).
 template <class T>
 template <class Apply>
-void Simulation<T>::update_shell(Apply&& apply) {
+void Simulation<T>::update_shell(Apply&& apply, const SweepRegions& r) {
     auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
-    for (const Box& b : regions_.shell) apply(b, Lane::boundary);
+    for (const Box& b : r.shell) apply(b, Lane::boundary);
 }
 
 // Every updated point at once on the boundary lane (fuses()), then the halos.
@@ -461,7 +462,7 @@ void Simulation<T>::update_fused(Apply&& apply) {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
         apply(updated_, Lane::boundary);
     }
-    exchange_beside_interior(next(), apply, false);
+    exchange_beside_interior(next(), apply, nullptr);
 }
 
 // A sweep that fuses(): every updated point in one launch where the backend takes several boxes
@@ -481,30 +482,31 @@ void Simulation<T>::update_fused_sweep(const StencilParams<T>& p, StencilSum sum
                         sum != StencilSum::none ? sum_boxes_ : std::vector<Box>{updated_},
                         Lane::boundary, sum, wrap_period_);
     }
-    if (wrap_period_ == 0) exchange_beside_interior(next(), apply, false);
+    if (wrap_period_ == 0) exchange_beside_interior(next(), apply, nullptr);
 }
 
-// The interior, which reads no halo, on `lane`.
+// The interior of `r`, which reads no halo, on `lane`.
 template <class T>
 template <class Apply>
-void Simulation<T>::update_interior(Apply&& apply, Lane lane) {
+void Simulation<T>::update_interior(Apply&& apply, Lane lane, const SweepRegions& r) {
     auto t = timer_.on_lane(Phase::interior, lane);
-    apply(regions_.interior, lane);
+    apply(r.interior, lane);
 }
 
 // Packs, transfers and unpacks the halos of `halos` on the boundary lane (axis by axis for deep
-// halos) while the interior lane (low priority) updates the interior; overlap = false updates
-// the interior after the unpack, on the boundary lane; `interior` false (a fused sweep has
-// updated it already) updates none.
+// halos) while the interior lane (low priority) updates the interior of `interior`; overlap =
+// false updates it after the unpack, on the boundary lane; nullptr (a fused sweep has updated
+// every point already) updates none.
 template <class T>
 template <class Apply>
-void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply, bool interior) {
+void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply,
+                                             const SweepRegions* interior) {
     for (int g = 0; g < halo_->groups(); ++g) {
         {
             auto t = timer_.on_lane(Phase::pack, Lane::boundary);
             halo_->pack(halos, g);
         }
-        if (interior && overlapped() && g == 0) update_interior(apply, Lane::interior);
+        if (interior && overlapped() && g == 0) update_interior(apply, Lane::interior, *interior);
         {
             auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
             halo_->transfer(halos, g);
@@ -514,7 +516,7 @@ void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply, 
             halo_->unpack(halos, g);
         }
     }
-    if (interior && !overlapped()) update_interior(apply, Lane::boundary);
+    if (interior && !overlapped()) update_interior(apply, Lane::boundary, *interior);
 }
 
 // After a sweep or a block of them that leaves `extend` halo layers valid (none: it exchanged,
@@ -590,11 +592,11 @@ void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int ex
         update_fused_sweep(p, sum);
         return;
     }
-    update_shell(apply);
+    update_shell(apply, regions_);
     if (extend == 0) {
-        exchange_beside_interior(next(), apply);
+        exchange_beside_interior(next(), apply, &regions_);
     } else {
-        update_interior(apply, overlapped() ? Lane::interior : Lane::boundary);
+        update_interior(apply, overlapped() ? Lane::interior : Lane::boundary, regions_);
     }
 }
 
@@ -643,8 +645,8 @@ void Simulation<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     } else if (sums || fuses(StencilSum::none)) {
         update_fused(apply);
     } else {
-        update_shell(apply);
-        exchange_beside_interior(next(), apply);
+        update_shell(apply, pass_regions_);
+        exchange_beside_interior(next(), apply, &pass_regions_);
     }
     advance_fields(extend);
 }
@@ -705,8 +707,8 @@ void Simulation<T>::apply_summing(const StencilParams<T>& p, FieldView<T> in, Fi
     be_.join_lanes();  // in was written on either lane
     timer_.start_pass();
     auto apply = [&](const Box& b, Lane lane) { be_.apply(p, in, out, b, lane, sum); };
-    exchange_beside_interior(in, apply);
-    update_shell(apply);
+    exchange_beside_interior(in, apply, &regions_);
+    update_shell(apply, regions_);
     be_.join_lanes();
 }
 
