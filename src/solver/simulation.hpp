@@ -334,8 +334,9 @@ private:
     SweepRegions regions_;
     // The split of a pass (no sums): its shell only as deep as this run's halo, the points a pass
     // of up to block_ levels reads a halo for. Launched on its own ahead of the exchange, a
-    // thinner shell is exposed for less time (heat 512^3 double at k = 3 on two GPUs: 3 planes
-    // at the face instead of 8).
+    // thinner shell costs less (two H200s, jacobi 16384^2 split along x at k = 7, overlap true:
+    // 79.0-79.1 us per step against 81.9-82.3 with the kMaxTimeBlock-deep shell; heat 512^3 at
+    // k = 3 unchanged; docs/performance.md, "Faces straight into the neighbour's halo").
     SweepRegions pass_regions_;
     // The boxes a residual sweep sums over, in the order it sums them: the shell, the interior.
     std::vector<Box> sum_boxes_;
