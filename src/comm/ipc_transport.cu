@@ -121,6 +121,7 @@ struct PutFace {
     int vectors = 0;  // 16-byte pieces of a row after them; 0: the row goes point by point
     FastDivide runs;  // runs per row
     FastDivide ny;    // rows per plane
+    int planes = 0;
     unsigned items = 0;
     FaceSignals* mine = nullptr;
     FaceSignals* peer = nullptr;  // the peer's signals of the opposite face, opened here
@@ -173,6 +174,19 @@ __global__ void __launch_bounds__(kPutThreads, 16) peer_put(PutFaces<T> faces) {
                 reinterpret_cast<uint4*>(dst + p.head), p.vectors, run, lane);
     }
     tell_and_wait(p.mine, p.peer, done, faces.tag);
+}
+
+// A put whose stores a copy engine makes (IpcTransport::launch): the meeting before the copies
+// and the telling and waiting after them, which the stream runs in order; one block per face.
+template <class T>
+__global__ void peer_meet(PutFaces<T> faces) {
+    const PutFace<T>& p = faces.face[blockIdx.y];
+    (void)meet_peer(p.mine, p.peer);
+}
+template <class T>
+__global__ void peer_tell(PutFaces<T> faces) {
+    const PutFace<T>& p = faces.face[blockIdx.y];
+    tell_and_wait(p.mine, p.peer, p.mine->epoch, faces.tag);
 }
 
 // The sums over the ranks where every rank reaches every other: each rank's mailbox holds a
@@ -436,9 +450,26 @@ private:
     // Up to this many blocks of kPutThreads (every one resident beside nothing else), about one
     // item per warp.
     static constexpr unsigned kMostPutBlocks = 256;
+    // From a face of this many bytes a put's stores are a copy engine's (cudaMemcpy3DAsync into
+    // the peer's memory, between a meeting and a telling kernel) instead of the kernel's.
+    static constexpr std::size_t kCopyEngineBytes = std::size_t{1} << 20;
 
     void launch(const PutFaces<T>& puts, int count) {
         // HaloExchange::transfer calls with at least one face.
+        std::size_t most_bytes = 0;
+        for (int f = 0; f < count; ++f) {
+            const PutFace<T>& p = puts.face[f];
+            most_bytes = std::max(most_bytes, sizeof(T) * p.nx * p.ny.divisor() * p.planes);
+        }
+        if (most_bytes >= kCopyEngineBytes) {
+            const dim3 faces(1, static_cast<unsigned>(count));
+            peer_meet<T><<<faces, 32, 0, boundary_stream()>>>(puts);
+            GRIDSIM_CUDA_CHECK(cudaGetLastError());
+            for (int f = 0; f < count; ++f) copy_face(puts.face[f]);
+            peer_tell<T><<<faces, 32, 0, boundary_stream()>>>(puts);
+            GRIDSIM_CUDA_CHECK(cudaGetLastError());
+            return;
+        }
         unsigned most_items = 1;
         for (int f = 0; f < count; ++f) most_items = std::max(most_items, puts.face[f].items);
         constexpr unsigned per_block = kPutThreads / 32;
@@ -446,6 +477,23 @@ private:
         const dim3 grid(blocks, static_cast<unsigned>(count));
         peer_put<T><<<grid, kPutThreads, 0, boundary_stream()>>>(puts);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+    // A face's rows by a copy engine, on the boundary stream.
+    void copy_face(const PutFace<T>& p) const {
+        const std::size_t width = sizeof(T) * p.nx;
+        if (p.ny.divisor() == 1 && p.planes == 1) {
+            GRIDSIM_CUDA_CHECK(
+                cudaMemcpyAsync(p.dst, p.src, width, cudaMemcpyDefault, boundary_stream()));
+            return;
+        }
+        cudaMemcpy3DParms m{};
+        m.srcPtr = make_cudaPitchedPtr(const_cast<T*>(p.src), sizeof(T) * p.src_sy, width,
+                                       static_cast<std::size_t>(p.src_sz / p.src_sy));
+        m.dstPtr = make_cudaPitchedPtr(p.dst, sizeof(T) * p.dst_sy, width,
+                                       static_cast<std::size_t>(p.dst_sz / p.dst_sy));
+        m.extent = make_cudaExtent(width, p.ny.divisor(), static_cast<std::size_t>(p.planes));
+        m.kind = cudaMemcpyDefault;
+        GRIDSIM_CUDA_CHECK(cudaMemcpy3DAsync(&m, boundary_stream()));
     }
     // Face f's packed send buffer into the peer's receive buffer, as one row.
     PutFace<T> buffer_put(const HaloFace<T>& h, std::size_t f) const {
@@ -489,6 +537,7 @@ private:
         const unsigned runs = static_cast<unsigned>((pieces + kStoreRun - 1) / kStoreRun);
         p.runs = FastDivide(std::max(runs, 1u));
         p.ny = FastDivide(static_cast<unsigned>(n[1]));
+        p.planes = n[2];
         p.items = runs * static_cast<unsigned>(n[1]) * static_cast<unsigned>(n[2]);
         p.mine = peer_faces_[f].signals->as<FaceSignals>();
         p.peer = static_cast<FaceSignals*>(peer_faces_[f].peer_signals->get());

@@ -5,7 +5,7 @@
 // the halo is deeper than one), every other point is untouched (support/halo_check.hpp). Two
 // registered fields and an unregistered one (all of whose faces go packed) are exchanged in
 // turn, twice over, so the handshake's counters and tags move on across fields and paths. Ranks
-// may share a GPU.
+// may share a GPU. Large faces (a megabyte or more) go by a copy engine, both kinds.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -96,6 +96,17 @@ TEST(GpuHaloExchange, IpcStoresFacesStraightIntoTheNeighboursFields) {
                     }
                 }
             }
+        }
+    }
+    // Faces of a megabyte or more (z faces of 300 x 300 points, 3 deep, 2.2 MB) go by a copy
+    // engine: packed and straight, between the kernels that meet and tell the peer.
+    for (const char* bc : {"dirichlet", "periodic"}) {
+        const std::string large =
+            fmt::format("[grid]\ncells = [300, 300, 8]\n[boundary]\nkind = \"{}\"\n", bc);
+        for (const auto& pg : test::process_grids(n, 3)) {
+            SCOPED_TRACE(
+                fmt::format("depth 3 {} large process grid {}x{}x{}", bc, pg[0], pg[1], pg[2]));
+            checked += check_ipc_exchange(large, 3, pg, 3, true);
         }
     }
     // Every grid checked here unless the GPUs do not all reach each other (then none).

@@ -7,7 +7,8 @@
 # deck once a round. BINS: other binaries in their place (call 6: gridsim-prev, d0d97fb, against
 # gridsim with a pass's shell only k deep), also with jacobi overlap true; TESTS=1: then
 # gpu_backend_test at two ranks (time-block, overlap, ipc and halo cases) and memcheck of heat 3D
-# k = 3 split (overlap true) over ipc. From the repository root on the GPU host after
+# k = 3 split (overlap true) over ipc (MEMCHECK_CELLS, default [133,37,29]; call 8: [300,300,10],
+# whose 2.2 MB faces go by a copy engine). From the repository root on the GPU host after
 # `source .gpu-host/env.sh`; under $1: timing.txt (case, ranks, binary, k, us per step, x copy per
 # GPU, the exchange trial), gpus.txt, summary.txt and logs.tar.gz with TESTS=1.
 set -uo pipefail
@@ -45,12 +46,12 @@ sort -s -k1,1 "$out/timing.txt"
 [ "${TESTS:-0}" = 1 ] || exit 0
 sm=$out/summary.txt
 timeout 300 mpirun -np 2 gpu_backend_test --gtest_color=no \
-    --gtest_filter='GpuHaloExchange*:*Ipc*:*OverlapOnOffAutoAndFused*:*TimeBlocksAreBitwiseIdentical*' >"$out/tests-np2.log" 2>&1
+    --gtest_filter="${TEST_FILTER:-GpuHaloExchange*:*Ipc*:*OverlapOnOffAutoAndFused*:*TimeBlocksAreBitwiseIdentical*}" >"$out/tests-np2.log" 2>&1
 echo "gpu_backend_test np2 (a GPU each) rc $? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \] [0-9]' "$out/tests-np2.log" | tr '\n' ' ')" >"$sm"
 grep -hE '^\[  FAILED  \]|RANK|Failure' "$out/tests-np2.log" | head -20 >>"$sm"
 timeout 120 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 gridsim run $h --quiet \
-    --set 'grid.cells=[133,37,29]' --set parallel.time_block=3 --set time.steps=12 \
+    --set "grid.cells=${MEMCHECK_CELLS:-[133,37,29]}" --set parallel.time_block=3 --set time.steps=12 \
     --set 'parallel.transport="ipc"' --set parallel.overlap=true >"$out/memcheck-heat.log" 2>&1
-echo "memcheck np2 ipc heat 3D 133x37x29 k = 3 split: rc $? $(grep -h 'ERROR SUMMARY' "$out/memcheck-heat.log" | sort | uniq -c | tr '\n' ' ')" >>"$sm"
+echo "memcheck np2 ipc heat 3D ${MEMCHECK_CELLS:-[133,37,29]} k = 3 split: rc $? $(grep -h 'ERROR SUMMARY' "$out/memcheck-heat.log" | sort | uniq -c | tr '\n' ' ')" >>"$sm"
 (cd "$out" && tar czf logs.tar.gz tests-*.log memcheck-*.log && rm -f tests-*.log memcheck-*.log)
 cat "$sm"
