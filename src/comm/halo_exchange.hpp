@@ -53,8 +53,10 @@ public:
     [[nodiscard]] virtual const char* name() const = 0;
     // Moves the packed send buffer of faces[first, last) to its peer (another rank) and the
     // peer's into the recv buffer. Called after packing was issued on the boundary lane;
-    // unpacking issued after it on the same lane sees the received data.
-    virtual void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) = 0;
+    // unpacking issued after it on the same lane sees the received data. `beside_work`: other
+    // work (a split sweep's or pass's interior) holds the device meanwhile.
+    virtual void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last,
+                          bool beside_work) = 0;
     // Whether exchange() waits for the device and calls MPI on the host (then a step cannot be
     // recorded and replayed as a CUDA graph).
     [[nodiscard]] virtual bool host_steps() const { return true; }
@@ -71,7 +73,7 @@ public:
     // field's send box straight into the receive box of the peer's same field (and the peer's
     // into ours), the others as exchange() does; ordered on the boundary lane as exchange() is.
     virtual void exchange_field(int /*field*/, std::vector<HaloFace<T>>& /*faces*/,
-                                std::size_t /*first*/, std::size_t /*last*/) {
+                                std::size_t /*first*/, std::size_t /*last*/, bool /*beside_work*/) {
         throw std::logic_error("this transport stores into no field");
     }
     // Sums `count` doubles over all ranks in place, in backend memory, ordered on the boundary
@@ -97,7 +99,8 @@ public:
     }
     [[nodiscard]] const char* name() const override { return direct_ ? "cuda-aware" : "staged"; }
 
-    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
+    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last,
+                  bool /*beside_work*/) override {
         if (stage_) {
             for (std::size_t f = first; f < last; ++f) {
                 backend_.copy(host_send_[f].data(), faces[f].send_buf.data(), faces[f].count(),
@@ -246,13 +249,14 @@ public:
         const FaceMoves<T>& m = registered(u) ? groups_[g].field_packs : groups_[g].packs;
         if (!m.empty()) backend_.pack(u, m, Lane::boundary);
     }
-    void transfer(FieldView<const T> u, int g = 0) {
+    // `beside_work`: Transport::exchange's.
+    void transfer(FieldView<const T> u, int g = 0, bool beside_work = false) {
         const Group& grp = groups_[g];
         if (grp.last == grp.first) return;
         if (const int f = transport_->field_index(u.data); f >= 0) {
-            transport_->exchange_field(f, remote_, grp.first, grp.last);
+            transport_->exchange_field(f, remote_, grp.first, grp.last, beside_work);
         } else {
-            transport_->exchange(remote_, grp.first, grp.last);
+            transport_->exchange(remote_, grp.first, grp.last, beside_work);
         }
     }
     void unpack(FieldView<T> u, int g = 0) {
@@ -262,10 +266,10 @@ public:
         if (!grp.wrap.empty()) backend_.wrap(u, grp.wrap, Lane::boundary);
     }
     // Every group's phases back to back, complete on return (initialisation, tests).
-    void exchange(FieldView<T> u) {
+    void exchange(FieldView<T> u, bool beside_work = false) {
         for (int g = 0; g < groups(); ++g) {
             pack(u, g);
-            transfer(u, g);
+            transfer(u, g, beside_work);
             unpack(u, g);
         }
         backend_.wait(Lane::boundary);

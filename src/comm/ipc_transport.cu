@@ -402,12 +402,13 @@ public:
 
     [[nodiscard]] const char* name() const override { return "ipc"; }
 
-    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
+    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last,
+                  bool beside_work) override {
         PutFaces<T> puts{};
         puts.tag = kPackedTag;
         int count = 0;
         for (std::size_t f = first; f < last; ++f) puts.face[count++] = buffer_put(faces[f], f);
-        launch(puts, count);
+        launch(puts, count, beside_work);
     }
 
     [[nodiscard]] int field_index(const T* data) const override {
@@ -419,7 +420,7 @@ public:
     [[nodiscard]] bool stores_face(std::size_t f) const override { return stored_[f]; }
 
     void exchange_field(int field, std::vector<HaloFace<T>>& faces, std::size_t first,
-                        std::size_t last) override {
+                        std::size_t last, bool beside_work) override {
         PutFaces<T> puts{};
         puts.tag = field_tag(field);
         int count = 0;
@@ -427,7 +428,7 @@ public:
             puts.face[count++] =
                 stored_[f] ? field_put(field, faces[f].send, f) : buffer_put(faces[f], f);
         }
-        launch(puts, count);
+        launch(puts, count, beside_work);
     }
 
     [[nodiscard]] bool host_steps() const override { return false; }
@@ -450,18 +451,22 @@ private:
     // Up to this many blocks of kPutThreads (every one resident beside nothing else), about one
     // item per warp.
     static constexpr unsigned kMostPutBlocks = 256;
-    // From a face of this many bytes a put's stores are a copy engine's (cudaMemcpy3DAsync into
-    // the peer's memory, between a meeting and a telling kernel) instead of the kernel's.
+    // Beside other work (a split pass's interior, whose long blocks hold the multiprocessors), a
+    // put with a face of this many bytes has a copy engine make its stores (cudaMemcpy3DAsync
+    // into the peer's memory, between a meeting and a telling kernel): it needs no
+    // multiprocessor. Alone the kernel's stores are faster. Two H200s, heat 512^3 at k = 3
+    // (6.4 MB faces): split 168.6-169.4 us per step against 170.8-171.1, fused 174.5-175.4
+    // against 173.5-173.6 (docs/performance.md, "Faces straight into the neighbour's halo").
     static constexpr std::size_t kCopyEngineBytes = std::size_t{1} << 20;
 
-    void launch(const PutFaces<T>& puts, int count) {
+    void launch(const PutFaces<T>& puts, int count, bool beside_work) {
         // HaloExchange::transfer calls with at least one face.
         std::size_t most_bytes = 0;
         for (int f = 0; f < count; ++f) {
             const PutFace<T>& p = puts.face[f];
             most_bytes = std::max(most_bytes, sizeof(T) * p.nx * p.ny.divisor() * p.planes);
         }
-        if (most_bytes >= kCopyEngineBytes) {
+        if (beside_work && most_bytes >= kCopyEngineBytes) {
             const dim3 faces(1, static_cast<unsigned>(count));
             peer_meet<T><<<faces, 32, 0, boundary_stream()>>>(puts);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());

@@ -108,7 +108,8 @@ public:
     }
     [[nodiscard]] const char* name() const override { return "nccl"; }
 
-    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last) override {
+    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last,
+                  bool /*beside_work*/) override {
         auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
         auto taken = [&](std::size_t f) { return f >= first && f < last; };
         GRIDSIM_NCCL_CHECK(ncclGroupStart());

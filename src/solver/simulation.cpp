@@ -509,7 +509,7 @@ void Simulation<T>::exchange_beside_interior(FieldView<T> halos, Apply&& apply,
         if (interior && overlapped() && g == 0) update_interior(apply, Lane::interior, *interior);
         {
             auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
-            halo_->transfer(halos, g);
+            halo_->transfer(halos, g, interior != nullptr && overlapped());
         }
         {
             auto t = timer_.on_lane(Phase::unpack, Lane::boundary);

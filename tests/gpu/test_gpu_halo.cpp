@@ -5,7 +5,8 @@
 // the halo is deeper than one), every other point is untouched (support/halo_check.hpp). Two
 // registered fields and an unregistered one (all of whose faces go packed) are exchanged in
 // turn, twice over, so the handshake's counters and tags move on across fields and paths. Ranks
-// may share a GPU. Large faces (a megabyte or more) go by a copy engine, both kinds.
+// may share a GPU. Large faces (a megabyte or more) moved beside other work go by a copy engine,
+// both kinds.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -26,9 +27,9 @@ namespace {
 
 // Returns whether the grid was checked (false: it leaves a rank thinner than the halo). Rows of
 // at least 64 doubles go straight (`wide` decks: 65 points or more per rank along x on up to
-// four ranks; faces across y and z).
+// four ranks; faces across y and z). `beside_work`: HaloExchange::exchange's.
 bool check_ipc_exchange(const std::string& deck, int dims, const std::array<int, 3>& pg, int depth,
-                        bool wide) {
+                        bool wide, bool beside_work = false) {
     const std::string grid =
         fmt::format("parallel.process_grid=[{}]", fmt::join(pg.begin(), pg.begin() + dims, ","));
     const Config cfg = load_config(deck, "halo.toml",
@@ -61,7 +62,7 @@ bool check_ipc_exchange(const std::string& deck, int dims, const std::array<int,
             const double tag = 0.25 * i + 0.125 * round;  // exact in double
             const std::vector<double> sent = test::coded_field(topo, dom, ext, tag);
             be.upload(sent, f[i].view());
-            halo.exchange(f[i].view());
+            halo.exchange(f[i].view(), beside_work);
             std::vector<double> got;
             be.download(f[i].view(), got);
             test::expect_exchanged(topo, dom, pg, ext, sent, got, tag);
@@ -98,15 +99,16 @@ TEST(GpuHaloExchange, IpcStoresFacesStraightIntoTheNeighboursFields) {
             }
         }
     }
-    // Faces of a megabyte or more (z faces of 300 x 300 points, 3 deep, 2.2 MB) go by a copy
-    // engine: packed and straight, between the kernels that meet and tell the peer.
+    // Faces of a megabyte or more (z faces of 300 x 300 points, 3 deep, 2.2 MB) moved beside
+    // other work (as a split pass's are) go by a copy engine: packed and straight, between the
+    // kernels that meet and tell the peer.
     for (const char* bc : {"dirichlet", "periodic"}) {
         const std::string large =
             fmt::format("[grid]\ncells = [300, 300, 8]\n[boundary]\nkind = \"{}\"\n", bc);
         for (const auto& pg : test::process_grids(n, 3)) {
             SCOPED_TRACE(
                 fmt::format("depth 3 {} large process grid {}x{}x{}", bc, pg[0], pg[1], pg[2]));
-            checked += check_ipc_exchange(large, 3, pg, 3, true);
+            checked += check_ipc_exchange(large, 3, pg, 3, true, true);
         }
     }
     // Every grid checked here unless the GPUs do not all reach each other (then none).
