@@ -5,11 +5,13 @@
 // on the way. The solver's two fields are opened too, and their faces of long rows (across y and
 // z) go from our field's owned layers into the neighbour's field's halo, with no pack and no
 // unpack; faces across x (a few points per row) and any other field (the CG's vectors) go
-// packed, into the neighbour's receive buffer, and are unpacked there. Where every rank reaches
-// every other, the sums over the ranks (the residual, the CG's dot products) go through mailboxes
-// in the same way and no NCCL communicator is made; otherwise (some pair of ranks, not neighbours,
-// cannot reach each other) the sums go through an NCCL transport kept beside it. Every face goes
-// by IPC: Simulation refuses ipc where a neighbour cannot be reached.
+// packed, into the neighbour's receive buffer, and are unpacked there. Beside a split pass's
+// interior a large face's stores are a copy engine's instead, between a kernel that meets the
+// neighbour and one that tells it (IpcTransport::launch). Where every rank reaches every other,
+// the sums over the ranks (the residual, the CG's dot products) go through mailboxes in the same
+// way and no NCCL communicator is made; otherwise (some pair of ranks, not neighbours, cannot
+// reach each other) the sums go through an NCCL transport kept beside it. Every face goes by
+// IPC: Simulation refuses ipc where a neighbour cannot be reached.
 //
 // The handshake, per face pair (A's face f, B's opposite face), with counters that only grow:
 // A's put of exchange n first tells B that A has reached exchange n (all of A's work before it
