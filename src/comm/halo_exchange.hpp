@@ -265,7 +265,8 @@ public:
         if (!m.empty()) backend_.unpack(u, m, Lane::boundary);
         if (!grp.wrap.empty()) backend_.wrap(u, grp.wrap, Lane::boundary);
     }
-    // Every group's phases back to back, complete on return (initialisation, tests).
+    // Every group's phases back to back, complete on return (initialisation, tests;
+    // `beside_work`: moved as a split pass's halos are, beside its interior).
     void exchange(FieldView<T> u, bool beside_work = false) {
         for (int g = 0; g < groups(); ++g) {
             pack(u, g);
