@@ -59,7 +59,9 @@ using SystemCounter = cuda::atomic_ref<unsigned long long, cuda::thread_scope_sy
 
 constexpr int kMaxFaces = 6;
 // 128 threads at 32 registers: a put fits beside a 3D levels block, as halo moves do
-// (cuda::kFaceThreads).
+// (cuda::kFaceThreads). ptxas spills 40-44 bytes of peer_put at that cap; capped at 64 (no
+// spill) it ran no faster (two H200s, heat 512^3: docs/performance.md, "Faces straight into the
+// neighbour's halo").
 constexpr int kPutThreads = 128;
 
 // A put's tag: the packed buffer, or field f of those registered.
