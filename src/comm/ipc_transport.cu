@@ -367,6 +367,9 @@ public:
         }
         peer_faces_.resize(faces.size());
         std::vector<FaceHandles> mine(faces.size()), theirs(faces.size());
+        std::array<cudaIpcMemHandle_t, kMaxFields> field_handles{};
+        for (std::size_t i = 0; i < fields.size(); ++i)
+            GRIDSIM_CUDA_CHECK(cudaIpcGetMemHandle(&field_handles[i], fields[i].data));
         std::vector<MPI_Request> requests;
         for (std::size_t f = 0; f < faces.size(); ++f) {
             peer_faces_[f].signals = std::make_unique<DeviceBlock>(sizeof(FaceSignals));
@@ -374,8 +377,7 @@ public:
             GRIDSIM_CUDA_CHECK(
                 cudaIpcGetMemHandle(&mine[f].signals, peer_faces_[f].signals->as<FaceSignals>()));
             mine[f].bytes = faces[f].recv.count() * sizeof(T);
-            for (std::size_t i = 0; i < fields.size(); ++i)
-                GRIDSIM_CUDA_CHECK(cudaIpcGetMemHandle(&mine[f].fields[i], fields[i].data));
+            std::copy(field_handles.begin(), field_handles.end(), mine[f].fields);
             if (!fields.empty()) mine[f].field_ext = fields.front().ext;
             mine[f].recv = faces[f].recv;
             requests.resize(requests.size() + 2);
@@ -397,21 +399,28 @@ public:
             peer_faces_[f].peer_signals = std::make_unique<PeerMemory>(theirs[f].signals);
             open_fields(faces[f], theirs[f], peer_faces_[f]);
         }
-        for (const HaloFace<T>& h : faces) {
+        // Every face's puts, built once (they never change): its packed buffer, and each
+        // registered field's face where it goes straight.
+        puts_.resize(faces.size());
+        for (std::size_t f = 0; f < faces.size(); ++f) {
+            const HaloFace<T>& h = faces[f];
             const std::size_t row =
                 static_cast<std::size_t>(h.send.hi[0] - h.send.lo[0]) * sizeof(T);
             stored_.push_back(!fields_.empty() && row >= kMinStoredRowBytes);
+            puts_[f][0] = buffer_put(h, f);
+            for (std::size_t i = 0; stored_[f] && i < fields_.size(); ++i)
+                puts_[f][1 + i] = field_put(static_cast<int>(i), h.send, f);
         }
     }
 
     [[nodiscard]] const char* name() const override { return "ipc"; }
 
-    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last,
+    void exchange(std::vector<HaloFace<T>>& /*faces*/, std::size_t first, std::size_t last,
                   bool beside_work) override {
         PutFaces<T> puts{};
         puts.tag = kPackedTag;
         int count = 0;
-        for (std::size_t f = first; f < last; ++f) puts.face[count++] = buffer_put(faces[f], f);
+        for (std::size_t f = first; f < last; ++f) puts.face[count++] = puts_[f][0];
         launch(puts, count, beside_work);
     }
 
@@ -423,15 +432,13 @@ public:
     }
     [[nodiscard]] bool stores_face(std::size_t f) const override { return stored_[f]; }
 
-    void exchange_field(int field, std::vector<HaloFace<T>>& faces, std::size_t first,
+    void exchange_field(int field, std::vector<HaloFace<T>>& /*faces*/, std::size_t first,
                         std::size_t last, bool beside_work) override {
         PutFaces<T> puts{};
         puts.tag = field_tag(field);
         int count = 0;
-        for (std::size_t f = first; f < last; ++f) {
-            puts.face[count++] =
-                stored_[f] ? field_put(field, faces[f].send, f) : buffer_put(faces[f], f);
-        }
+        for (std::size_t f = first; f < last; ++f)
+            puts.face[count++] = puts_[f][stored_[f] ? 1 + field : 0];
         launch(puts, count, beside_work);
     }
 
@@ -587,6 +594,8 @@ private:
     std::vector<FieldView<T>> fields_;       // ours, registered
     std::map<int, PeerFields> peer_fields_;  // by peer rank
     std::vector<bool> stored_;  // by face index: a registered field's face goes straight
+    // By face index: [0] the packed buffer's put, [1 + i] registered field i's (stored_ faces).
+    std::vector<std::array<PutFace<T>, kMaxFields + 1>> puts_;
 };
 
 }  // namespace
