@@ -30,6 +30,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -250,6 +252,26 @@ private:
     void* ptr_ = nullptr;
 };
 
+// A peer's allocation that several transports open (the registered fields: the exchange trial
+// builds one transport per halo depth over the same fields), mapped once in this process and
+// closed with its last holder. A second cudaIpcOpenMemHandle of the same handle returned a
+// mapping that the first holder's close unmapped for both: the surviving transport's stores
+// faulted (two H200s, compute-sanitizer, call 2 of docs/gpu-runs/2026-11-26-deeper-halos).
+std::shared_ptr<PeerMemory> open_shared(const cudaIpcMemHandle_t& handle) {
+    using Key = std::array<char, sizeof(cudaIpcMemHandle_t)>;
+    static std::map<Key, std::weak_ptr<PeerMemory>> opened;
+    for (auto it = opened.begin(); it != opened.end();) {
+        it = it->second.expired() ? opened.erase(it) : std::next(it);
+    }
+    Key key;
+    std::memcpy(key.data(), &handle, sizeof handle);
+    std::weak_ptr<PeerMemory>& slot = opened[key];
+    if (std::shared_ptr<PeerMemory> held = slot.lock()) return held;
+    auto memory = std::make_shared<PeerMemory>(handle);
+    slot = memory;
+    return memory;
+}
+
 // Zeroed device memory of our own (an allocation of its own, so that its IPC handle opens
 // exactly it), freed on destruction.
 class DeviceBlock {
@@ -344,9 +366,9 @@ struct PeerFace {
     Box recv;
 };
 
-// A peer rank's registered fields, opened here once, however many faces lead to that rank (two
-// ranks on a periodic axis share two faces).
-using PeerFields = std::vector<std::unique_ptr<PeerMemory>>;
+// A peer rank's registered fields, opened once however many faces lead to that rank (two ranks
+// on a periodic axis share two faces) and however many transports (open_shared).
+using PeerFields = std::vector<std::shared_ptr<PeerMemory>>;
 
 template <class T>
 class IpcTransport final : public Transport<T> {
@@ -580,7 +602,7 @@ private:
         PeerFields& opened = peer_fields_[h.peer];
         if (opened.empty()) {
             for (std::size_t i = 0; i < fields_.size(); ++i)
-                opened.push_back(std::make_unique<PeerMemory>(theirs.fields[i]));
+                opened.push_back(open_shared(theirs.fields[i]));
         }
         for (std::size_t i = 0; i < fields_.size(); ++i) d.fields[i] = opened[i]->get();
         d.field_ext = theirs.field_ext;
