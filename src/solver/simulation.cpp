@@ -53,17 +53,17 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     can_sum_in_passes_ = can_sum_in_passes();
     const std::vector<int> candidates = time_block_candidates();
     block_ = candidates.size() == 1 ? candidates.front() : fastest_time_block(candidates);
-    pass_regions_ = split_for_overlap(updated_, sub, block_);
-    const FieldExtents ext = FieldExtents::make(dom_.dims, sub.size, block_, be_.row_alignment());
+    // The fields carry the deepest halos the exchange trial may take; the depth it takes sets
+    // up the exchange of that many layers (use_halo_setup).
+    const std::vector<int> depths = halo_depth_candidates();
+    const FieldExtents ext =
+        FieldExtents::make(dom_.dims, sub.size, depths.back(), be_.row_alignment());
     check_memory(static_cast<std::size_t>(ext.total) * sizeof(T));
     for (auto& f : u_) f = be_.allocate_field(ext);
     check_ipc_neighbours();
-    halo_ = std::make_unique<HaloExchange<T>>(
-        topo_, block_, be_, choice_.transport, choice_.ipc_everywhere,
-        std::vector<FieldView<T>>{u_[0].view(), u_[1].view()});
+    HaloSetup first = make_halo_setup(block_);
+    use_halo_setup(first);
     wrap_period_ = kernel_wrap_period();
-    for (int extend = 0; extend < block_; ++extend)
-        rings_.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
     global_updated_ = std::llround(allreduce_sum(static_cast<double>(updated_.count())));
     devices_ = describe_devices();
     record_sweeps_ = decide_recording();
@@ -75,7 +75,58 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     double most = static_cast<double>(updated_.count());
     GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
     record_residuals_ = cfg_.graphs == GraphMode::on || most <= kRecordResidualPoints;
-    choose_exchange_pass();
+    choose_exchange_pass(depths);
+}
+
+// What a halo depth (sweeps between exchanges) sets up on the run's fields: the exchange of
+// that many layers, the halo slabs a sweep also updates while layers remain, and the split of
+// the exchanging pass (its shell as deep as the halo it sends).
+template <class T>
+typename Simulation<T>::HaloSetup Simulation<T>::make_halo_setup(int depth) {
+    const Subdomain& sub = topo_.subdomain();
+    HaloSetup s;
+    s.depth = depth;
+    s.halo = std::make_unique<HaloExchange<T>>(
+        topo_, depth, be_, choice_.transport, choice_.ipc_everywhere,
+        std::vector<FieldView<T>>{u_[0].view(), u_[1].view()});
+    for (int extend = 0; extend < depth; ++extend)
+        s.rings.push_back(peel(extend_into_halos(updated_, sub, extend), updated_, dom_.dims));
+    s.pass_regions = split_for_overlap(updated_, sub, depth);
+    return s;
+}
+
+// Swaps `s` with the run's halo setup (block_, halo_, rings_, pass_regions_); every halo layer
+// is then taken as valid (room_), as after an exchange.
+template <class T>
+void Simulation<T>::use_halo_setup(HaloSetup& s) {
+    std::swap(block_, s.depth);
+    std::swap(halo_, s.halo);
+    std::swap(rings_, s.rings);
+    std::swap(pass_regions_, s.pass_regions);
+    room_ = {block_, block_};
+}
+
+// time_block "auto" with passes of k > 1 sweeps, on several ranks whose blocks the exchange trial
+// times (overlap "auto", no residual summed in passes): k and 2k where 2k-deep halos fit the
+// subdomains and parallel.time_block's range. Twice as deep halves the exchanges (each one's
+// fixed cost: the handshake, the launches, the ranks' skew) for a first pass that also
+// updates k halo layers: two H200s, jacobi 16384^2 float at k = 7, 78.7-78.9 us per step
+// against 77.0-77.3 at 14; heat 512^3 double at k = 3, 167.6-168.1 against 165.4-166.0 at 6
+// (docs/performance.md, "Halos twice as deep as a pass"). Else k alone.
+template <class T>
+std::vector<int> Simulation<T>::halo_depth_candidates() const {
+    const int k = block_;
+    const bool trial =
+        cfg_.time_block == 0 && k > 1 && 2 * k <= kMaxTimeBlock && exchange_trial_runs() &&
+        decomposition_problem(dom_, topo_.process_grid(), topo_.size(), 2 * k).empty();
+    if (trial) return {k, 2 * k};
+    return {k};
+}
+
+template <class T>
+bool Simulation<T>::exchange_trial_runs() const {
+    return cfg_.overlap == OverlapMode::automatic && block_ > 1 && topo_.size() > 1 &&
+           blocks_ != Blocks::summing;
 }
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
@@ -191,59 +242,98 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
 // 16384^2 at k = 8: 95-100 us per sweep by each rank's best round, 164 in the run). Rounds of
 // several blocks show ranks drifting apart between exchanges (each rank held to half that H100:
 // with 2 ms rounds, one block, the trial took the fused pass, 188 us per sweep in the run against
-// the split's 171-174). Each choice's fastest round counts. Results do not depend on the choice.
+// the split's 171-174). Each choice's fastest round counts. With two depths (time_block "auto":
+// halo_depth_candidates) each is timed both ways, a round running the same sweeps at each (one
+// block of the deeper, two of the shallower), and the fastest of the four choices is kept with
+// its depth's halo setup; the other depth's exchange goes. Results do not depend on the choice.
 template <class T>
-void Simulation<T>::choose_exchange_pass() {
-    if (cfg_.overlap != OverlapMode::automatic || block_ == 1 || topo_.size() == 1 ||
-        blocks_ == Blocks::summing)
-        return;
+void Simulation<T>::choose_exchange_pass(const std::vector<int>& depths) {
+    if (!exchange_trial_runs()) return;
     StencilParams<T> p;
     p.kind = kind_;
     cur_ = 0;
-    room_ = {block_, block_};
-    // A block's single sweeps (3D blocks deeper than a pass) may be recorded, differently for
-    // each choice: each keeps its own recordings, swapped in with it, so no timed round records.
+    // Each choice (a depth, split or fused) keeps its own recordings (a block's single sweeps
+    // may be recorded, differently for each), swapped in with it, so no timed round records;
+    // each depth its own halo setup.
+    struct Choice {
+        std::size_t depth;  // index into depths
+        bool fused;
+    };
+    std::vector<Choice> choices;
+    for (std::size_t d = 0; d < depths.size(); ++d) {
+        for (bool fused : {false, true}) choices.push_back({d, fused});
+    }
+    std::vector<HaloSetup> setups;
+    for (int depth : depths)
+        setups.push_back(depth == block_ ? HaloSetup{} : make_halo_setup(depth));
+    std::size_t in_use = 0;  // the depth whose setup is the run's (setups[in_use] is empty)
+    std::vector<decltype(recorded_)> parked(choices.size());
     auto forget_recordings = [](auto& recordings) {
         for (auto& by_room : recordings)
             for (auto& by_parity : by_room)
                 for (RecordedSweep& r : by_parity) r = RecordedSweep{};
     };
     forget_recordings(recorded_);
-    decltype(recorded_) parked;  // the other choice's
-    fused_exchanges_ = false;
-    auto seconds = [&](int choice, int n) {
-        if (fused_exchanges_ != (choice == 1)) {
-            std::swap(recorded_, parked);
-            fused_exchanges_ = choice == 1;
+    std::size_t current = 0;
+    auto take = [&](std::size_t c) {
+        if (c != current) {
+            parked[current] = std::move(recorded_);
+            recorded_ = std::move(parked[c]);
+            current = c;
         }
+        const std::size_t d = choices[c].depth;
+        if (d != in_use) {
+            use_halo_setup(setups[d]);             // the run takes d's; setups[d] the old one,
+            std::swap(setups[d], setups[in_use]);  // which goes back to its own place
+            in_use = d;
+        }
+        room_ = {block_, block_};
+        fused_exchanges_ = choices[c].fused;
+    };
+    // A round runs the same sweeps at every depth: blocks of the deepest depth, or as many
+    // shallower blocks as fill one.
+    const int round_sweeps = depths.back();
+    auto seconds = [&](std::size_t c, int n) {
+        take(c);
         const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < n; ++i) sweeps(p, block_);
+        for (int i = 0; i < n * round_sweeps / block_; ++i) sweeps(p, block_);
         be_.join_lanes();
         be_.wait(Lane::boundary);
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
-    for (int choice : {0, 1}) (void)seconds(choice, 1);
+    for (std::size_t c = 0; c < choices.size(); ++c) (void)seconds(c, 1);
     double first = 0.0;
-    for (int choice : {0, 1}) first = std::max(first, seconds(choice, 1));
+    for (std::size_t c = 0; c < choices.size(); ++c) first = std::max(first, seconds(c, 1));
     const int n = repetitions_for(topo_.comm(), first, kExchangeTrialRoundSeconds, 256);
     // Each round follows an all-reduce (the count's, then the previous round's), which no rank
     // leaves before every rank has entered it: the ranks start each round together without a
     // barrier, and every rank holds the same round times.
-    std::array<double, 2> best;
-    best.fill(std::numeric_limits<double>::infinity());
+    std::vector<double> best(choices.size(), std::numeric_limits<double>::infinity());
     for (int round = 0; round < kExchangeTrialRounds; ++round) {
-        for (int turn = 0; turn < 2; ++turn) {
-            const int choice = (round + turn) % 2;
-            double t = seconds(choice, n) / (static_cast<double>(n) * block_);
+        for (std::size_t turn = 0; turn < choices.size(); ++turn) {
+            const std::size_t c = (round + turn) % choices.size();
+            double t = seconds(c, n) / (static_cast<double>(n) * round_sweeps);
             GRIDSIM_MPI_CHECK(
                 MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
-            best[choice] = std::min(best[choice], t);
+            best[c] = std::min(best[c], t);
         }
     }
-    // The split where the two tie, as agree_on_fastest takes the earlier candidate.
-    fused_exchanges_ = best[1] < best[0];
-    exchange_trial_ = {true, best[0], best[1], fused_exchanges_};
+    // The first of the fastest: the shallower depth, and the split, where they tie.
+    std::size_t won = 0;
+    for (std::size_t c = 1; c < choices.size(); ++c) {
+        if (best[c] < best[won]) won = c;
+    }
+    exchange_trial_ = {};
+    exchange_trial_.ran = true;
+    for (std::size_t d = 0; d < depths.size(); ++d)
+        exchange_trial_.depths.push_back({depths[d], best[2 * d], best[2 * d + 1]});
+    exchange_trial_.split_seconds_per_sweep = best[2 * choices[won].depth];
+    exchange_trial_.fused_seconds_per_sweep = best[2 * choices[won].depth + 1];
+    exchange_trial_.fused = choices[won].fused;
+    take(won);
     forget_recordings(recorded_);
+    parked.clear();
+    setups.clear();  // the other depths' exchanges
     // The trial's passes are not the run's: its phase times and pass count start afresh.
     timer_ = PhaseTimer(be_.make_interval_timer(), phase_every(cfg_, be_));
 }
@@ -600,7 +690,9 @@ void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int ex
     }
 }
 
-// A block of sweeps, in passes of as many levels as the backend takes (a single one is a sweep).
+// A block of sweeps, in as few passes as the backend's most levels allow, of lengths that differ
+// by one at most (a single level is a sweep): a short pass costs nearly a whole pass over memory,
+// so 14 sweeps where a pass takes 8 go as 7 and 7, not 8 and 6.
 template <class T>
 void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
     if (block_ == 1) {
@@ -609,14 +701,14 @@ void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
         return;
     }
     const int most = be_.max_levels(dom_.dims);
-    for (int done = 0; done < count;) {
-        const int levels = std::min(count - done, most);
+    for (int passes = (count + most - 1) / most; passes > 0; --passes) {
+        const int levels = (count + passes - 1) / passes;
         if (levels == 1) {
             sweep(p);
         } else {
             pass(p, levels);
         }
-        done += levels;
+        count -= levels;
     }
 }
 

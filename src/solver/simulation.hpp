@@ -80,7 +80,12 @@ public:
         return blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes_;
     }
     // The most sweeps one call of residual_sweeps() takes now (1 where !sums_in_passes()).
-    [[nodiscard]] int most_residual_sweeps() const { return sums_in_passes() ? block_room() : 1; }
+    // A summing pass takes at most kMostSummingLevels, whatever the halos' depth.
+    [[nodiscard]] int most_residual_sweeps() const {
+        return sums_in_passes() ? std::min(block_room(), kMostSummingLevels) : 1;
+    }
+    // The most levels of one summing pass (the CUDA pass's; the CPU's sums level by level).
+    static constexpr int kMostSummingLevels = 8;
     // Passes over memory so far (sweeps_per_pass in the report): the timer's passes, and the
     // levels a backend that takes fewer in one pass than a summing pass asked for ran one by one.
     [[nodiscard]] std::int64_t memory_passes() const {
@@ -212,11 +217,26 @@ private:
     int fastest_time_block(const std::vector<int>& candidates);
     // One timed pass of the trial: k levels from a into b.
     void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k);
-    // overlap "auto" with time blocks (block_ > 1, no residual summed in passes) on several
-    // ranks: times rounds of blocks of sweeps on the run's fields with the exchanging pass
-    // split and fused, each round by its slowest rank, and keeps the faster (fused_exchanges_,
-    // exchange_trial_). Collective; before initialise(), which overwrites what the blocks wrote.
-    void choose_exchange_pass();
+    // Where the exchange trial runs (choose_exchange_pass): overlap "auto" with time blocks
+    // (block_ > 1, no residual summed in passes) on several ranks.
+    [[nodiscard]] bool exchange_trial_runs() const;
+    // The halo depths the exchange trial times: block_ (the pass trial's k), and with
+    // time_block "auto" 2k where it fits; the last is the deepest.
+    [[nodiscard]] std::vector<int> halo_depth_candidates() const;
+    // Where exchange_trial_runs(): times rounds of the same sweeps on the run's fields at each
+    // of `depths` with the exchanging pass split and fused, each round by its slowest rank, and
+    // keeps the fastest (block_ and its halo setup, fused_exchanges_, exchange_trial_).
+    // Collective; before initialise(), which overwrites what the blocks wrote.
+    void choose_exchange_pass(const std::vector<int>& depths);
+    // What depends on the halo depth (sweeps between exchanges), built on the run's fields.
+    struct HaloSetup {
+        int depth = 1;
+        std::unique_ptr<HaloExchange<T>> halo;
+        std::vector<std::vector<Box>> rings;
+        SweepRegions pass_regions;
+    };
+    [[nodiscard]] HaloSetup make_halo_setup(int depth);
+    void use_halo_setup(HaloSetup& s);
     static constexpr int kExchangeTrialRounds = 5;              // per choice
     static constexpr double kExchangeTrialRoundSeconds = 1e-2;  // a round, roughly
     [[nodiscard]] std::int64_t smallest_cross_section() const;
@@ -313,8 +333,9 @@ private:
     BackendChoice<T> choice_;
     Backend<T>& be_;
     // u_[cur_] is the current field, u_[1 - cur_] the next: this rank's block with block_
-    // halo layers on every axis (2D: x and y), in backend memory, units of u. room_[f]: how many
-    // of u_[f]'s halo layers hold current values (block_ after an exchange, one fewer per sweep).
+    // halo layers on every axis (2D: x and y; more where the exchange trial timed a deeper
+    // depth and took block_), in backend memory, units of u. room_[f]: how many of u_[f]'s
+    // halo layers hold current values (block_ after an exchange, one fewer per sweep).
     std::array<Field<T>, 2> u_;
     int cur_ = 0;
     int block_ = 1;

@@ -20,12 +20,20 @@ struct TimeBlockTrial {
 
 // overlap "auto"'s start-up trial where time blocks exchange with another rank: seconds per
 // sweep on the slowest rank of blocks whose exchanging pass is split (the shell, then the halos
-// beside the interior) or one launch over every updated point followed by the halos.
+// beside the interior) or one launch over every updated point followed by the halos; with
+// time_block "auto" also for halos twice as deep as the trial's k (blocks of two passes, one
+// exchange). The split and fused figures are those of the depth taken.
 struct ExchangeTrial {
+    struct Depth {
+        int time_block = 1;  // sweeps between exchanges (the halos' depth)
+        double split_seconds_per_sweep = 0.0;
+        double fused_seconds_per_sweep = 0.0;
+    };
     bool ran = false;
     double split_seconds_per_sweep = 0.0;
     double fused_seconds_per_sweep = 0.0;
-    bool fused = false;  // the one taken
+    bool fused = false;         // the one taken
+    std::vector<Depth> depths;  // every depth timed, shallowest first (one where no depth trial)
 };
 
 // How many repetitions of something whose first timed run took `first` seconds on this rank

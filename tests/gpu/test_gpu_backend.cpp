@@ -500,6 +500,101 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     }
 }
 
+// Halos deeper than a pass (a 2D pass takes 8 levels, a 3D one 4): blocks of up to 16 sweeps
+// between exchanges run as several passes of even length (9 = 5 + 4, 14 = 7 + 7 in 2D; 12 = 4 x 3
+// in 3D), bitwise the fields and residual histories of k = 1, on one rank and on all of them
+// through every transport the ranks can use; and time_block "auto" on several ranks: the
+// exchange trial times the pass trial's k and 2k, split and fused, and takes the fastest.
+TEST(GpuDeepHalos, BlocksOfSeveralPassesAndAutoDepthAreBitwiseOneSweepPerPass) {
+    GRIDSIM_REQUIRE_GPU();
+    struct Case {
+        std::string deck;
+        const char* split;  // the process grid, split along the walk axis (faces of long rows)
+    };
+    const std::vector<Case> cases = {
+        {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [600, 301]\n[boundary]\nkind = "
+         "\"benchmark\"\n[time]\nsteps = 61\nnorm_every = 7\n",
+         "[1,{}]"},
+        {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
+         "[boundary]\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 45\nnorm_every = 11\n",
+         "[1,{}]"},
+        {"[grid]\ncells = [140, 131, 80]\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\n"
+         "steps = 29\n",
+         "[1,1,{}]"},
+    };
+    std::vector<std::pair<int, const char*>> runs = {{1, "\"auto\""}};
+    if (test::world_size() > 1) {
+        runs.push_back({test::world_size(), "\"staged\""});
+        if (every_rank_has_its_own_gpu()) {
+            for (const char* t : {"\"nccl\"", "\"ipc\""}) runs.push_back({test::world_size(), t});
+        }
+    }
+    for (const Case& c : cases) {
+        for (const auto& [n, transport] : runs) {
+            SCOPED_TRACE(fmt::format("{}{} rank(s), transport {}", c.deck, n, transport));
+            const std::string pg = "parallel.process_grid=" + fmt::format(fmt::runtime(c.split), n);
+            auto run = [&](const std::string& k) {
+                return test::run_on_ranks(n, c.deck + kGpu,
+                                          {pg, "parallel.transport=" + std::string(transport),
+                                           "parallel.time_block=" + k});
+            };
+            const RunResult one = run("1");
+            for (const char* k : {"9", "12", "14", "16", "\"auto\""}) {
+                const RunResult r = run(k);
+                if (test::world_rank() != 0) continue;
+                SCOPED_TRACE(fmt::format("time_block {}", k));
+                EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+                EXPECT_EQ(r.residual_history, one.residual_history);
+                EXPECT_EQ(r.steps, one.steps);
+                if (k[0] != '"') {
+                    EXPECT_EQ(r.time_block, std::stoi(k));
+                    EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+                    continue;
+                }
+                // The pass trial's k, then (several ranks) the exchange trial's depth.
+                ASSERT_FALSE(r.time_block_trial.empty());
+                int k0 = r.time_block_trial[0].k;
+                double fastest = r.time_block_trial[0].seconds_per_sweep;
+                for (const TimeBlockTrial& t : r.time_block_trial) {
+                    if (t.seconds_per_sweep < fastest) {
+                        k0 = t.k;
+                        fastest = t.seconds_per_sweep;
+                    }
+                }
+                const ExchangeTrial& x = r.exchange_trial;
+                if (n == 1) {
+                    EXPECT_FALSE(x.ran);
+                    EXPECT_EQ(r.time_block, k0);
+                    continue;
+                }
+                ASSERT_TRUE(x.ran);
+                std::vector<int> depths;
+                int taken = 0;
+                bool fused = false;
+                double best = std::numeric_limits<double>::infinity();
+                for (const ExchangeTrial::Depth& d : x.depths) {
+                    depths.push_back(d.time_block);
+                    EXPECT_GT(d.split_seconds_per_sweep, 0.0);
+                    EXPECT_GT(d.fused_seconds_per_sweep, 0.0);
+                    for (bool f : {false, true}) {
+                        const double t = f ? d.fused_seconds_per_sweep : d.split_seconds_per_sweep;
+                        if (t < best) {
+                            best = t;
+                            taken = d.time_block;
+                            fused = f;
+                        }
+                    }
+                }
+                const std::vector<int> expected =
+                    2 * k0 <= 16 ? std::vector<int>{k0, 2 * k0} : std::vector<int>{k0};
+                EXPECT_EQ(depths, expected);
+                EXPECT_EQ(r.time_block, taken);
+                EXPECT_EQ(x.fused, fused);
+            }
+        }
+    }
+}
+
 // Implicit heat (CG): the GPU's cuBLAS sequence and its fused kernels each agree with the CPU
 // backend within the CG tolerance, 2D and 3D, float and double, at this run's rank count (the
 // ranks share the GPUs when there are fewer), NCCL included where every rank has a GPU, its

@@ -91,6 +91,10 @@ class TimeBlockRuns(DeckCase):
             self.assertGreater(split, 0.0)
             self.assertGreater(fused, 0.0)
             self.assertEqual(trial["taken"], "fused" if fused < split else "split")
+            # A time_block the deck fixes is timed at its own depth only.
+            self.assertEqual([(d["time_block"], d["split_seconds_per_sweep"],
+                               d["fused_seconds_per_sweep"]) for d in trial["depths"]],
+                             [(4, split, fused)])
             m = re.search(r"^  exchange trial  split pass ([0-9.]+) us, one launch then the halos "
                           r"([0-9.]+) us per sweep at start-up \(slowest rank\): (split|one launch) "
                           r"taken$", text, re.M)
