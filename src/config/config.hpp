@@ -42,9 +42,9 @@ enum class OverlapMode { automatic, on, off, fused };
 constexpr bool may_fuse(OverlapMode m) {
     return m == OverlapMode::automatic || m == OverlapMode::fused;
 }
-// The most sweeps between halo exchanges parallel.time_block may ask for (also the depth of the
-// overlap shell: docs/architecture.md, "Temporal blocking"). A pass over memory takes at most
-// the backend's levels (CUDA: 8 in 2D, 4 in 3D); a longer block runs as several passes.
+// The most sweeps between halo exchanges parallel.time_block may ask for (docs/architecture.md,
+// "Temporal blocking"). A pass over memory takes at most the backend's levels (CUDA: 8 in 2D, 4
+// in 3D); a longer block runs as several passes.
 constexpr int kMaxTimeBlock = 16;
 
 class DeckReader;

@@ -42,9 +42,10 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     const Subdomain& sub = topo_.subdomain();
     owned_ = Box{{0, 0, 0}, sub.size};
     updated_ = updated_box(sub);
-    // The shell is as deep as the deepest halo any time block exchanges, whatever this run's:
-    // the boxes a residual is summed over, and so its bits, are then the same for every block.
-    regions_ = split_for_overlap(updated_, sub, kMaxTimeBlock);
+    // The shell is kSweepShellDepth deep whatever this run's halo: the boxes a residual is
+    // summed over, and so its bits, are then the same for every block. A sweep that exchanges
+    // halos deeper than that updates its interior before the exchange (sweep_work).
+    regions_ = split_for_overlap(updated_, sub, kSweepShellDepth);
     for (const Box& b : regions_.shell) {
         if (!b.empty()) sum_boxes_.push_back(b);
     }
@@ -683,8 +684,12 @@ void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int ex
         return;
     }
     update_shell(apply, regions_);
-    if (extend == 0) {
+    if (extend == 0 && block_ <= kSweepShellDepth) {
         exchange_beside_interior(next(), apply, &regions_);
+    } else if (extend == 0) {
+        // The faces sent reach past the shell into the interior, which goes first.
+        update_interior(apply, Lane::boundary, regions_);
+        exchange_beside_interior(next(), apply, nullptr);
     } else {
         update_interior(apply, overlapped() ? Lane::interior : Lane::boundary, regions_);
     }

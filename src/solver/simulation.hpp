@@ -351,12 +351,15 @@ private:
     std::unique_ptr<HaloExchange<T>> halo_;
     Box owned_;
     Box updated_;
-    // The split of a sweep, its shell kMaxTimeBlock deep (the constructor says why).
+    // The split of a sweep, its shell kSweepShellDepth deep (the constructor says why): as deep
+    // as a pass's most levels, and as the halos of every k up to 8. Deeper, it would move more of
+    // every small subdomain's sweep ahead of its exchange.
     SweepRegions regions_;
+    static constexpr int kSweepShellDepth = 8;
     // The split of a pass (no sums): its shell only as deep as this run's halo, the points a pass
     // of up to block_ levels reads a halo for. Launched on its own ahead of the exchange, a
     // thinner shell costs less (two H200s, jacobi 16384^2 split along x at k = 7, overlap true:
-    // 79.0-79.1 us per step against 81.9-82.3 with the kMaxTimeBlock-deep shell; heat 512^3 at
+    // 79.0-79.1 us per step against 81.9-82.3 with the 8-deep sweep shell; heat 512^3 at
     // k = 3 unchanged; docs/performance.md, "Faces straight into the neighbour's halo").
     SweepRegions pass_regions_;
     // The boxes a residual sweep sums over, in the order it sums them: the shell, the interior.
