@@ -252,11 +252,12 @@ private:
     void* ptr_ = nullptr;
 };
 
-// A peer's allocation that several transports open (the registered fields: the exchange trial
-// builds one transport per halo depth over the same fields), mapped once in this process and
-// closed with its last holder. A second cudaIpcOpenMemHandle of the same handle returned a
-// mapping that the first holder's close unmapped for both: the surviving transport's stores
-// faulted (two H200s, compute-sanitizer, call 2 of docs/gpu-runs/2026-11-26-deeper-halos).
+// A peer's allocation opened several times (a registered field: by each face leading to its
+// rank, two on a periodic axis, and by each transport, as the exchange trial builds one per halo
+// depth over the same fields), mapped once in this process and closed with its last holder. A
+// second cudaIpcOpenMemHandle of the same handle returned a mapping that the first holder's close
+// unmapped for both: the surviving transport's stores faulted (two H200s, compute-sanitizer, call 2
+// of docs/gpu-runs/2026-11-26-deeper-halos).
 std::shared_ptr<PeerMemory> open_shared(const cudaIpcMemHandle_t& handle) {
     using Key = std::array<char, sizeof(cudaIpcMemHandle_t)>;
     static std::map<Key, std::weak_ptr<PeerMemory>> opened;
@@ -356,19 +357,16 @@ struct FaceHandles {
 };
 
 // One face: our signals, the peer's buffer and signals opened here, and where in the peer's
-// registered fields (opened once per peer, PeerFields) this face's data lands.
+// registered fields this face's data lands (each field opened once however many faces lead to
+// its rank, two on a periodic axis, and however many transports: open_shared).
 struct PeerFace {
     std::unique_ptr<DeviceBlock> signals;
     std::unique_ptr<PeerMemory> buffer;
     std::unique_ptr<PeerMemory> peer_signals;
-    std::array<void*, kMaxFields> fields{};
+    std::array<std::shared_ptr<PeerMemory>, kMaxFields> fields;
     FieldExtents field_ext;
     Box recv;
 };
-
-// A peer rank's registered fields, opened once however many faces lead to that rank (two ranks
-// on a periodic axis share two faces) and however many transports (open_shared).
-using PeerFields = std::vector<std::shared_ptr<PeerMemory>>;
 
 template <class T>
 class IpcTransport final : public Transport<T> {
@@ -545,7 +543,8 @@ private:
         const FieldExtents& e = d.field_ext;
         return put_rows(
             u.data + u.ext.index(send.lo[0], send.lo[1], send.lo[2]), u.ext.sy, u.ext.sz,
-            static_cast<T*>(d.fields[field]) + e.index(d.recv.lo[0], d.recv.lo[1], d.recv.lo[2]),
+            static_cast<T*>(d.fields[field]->get()) +
+                e.index(d.recv.lo[0], d.recv.lo[1], d.recv.lo[2]),
             e.sy, e.sz, {send.hi[0] - send.lo[0], send.hi[1] - send.lo[1], send.hi[2] - send.lo[2]},
             f);
     }
@@ -585,7 +584,7 @@ private:
         return static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
     }
     // Where face `h`'s data lands in the peer's registered fields (`theirs`: what the peer sent
-    // for the opposite face), each peer's fields opened once.
+    // for the opposite face).
     void open_fields(const HaloFace<T>& h, const FaceHandles& theirs, PeerFace& d) {
         if (fields_.empty()) return;
         const Box& s = h.send;
@@ -599,22 +598,17 @@ private:
         }
         if (s.count() > std::numeric_limits<int>::max())
             throw std::logic_error("ipc transport: a face of 2^31 points or more");
-        PeerFields& opened = peer_fields_[h.peer];
-        if (opened.empty()) {
-            for (std::size_t i = 0; i < fields_.size(); ++i)
-                opened.push_back(open_shared(theirs.fields[i]));
-        }
-        for (std::size_t i = 0; i < fields_.size(); ++i) d.fields[i] = opened[i]->get();
+        for (std::size_t i = 0; i < fields_.size(); ++i)
+            d.fields[i] = open_shared(theirs.fields[i]);
         d.field_ext = theirs.field_ext;
         d.recv = r;
     }
 
     Backend<T>& backend_;
-    std::unique_ptr<Transport<T>> nccl_;     // the sums, where not every rank reaches every other
-    std::unique_ptr<Mailboxes> mailboxes_;   // the sums, where every rank reaches every other
-    std::vector<PeerFace> peer_faces_;       // by face index
-    std::vector<FieldView<T>> fields_;       // ours, registered
-    std::map<int, PeerFields> peer_fields_;  // by peer rank
+    std::unique_ptr<Transport<T>> nccl_;    // the sums, where not every rank reaches every other
+    std::unique_ptr<Mailboxes> mailboxes_;  // the sums, where every rank reaches every other
+    std::vector<PeerFace> peer_faces_;      // by face index
+    std::vector<FieldView<T>> fields_;      // ours, registered
     std::vector<bool> stored_;  // by face index: a registered field's face goes straight
     // By face index: [0] the packed buffer's put, [1 + i] registered field i's (stored_ faces).
     std::vector<std::array<PutFace<T>, kMaxFields + 1>> puts_;

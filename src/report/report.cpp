@@ -96,21 +96,22 @@ nlohmann::json exchange_trial_json(const ExchangeTrial& t) {
                           {"split_seconds_per_sweep", d.split_seconds_per_sweep},
                           {"fused_seconds_per_sweep", d.fused_seconds_per_sweep}});
     }
-    return {{"split_seconds_per_sweep", t.split_seconds_per_sweep},
-            {"fused_seconds_per_sweep", t.fused_seconds_per_sweep},
+    return {{"split_seconds_per_sweep", t.taken_depth().split_seconds_per_sweep},
+            {"fused_seconds_per_sweep", t.taken_depth().fused_seconds_per_sweep},
             {"taken", t.fused ? "fused" : "split"},
             {"depths", depths}};
 }
 
 // The header's exchange trial: one depth "split pass 71.8 us, one launch then the halos 71.2 us
 // per sweep ...: one launch taken"; with a depth trial, each depth's pair and the depth taken.
-std::string exchange_trial_text(const ExchangeTrial& t, int time_block) {
+std::string exchange_trial_text(const ExchangeTrial& t) {
     const char* taken = t.fused ? "one launch" : "split";
-    if (t.depths.size() <= 1) {
+    if (t.depths.size() == 1) {
         return fmt::format(
             "  exchange trial  split pass {:.1f} us, one launch then the halos {:.1f} us per "
             "sweep at start-up (slowest rank): {} taken\n",
-            t.split_seconds_per_sweep * 1e6, t.fused_seconds_per_sweep * 1e6, taken);
+            t.depths[0].split_seconds_per_sweep * 1e6, t.depths[0].fused_seconds_per_sweep * 1e6,
+            taken);
     }
     std::vector<std::string> parts;
     for (const ExchangeTrial::Depth& d : t.depths) {
@@ -120,7 +121,7 @@ std::string exchange_trial_text(const ExchangeTrial& t, int time_block) {
             d.time_block, d.split_seconds_per_sweep * 1e6, d.fused_seconds_per_sweep * 1e6));
     }
     return fmt::format("  exchange trial  {} per sweep at start-up (slowest rank): {}, {} taken\n",
-                       fmt::join(parts, "; "), time_block, taken);
+                       fmt::join(parts, "; "), t.taken_depth().time_block, taken);
 }
 
 // "k = 2: 812.3 us, k = 3: 640.1 us".
@@ -337,7 +338,7 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
             "  time-block trial {} per sweep at start-up (slowest rank), fastest taken\n",
             trial_text(s.time_block_trial));
     }
-    if (s.exchange_trial.ran) out += exchange_trial_text(s.exchange_trial, s.time_block);
+    if (s.exchange_trial.ran) out += exchange_trial_text(s.exchange_trial);
     out += fmt::format("  memory per rank {} ({} fields with halos, largest rank)\n",
                        bytes_text(s.field_bytes_max),
                        s.field_count == 2 ? std::string("two") : std::to_string(s.field_count));

@@ -284,8 +284,8 @@ void Simulation<T>::choose_exchange_pass(const std::vector<int>& depths) {
         }
         const std::size_t d = choices[c].depth;
         if (d != in_use) {
-            use_halo_setup(setups[d]);             // the run takes d's; setups[d] the old one,
-            std::swap(setups[d], setups[in_use]);  // which goes back to its own place
+            use_halo_setup(setups[in_use]);  // the run's setup back to its empty place,
+            use_halo_setup(setups[d]);       // and d's (its place left empty) in
             in_use = d;
         }
         room_ = {block_, block_};
@@ -328,8 +328,7 @@ void Simulation<T>::choose_exchange_pass(const std::vector<int>& depths) {
     exchange_trial_.ran = true;
     for (std::size_t d = 0; d < depths.size(); ++d)
         exchange_trial_.depths.push_back({depths[d], best[2 * d], best[2 * d + 1]});
-    exchange_trial_.split_seconds_per_sweep = best[2 * choices[won].depth];
-    exchange_trial_.fused_seconds_per_sweep = best[2 * choices[won].depth + 1];
+    exchange_trial_.taken = choices[won].depth;
     exchange_trial_.fused = choices[won].fused;
     take(won);
     forget_recordings(recorded_);
@@ -684,15 +683,14 @@ void Simulation<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int ex
         return;
     }
     update_shell(apply, regions_);
-    if (extend == 0 && block_ <= kSweepShellDepth) {
-        exchange_beside_interior(next(), apply, &regions_);
-    } else if (extend == 0) {
-        // The faces sent reach past the shell into the interior, which goes first.
-        update_interior(apply, Lane::boundary, regions_);
-        exchange_beside_interior(next(), apply, nullptr);
-    } else {
+    if (extend > 0) {
         update_interior(apply, overlapped() ? Lane::interior : Lane::boundary, regions_);
+        return;
     }
+    // Faces deeper than the shell reach into the interior, which then goes first.
+    const bool beside = block_ <= kSweepShellDepth;
+    if (!beside) update_interior(apply, Lane::boundary, regions_);
+    exchange_beside_interior(next(), apply, beside ? &regions_ : nullptr);
 }
 
 // A block of sweeps, in as few passes as the backend's most levels allow, of lengths that differ

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct TimeBlockTrial {
 // sweep on the slowest rank of blocks whose exchanging pass is split (the shell, then the halos
 // beside the interior) or one launch over every updated point followed by the halos; with
 // time_block "auto" also for halos twice as deep as the trial's k (blocks of two passes, one
-// exchange). The split and fused figures are those of the depth taken.
+// exchange).
 struct ExchangeTrial {
     struct Depth {
         int time_block = 1;  // sweeps between exchanges (the halos' depth)
@@ -30,10 +31,10 @@ struct ExchangeTrial {
         double fused_seconds_per_sweep = 0.0;
     };
     bool ran = false;
-    double split_seconds_per_sweep = 0.0;
-    double fused_seconds_per_sweep = 0.0;
-    bool fused = false;         // the one taken
     std::vector<Depth> depths;  // every depth timed, shallowest first (one where no depth trial)
+    std::size_t taken = 0;      // the depth taken, an index into depths
+    bool fused = false;         // and at it, the split or the fused pass
+    [[nodiscard]] const Depth& taken_depth() const { return depths.at(taken); }
 };
 
 // How many repetitions of something whose first timed run took `first` seconds on this rank

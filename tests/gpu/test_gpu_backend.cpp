@@ -589,6 +589,7 @@ TEST(GpuDeepHalos, BlocksOfSeveralPassesAndAutoDepthAreBitwiseOneSweepPerPass) {
                     2 * k0 <= 16 ? std::vector<int>{k0, 2 * k0} : std::vector<int>{k0};
                 EXPECT_EQ(depths, expected);
                 EXPECT_EQ(r.time_block, taken);
+                EXPECT_EQ(x.taken_depth().time_block, taken);
                 EXPECT_EQ(x.fused, fused);
             }
         }

@@ -92,9 +92,7 @@ class TimeBlockRuns(DeckCase):
             self.assertGreater(fused, 0.0)
             self.assertEqual(trial["taken"], "fused" if fused < split else "split")
             # A time_block the deck fixes is timed at its own depth only.
-            self.assertEqual([(d["time_block"], d["split_seconds_per_sweep"],
-                               d["fused_seconds_per_sweep"]) for d in trial["depths"]],
-                             [(4, split, fused)])
+            self.assertEqual([d["time_block"] for d in trial["depths"]], [4])
             m = re.search(r"^  exchange trial  split pass ([0-9.]+) us, one launch then the halos "
                           r"([0-9.]+) us per sweep at start-up \(slowest rank\): (split|one launch) "
                           r"taken$", text, re.M)
