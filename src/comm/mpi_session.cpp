@@ -1,7 +1,9 @@
 #include "comm/mpi_session.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
@@ -90,12 +92,48 @@ void broadcast_string(MPI_Comm comm, std::string& text, int root) {
     GRIDSIM_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, root, comm));
 }
 
+namespace {
+
+// A rank that failed waits this long for the others to reach the agreement (docs/tuning.md,
+// "Agreeing on a failure").
+constexpr double kAgreeDeadlineSeconds = 20.0;
+
+// Completes `request`. A rank holding an error (`mine`) waits at most kAgreeDeadlineSeconds:
+// a rank that never arrives is stuck in a collective call this one left after its failure, and
+// would never arrive, so this rank says its error and ends the job. The others wait as long as
+// it takes (they may just be slower at the step before).
+void wait_or_end_job(MPI_Request& request, const std::string& mine) {
+    if (mine.empty()) {
+        GRIDSIM_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+        return;
+    }
+    const double until = MPI_Wtime() + kAgreeDeadlineSeconds;
+    int done = 0;
+    while (true) {
+        GRIDSIM_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+        if (done != 0) return;
+        if (MPI_Wtime() > until) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    std::fprintf(stderr, "gridsim: rank %d: error: %s (other ranks did not reach the agreement on it "
+                 "within %.0f s: ending the job)\n",
+                 world_rank, mine.c_str(), kAgreeDeadlineSeconds);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+}  // namespace
+
 std::string agree_on_error(MPI_Comm comm, const std::string& mine, bool telling) {
     const int rank = comm_rank(comm);
     const int size = comm_size(comm);
     // Ranks that tell sort first, then the other failing ranks, then the rest (no error).
     int key = mine.empty() ? 2 * size : telling ? rank : size + rank;
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &key, 1, MPI_INT, MPI_MIN, comm));
+    MPI_Request request = MPI_REQUEST_NULL;
+    GRIDSIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &key, 1, MPI_INT, MPI_MIN, comm, &request));
+    wait_or_end_job(request, mine);
     if (key == 2 * size) return {};
     std::string text = mine;
     broadcast_string(comm, text, key % size);

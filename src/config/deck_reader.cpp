@@ -277,7 +277,10 @@ std::map<std::string, std::string> apply_overrides(toml::table& root,
         for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
             const std::string part(rest.substr(0, dot));
             rest.remove_prefix(dot + 1);
-            if (!table->contains(part)) table->insert(part, toml::table{});
+            if (!table->contains(part)) {  // a table only this override names: blame it
+                table->insert(part, toml::table{});
+                origin.emplace(key.substr(0, key.size() - rest.size() - 1), "--set " + text);
+            }
             table = (*table)[part].as_table();
             if (table == nullptr) {
                 throw ConfigError(fmt::format("--set {}: '{}' is not a table", text, part));

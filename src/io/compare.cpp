@@ -49,13 +49,47 @@ std::vector<std::string> field_names(hid_t file, const std::string& path) {
     return names;
 }
 
+// Where the external link `full` of `file` points, as "FILE:OBJECT" ("" when it is not one).
+std::string external_target(hid_t file, const std::string& full) {
+    H5L_info_t link{};
+    if (H5Lget_info(file, full.c_str(), &link, H5P_DEFAULT) < 0 || link.type != H5L_TYPE_EXTERNAL)
+        return {};
+    std::vector<char> value(link.u.val_size);
+    const char* target_file = nullptr;
+    const char* target_object = nullptr;
+    unsigned flags = 0;
+    if (H5Lget_val(file, full.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0 ||
+        H5Lunpack_elink_val(value.data(), value.size(), &flags, &target_file, &target_object) < 0)
+        return "an unreadable target";
+    return fmt::format("{}:{}", target_file, target_object);
+}
+
+// ConfigError naming `path` and what `full` is instead, unless it is a dataset gridsim can open.
+void require_dataset(hid_t file, const std::string& path, const std::string& full) {
+    const std::string target = external_target(file, full);
+    H5O_info_t info{};
+    if (H5Oget_info_by_name(file, full.c_str(), &info, H5P_DEFAULT) < 0) {
+        if (!target.empty())
+            throw ConfigError(fmt::format(
+                "{}: {} is an external link to {}, which cannot be opened (a missing file?)", path,
+                full, target));
+        throw ConfigError(fmt::format("{}: {} cannot be opened (a dangling link?)", path, full));
+    }
+    if (info.type == H5O_TYPE_GROUP)
+        throw ConfigError(fmt::format("{}: {} is a group, not a dataset", path, full));
+    if (info.type != H5O_TYPE_DATASET)
+        throw ConfigError(fmt::format("{}: {} is not a dataset", path, full));
+}
+
 // Shape and type size of /fields/<name>, or ConfigError naming what is missing.
 std::pair<std::vector<hsize_t>, std::size_t> describe(hid_t file, const std::string& path,
                                                       const std::string& name) {
     const std::string full = "/fields/" + name;
     if (H5Lexists(file, full.c_str(), H5P_DEFAULT) <= 0)
         throw ConfigError(fmt::format("{}: no dataset {}", path, full));
-    h5::Id dset(h5::check(H5Dopen2(file, full.c_str(), H5P_DEFAULT), full), H5Dclose);
+    require_dataset(file, path, full);
+    h5::Id dset(h5::check(H5Dopen2(file, full.c_str(), H5P_DEFAULT), path + ": " + full),
+                H5Dclose);
     h5::Id space(h5::check(H5Dget_space(dset), "space"), H5Sclose);
     h5::Id type(h5::check(H5Dget_type(dset), "type"), H5Tclose);
     if (H5Tget_class(type) != H5T_FLOAT)
@@ -150,7 +184,8 @@ std::vector<double> read_rows(const std::string& path, MPI_Comm comm, const Fiel
                               hsize_t first, hsize_t rows) {
     const h5::Id fapl = h5::file_access(comm);
     h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "open " + path), H5Fclose);
-    h5::Id dset(h5::check(H5Dopen2(file, ("/fields/" + f.name).c_str(), H5P_DEFAULT), f.name),
+    h5::Id dset(h5::check(H5Dopen2(file, ("/fields/" + f.name).c_str(), H5P_DEFAULT),
+                          path + ": /fields/" + f.name),
                 H5Dclose);
     std::vector<hsize_t> start(f.dims.size(), 0), count = f.dims;
     start[0] = first;

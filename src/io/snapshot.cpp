@@ -12,12 +12,14 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 
 #include "comm/mpi_check.hpp"
 #include "io/h5.hpp"
 #include "io/provenance.hpp"
+#include "io/room.hpp"
 #include "io/stopwatch.hpp"
 #include "solver/run.hpp"
 
@@ -252,41 +254,65 @@ struct OpenFile {
     h5::Id file, fields, space, dset;
 };
 
-// Creates `tmp` and writes everything into it, collectively. Under an h5::Attempt: a failed call
-// does not stop this rank (the others would wait for it in the next collective call); every
-// rank makes every call, and the caller asks the ranks afterwards whether all went well.
-OpenFile create_and_write(const std::string& tmp, MPI_Comm comm, const Domain& dom,
-                          const Subdomain& sub, const HostField& field, const SnapshotMeta& meta,
-                          DiskPrecision disk) {
-    OpenFile f;
-    const h5::Id fapl = h5::file_access(comm);
-    f.file =
-        h5::Id(h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp),
-               H5Fclose);
-    h5::write_string_attr(f.file, "format", "gridsim");
-    h5::write_int_attr(f.file, "format_version", {kFormatVersion});
-    h5::write_string_attr(f.file, "problem", meta.problem);
-    h5::write_string_attr(f.file, "kind", meta.checkpoint ? "checkpoint" : "snapshot");
-    h5::write_int_attr(f.file, "step", {meta.step});
-    h5::write_double_attr(f.file, "time", {meta.time});
-    h5::write_double_attr(f.file, "dt", {meta.dt});
-    write_grid_group(f.file, dom, meta);
-    write_provenance(f.file, meta, comm_size(comm));
-    if (meta.checkpoint) write_history(f.file, meta, comm_rank(comm));
+// One collective step of a write: `calls` under an h5::Attempt (a failed call does not stop this
+// rank; every rank makes every call of the step), then the ranks agree whether any call failed
+// anywhere before any rank makes the next step's calls. Returns "" or the agreed failure.
+std::string agreed_step(MPI_Comm comm, const std::function<void()>& calls) {
+    const h5::Attempt attempt;
+    calls();
+    return attempt.agree(comm);
+}
 
-    f.fields = h5::Id(
-        h5::check(H5Gcreate2(f.file, "/fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "/fields"),
-        H5Gclose);
-    const auto dims = reversed(dom.cells, dom.dims);
-    f.space = h5::Id(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"),
-                     H5Sclose);
+std::uint64_t text_bytes(const SnapshotMeta& meta) {
+    return meta.deck_toml.size() + meta.devices.size() + 16 * meta.residual_history.size();
+}
+
+// Creates `tmp` and writes everything into it, collectively, as agreed steps: room on its file
+// system, the file, its attributes and groups, the field. Returns "" or the agreed failure; `f`
+// holds what was opened.
+std::string create_and_write(OpenFile& f, const std::string& path, const std::string& tmp,
+                             MPI_Comm comm, const Domain& dom, const Subdomain& sub,
+                             const HostField& field, const SnapshotMeta& meta, DiskPrecision disk) {
     const hid_t type = disk_type(meta.checkpoint ? DiskPrecision::native : disk, field);
-    f.dset = h5::Id(
-        h5::check(H5Dcreate2(f.fields, "u", type, f.space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                  "/fields/u"),
-        H5Dclose);
-    for (const Block& b : blocks_of(dom, sub)) transfer_block(f.dset, dom, field, b, true);
-    return f;
+    std::uint64_t points = 1;
+    for (int d = 0; d < dom.dims; ++d) points *= static_cast<std::uint64_t>(dom.cells[d]);
+    std::string error =
+        check_room(comm, path, snapshot_file_bytes(points * H5Tget_size(type), text_bytes(meta)));
+    if (!error.empty()) return error;
+    error = agreed_step(comm, [&] {
+        const h5::Id fapl = h5::file_access(comm);
+        f.file = h5::Id(
+            h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp),
+            H5Fclose);
+    });
+    if (!error.empty()) return error;
+    error = agreed_step(comm, [&] {
+        h5::write_string_attr(f.file, "format", "gridsim");
+        h5::write_int_attr(f.file, "format_version", {kFormatVersion});
+        h5::write_string_attr(f.file, "problem", meta.problem);
+        h5::write_string_attr(f.file, "kind", meta.checkpoint ? "checkpoint" : "snapshot");
+        h5::write_int_attr(f.file, "step", {meta.step});
+        h5::write_double_attr(f.file, "time", {meta.time});
+        h5::write_double_attr(f.file, "dt", {meta.dt});
+        write_grid_group(f.file, dom, meta);
+        write_provenance(f.file, meta, comm_size(comm));
+        if (meta.checkpoint) write_history(f.file, meta, comm_rank(comm));
+    });
+    if (!error.empty()) return error;
+    return agreed_step(comm, [&] {
+        f.fields = h5::Id(h5::check(H5Gcreate2(f.file, "/fields", H5P_DEFAULT, H5P_DEFAULT,
+                                               H5P_DEFAULT),
+                                    "/fields"),
+                          H5Gclose);
+        const auto dims = reversed(dom.cells, dom.dims);
+        f.space = h5::Id(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"),
+                         H5Sclose);
+        f.dset = h5::Id(h5::check(H5Dcreate2(f.fields, "u", type, f.space, H5P_DEFAULT,
+                                             H5P_DEFAULT, H5P_DEFAULT),
+                                  "/fields/u"),
+                        H5Dclose);
+        for (const Block& b : blocks_of(dom, sub)) transfer_block(f.dset, dom, field, b, true);
+    });
 }
 
 // Closed in order, each checked: the file's close writes its metadata.
@@ -322,12 +348,7 @@ PendingCommit write_snapshot_begin(const std::string& path, MPI_Comm comm, const
     const std::string tmp = path + ".tmp";
     Stopwatch watch;
     OpenFile f;
-    std::string error;
-    {
-        const h5::Attempt attempt;
-        f = create_and_write(tmp, comm, dom, sub, field, meta, disk);
-        error = attempt.agree(comm);
-    }
+    const std::string error = create_and_write(f, path, tmp, comm, dom, sub, field, meta, disk);
     g_times.write_s += watch.lap();
     if (!error.empty()) {
         int open = f.file.get() >= 0 ? 1 : 0;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -365,9 +366,8 @@ inline bool beyond_bound(double v, const Config& cfg) {
     return cfg.max_abs > 0 && std::abs(v) > cfg.max_abs;
 }
 
-// Prints where the field went bad, as one block from rank 0: the totals, then for every rank
-// that holds a bad point (in rank order) the global index and value of its first (x fastest)
-// and its count. Collective.
+// Says where the field went bad in one line from rank 0: the totals, the first bad point of the
+// whole grid (x fastest) with its value, and how many points and ranks are bad. Collective.
 template <class T>
 void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, const FieldStats& s) {
     auto bad = [&](double v) { return !std::isfinite(v) || beyond_bound(v, cfg); };
@@ -375,38 +375,50 @@ void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, con
     const Subdomain& sub = sim.subdomain();
     const Domain& dom = sim.domain();
     std::int64_t count = 0;
+    std::int64_t first_index = 0;  // x fastest over the whole grid
     std::string first;
     for (int k = 0; k < sub.size[2]; ++k)
         for (int j = 0; j < sub.size[1]; ++j)
             for (int i = 0; i < sub.size[0]; ++i) {
                 const double v = u(i, j, k);
-                if (!bad(v)) continue;
-                if (count++ == 0) {
-                    std::array<int, 3> g{};
-                    for (int d = 0; d < 3; ++d)
-                        g[d] = dom.solved_origin[d] + sub.offset[d] + (d == 0 ? i : d == 1 ? j : k);
-                    first = dom.dims == 3 ? fmt::format("({}, {}, {})", g[0], g[1], g[2])
-                                          : fmt::format("({}, {})", g[0], g[1]);
-                    first += std::isnan(v) ? std::string(" = nan") : fmt::format(" = {}", v);
-                }
+                if (!bad(v) || count++ > 0) continue;
+                std::array<int, 3> g{};
+                for (int d = 0; d < 3; ++d)
+                    g[d] = dom.solved_origin[d] + sub.offset[d] + (d == 0 ? i : d == 1 ? j : k);
+                first_index = (static_cast<std::int64_t>(g[2]) * dom.cells[1] + g[1]) *
+                                  dom.cells[0] + g[0];
+                first = dom.dims == 3 ? fmt::format("({}, {}, {})", g[0], g[1], g[2])
+                                      : fmt::format("({}, {})", g[0], g[1]);
+                first += std::isnan(v) ? std::string(" = nan") : fmt::format(" = {}", v);
             }
-    const std::string mine =
-        count > 0 ? fmt::format(
-                        "gridsim: rank {}: step {}: u{} is the first of {} bad point(s) "
-                        "on this rank",
-                        sim.topology().rank(), step, first, count)
-                  : std::string();
-    const std::vector<std::string> lines = gather_strings(sim.topology().comm(), mine);
+    const std::vector<std::string> ranks = gather_strings(
+        sim.topology().comm(), count > 0 ? fmt::format("{} {} {}", first_index, count, first) : "");
     if (sim.topology().rank() != 0) return;
+    std::int64_t total = 0, best = -1;
+    int bad_ranks = 0;
+    for (const std::string& r : ranks) {
+        if (r.empty()) continue;
+        std::istringstream in(r);
+        std::int64_t index = 0, n = 0;
+        std::string where;
+        in >> index >> n >> std::ws;
+        std::getline(in, where);
+        total += n;
+        ++bad_ranks;
+        if (best < 0 || index < best) {
+            best = index;
+            first = where;
+        }
+    }
     std::string what = fmt::format("{} non-finite value(s)", s.nonfinite);
     if (cfg.max_abs > 0)
         what += fmt::format(", |u| up to {:.6g} against output.max_abs = {:.6g}",
                             std::max(std::abs(s.min), std::abs(s.max)), cfg.max_abs);
-    std::string block =
-        fmt::format("gridsim: error: step {}: the solution blew up: {}\n", step, what);
-    for (const std::string& line : lines)
-        if (!line.empty()) block += line + "\n";
-    std::cerr << block << std::flush;
+    std::cerr << fmt::format(
+                     "gridsim: error: step {}: the solution blew up: {}; the first bad point is "
+                     "u{}, {} bad point(s) on {} of {} rank(s)",
+                     step, what, first, total, bad_ranks, ranks.size())
+              << std::endl;
 }
 
 // Every cfg.check_interval() steps and at the last step, a device reduction and one all-reduce:

@@ -1,5 +1,6 @@
 """`gridsim compare` on files crafted here with h5py: equal, within and outside tolerance, NaN,
-shape and precision mismatch, missing dataset, truncated and non-HDF5 files, each with its exit
+shape and precision mismatch, missing dataset, a group or a dangling external link where the
+dataset should be, truncated and non-HDF5 files, each with its exit
 code (0 pass, 1 differ, 2 error). Needs GRIDSIM and MPIEXEC in the environment."""
 import os
 import shutil
@@ -84,6 +85,13 @@ class Compare(unittest.TestCase):
             f.write("not hdf5\n")
         cases = [("shape.h5", "shape 6x7x8"), ("single.h5", "precision mismatch"), ("other.h5", "ref.h5: no dataset /fields/v"),
                  ("truncated.h5", "not an HDF5 file"), ("text.h5", "not an HDF5 file"), ("missing.h5", "no such file")]
+        with h5py.File(self.path("group.h5"), "w") as f:
+            f.create_group("fields/u")
+        with h5py.File(self.path("link.h5"), "w") as f:
+            f.create_group("fields")["u"] = h5py.ExternalLink("gone.h5", "/data")
+        cases += [("group.h5", "group.h5: /fields/u is a group, not a dataset"),
+                  ("link.h5", "link.h5: /fields/u is an external link to gone.h5:/data, which "
+                              "cannot be opened")]
         for name, message in cases:
             out = self.compare(self.path(name), ranks=2)
             self.assertEqual(out.returncode, 2, f"{name}: {out.stdout}{out.stderr}")
