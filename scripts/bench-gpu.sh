@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # scripts/bench-gpu.sh [matrix|tune|profile|latency|all] [BUILD_DIR]
+# scripts/bench-gpu.sh regress [--baseline FILE] [--update REASON] [BUILD_DIR]
 #
 # The GPU benchmark matrix, run on a GPU host from the repository root: decks x kernel variants
 # x precisions x residual cadence x the GPU counts the host has. Every run writes its JSON report;
@@ -17,6 +18,14 @@
 #            every step ran before graphs; LATENCY_MODES picks among auto, ipc, rows and off),
 #            and with GRIDSIM_BEFORE (another gridsim build, e.g. an earlier commit's) where
 #            that is set; latency.md, latency.png
+#   regress  the regression gate: every benchmark deck (jacobi 2D float and double with the
+#            residual every sweep and every 100, heat 3D double and float, jacobi 3D, implicit
+#            heat with the fused and the cuBLAS CG kernels, heat 3D with a snapshot every 100
+#            steps) at 1 GPU and every power of two up to the host's count, REGRESS_REPEAT runs
+#            each (default 2, the best counts); scripts/regress.py then compares each figure
+#            (its ratio to the copy bandwidth of the same run) with the baseline of this GPU
+#            model in scripts/baselines/, prints one table and exits 1 if any figure is more
+#            than 5% worse. --update REASON rewrites the baseline (commit it with the reason).
 #   all      matrix, tune, profile and latency
 # gridsim comes from BUILD_DIR (default: PATH, else build/). Reports and logs go to $OUT (or
 # out/bench): reports.tgz, bench.log, table.txt, ncu.txt. Runs with mpirun; where no MPI is
@@ -24,7 +33,17 @@
 # BENCH_LARGE=0 leaves out the 2048^3 deck (69 GB of fields: H100 or H200 only).
 set -uo pipefail
 mode=${1:-matrix}
-build=${2:-}
+shift $(( $# > 0 ? 1 : 0 ))
+gate_args=()
+while [ "$mode" = regress ] && [ $# -gt 0 ]; do
+    case "$1" in
+        --baseline|--update)
+            [ $# -ge 2 ] || { echo "bench-gpu.sh: $1 needs a value" >&2; exit 2; }
+            gate_args+=("$1" "$2"); shift 2 ;;
+        *) break ;;
+    esac
+done
+build=${1:-}
 out=${OUT:-out/bench}
 reports=$(mktemp -d /tmp/gridsim-bench.XXXXXX)
 mkdir -p "$out"
@@ -41,7 +60,40 @@ bench() {
     local bin=${BIN:-$g}
     log "mpirun -np $n $bin run inputs/$deck --quiet --report $name.json $*"
     mpirun -np "$n" "$bin" run "inputs/$deck" --quiet --report "$reports/$name.json" "$@" \
-        >>"$out/bench.log" 2>&1 || echo "FAILED: $name (see bench.log)"
+        >>"$out/bench.log" 2>&1 || { echo "FAILED: $name (see bench.log)";
+                                     echo "${name%_r[0-9]*}" >>"$reports/failed.txt"; }
+}
+
+# The gate's runs: every benchmark deck at 1 GPU and each power of two the host has.
+regress() {
+    local n rep jacobi3d=() snap
+    # 2048^3 float (69 GB of fields) fits one GPU of more than 100 GB; on smaller cards the
+    # jacobi 3D figure is taken at 1024^3 (the baseline is per GPU model).
+    local mib; mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
+    [ "${mib:-0}" -lt 100000 ] && jacobi3d=(--set "grid.cells=[1024,1024,1024]")
+    # Snapshots go to memory (/dev/shm where there is one): the figure then measures gridsim's
+    # output path (staging, HDF5, the background writer), not the host's disk of the day.
+    snap=$(mktemp -d "$( [ -d /dev/shm ] && echo /dev/shm || echo /tmp )/gridsim-snap.XXXXXX")
+    for n in 1 2 4 8; do
+        [ "$n" -gt "$ngpu" ] && continue
+        for rep in $(seq "${REGRESS_REPEAT:-2}"); do
+            local r="_r$rep" p="np$n"
+            bench "${p}_jacobi2d_f_norm1$r" "$n" bench_jacobi2d.toml --set time.norm_every=1
+            bench "${p}_jacobi2d_f_norm100$r" "$n" bench_jacobi2d.toml
+            bench "${p}_jacobi2d_d_norm1$r" "$n" bench_jacobi2d.toml --set time.norm_every=1 \
+                --set problem.precision=double
+            bench "${p}_jacobi2d_d_norm100$r" "$n" bench_jacobi2d.toml --set problem.precision=double
+            bench "${p}_heat3d_d$r" "$n" bench_heat3d.toml
+            bench "${p}_heat3d_f$r" "$n" bench_heat3d.toml --set problem.precision=float
+            bench "${p}_jacobi3d_f$r" "$n" bench_jacobi3d.toml "${jacobi3d[@]}"
+            bench "${p}_cg_fused$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=fused
+            bench "${p}_cg_cublas$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=cublas
+            bench "${p}_heat3d_d_snap100$r" "$n" bench_heat3d.toml --set "grid.cells=[256,256,256]" \
+                --set output.snapshot_every=100 --set "output.dir=\"$snap/$p$r\""
+            rm -rf "${snap:?}/$p$r"
+        done
+    done
+    rm -rf "$snap"
 }
 
 matrix() {
@@ -151,7 +203,14 @@ case "$mode" in
     profile) profile ;;
     latency) latency ;;
     all) matrix; tune; profile; latency ;;
-    *) echo "bench-gpu.sh: unknown mode '$mode' (matrix, tune, profile, latency or all)" >&2; exit 2 ;;
+    regress)
+        regress
+        tar -C "$reports" -czf "$out/reports.tgz" .
+        echo
+        python3 "$(dirname "$0")/regress.py" "$reports" "${gate_args[@]}" | tee "$out/table.txt"
+        exit "${PIPESTATUS[0]}" ;;
+    *) echo "bench-gpu.sh: unknown mode '$mode' (matrix, tune, profile, latency, regress or all)" >&2
+       exit 2 ;;
 esac
 tar -C "$reports" -czf "$out/reports.tgz" .
 echo
