@@ -216,6 +216,9 @@ public:
     // The CG solver's vector operations (solver/cg.hpp), on the boundary lane. A sum lands in
     // `sum`, one of the sum_slots() (this rank's part) and is not waited for, so that a device
     // all-reduce (NCCL) can follow it on the lane before the host reads it (read_sums).
+    // Pays the vector operations' one-time costs (a BLAS library's handle, its kernels loaded)
+    // now, at a solver's start-up, so that none lands in its first step; waits for it.
+    virtual void prepare_vector_ops() {}
     // The BLAS sequence (parallel.cg_kernels = "cublas"; the CUDA backend calls cuBLAS): over
     // the whole allocation of equally shaped fields, halos and row padding included; the solver
     // keeps those entries zero wherever a sum must be exact.

@@ -668,6 +668,22 @@ public:
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
+    // cuBLAS makes its handle and loads its kernels at first use: one call of each routine the
+    // solver uses, on two scratch values, pays that here.
+    void prepare_vector_ops() override {
+        cublasHandle_t h = blas_.on(boundary_.get());
+        Buffer<T> x = device_buffer<T>(2);
+        Buffer<T> y = device_buffer<T>(2);
+        Buffer<T> product = device_buffer<T>(1);
+        GRIDSIM_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, 2 * sizeof(T), boundary_.get()));
+        GRIDSIM_CUDA_CHECK(cudaMemsetAsync(y.data(), 0, 2 * sizeof(T), boundary_.get()));
+        GRIDSIM_CUBLAS_CHECK(blas_axpy(h, 2, T(1), x.data(), y.data()));
+        GRIDSIM_CUBLAS_CHECK(blas_scal(h, 2, T(1), y.data()));
+        GRIDSIM_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
+        GRIDSIM_CUBLAS_CHECK(blas_dot(h, 2, x.data(), y.data(), product.data()));
+        GRIDSIM_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+        wait(Lane::boundary);
+    }
     // The BLAS sequence. axpy and scal take their factor from the host (the handle's default
     // pointer mode); dot writes its result to device memory and so returns without waiting.
     void axpy(T a, FieldView<const T> x, FieldView<T> y) override {

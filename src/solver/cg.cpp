@@ -20,6 +20,7 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
       on_device_(settings.device_allreduce && sim.reduces_on_device()),
       allreduce_timer_(on_device_ ? be_.make_interval_timer() : make_wall_clock_timer()) {
     if (settings_.jacobi_preconditioner) z_ = sim.make_field();
+    be_.prepare_vector_ops();  // start-up work, outside the timed steps
 }
 
 template <class T>
