@@ -837,6 +837,17 @@ double Simulation<T>::allreduce_sum(double local) {
     return allreduce_sums<1>({local})[0];
 }
 
+// Every rank's value added in rank order, the first rank's first: the order of the ipc
+// transport's mailbox all-reduce, so bitwise its result.
+template <class T>
+double Simulation<T>::sum_in_rank_order(double local) {
+    std::vector<double> all(static_cast<std::size_t>(topo_.size()));
+    GRIDSIM_MPI_CHECK(MPI_Allgather(&local, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, topo_.comm()));
+    double sum = all[0];
+    for (std::size_t r = 1; r < all.size(); ++r) sum += all[r];
+    return sum;
+}
+
 // The fold and the read-back run beside the next sweep: neither lane waits for them. An
 // all-reduce on the device (NCCL, several ranks) must be ordered on the boundary lane with the
 // halo messages of the same communicator; it is issued only when the value is taken, after the
@@ -875,12 +886,16 @@ double Simulation<T>::take_residual() {
         }
         return std::sqrt(be_.finish_read(read));
     }
-    // A pass's level goes through the same MPI_Allreduce of one double as a sweep's residual:
-    // one call for all of a pass's levels might let MPI sum in another order.
+    // A pass's level is summed over the ranks as its own sweep's residual would be: where that
+    // is on the device (the ipc transport's mailboxes add the ranks' values in rank order; NCCL
+    // runs no summing passes), in rank order on the host; else through the same MPI_Allreduce
+    // of one double (one call for all of a pass's levels might let MPI sum in another order).
+    // The device's all-reduce would hold the boundary lane until every rank's fold arrived.
     const double sum =
         p.level >= 0 ? be_.finish_read_level(p.read, p.level) : be_.finish_read(p.read);
     if (p.global || topo_.size() == 1) return std::sqrt(sum);
     auto t = timer_.on_host(Phase::reduction);
+    if (p.level >= 0 && reduces_on_device()) return std::sqrt(sum_in_rank_order(sum));
     return std::sqrt(allreduce_sum(sum));
 }
 

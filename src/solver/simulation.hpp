@@ -201,6 +201,7 @@ private:
     [[nodiscard]] FieldView<const T> current() const { return u_[cur_].view(); }
     [[nodiscard]] FieldView<T> next() { return u_[1 - cur_].view(); }
     double allreduce_sum(double local);
+    double sum_in_rank_order(double local);
     // All-reduces a folded sum on the boundary lane (NCCL) and starts reading it back; returns
     // the read.
     int reduce_on_device_and_read(double* sum);
