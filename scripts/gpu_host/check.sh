@@ -11,6 +11,7 @@ set -uo pipefail
 out=${OUT:-out/check}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}   # no NVLink multicast on shared hosts
+export GRIDSIM_TEST_SHARE_GPUS=1   # the gpu tests run with fewer GPUs than ranks, sharing them
 ranks_list=${*:-1 2}
 log="$out/check.log"
 run() { echo "=== $*" >>"$log"; "$@" >>"$log" 2>&1; local rc=$?; echo "    rc=$rc" >>"$log"; echo "rc=$rc  $*"; }

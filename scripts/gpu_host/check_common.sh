@@ -6,6 +6,7 @@
 out=${OUT:-$default_out}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+export GRIDSIM_TEST_SHARE_GPUS=1  # the gpu tests run with fewer GPUs than ranks, sharing them
 log="$out/check.log"
 run() {
     echo "=== $*" >>"$log"
