@@ -117,7 +117,8 @@ void wait_or_end_job(MPI_Request& request, const std::string& mine) {
     }
     int world_rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    std::fprintf(stderr, "gridsim: rank %d: error: %s (other ranks did not reach the agreement on it "
+    std::fprintf(stderr,
+                 "gridsim: rank %d: error: %s (other ranks did not reach the agreement on it "
                  "within %.0f s: ending the job)\n",
                  world_rank, mine.c_str(), kAgreeDeadlineSeconds);
     std::fflush(stderr);

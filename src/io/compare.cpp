@@ -88,8 +88,7 @@ std::pair<std::vector<hsize_t>, std::size_t> describe(hid_t file, const std::str
     if (H5Lexists(file, full.c_str(), H5P_DEFAULT) <= 0)
         throw ConfigError(fmt::format("{}: no dataset {}", path, full));
     require_dataset(file, path, full);
-    h5::Id dset(h5::check(H5Dopen2(file, full.c_str(), H5P_DEFAULT), path + ": " + full),
-                H5Dclose);
+    h5::Id dset(h5::check(H5Dopen2(file, full.c_str(), H5P_DEFAULT), path + ": " + full), H5Dclose);
     h5::Id space(h5::check(H5Dget_space(dset), "space"), H5Sclose);
     h5::Id type(h5::check(H5Dget_type(dset), "type"), H5Tclose);
     if (H5Tget_class(type) != H5T_FLOAT)

@@ -31,9 +31,10 @@ std::string check_room(MPI_Comm comm, const std::string& path, std::uint64_t byt
         if (::statvfs(dir.c_str(), &fs) == 0) {
             const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
             if (free < bytes) {
-                error = fmt::format("cannot write {}: it needs {} bytes, its file system has {} "
-                                    "free: {}",
-                                    path, bytes, free, std::strerror(ENOSPC));
+                error = fmt::format(
+                    "cannot write {}: it needs {} bytes, its file system has {} "
+                    "free: {}",
+                    path, bytes, free, std::strerror(ENOSPC));
             }
         }
     }

@@ -300,15 +300,15 @@ std::string create_and_write(OpenFile& f, const std::string& path, const std::st
     });
     if (!error.empty()) return error;
     return agreed_step(comm, [&] {
-        f.fields = h5::Id(h5::check(H5Gcreate2(f.file, "/fields", H5P_DEFAULT, H5P_DEFAULT,
-                                               H5P_DEFAULT),
-                                    "/fields"),
-                          H5Gclose);
+        f.fields =
+            h5::Id(h5::check(H5Gcreate2(f.file, "/fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                             "/fields"),
+                   H5Gclose);
         const auto dims = reversed(dom.cells, dom.dims);
         f.space = h5::Id(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"),
                          H5Sclose);
-        f.dset = h5::Id(h5::check(H5Dcreate2(f.fields, "u", type, f.space, H5P_DEFAULT,
-                                             H5P_DEFAULT, H5P_DEFAULT),
+        f.dset = h5::Id(h5::check(H5Dcreate2(f.fields, "u", type, f.space, H5P_DEFAULT, H5P_DEFAULT,
+                                             H5P_DEFAULT),
                                   "/fields/u"),
                         H5Dclose);
         for (const Block& b : blocks_of(dom, sub)) transfer_block(f.dset, dom, field, b, true);

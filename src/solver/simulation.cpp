@@ -842,7 +842,8 @@ double Simulation<T>::allreduce_sum(double local) {
 template <class T>
 double Simulation<T>::sum_in_rank_order(double local) {
     std::vector<double> all(static_cast<std::size_t>(topo_.size()));
-    GRIDSIM_MPI_CHECK(MPI_Allgather(&local, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, topo_.comm()));
+    GRIDSIM_MPI_CHECK(
+        MPI_Allgather(&local, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, topo_.comm()));
     double sum = all[0];
     for (std::size_t r = 1; r < all.size(); ++r) sum += all[r];
     return sum;

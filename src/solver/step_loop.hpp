@@ -385,8 +385,8 @@ void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, con
                 std::array<int, 3> g{};
                 for (int d = 0; d < 3; ++d)
                     g[d] = dom.solved_origin[d] + sub.offset[d] + (d == 0 ? i : d == 1 ? j : k);
-                first_index = (static_cast<std::int64_t>(g[2]) * dom.cells[1] + g[1]) *
-                                  dom.cells[0] + g[0];
+                first_index =
+                    (static_cast<std::int64_t>(g[2]) * dom.cells[1] + g[1]) * dom.cells[0] + g[0];
                 first = dom.dims == 3 ? fmt::format("({}, {}, {})", g[0], g[1], g[2])
                                       : fmt::format("({}, {})", g[0], g[1]);
                 first += std::isnan(v) ? std::string(" = nan") : fmt::format(" = {}", v);

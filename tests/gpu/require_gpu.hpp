@@ -50,11 +50,10 @@ inline bool sharing_gpus_allowed() { return std::getenv("GRIDSIM_TEST_SHARE_GPUS
 
 }  // namespace gridsim::test
 
-#define GRIDSIM_REQUIRE_GPU()                                                                   \
-    do {                                                                                        \
-        if (!gridsim::test::every_rank_has_a_gpu())                                             \
-            GTEST_SKIP() << "no CUDA device on some rank";                                      \
-        if (!gridsim::test::sharing_gpus_allowed() && !gridsim::test::a_gpu_per_rank())         \
-            GTEST_SKIP() << "fewer GPUs than ranks on a node (GRIDSIM_TEST_SHARE_GPUS=1 shares " \
-                            "them)";                                                            \
+#define GRIDSIM_REQUIRE_GPU()                                                                      \
+    do {                                                                                           \
+        if (!gridsim::test::every_rank_has_a_gpu()) GTEST_SKIP() << "no CUDA device on some rank"; \
+        if (!gridsim::test::sharing_gpus_allowed() && !gridsim::test::a_gpu_per_rank())            \
+            GTEST_SKIP() << "fewer GPUs than ranks on a node (GRIDSIM_TEST_SHARE_GPUS=1 shares "   \
+                            "them)";                                                               \
     } while (0)
