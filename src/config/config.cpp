@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "config/common_keys.hpp"
 #include "config/deck_reader.hpp"
 
 namespace gridsim {
@@ -20,57 +21,13 @@ namespace {
 constexpr std::int64_t kMaxCells = std::numeric_limits<int>::max() - 1024;
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
-// The keys every deck may hold, whatever its problem; README.md ("Deck keys") documents each
-// with its default. A problem adds its own (ProblemDeck::keys).
-const std::vector<std::string_view> kSchema = {
-    "problem.name",
-    "problem.precision",
-    "grid.cells",
-    "grid.length",
-    "boundary.kind",
-    "boundary.x",
-    "boundary.y",
-    "boundary.z",
-    "boundary.value",
-    "boundary.face_values",
-    "initial.kind",
-    "initial.modes",
-    "initial.amplitude",
-    "initial.center",
-    "initial.radius",
-    "initial.value",
-    "time.steps",
-    "parallel.process_grid",
-    "parallel.backend",
-    "parallel.transport",
-    "parallel.overlap",
-    "parallel.share_gpus",
-    "parallel.kernel",
-    "parallel.block",
-    "parallel.rows_per_thread",
-    "parallel.phase_every",
-    "parallel.graphs",
-    "parallel.time_block",
-    "parallel.bind",
-    "output.progress_every",
-    "output.report",
-    "output.dir",
-    "output.prefix",
-    "output.snapshot_every",
-    "output.write_final",
-    "output.fields",
-    "output.precision",
-    "output.checkpoint_every",
-    "output.checkpoint",
-    "output.check_every",
-    "output.max_abs",
-    "output.overwrite",
-    "output.dump_on_failure",
-    "output.async",
-    "output.async_buffers",
-    "run.max_walltime",
-    "run.stall_timeout",
-};
+// The keys every deck may hold, whatever its problem (config/common_keys.cpp, which documents
+// each). A problem adds its own (ProblemDeck::keys).
+std::vector<std::string_view> common_schema() {
+    std::vector<std::string_view> keys;
+    for (const CommonKey& k : common_keys()) keys.push_back(k.key);
+    return keys;
+}
 
 constexpr const char* kPrecisionNames[] = {"float", "double"};
 constexpr const char* kAxisBcNames[] = {"dirichlet", "periodic"};
@@ -459,7 +416,7 @@ Config load_config(const std::string& deck_text, const std::string& path,
     std::vector<std::string> names;
     for (const ProblemDeck* p : problems) names.push_back(p->name);
     const ProblemDeck& problem = *problems.at(reader.choice("problem.name", names).value_or(0));
-    std::vector<std::string_view> schema = kSchema;
+    std::vector<std::string_view> schema = common_schema();
     for (const ProblemDeck* p : problems)
         for (const KeySpec& k : p->keys) schema.push_back(k.key);
     reader.reject_unknown_keys(schema);

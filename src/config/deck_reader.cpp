@@ -92,12 +92,12 @@ void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema
         root_, "",
         [&](const std::string& key, const toml::node&) {
             if (std::find(schema.begin(), schema.end(), key) == schema.end()) {
-                fail(key, "unknown key (see README.md, 'Deck keys', for the valid ones)");
+                fail(key, "unknown key (see docs/deck-keys.md for the valid ones)");
             }
         },
         [&](const std::string& table, const toml::node&) {
             if (!known_table(table))
-                fail(table, "unknown table (see README.md, 'Deck keys', for the valid ones)");
+                fail(table, "unknown table (see docs/deck-keys.md for the valid ones)");
         });
 }
 

@@ -359,18 +359,13 @@ Problem make_heat_problem() {
     dt.default_text = "`time.cfl` x the explicit limit";
     d.keys = {
         KeySpec::number("problem.alpha", 1.0, "diffusivity alpha", 0.0, true, inf, "must be > 0"),
-        KeySpec::choice(
-            "problem.scheme", {"explicit", "implicit"},
-            "`explicit`: FTCS, u' = u + sum_d r_d (u[+e_d] + u[-e_d] - 2u), r_d = alpha dt / "
-            "h_d^2, stable for 2 sum_d r_d <= 1. `implicit`: backward Euler, (I - alpha dt Lap_h) "
-            "u' = u solved by conjugate gradient (matrix-free, the same stencil kernels), stable "
-            "for any dt"),
+        KeySpec::choice("problem.scheme", {"explicit", "implicit"},
+                        "`explicit`: FTCS, stable for 2 sum_d r_d <= 1, r_d = alpha dt / h_d^2; "
+                        "`implicit`: backward Euler by matrix-free conjugate gradient, any dt"),
         dt,
         KeySpec::number("time.cfl", 0.5,
-                        "when `time.dt` is absent, dt = cfl * (1 / (2 * alpha * (1/h_x^2 + 1/h_y^2 "
-                        "(+ 1/h_z^2)))), evaluated in that order in double (h_d^2 as h_d * h_d); "
-                        "at most 1 with the explicit scheme, any multiple of the explicit limit "
-                        "with the implicit one",
+                        "when `time.dt` is absent, dt = cfl x the explicit limit 1 / (2 alpha "
+                        "sum_d 1/h_d^2); at most 1 with the explicit scheme",
                         0.0, true, inf, "must be > 0 (a multiple of the explicit stability limit)"),
         KeySpec::number("time.cg_tolerance", 1e-8,
                         "implicit: CG stops when ||r||_2 <= this x ||b||_2 (b: the field before "
@@ -378,26 +373,17 @@ Problem make_heat_problem() {
                         0.0, true, 1.0, "must be in (0, 1]"),
         KeySpec::integer("time.cg_max_iterations", 1000,
                          "implicit: a step whose CG has not converged after this many iterations "
-                         "ends the run (exit 1, naming the step, the iterations and the residual)",
+                         "ends the run (exit 1)",
                          1, 2147483647),
         KeySpec::choice("time.cg_preconditioner", {"none", "jacobi"},
-                        "implicit: `jacobi` divides the residual by the operator's diagonal, 1 + "
-                        "2 sum_d r_d (constant on a uniform grid, so the iterates change only by "
-                        "rounding)"),
+                        "implicit: `jacobi` divides the residual by the operator's diagonal "
+                        "(constant on a uniform grid)"),
         KeySpec::choice("parallel.cg_kernels", {"fused", "cublas"},
                         "implicit: the CG vector operations as fused passes (p.q summed by the "
-                        "operator's kernels, then x, r and r.r in one pass, p in another; 29% "
-                        "faster per iteration on an H200, docs/performance.md) or as the BLAS "
-                        "sequence `cublas` (cuBLAS on the GPU: dot, axpy, scal over whole "
-                        "fields)"),
+                        "operator's kernels) or as cuBLAS calls over whole fields"),
         KeySpec::choice("parallel.cg_allreduce", {"mpi", "nccl"},
-                        "implicit: how the CG's sums are added over the ranks: `mpi` copies "
-                        "them to the host and calls MPI_Allreduce; `nccl` all-reduces them on "
-                        "the GPU's stream when parallel.transport is nccl or ipc (NCCL's "
-                        "all-reduce, or the ipc transport's mailboxes where every rank reaches "
-                        "every other; MPI with any other transport). `mpi` is the faster on 2 x "
-                        "H200 (an 11 us NCCL "
-                        "all-reduce against 3.5 us, docs/performance.md)"),
+                        "implicit: how the CG's sums are added over the ranks: `mpi` on the "
+                        "host, `nccl` on the GPU's stream where the transport is nccl or ipc"),
     };
     d.finish = &finish_deck;
     p.field_count = &field_count;

@@ -168,9 +168,8 @@ Problem make_jacobi_problem() {
     d.benchmark_boundary = true;
     d.keys = {
         KeySpec::number("time.tolerance", 0.0,
-                        "stop at the first residual below it (0: run all sweeps); the residual is "
-                        "sqrt(sum over updated points of (u^n - u^(n-1))^2), computed inside the "
-                        "sweep that produces u^n",
+                        "stop at the first residual below it (0: run all sweeps); the residual "
+                        "is the 2-norm of a sweep's change over the updated points",
                         0.0, false, HUGE_VAL, "must be >= 0"),
         KeySpec::integer("time.norm_every", 10, "the residual every n sweeps (and at the last)", 1,
                          2147483647),

@@ -49,9 +49,9 @@ const Problem& find_problem(const std::string& name);
 Config load_config(const std::string& deck_text, const std::string& path,
                    const std::vector<std::string>& overrides);
 
-// The markdown tables README's "Deck keys" holds for the problems' own keys (gridsim problems
-// --markdown prints them; a test holds README to them).
-std::string problem_keys_markdown();
+// docs/deck-keys.md: every deck key, the common ones and each problem's, with its type, default
+// and meaning (gridsim problems --markdown prints it; a test holds the file to it).
+std::string deck_keys_markdown();
 // Every problem: name, summary, physical time, fields and keys with their defaults (gridsim
 // problems).
 std::string problems_text();
