@@ -283,8 +283,9 @@ int main(int argc, char** argv) {
     CLI::App* problems_cmd = app.add_subcommand(
         "problems", "the problems gridsim runs, with the deck keys each one owns");
     bool markdown = false;
-    problems_cmd->add_flag("--markdown", markdown,
-                           "print docs/deck-keys.md: every deck key with its type, default and meaning");
+    problems_cmd->add_flag(
+        "--markdown", markdown,
+        "print docs/deck-keys.md: every deck key with its type, default and meaning");
     CLI::App* info =
         app.add_subcommand("info", "build, versions, transports, and the rank -> host -> GPU map");
     CLI::App* bench =
@@ -338,8 +339,7 @@ int main(int argc, char** argv) {
         if (check->parsed()) return cmd_check(opt, rank);
         if (problems_cmd->parsed()) {
             if (rank == 0)
-                std::cout << (markdown ? gridsim::deck_keys_markdown()
-                                       : gridsim::problems_text());
+                std::cout << (markdown ? gridsim::deck_keys_markdown() : gridsim::problems_text());
             return 0;
         }
         if (compare->parsed()) {

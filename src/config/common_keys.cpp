@@ -5,7 +5,8 @@ namespace gridsim {
 const std::vector<CommonKey>& common_keys() {
     static const std::vector<CommonKey> keys = {
         {"problem.name", "string", "`\"heat\"`",
-         "the problem: `heat` or `jacobi`; `gridsim problems` lists them, and the tables below give "
+         "the problem: `heat` or `jacobi`; `gridsim problems` lists them, and the tables below "
+         "give "
          "the keys each one owns"},
         {"problem.precision", "string", "`\"double\"` (`\"float\"` for jacobi)",
          "`float` or `double`"},

@@ -34,10 +34,14 @@ namespace {
 
 const char* type_name(const ParamValue& v) {
     switch (v.index()) {
-        case 0: return "boolean";
-        case 1: return "integer";
-        case 2: return "number";
-        default: return "string";
+        case 0:
+            return "boolean";
+        case 1:
+            return "integer";
+        case 2:
+            return "number";
+        default:
+            return "string";
     }
 }
 
