@@ -22,6 +22,12 @@ Domain make_domain(const Config& cfg) {
     return dom;
 }
 
+std::uint64_t grid_points(const Domain& dom) {
+    std::uint64_t points = 1;
+    for (int d = 0; d < dom.dims; ++d) points *= static_cast<std::uint64_t>(dom.cells[d]);
+    return points;
+}
+
 BlockRange block_range(int n, int parts, int index) {
     const int base = n / parts;
     const int extra = n % parts;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "config/config.hpp"
@@ -23,6 +24,9 @@ struct Domain {
 };
 
 Domain make_domain(const Config& cfg);
+
+// Points of the whole array (every axis's cells multiplied), as a file holds it.
+std::uint64_t grid_points(const Domain& dom);
 
 // Contiguous block `index` of `n` points split into `parts`: the first n % parts blocks get
 // one point more, so sizes differ by at most one.

@@ -295,9 +295,7 @@ void OutputWriter::write_checkpoint(const OutputContext& ctx, SnapshotMeta meta)
 
 // Bytes of `domain`'s field at `value_bytes` per point, the size of one file's /fields/u.
 void OutputWriter::count_written(const Domain& domain, int value_bytes, const std::string& path) {
-    std::uint64_t points = 1;
-    for (int d = 0; d < domain.dims; ++d) points *= static_cast<std::uint64_t>(domain.cells[d]);
-    bytes_written_ += points * static_cast<std::uint64_t>(value_bytes);
+    bytes_written_ += grid_points(domain) * static_cast<std::uint64_t>(value_bytes);
     written_.push_back(path);
 }
 

@@ -274,10 +274,8 @@ std::string create_and_write(OpenFile& f, const std::string& path, const std::st
                              MPI_Comm comm, const Domain& dom, const Subdomain& sub,
                              const HostField& field, const SnapshotMeta& meta, DiskPrecision disk) {
     const hid_t type = disk_type(meta.checkpoint ? DiskPrecision::native : disk, field);
-    std::uint64_t points = 1;
-    for (int d = 0; d < dom.dims; ++d) points *= static_cast<std::uint64_t>(dom.cells[d]);
-    std::string error =
-        check_room(comm, path, snapshot_file_bytes(points * H5Tget_size(type), text_bytes(meta)));
+    std::string error = check_room(
+        comm, path, snapshot_file_bytes(grid_points(dom) * H5Tget_size(type), text_bytes(meta)));
     if (!error.empty()) return error;
     error = agreed_step(comm, [&] {
         const h5::Id fapl = h5::file_access(comm);

@@ -78,42 +78,48 @@ class FullDisk(DeckCase):
         self.assertIn("No space left on device", lines[0])
         self.assertEqual([n for n in os.listdir(out) if n.endswith(".tmp")], [], os.listdir(out))
 
-    def test_snapshots(self):
-        # A snapshot and its sidecar take about 24 KiB: the disk holds a few before it is full.
+    def each_run_until_full(self, kib, setting, file_pattern, check_earlier_files):
+        """At 2 and 4 ranks, async off and on, each a subTest: a run on a fresh `kib` KiB tmpfs
+        fails cleanly (assert_failed_cleanly), then check_earlier_files(output directory)."""
         for ranks in (2, 4):
             for asynchronous in (False, True):
                 with self.subTest(ranks=ranks, asynchronous=asynchronous):
-                    rc, stderr, out = self.run_until_full(ranks, 128, asynchronous,
-                                                          "output.snapshot_every=5")
-                    self.assert_failed_cleanly(rc, stderr, out, r"snapshot_\d{8}\.h5")
-                    written = sorted(n for n in os.listdir(out) if n.endswith(".h5"))
-                    self.assertGreater(len(written), 0, os.listdir(out))
-                    for name in written:  # whole files, in step order
-                        with h5py.File(os.path.join(out, name)) as f:
-                            self.assertEqual(int(f.attrs["step"][0]), int(name[9:17]))
-                            self.assertEqual(f["/fields/u"].shape, (40, 40))
+                    rc, stderr, out = self.run_until_full(ranks, kib, asynchronous, setting)
+                    self.assert_failed_cleanly(rc, stderr, out, file_pattern)
+                    check_earlier_files(out)
+
+    def test_snapshots(self):
+        def whole_in_step_order(out):
+            written = sorted(n for n in os.listdir(out) if n.endswith(".h5"))
+            self.assertGreater(len(written), 0, os.listdir(out))
+            for name in written:
+                with h5py.File(os.path.join(out, name)) as f:
+                    self.assertEqual(int(f.attrs["step"][0]), int(name[9:17]))
+                    self.assertEqual(f["/fields/u"].shape, (40, 40))
+
+        # A snapshot and its sidecar take about 24 KiB: the disk holds a few before it is full.
+        self.each_run_until_full(128, "output.snapshot_every=5", r"snapshot_\d{8}\.h5",
+                                 whole_in_step_order)
 
     def test_checkpoints(self):
+        def restarts(out):
+            path = os.path.join(out, "checkpoint.h5")
+            self.assertTrue(os.path.exists(path), os.listdir(out))
+            with h5py.File(path) as f:
+                step = int(f.attrs["step"][0])
+                self.assertEqual(step % 5, 0)
+                self.assertEqual(f["/fields/u"].shape, (40, 40))
+            # The earlier checkpoint is whole: a run continues from it.
+            res = subprocess.run(
+                [GRIDSIM, "run", self.deck, "--quiet", "--restart", path, "--set",
+                 f"time.steps={step + 5}", "--set",
+                 f'output.dir="{os.path.join(self.tmp, "again")}"'],
+                capture_output=True, text=True, timeout=120, check=False)
+            self.assertEqual(res.returncode, 0, res.stderr)
+
         # A checkpoint takes about 20 KiB on disk: the second finds no room beside the first.
-        for ranks in (2, 4):
-            for asynchronous in (False, True):
-                with self.subTest(ranks=ranks, asynchronous=asynchronous):
-                    rc, stderr, out = self.run_until_full(ranks, 48, asynchronous,
-                                                          "output.checkpoint_every=5")
-                    self.assert_failed_cleanly(rc, stderr, out, r"checkpoint\.h5")
-                    path = os.path.join(out, "checkpoint.h5")
-                    self.assertTrue(os.path.exists(path), os.listdir(out))
-                    with h5py.File(path) as f:
-                        step = int(f.attrs["step"][0])
-                        self.assertEqual(step % 5, 0)
-                        self.assertEqual(f["/fields/u"].shape, (40, 40))
-                    # The earlier checkpoint is whole: a run continues from it.
-                    res = subprocess.run(
-                        [GRIDSIM, "run", self.deck, "--quiet", "--restart", path, "--set",
-                         f"time.steps={step + 5}", "--set",
-                         f'output.dir="{os.path.join(self.tmp, "again")}"'],
-                        capture_output=True, text=True, timeout=120, check=False)
-                    self.assertEqual(res.returncode, 0, res.stderr)
+        self.each_run_until_full(48, "output.checkpoint_every=5", r"checkpoint\.h5", restarts)
+
 
 if __name__ == "__main__":
     unittest.main()
