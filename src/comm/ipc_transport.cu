@@ -255,9 +255,8 @@ private:
 // A peer's allocation opened several times (a registered field: by each face leading to its
 // rank, two on a periodic axis, and by each transport, as the exchange trial builds one per halo
 // depth over the same fields), mapped once in this process and closed with its last holder. A
-// second cudaIpcOpenMemHandle of the same handle returned a mapping that the first holder's close
-// unmapped for both: the surviving transport's stores faulted (two H200s, compute-sanitizer, call 2
-// of docs/gpu-runs/2026-11-26-deeper-halos).
+// second cudaIpcOpenMemHandle of the same handle may return a mapping that the first holder's
+// close unmaps for both, and the surviving transport's stores then fault.
 std::shared_ptr<PeerMemory> open_shared(const cudaIpcMemHandle_t& handle) {
     using Key = std::array<char, sizeof(cudaIpcMemHandle_t)>;
     static std::map<Key, std::weak_ptr<PeerMemory>> opened;

@@ -13,7 +13,15 @@ echo "$version" | grep -Eq '^gridsim [0-9]+\.[0-9]+\.[0-9]+'
 "$prefix/bin/gridsim" check "$prefix/share/gridsim/inputs/default.toml" --ranks 4 >/dev/null
 test -f "$prefix/share/gridsim/README.md"
 test -x "$prefix/share/gridsim/scripts/scaling.py"
-test ! -e "$prefix/share/gridsim/scripts/run.sh"
+# Only what a user runs is installed: the scripts that build, test or pack the source tree and
+# the one-off ones are not.
+scripts=$(cd "$prefix/share/gridsim/scripts" && find . -path ./reframe/__pycache__ -prune -o -type f -print | sort | tr '\n' ' ')
+expected="./baselines/nvidia-h200.json ./bench-gpu.sh ./bench_latency.py ./bench_table.py \
+./per_task_gpu.sh ./plot_snapshot.py ./pydeps.py ./reframe/gridsim_checks.py ./reframe/settings.py \
+./regress.py ./requirements.txt ./scaling.py ./scaling_lib.py ./slurm/run.sbatch \
+./slurm/strong.sbatch ./slurm/weak.sbatch "
+[ "$scripts" = "$expected" ] || { echo "installed scripts: $scripts"; echo "expected: $expected"; exit 1; }
+"$prefix/share/gridsim/scripts/bench-gpu.sh" --help | grep -q "^  regress"
 test -f "$prefix/share/gridsim/scripts/reframe/gridsim_checks.py"
 test -f "$prefix/share/gridsim/reference/default.h5"
 # The installed scaling script runs the installed binary (one tiny run).

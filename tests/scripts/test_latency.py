@@ -1,4 +1,4 @@
-"""scripts/gpu_host/latency.py on synthetic run reports with known times: the fastest repeat of
+"""scripts/bench_latency.py on synthetic run reports with known times: the fastest repeat of
 each run is kept, the y-split (rows) runs get their own column and their own verdict next to each
 target, and the memory floor is the compulsory bytes at the run's copy bandwidth."""
 import json
@@ -7,8 +7,8 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gpu_host"))
-import latency  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import bench_latency as latency  # noqa: E402
 
 
 def report(us, size, ranks, precision="float", copy_gbps=4000.0):

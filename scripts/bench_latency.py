@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""latency.py REPORTS_DIR OUT_DIR: the latency curve of `scripts/bench-gpu.sh latency`.
+"""bench_latency.py REPORTS_DIR OUT_DIR: the latency curve of `scripts/bench-gpu.sh latency`.
 
 Reads the lat_<problem>_s<N>_np<n>_<mode>_r<repeat>.json run reports, keeps the fastest repeat
 of each (problem, N, n, mode), and writes OUT_DIR/latency.md (a table and the issue's targets)
@@ -108,7 +108,7 @@ def plot(best, path):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as err:
-        print(f"latency.py: no plot ({err})")
+        print(f"bench_latency.py: no plot ({err})")
         return
     problems = sorted({k[0] for k in best})
     fig, axes = plt.subplots(1, len(problems), figsize=(6 * len(problems), 4.5), squeeze=False)
@@ -141,7 +141,7 @@ def main(argv):
         return 2
     best = load(argv[0])
     if not best:
-        print(f"latency.py: no lat_*.json reports in {argv[0]}", file=sys.stderr)
+        print(f"bench_latency.py: no lat_*.json reports in {argv[0]}", file=sys.stderr)
         return 2
     os.makedirs(argv[1], exist_ok=True)
     any_run = next(iter(best.values()))

@@ -1,0 +1,144 @@
+"""scripts/bench-gpu.sh without a GPU: its modes' command lines and exit codes, with stand-ins
+for nvidia-smi and mpirun on PATH (mpirun records each command and, where it names a report,
+writes one with known figures). The gate mode writes a baseline and then passes against it,
+the check mode runs the gpu tests at each rank count and the sanitizers on every kernel variant,
+a failed command makes the mode exit 1, and bad usage exits 2."""
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCRIPT = os.path.join(ROOT, "scripts", "bench-gpu.sh")
+
+NVIDIA_SMI = """#!/bin/sh
+case "$1" in
+  -L) i=0; while [ $i -lt "$FAKE_NGPU" ]; do echo "GPU $i: Fake GPU (UUID: GPU-$i)"; i=$((i+1)); done ;;
+  *) echo 81559 ;;
+esac
+"""
+
+# mpirun: records its arguments; fails where FAKE_FAIL occurs in them; writes a report where
+# --report names one (an implicit deck gets the CG's keys).
+MPIRUN = """#!{python}
+import json, os, sys
+args = sys.argv[1:]
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write(" ".join(args) + "\\n")
+if os.environ.get("FAKE_FAIL") and os.environ["FAKE_FAIL"] in " ".join(args):
+    sys.exit(3)
+if "--report" in args:
+    doc = {{"bandwidth_ratio": 0.9, "time_per_step_s": 1e-4, "placement": [{{"gpu": "Fake GPU"}}]}}
+    if any("implicit" in a for a in args):
+        doc.update(cg={{"passes_per_iteration": 11, "iterations_per_step": {{"total": 40}}}},
+                   precision="double", updated_points_per_step=512 ** 3, loop_seconds=0.2,
+                   ranks=int(args[1]), copy_bandwidth_GBps=4000.0)
+    with open(args[args.index("--report") + 1], "w") as f:
+        json.dump(doc, f)
+"""
+
+
+class BenchGpu(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.bin = os.path.join(self.tmp.name, "bin")
+        self.build = os.path.join(self.tmp.name, "build")
+        os.makedirs(self.bin)
+        os.makedirs(self.build)
+        self.tool("nvidia-smi", NVIDIA_SMI)
+        self.tool("mpirun", MPIRUN.format(python=sys.executable))
+        open(os.path.join(self.build, "gridsim"), "w").close()
+        os.chmod(os.path.join(self.build, "gridsim"), 0o755)
+        self.log = os.path.join(self.tmp.name, "commands.txt")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def tool(self, name, text):
+        path = os.path.join(self.bin, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+
+    def run_script(self, *args, ngpu=2, path=None, **env):
+        full = dict(os.environ, FAKE_NGPU=str(ngpu), FAKE_LOG=self.log,
+                    OUT=os.path.join(self.tmp.name, "out"), REGRESS_REPEAT="1",
+                    PATH=path if path is not None else self.bin + os.pathsep + os.environ["PATH"])
+        full.update(env)
+        return subprocess.run(["bash", SCRIPT, *args], cwd=self.tmp.name, env=full,
+                              capture_output=True, text=True, timeout=120)
+
+    def commands(self):
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+    def test_regress_writes_a_baseline_then_passes_against_it(self):
+        baseline = os.path.join(self.tmp.name, "baseline.json")
+        r = self.run_script("regress", "--baseline", baseline, "--update", "test reason", self.build)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(baseline) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["reason"], "test reason")
+        # Ten benchmarks at 1 and 2 GPUs (the host's powers of two).
+        self.assertEqual(len(doc["figures"]), 20)
+        self.assertEqual(doc["figures"]["np2_jacobi2d_f_norm1"]["ratio"], 0.9)
+        runs = [c for c in self.commands() if " run " in c]
+        self.assertEqual(len(runs), 20)
+        self.assertTrue(all(c.startswith(("-np 1 ", "-np 2 ")) for c in runs))
+        self.assertTrue(all(os.path.join(ROOT, "inputs", "bench_") in c for c in runs))
+        self.assertTrue(any("time.norm_every=1" in c and "problem.precision=double" in c for c in runs))
+        # An 80 GB card takes the jacobi 3D figure at 1024^3.
+        self.assertIn("grid.cells=[1024,1024,1024]",
+                      next(c for c in runs if "bench_jacobi3d" in c))
+        again = self.run_script("regress", "--baseline", baseline, self.build)
+        self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
+        self.assertIn("np2_cg_fused", again.stdout)
+
+    def test_regress_fails_when_a_run_fails(self):
+        baseline = os.path.join(self.tmp.name, "baseline.json")
+        self.assertEqual(self.run_script("regress", "--baseline", baseline, "--update", "x",
+                                         self.build).returncode, 0)
+        r = self.run_script("regress", "--baseline", baseline, self.build,
+                            FAKE_FAIL="bench_heat3d.toml --quiet")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("FAILED (rc=3)", r.stdout)
+
+    def test_check_runs_tests_at_each_rank_count_and_the_sanitizers(self):
+        r = self.run_script("check", self.build, ngpu=1, RANKS="1 4")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        cmds = self.commands()
+        tests = [c for c in cmds if "gpu_backend_test" in c]
+        self.assertEqual([c.split()[1] for c in tests], ["1", "4"])
+        self.assertTrue(all(os.path.join(self.build, "tests", "gpu_backend_test") in c for c in tests))
+        memcheck = [c for c in cmds if "--tool memcheck" in c]
+        racecheck = [c for c in cmds if "--tool racecheck" in c]
+        self.assertEqual(len(memcheck), 12)  # four small decks x three kernel variants
+        self.assertEqual(len(racecheck), 4)
+        for k in ("stream", "tiled", "naive"):
+            self.assertTrue(any(c.endswith("parallel.kernel=" + k) for c in memcheck))
+        failed = self.run_script("check", self.build, ngpu=1, RANKS="2", FAKE_FAIL="racecheck")
+        self.assertEqual(failed.returncode, 1)
+        self.assertIn("failed: 4", failed.stdout)
+
+    def test_bad_usage_exits_2(self):
+        for args, words in ((("nosuch",), "unknown mode 'nosuch'"), ((), "unknown mode ''"),
+                            (("regress", "--update"), "--update needs a value"),
+                            (("bench", os.path.join(self.tmp.name, "none")), "no gridsim at")):
+            r = self.run_script(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(words, r.stderr)
+        # No nvidia-smi on PATH: no GPU.
+        r = self.run_script("bench", self.build, path="/usr/bin:/bin")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no GPU found", r.stderr)
+        usage = self.run_script("--help")
+        self.assertEqual(usage.returncode, 0)
+        for mode in ("check", "bench", "regress", "latency", "scaling", "profile"):
+            self.assertIn("  " + mode + " ", usage.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
