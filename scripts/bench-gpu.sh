@@ -4,6 +4,7 @@
 #             (default "1 2 4"; ranks share the GPUs where there are fewer), then
 #             compute-sanitizer memcheck of every kernel variant on small decks and racecheck of
 #             the kernels that use shared memory; a summary last, exit 1 if anything failed
+#             (GTEST_FILTER narrows the gpu tests, as for any GoogleTest binary)
 #   bench     the benchmark decks x kernel variants x precisions x residual cadence x 1, 2 and 4
 #             GPUs (as many as the host has): one table of ms/step, GLUP/s and the share of the
 #             device copy bandwidth measured in the same run
@@ -25,7 +26,7 @@
 #             and deck: DRAM throughput, L1/L2 hit rates, occupancy, stall reasons
 # gridsim and gpu_backend_test come from BUILD_DIR, else PATH, an install's bin/, build/. Everything goes to
 # $OUT (default out/MODE): the log, the JSON reports (reports.tgz) and table.txt, printed last.
-# Runs with mpirun; where no MPI is installed, source the relocatable runtime first (README,
+# Runs with mpirun; where no MPI is installed, source the relocatable runtime first (docs/running.md,
 # "GPUs"). BENCH_LARGE=0 leaves out the 2048^3 deck (69 GB of fields).
 set -uo pipefail
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -226,7 +227,7 @@ scaling() {
             echo "no report here for $dir (run: python3 scripts/scaling.py report DIR)"
     done
     tar -C "$out" -czf "$out/studies.tgz" studies
-    grep -h -A8 "^| ranks" "$studies"/*/report.md 2>/dev/null | tee "$out/table.txt"
+    grep -h -A6 "^| N |" "$studies"/*/report.md | tee "$out/table.txt"
 }
 
 profile() {

@@ -1,4 +1,4 @@
-"""Asynchronous snapshots (output.async, README "Output"): the files are the same as synchronous
+"""Asynchronous snapshots (output.async, docs/output.md): the files are the same as synchronous
 ones, bit for bit, at 1, 2 and 4 ranks; a slow writer makes the loop wait and never drops or
 reorders a snapshot; a disk that fills up during a background write ends every rank with one
 line and exit 1, earlier files intact; SIGTERM while a write is in flight lets it finish, writes

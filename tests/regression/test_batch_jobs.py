@@ -1,4 +1,4 @@
-"""What a batch job can rely on (README, "Batch jobs"): a signal, a STOP file or the deck's wall
+"""What a batch job can rely on (docs/running.md, "Batch jobs"): a signal, a STOP file or the deck's wall
 time ends a run with a complete checkpoint and exit code 3, and the restart continues bitwise to
 the same final field as an uninterrupted run; a blow-up ends every rank with exit code 1 and
 says in one line the step, the grid's first bad point and how many points and ranks are bad; a checkpoint holding NaN is

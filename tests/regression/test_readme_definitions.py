@@ -1,4 +1,4 @@
-"""The problem definitions in README.md ("Deck keys", "Output", "Output and validation"),
+"""The problem definitions in README.md ("Deck keys") and docs/output.md,
 re-implemented here in NumPy from the README's words alone and held against what gridsim writes:
 the benchmark boundary's mirror rows and corners, which face wins where Dirichlet faces meet,
 the hot spot's edge and its behaviour at a periodic seam, the time.cfl expression, the analytic

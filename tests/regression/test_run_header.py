@@ -1,4 +1,4 @@
-"""The header `gridsim run` prints once on rank 0 before the first step (README, "Output"):
+"""The header `gridsim run` prints once on rank 0 before the first step (docs/output.md):
 every line a batch log needs, with values checked against what the deck and rank count imply;
 none with --quiet. Needs GRIDSIM and MPIEXEC in the environment."""
 import json
