@@ -23,9 +23,10 @@ namespace gridsim {
 
 namespace {
 
-// Default launch shapes per variant, the fastest measured on an H200 (docs/performance.md,
-// "Kernel variants"); parallel.block and parallel.rows_per_thread override them. The stream
-// kernel's x extent counts threads, each of which covers 16 bytes of x points on wide boxes.
+// Default launch shapes per variant, the fastest measured on an H200 (the git history of
+// docs/performance.md, "Kernel variants"); parallel.block and parallel.rows_per_thread override
+// them. The stream kernel's x extent counts threads, each of which covers 16 bytes of x points on
+// wide boxes.
 struct LaunchDefaults {
     int block_x, block_y, points;
 };

@@ -802,7 +802,8 @@ __device__ __forceinline__ unsigned row_word(const RowPlace& p) {
 // instructions and 1 / 5 of a double pass's; without it float passes ran 1.15 x and double ones
 // 1.12 x faster at 16384^2. With 8 warps to a tile float passes ran 3-8% faster than with 4 at
 // 4096^2-16384^2; double ones did not, with that warp or without it (16384^2 at 4 levels 602
-// against 581 us per sweep, 3 levels 742 against 593; one H200, docs/performance.md).
+// against 581 us per sweep, 3 levels 742 against 593; one H200, the git history of
+// docs/performance.md).
 constexpr int kMaxLevels2d = 8;
 template <class T>
 constexpr int sum_pass_warps() {
@@ -823,7 +824,8 @@ constexpr int sum_pass_threads() {
 // once walk neighbouring chunks of a tile (16384^2: 352.8 us against 362.7 with the full tiles'
 // blocks handed out tile fastest). A double pass's tiles are narrower (120 packs), its last one
 // at most 1 / 18 of a row from 4096^2 on, and it ran faster untrimmed in the (tiles, chunks)
-// grid: 16384^2 at 4 levels 570.5 against 581.3 us (one H200, docs/performance.md).
+// grid: 16384^2 at 4 levels 570.5 against 581.3 us (one H200, the git history of
+// docs/performance.md).
 template <class T>
 constexpr bool sum_pass_trims() {
     return sizeof(T) == 4;
@@ -831,7 +833,8 @@ constexpr bool sum_pass_trims() {
 // The rows a summing pass's chunks need before its warps take the whole-warp copy of the loop
 // (levels_2d; 0: never). Float only, and chunks of at least 48 rows: the double 4-level pass ran
 // 1.09 x slower at 4096^2 with both copies, and a float pass of 16-row chunks (2048^2) 1.11 x,
-// two ranks sharing a GPU at 2048^2 and 4096^2 (8-32 rows) 1.2 x (one H200, docs/performance.md).
+// two ranks sharing a GPU at 2048^2 and 4096^2 (8-32 rows) 1.2 x (one H200, the git history of
+// docs/performance.md).
 template <class T>
 constexpr int sum_pass_whole_rows() {
     return sizeof(T) == 4 ? 48 : 0;
@@ -1140,11 +1143,11 @@ __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out
 // waiting on each level's chain of dependent double adds, so warps to switch between are what it
 // runs short of: the register cap sum_pass_blocks gives each (precision, levels) the most blocks
 // per multiprocessor that spill nothing and were measured fastest (one H200, jacobi 2D with the
-// residual every sweep; docs/performance.md). Measured with a warp more per block (the ring's):
-// float 2 levels 3 blocks (70 registers), 3 and 4 levels 2 (85; 3 blocks at 72 were 7% faster
-// at 16384^2 and 8-10% slower at 4096^2 and 8192^2), more levels 1 (8 levels need about 200
-// registers); double 2 levels 6 blocks at 64 registers (4096^2 1.10 x faster than 2), 3 levels 4
-// (at most 96 registers: uncapped the kernel took 102, which fits 3 blocks, and ran 1.25 x
+// residual every sweep; the git history of docs/performance.md). Measured with a warp more per
+// block (the ring's): float 2 levels 3 blocks (70 registers), 3 and 4 levels 2 (85; 3 blocks at 72
+// were 7% faster at 16384^2 and 8-10% slower at 4096^2 and 8192^2), more levels 1 (8 levels need
+// about 200 registers); double 2 levels 6 blocks at 64 registers (4096^2 1.10 x faster than 2), 3
+// levels 4 (at most 96 registers: uncapped the kernel took 102, which fits 3 blocks, and ran 1.25 x
 // slower), more levels 2. Without that warp the same caps give float 2 and 3 levels 3 blocks
 // (72 and 80 registers; 4 levels spill at 80 and keep 2 blocks) and double 2 levels 8 (62),
 // 3 levels 5 (89), 4 levels 4 (at most 128 registers: uncapped the kernel took 139, which fits
@@ -1389,8 +1392,8 @@ struct FaceLayout {
 // 80 registers leave 4096), so that a move issued while an interior pass fills the GPU runs
 // beside it instead of waiting until one of the pass's blocks ends: two ranks sharing one H200,
 // heat 512^3 at k = 3, 352-356 us per step against 368-374 with 256-thread blocks
-// (docs/performance.md, "Halo moves beside a pass"). A 2D levels pass (3 blocks of 128
-// threads at 168 registers per multiprocessor) leaves 1024, too few for any move.
+// (the git history of docs/performance.md, "Halo moves beside a pass"). A 2D levels pass (3 blocks
+// of 128 threads at 168 registers per multiprocessor) leaves 1024, too few for any move.
 constexpr int kFaceThreads = 128;
 constexpr int kFaceBlocksPerSm = 16;  // 65536 registers / (128 x 16): 32 per thread
 
@@ -1399,8 +1402,8 @@ constexpr int kFaceBlocksPerSm = 16;  // 65536 registers / (128 x 16): 32 per th
 // face, i, j, k). The counts are read at constant indices only: indexed by run-time values (the
 // face found so far, the face count) they were copied to local memory in every thread, whose stores
 // kept L2 busy (a pair of 3 x 518 x 518 double faces took 27 us against 12 now;
-// docs/performance.md, "Halo moves"). The divisions by the face's extents are FastDivide's; a
-// position within a face is below 2^31 (launch_faces checks).
+// the git history of docs/performance.md, "Halo moves"). The divisions by the face's extents are
+// FastDivide's; a position within a face is below 2^31 (launch_faces checks).
 template <class T, class Op>
 __global__ void __launch_bounds__(kFaceThreads, kFaceBlocksPerSm)
     faces_kernel(FaceMoves<T> m, FaceLayout layout, Op op) {

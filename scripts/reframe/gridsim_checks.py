@@ -44,9 +44,9 @@ def reference_file(name):
 
 # Expected performance per deck and system:partition: (value, lower, upper, unit), the bounds
 # fractions of the value (-0.1: fail more than 10% below it; None: no bound). '*' matches any
-# system. Example, from docs/performance.md (one H200, 2026-11-23):
-#   "bench_jacobi2d": {"mycluster:h200": {"glups": (450.0, -0.1, None, "GLUP/s"),
-#                                          "bandwidth_ratio": (0.85, -0.1, None, "")}},
+# system. Example, from docs/performance.md (one rank on an H200, 2026-11-27):
+#   "bench_jacobi2d": {"mycluster:h200": {"glups": (1800.0, -0.1, None, "GLUP/s"),
+#                                          "bandwidth_ratio": (3.5, -0.1, None, "")}},
 UNBOUNDED = {"glups": (0.0, None, None, "GLUP/s"), "time_per_step": (0.0, None, None, "s"),
              "bandwidth_ratio": (0.0, None, None, "")}
 REFERENCES = {

@@ -62,8 +62,8 @@ using SystemCounter = cuda::atomic_ref<unsigned long long, cuda::thread_scope_sy
 constexpr int kMaxFaces = 6;
 // 128 threads at 32 registers: a put fits beside a 3D levels block, as halo moves do
 // (cuda::kFaceThreads). ptxas spills 40-44 bytes of peer_put at that cap; capped at 64 (no
-// spill) it ran no faster (two H200s, heat 512^3: docs/performance.md, "Faces straight into the
-// neighbour's halo").
+// spill) it ran no faster (two H200s, heat 512^3: the git history of docs/performance.md, "Faces
+// straight into the neighbour's halo").
 constexpr int kPutThreads = 128;
 
 // A put's tag: the packed buffer, or field f of those registered.
@@ -476,7 +476,7 @@ private:
     // least this many bytes; a thinner one (a face across x: a few points per row) goes packed,
     // as one row: its rows stored one by one into the peer crept (two H200s, jacobi 16384^2
     // float split along x, 7 points per row: 124-150 us a put against 4 us packed;
-    // docs/performance.md, "Faces straight into the neighbour's halo").
+    // the git history of docs/performance.md, "Faces straight into the neighbour's halo").
     static constexpr std::size_t kMinStoredRowBytes = 512;
     // Up to this many blocks of kPutThreads (every one resident beside nothing else), about one
     // item per warp.
@@ -486,7 +486,8 @@ private:
     // into the peer's memory, between a meeting and a telling kernel): it needs no
     // multiprocessor. Alone the kernel's stores are faster. Two H200s, heat 512^3 at k = 3
     // (6.4 MB faces): split 168.6-169.4 us per step against 170.8-171.1, fused 174.5-175.4
-    // against 173.5-173.6 (docs/performance.md, "Faces straight into the neighbour's halo").
+    // against 173.5-173.6 (the git history of docs/performance.md, "Faces straight into the
+    // neighbour's halo").
     static constexpr std::size_t kCopyEngineBytes = std::size_t{1} << 20;
 
     void launch(const PutFaces<T>& puts, int count, bool beside_work) {

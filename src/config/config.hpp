@@ -164,7 +164,7 @@ struct Config {
     // CUDA stencil kernel: stream (each thread walks `rows` points along the slowest axis,
     // neighbours on that axis in registers), tiled (the same walk with the cross-section in
     // shared memory) or naive (global loads only). The default is the fastest measured on the
-    // benchmark decks (docs/performance.md).
+    // benchmark decks (the git history of docs/performance.md).
     KernelKind kernel = KernelKind::stream;
     std::array<int, 2> block{0, 0};  // CUDA threads per block (x, y); 0 = the variant's default
     int rows = 0;  // CUDA: points per thread along the slowest axis; 0 = the variant's default

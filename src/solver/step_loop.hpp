@@ -191,7 +191,7 @@ int block_length(std::int64_t step, int room, std::int64_t last, EndsAt&& ends_a
 // a fixed step. Not the stop agreement: it is taken where a block ends (StopMonitor::due), at
 // most a block's length after its step. Ending blocks there cut every 64th sweep or so into a
 // short pass (about 50 ms of sweeps between agreements), which at 16384^2 on one H200 cost 3-5%
-// of the time blocks' gain (docs/performance.md).
+// of the time blocks' gain (the git history of docs/performance.md).
 inline bool host_step(const RunOptions& opt, const Config& cfg, const ProgressSchedule& progress,
                       std::int64_t s) {
     return (opt.output_due && opt.output_due(s, s == cfg.steps)) || check_due(cfg, s) ||

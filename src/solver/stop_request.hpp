@@ -1,4 +1,4 @@
-// Requests to end a run early with a checkpoint (README, "Batch jobs"): a signal (SIGTERM,
+// Requests to end a run early with a checkpoint (docs/running.md, "Batch jobs"): a signal (SIGTERM,
 // SIGINT, SIGUSR1 as Slurm sends them), a STOP file in the output directory, or the deck's wall
 // time. The signal handler only sets a flag; the time loop's StopMonitor (step_loop.hpp) makes
 // every rank agree on it at the same step.

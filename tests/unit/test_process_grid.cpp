@@ -1,7 +1,7 @@
 // The automatic process grid: the cheapest factorisation under the halo-cost model, checked
-// against the orderings measured on GPU hosts (docs/performance.md, "Process grid") and against
-// what the model must do by construction (periodic axes send two faces, every rank keeps a
-// point, ties go to the contiguous-face axes, an explicit grid wins).
+// against the orderings measured on GPU hosts (the git history of docs/performance.md, "Process
+// grid") and against what the model must do by construction (periodic axes send two faces, every
+// rank keeps a point, ties go to the contiguous-face axes, an explicit grid wins).
 #include <gtest/gtest.h>
 
 #include <array>
