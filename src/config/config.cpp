@@ -29,16 +29,6 @@ std::vector<std::string_view> common_schema() {
     return keys;
 }
 
-constexpr const char* kPrecisionNames[] = {"float", "double"};
-constexpr const char* kAxisBcNames[] = {"dirichlet", "periodic"};
-constexpr const char* kInitialNames[] = {"sine", "hotspot", "constant"};
-constexpr const char* kBackendNames[] = {"auto", "cpu", "cuda"};
-constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl", "ipc"};
-constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
-constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
-constexpr const char* kGraphNames[] = {"auto", "on", "off"};
-constexpr const char* kOverlapNames[] = {"auto", "on", "off", "fused"};
-
 // Every value the field starts from must be finite and, in float, within float's range: an
 // amplitude of 1e39 would otherwise start the run from infinities.
 void check_representable(const DeckReader& r, const Config& c) {
@@ -67,11 +57,6 @@ double parse_walltime(const std::string& text) {
     }
     if (d < 0 || h < 0 || m < 0 || m > 59 || s < 0 || s > 59) return -1.0;
     return ((d * 24.0 + h) * 60.0 + m) * 60.0 + s;
-}
-
-std::string hms(double seconds) {
-    const auto s = static_cast<long long>(seconds);
-    return fmt::format("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
 }
 
 // An array key whose length must equal the number of grid dimensions.
@@ -434,144 +419,6 @@ Config load_config(const std::string& deck_text, const std::string& path,
     if (problem.finish) problem.finish(reader, c);
     check_representable(reader, c);
     return c;
-}
-
-std::string toml_text(const ParamValue& v) {
-    if (const auto* word = std::get_if<std::string>(&v)) {
-        std::string out = "\"";
-        for (char ch : *word)
-            out += ch == '"' || ch == '\\' ? std::string{'\\', ch} : std::string{ch};
-        return out + "\"";
-    }
-    std::ostringstream os;
-    std::visit(
-        [&](const auto& x) {
-            using V = std::decay_t<decltype(x)>;
-            if constexpr (!std::is_same_v<V, std::string>) os << toml::value<V>(x);
-        },
-        v);
-    return os.str();
-}
-
-const char* to_string(Precision v) { return kPrecisionNames[static_cast<int>(v)]; }
-const char* to_string(AxisBc v) { return kAxisBcNames[static_cast<int>(v)]; }
-const char* to_string(InitialKind v) { return kInitialNames[static_cast<int>(v)]; }
-const char* to_string(BackendKind v) { return kBackendNames[static_cast<int>(v)]; }
-const char* to_string(TransportKind v) { return kTransportNames[static_cast<int>(v)]; }
-const char* to_string(OverlapMode v) { return kOverlapNames[static_cast<int>(v)]; }
-const char* to_string(KernelKind v) { return kKernelNames[static_cast<int>(v)]; }
-const char* to_string(BindMode v) { return kBindNames[static_cast<int>(v)]; }
-const char* to_string(GraphMode v) { return kGraphNames[static_cast<int>(v)]; }
-
-namespace {
-
-template <class T, std::size_t N>
-toml::array first_n(const std::array<T, N>& a, int n) {
-    toml::array out;
-    for (int i = 0; i < n; ++i) out.push_back(a[i]);
-    return out;
-}
-
-toml::array strings_array(const std::vector<std::string>& words) {
-    toml::array out;
-    for (const std::string& w : words) out.push_back(w);
-    return out;
-}
-
-toml::table to_table(const Config& c) {
-    toml::table boundary{{"kind", c.benchmark ? "benchmark" : "dirichlet"},
-                         {"face_values", first_n(c.face_value, 2 * c.dims)}};
-    if (!c.benchmark) {
-        boundary.insert_or_assign("kind", to_string(c.axis_bc[0]));
-        const char* axes[] = {"x", "y", "z"};
-        for (int d = 0; d < c.dims; ++d) boundary.insert(axes[d], to_string(c.axis_bc[d]));
-    }
-    toml::table t{
-        {"problem", toml::table{{"name", c.problem}, {"precision", to_string(c.precision)}}},
-        {"grid",
-         toml::table{{"cells", first_n(c.cells, c.dims)}, {"length", first_n(c.length, c.dims)}}},
-        {"boundary", boundary},
-        {"initial", toml::table{{"kind", to_string(c.initial)},
-                                {"modes", first_n(c.modes, c.dims)},
-                                {"amplitude", c.amplitude},
-                                {"center", first_n(c.center, c.dims)},
-                                {"radius", c.radius},
-                                {"value", c.initial_value}}},
-        {"time", toml::table{{"steps", c.steps}}},
-        {"parallel", toml::table{{"process_grid", first_n(c.process_grid, c.dims)},
-                                 {"backend", to_string(c.backend)},
-                                 {"transport", to_string(c.transport)},
-                                 {"share_gpus", c.share_gpus},
-                                 {"kernel", to_string(c.kernel)},
-                                 {"block", toml::array{c.block[0], c.block[1]}},
-                                 {"rows_per_thread", c.rows},
-                                 {"phase_every", c.phase_every},
-                                 {"graphs", to_string(c.graphs)},
-                                 {"bind", to_string(c.bind)}}},
-        {"output", toml::table{{"progress_every", c.progress_every},
-                               {"report", c.report},
-                               {"dir", c.output_dir},
-                               {"prefix", c.output_prefix},
-                               {"snapshot_every", c.snapshot_every},
-                               {"write_final", c.write_final},
-                               {"fields", strings_array(c.fields)},
-                               {"precision", c.output_precision},
-                               {"checkpoint_every", c.checkpoint_every},
-                               {"checkpoint", c.checkpoint},
-                               {"check_every", c.check_interval()},
-                               {"max_abs", c.max_abs},
-                               {"overwrite", c.overwrite},
-                               {"dump_on_failure", c.dump_on_failure},
-                               {"async", c.output_async},
-                               {"async_buffers", c.async_buffers}}},
-    };
-    toml::table* parallel = t.get_as<toml::table>("parallel");
-    if (c.overlap == OverlapMode::automatic || c.overlap == OverlapMode::fused) {
-        parallel->insert("overlap", to_string(c.overlap));
-    } else {
-        parallel->insert("overlap", c.overlap == OverlapMode::on);
-    }
-    if (c.time_block == 0) {
-        parallel->insert("time_block", "auto");
-    } else {
-        parallel->insert("time_block", c.time_block);
-    }
-    toml::table run{{"stall_timeout", hms(c.stall_timeout)}};
-    if (c.max_walltime > 0) run.insert("max_walltime", hms(c.max_walltime));
-    t.insert("run", run);
-    // The problem's own keys, each in its table ("time.cg_tolerance" in [time]).
-    for (const auto& [key, value] : c.params) {
-        const auto dot = key.find('.');
-        toml::table* table = t.get_as<toml::table>(key.substr(0, dot));
-        if (table == nullptr)
-            table = t.insert(key.substr(0, dot), toml::table{}).first->second.as_table();
-        std::visit([&](const auto& x) { table->insert_or_assign(key.substr(dot + 1), x); }, value);
-    }
-    return t;
-}
-
-}  // namespace
-
-std::string problem_identity(const Config& cfg) {
-    const toml::table all = to_table(cfg);
-    toml::table part;
-    for (const char* name : {"problem", "grid", "boundary", "initial"})
-        part.insert(name, *all.get_as<toml::table>(name));
-    std::ostringstream os;
-    os << part;
-    return os.str();
-}
-
-std::string to_toml(const Config& cfg) {
-    std::ostringstream os;
-    os << to_table(cfg) << '\n';
-    return os.str();
-}
-
-std::string to_json(const Config& cfg) {
-    std::ostringstream os;
-    os << toml::json_formatter{to_table(cfg)};
-    return os.str();
 }
 
 }  // namespace gridsim

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <array>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -110,5 +111,12 @@ SlabSpaces slab_spaces(hid_t dset, const std::vector<hsize_t>& start,
 
 // Whether `path` is an HDF5 file we can open (false for a missing, foreign or truncated file).
 bool is_hdf5(const std::string& path);
+
+// An x y z extent in HDF5's axis order, slowest first: [nz][ny][nx] (2D: [ny][nx]).
+inline std::vector<hsize_t> axes_slowest_first(const std::array<int, 3>& xyz, int dims) {
+    std::vector<hsize_t> out;
+    for (int d = dims - 1; d >= 0; --d) out.push_back(static_cast<hsize_t>(xyz[d]));
+    return out;
+}
 
 }  // namespace gridsim::h5

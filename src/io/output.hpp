@@ -82,6 +82,7 @@ private:
     [[nodiscard]] std::vector<Names> names_to_write() const;
     void create_directories(MPI_Comm comm);
     [[nodiscard]] std::string other_runs_files() const;
+    [[nodiscard]] std::string startup_error(bool restarting) const;
     void write_checkpoint(const OutputContext& ctx, SnapshotMeta meta);
     [[nodiscard]] HostField field_now(const OutputContext& ctx);
     void write_now(MPI_Comm comm, const BackgroundWriter::Job& job);

@@ -37,13 +37,6 @@ hid_t disk_type(DiskPrecision d, const HostField& f) {
     return f.single ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
 }
 
-// HDF5 orders axes slowest first: [nz][ny][nx] (2D: [ny][nx]).
-std::vector<hsize_t> reversed(const std::array<int, 3>& xyz, int dims) {
-    std::vector<hsize_t> out;
-    for (int d = dims - 1; d >= 0; --d) out.push_back(static_cast<hsize_t>(xyz[d]));
-    return out;
-}
-
 // A box of the host field (owned coordinates, x y z) to or from a box of the file (full-array
 // indices). The box is packed row by row into a contiguous buffer first (copy_block), because
 // the field's halos and padded rows would otherwise make HDF5 walk a strided memory selection.
@@ -101,8 +94,8 @@ bool contiguous(const HostField& f, const Block& b) {
 // the field itself where the block already is (a staged field: no host copy at all).
 void transfer_block(hid_t dset, const Domain& dom, const HostField& f, const Block& b, bool write) {
     const int dims = dom.dims;
-    const auto file_start = reversed(b.file_lo, dims);
-    const auto count = reversed(b.count, dims);
+    const auto file_start = h5::axes_slowest_first(b.file_lo, dims);
+    const auto count = h5::axes_slowest_first(b.count, dims);
     const hsize_t elements =
         b.take_part ? static_cast<hsize_t>(b.count[0]) * b.count[1] * b.count[2] : 0;
     const std::size_t value = f.single ? sizeof(float) : sizeof(double);
@@ -302,7 +295,7 @@ std::string create_and_write(OpenFile& f, const std::string& path, const std::st
             h5::Id(h5::check(H5Gcreate2(f.file, "/fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                              "/fields"),
                    H5Gclose);
-        const auto dims = reversed(dom.cells, dom.dims);
+        const auto dims = h5::axes_slowest_first(dom.cells, dom.dims);
         f.space = h5::Id(h5::check(H5Screate_simple(dom.dims, dims.data(), nullptr), "field space"),
                          H5Sclose);
         f.dset = h5::Id(h5::check(H5Dcreate2(f.fields, "u", type, f.space, H5P_DEFAULT, H5P_DEFAULT,
@@ -389,125 +382,6 @@ void write_snapshot(const std::string& path, MPI_Comm comm, const Domain& dom, c
 
 SnapshotTimes snapshot_times() { return g_times; }
 
-namespace {
-
-// Rank 0 checks that `path` is a checkpoint `cfg` can continue and reads its metadata.
-std::string inspect_checkpoint(const std::string& path, const Config& cfg, CheckpointInfo& info) {
-    if (!std::filesystem::exists(path)) return fmt::format("--restart {}: no such file", path);
-    if (!h5::is_hdf5(path)) {
-        return fmt::format("--restart {}: not an HDF5 file (damaged or truncated?)", path);
-    }
-    try {
-        h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + path),
-                    H5Fclose);
-        if (!h5::has_attr(file, "format") || h5::read_string_attr(file, "format") != "gridsim") {
-            return fmt::format("--restart {}: not a gridsim file", path);
-        }
-        if (h5::read_string_attr(file, "kind") != "checkpoint") {
-            return fmt::format(
-                "--restart {}: a snapshot, not a checkpoint (write one with "
-                "output.checkpoint_every)",
-                path);
-        }
-        const std::string problem = h5::read_string_attr(file, "problem");
-        if (problem != cfg.problem) {
-            return fmt::format("--restart {}: checkpoint of a {} problem, the deck is {}", path,
-                               problem, cfg.problem);
-        }
-        h5::Id grid(h5::check(H5Gopen2(file, "/grid", H5P_DEFAULT), "/grid"), H5Gclose);
-        const auto cells = h5::read_int_attr(grid, "global_cells");
-        const std::vector<long long> want(cfg.cells.begin(), cfg.cells.begin() + cfg.dims);
-        if (cells != want) {
-            return fmt::format("--restart {}: checkpoint grid {} differs from the deck's {}", path,
-                               fmt::join(cells, "x"), fmt::join(want, "x"));
-        }
-        if (H5Lexists(file, "/fields/u", H5P_DEFAULT) <= 0)
-            return fmt::format("--restart {}: no dataset /fields/u", path);
-        h5::Id dset(h5::check(H5Dopen2(file, "/fields/u", H5P_DEFAULT), "/fields/u"), H5Dclose);
-        // The dataset itself must be the deck's full array, whatever /grid claims.
-        h5::Id space(h5::check(H5Dget_space(dset), "/fields/u space"), H5Sclose);
-        const auto expect = reversed(cfg.cells, cfg.dims);
-        std::vector<hsize_t> shape(3, 0);
-        const int ndims = H5Sget_simple_extent_ndims(space);
-        if (ndims >= 0 && ndims <= 3) H5Sget_simple_extent_dims(space, shape.data(), nullptr);
-        shape.resize(static_cast<std::size_t>(std::clamp(ndims, 0, 3)));
-        if (ndims != cfg.dims || shape != expect) {
-            return fmt::format(
-                "--restart {}: /fields/u holds a {}-dimensional array [{}], the deck "
-                "needs [{}]",
-                path, ndims, fmt::join(shape, ", "), fmt::join(expect, ", "));
-        }
-        h5::Id type(h5::check(H5Dget_type(dset), "type"), H5Tclose);
-        const std::size_t want_size = cfg.precision == Precision::float32 ? 4 : 8;
-        if (H5Tget_class(type) != H5T_FLOAT) {
-            return fmt::format("--restart {}: /fields/u does not hold floating-point values", path);
-        }
-        if (H5Tget_size(type) != want_size) {
-            return fmt::format(
-                "--restart {}: checkpoint precision differs from problem.precision = \"{}\"", path,
-                to_string(cfg.precision));
-        }
-        info.step = h5::read_int_attr(file, "step").at(0);
-        info.time = h5::read_double_attr(file, "time").at(0);
-        h5::Id hist(h5::check(H5Dopen2(file, "/restart_residual_history", H5P_DEFAULT), "history"),
-                    H5Dclose);
-        h5::Id hspace(h5::check(H5Dget_space(hist), "history space"), H5Sclose);
-        hsize_t hd[2] = {0, 2};
-        // At most one residual per sweep: anything else is not a history gridsim wrote.
-        if (H5Sget_simple_extent_ndims(hspace) != 2 ||
-            H5Sget_simple_extent_dims(hspace, hd, nullptr) != 2 || hd[1] != 2 ||
-            (info.step >= 0 && hd[0] > static_cast<hsize_t>(info.step) + 1)) {
-            return fmt::format("--restart {}: /restart_residual_history is not [sweeps][2]", path);
-        }
-        std::vector<double> flat(hd[0] * 2);
-        if (!flat.empty())
-            h5::check_status(
-                H5Dread(hist, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()),
-                "history");
-        for (std::size_t n = 0; n < hd[0]; ++n) {
-            info.residual_history.emplace_back(static_cast<std::int64_t>(flat[2 * n]),
-                                               flat[2 * n + 1]);
-        }
-        if (info.step < 0 || info.step > cfg.steps) {
-            return fmt::format("--restart {}: checkpoint at step {} is past time.steps = {}", path,
-                               info.step, cfg.steps);
-        }
-    } catch (const std::exception& e) {
-        return fmt::format("--restart {}: damaged checkpoint ({})", path, e.what());
-    }
-    return {};
-}
-
-}  // namespace
-
-CheckpointInfo read_checkpoint_info(const std::string& path, MPI_Comm comm, const Config& cfg) {
-    h5::quiet_errors();
-    CheckpointInfo info;
-    std::string error;
-    if (comm_rank(comm) == 0) error = inspect_checkpoint(path, cfg, info);
-    broadcast_string(comm, error);
-    if (!error.empty()) throw ConfigError(error);
-    long long step = info.step;
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&step, 1, MPI_LONG_LONG, 0, comm));
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&info.time, 1, MPI_DOUBLE, 0, comm));
-    info.step = step;
-    // The history as (step, residual) pairs of doubles in one broadcast (steps are exact in a
-    // double up to 2^53, as they are in the file).
-    long n = static_cast<long>(info.residual_history.size());
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&n, 1, MPI_LONG, 0, comm));
-    std::vector<double> flat(2 * static_cast<std::size_t>(n));
-    for (std::size_t k = 0; k < info.residual_history.size(); ++k) {
-        flat[2 * k] = static_cast<double>(info.residual_history[k].first);
-        flat[2 * k + 1] = info.residual_history[k].second;
-    }
-    GRIDSIM_MPI_CHECK(MPI_Bcast(flat.data(), static_cast<int>(flat.size()), MPI_DOUBLE, 0, comm));
-    info.residual_history.resize(static_cast<std::size_t>(n));
-    for (std::size_t k = 0; k < info.residual_history.size(); ++k) {
-        info.residual_history[k] = {static_cast<std::int64_t>(flat[2 * k]), flat[2 * k + 1]};
-    }
-    return info;
-}
-
 void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const Subdomain& sub,
                 const HostField& field) {
     h5::quiet_errors();
@@ -516,115 +390,6 @@ void read_field(const std::string& path, MPI_Comm comm, const Domain& dom, const
     h5::Id dset(h5::check(H5Dopen2(file, "/fields/u", H5P_DEFAULT), "/fields/u"), H5Dclose);
     const std::vector<Block> blocks = blocks_of(dom, sub);
     transfer_block(dset, dom, field, blocks.front(), false);  // the mirror rows are not state
-}
-
-namespace {
-
-// A file name as XML text: &, <, >, " and ' escaped (an output.prefix may hold any of them).
-std::string xml_escaped(const std::string& text) {
-    std::string out;
-    for (char ch : text) {
-        switch (ch) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&apos;";
-                break;
-            default:
-                out += ch;
-        }
-    }
-    return out;
-}
-
-std::string xdmf_grid(const std::string& h5_name, const Domain& dom, int value_bytes, double time) {
-    // Always a 3D co-rectilinear mesh (a 2D grid is one plane thick): ParaView maps XDMF's
-    // 2DCoRectMesh onto the y-z plane, a 1 x ny x nx mesh lands in x-y as users expect. The
-    // identity function reshapes the [ny][nx] dataset to the mesh's 1 x ny x nx.
-    const int nz = dom.dims == 3 ? dom.cells[2] : 1;
-    const double dz = dom.dims == 3 ? dom.spacing[2] : 1.0;
-    const std::string mesh = fmt::format("{} {} {}", nz, dom.cells[1], dom.cells[0]);
-    const std::string data =
-        dom.dims == 3 ? mesh : fmt::format("{} {}", dom.cells[1], dom.cells[0]);
-    return fmt::format(
-        "    <Grid Name=\"u\" GridType=\"Uniform\">\n"
-        "      <Time Value=\"{:.17g}\"/>\n"
-        "      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{}\"/>\n"
-        "      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"3\">0 "
-        "0 0</DataItem>\n"
-        "        <DataItem Format=\"XML\" NumberType=\"Float\" Precision=\"8\" "
-        "Dimensions=\"3\">{:.17g} {:.17g} {:.17g}</DataItem>\n"
-        "      </Geometry>\n"
-        "      <Attribute Name=\"u\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-        "        <DataItem ItemType=\"Function\" Function=\"$0\" Dimensions=\"{}\">\n"
-        "          <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"{}\" "
-        "Dimensions=\"{}\">{}:/fields/u</DataItem>\n"
-        "        </DataItem>\n"
-        "      </Attribute>\n"
-        "    </Grid>\n",
-        time, mesh, dz, dom.spacing[1], dom.spacing[0], mesh, value_bytes, data,
-        xml_escaped(h5_name));
-}
-
-void write_text_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << text;
-        out.close();  // a full disk shows at the flush: check after it
-        if (!out) {
-            const int err = errno;
-            std::filesystem::remove(tmp);
-            throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(err));
-        }
-    }
-    std::filesystem::rename(tmp, path);
-}
-
-}  // namespace
-
-std::string written_deck(const std::string& path) {
-    h5::quiet_errors();
-    if (!h5::is_hdf5(path)) return {};
-    try {
-        h5::Id file(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path), H5Fclose);
-        if (H5Lexists(file, "/provenance", H5P_DEFAULT) <= 0) return {};
-        h5::Id prov(h5::check(H5Gopen2(file, "/provenance", H5P_DEFAULT), "/provenance"), H5Gclose);
-        return h5::has_attr(prov, "deck") ? h5::read_string_attr(prov, "deck") : std::string();
-    } catch (const std::exception&) {
-        return {};
-    }
-}
-
-void write_xdmf(const std::string& h5_path, const Domain& dom, int value_bytes, double time) {
-    const std::filesystem::path p(h5_path);
-    const std::string text = "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\">\n  <Domain>\n" +
-                             xdmf_grid(p.filename().string(), dom, value_bytes, time) +
-                             "  </Domain>\n</Xdmf>\n";
-    write_text_atomically(std::filesystem::path(h5_path).replace_extension(".xmf").string(), text);
-}
-
-void write_xdmf_series(const std::string& series_path, const Domain& dom, int value_bytes,
-                       const std::vector<std::pair<std::string, double>>& snapshots) {
-    std::string text =
-        "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"2.0\">\n  <Domain>\n"
-        "  <Grid Name=\"series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-    for (const auto& [file, time] : snapshots) {
-        text += xdmf_grid(std::filesystem::path(file).filename().string(), dom, value_bytes, time);
-    }
-    text += "  </Grid>\n  </Domain>\n</Xdmf>\n";
-    write_text_atomically(series_path, text);
 }
 
 }  // namespace gridsim
