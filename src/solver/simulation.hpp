@@ -238,6 +238,8 @@ private:
     };
     [[nodiscard]] HaloSetup make_halo_setup(int depth);
     void use_halo_setup(HaloSetup& s);
+    // parallel.phase_every with 0 resolved for the backend.
+    static int phase_every(const Config& cfg, const Backend<T>& be);
     static constexpr int kExchangeTrialRounds = 5;              // per choice
     static constexpr double kExchangeTrialRoundSeconds = 1e-2;  // a round, roughly
     [[nodiscard]] std::int64_t smallest_cross_section() const;
