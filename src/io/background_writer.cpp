@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "comm/mpi_check.hpp"
+#include "comm/together.hpp"
 #include "io/stopwatch.hpp"
-#include "solver/run.hpp"
 
 namespace gridsim {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "comm/mpi_check.hpp"
+#include "comm/together.hpp"
 #include "io/h5.hpp"
-#include "solver/run.hpp"
 
 namespace gridsim {
 

@@ -17,11 +17,11 @@
 #include <memory>
 
 #include "comm/mpi_check.hpp"
+#include "comm/together.hpp"
 #include "io/h5.hpp"
 #include "io/provenance.hpp"
 #include "io/room.hpp"
 #include "io/stopwatch.hpp"
-#include "solver/run.hpp"
 
 namespace gridsim {
 
