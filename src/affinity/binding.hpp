@@ -1,5 +1,5 @@
-// Where a rank runs and where its memory lives (docs/running.md, "On a cluster"). The decision is a pure
-// function of the machine's topology (hwloc, from this system or from an XML file), the chosen
+// Where a rank runs and where its memory lives (docs/running.md, "On a cluster"). The decision is a
+// pure function of the machine's topology (hwloc, from this system or from an XML file), the chosen
 // GPU's PCI bus id, the CPU set the launcher gave the process and `parallel.bind`; applying it
 // binds the process's CPUs and the calling thread's memory policy, so that every large host
 // buffer allocated afterwards (pinned staging buffers, snapshot staging, CPU fields) lands on

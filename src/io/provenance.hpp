@@ -10,7 +10,8 @@ namespace gridsim {
 // (name, version) pairs: gridsim (git describe), compiler, flags, MPI, HDF5, hwloc, toml++, fmt,
 // CUDA runtime (when built), NCCL ("not built").
 std::vector<std::pair<std::string, std::string>> build_versions();
-// gridsim's own version: `git describe` of the source at build time (README, "Building and installing").
+// gridsim's own version: `git describe` of the source at build time (README, "Building and
+// installing").
 std::string gridsim_version();
 
 }  // namespace gridsim

@@ -1,7 +1,7 @@
-// A rank's placement (docs/running.md, "On a cluster"): parallel.bind decided and applied for the rank's GPU
-// (or, on the CPU backend, its share of the node's NUMA nodes), and what the process looks like
-// afterwards, read back from the OS: CPU set, memory policy, and the NUMA node of the pages of a
-// host buffer allocated the way the staging buffers are.
+// A rank's placement (docs/running.md, "On a cluster"): parallel.bind decided and applied for the
+// rank's GPU (or, on the CPU backend, its share of the node's NUMA nodes), and what the process
+// looks like afterwards, read back from the OS: CPU set, memory policy, and the NUMA node of the
+// pages of a host buffer allocated the way the staging buffers are.
 #pragma once
 
 #include <cstddef>

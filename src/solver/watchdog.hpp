@@ -1,6 +1,6 @@
-// A watchdog for the step loop (docs/running.md, "Batch jobs"): when no step completes for `timeout`
-// seconds, the rank says so in one line and ends itself with exit code 1. A peer that died
-// without the launcher ending the job (srun without --kill-on-bad-exit), a hung NCCL or MPI
+// A watchdog for the step loop (docs/running.md, "Batch jobs"): when no step completes for
+// `timeout` seconds, the rank says so in one line and ends itself with exit code 1. A peer that
+// died without the launcher ending the job (srun without --kill-on-bad-exit), a hung NCCL or MPI
 // exchange, or a stuck device would otherwise hold the allocation until the wall-time limit;
 // every rank of a stalled job times out on its own, so all of them end.
 #pragma once
