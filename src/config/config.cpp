@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <sstream>
 
 #include "config/common_keys.hpp"
 #include "config/deck_reader.hpp"

@@ -1,16 +1,8 @@
 #include "solver/simulation.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <limits>
-#include <map>
 
 #include "comm/gather.hpp"
-#include "comm/mpi_session.hpp"
-#include "comm/peer_routes.hpp"
 #include "solver/initial.hpp"
 
 namespace gridsim {

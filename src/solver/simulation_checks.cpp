@@ -5,10 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <limits>
 #include <map>
 
 #include "comm/gather.hpp"

@@ -2,17 +2,7 @@
 // read-back pipeline, norms and field statistics.
 #include "solver/simulation.hpp"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <limits>
-#include <map>
-
-#include "comm/gather.hpp"
-#include "comm/mpi_session.hpp"
-#include "comm/peer_routes.hpp"
 
 namespace gridsim {
 

@@ -6,13 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <limits>
-#include <map>
 
-#include "comm/gather.hpp"
 #include "comm/mpi_session.hpp"
-#include "comm/peer_routes.hpp"
 
 namespace gridsim {
 
