@@ -1,5 +1,6 @@
 // The CUDA backend: lanes are two streams (boundary: high priority, interior: low priority)
-// ordered through events only; kernels from stencil_kernels.cuh; reductions from reductions.cu.
+// ordered through events only; kernels from the family headers (stream, tiled, levels 2D and 3D,
+// summing, moves); reductions from reductions.cu.
 #include <cublas_v2.h>
 #include <fmt/format.h>
 
@@ -16,7 +17,11 @@
 #include "kernels/cuda/cuda_raii.hpp"
 #include "kernels/cuda/initial.cuh"
 #include "kernels/cuda/reductions.cuh"
-#include "kernels/cuda/stencil_kernels.cuh"
+#include "kernels/cuda/levels_2d.cuh"
+#include "kernels/cuda/levels_3d.cuh"
+#include "kernels/cuda/move_kernels.cuh"
+#include "kernels/cuda/stream_kernels.cuh"
+#include "kernels/cuda/tiled_kernel.cuh"
 #include "kernels/device_runtime.hpp"
 
 namespace gridsim {

@@ -27,7 +27,7 @@ enum class AxisBc { dirichlet, periodic };
 enum class InitialKind { sine, hotspot, constant };
 enum class BackendKind { automatic, cpu, cuda };
 enum class TransportKind { automatic, staged, cuda_aware, nccl, ipc };
-// CUDA stencil variants (kernels/cuda/stencil_kernels.cuh); all give bitwise the same fields.
+// CUDA stencil variants (kernels/cuda/stream_kernels.cuh, tiled_kernel.cuh); all give bitwise the same fields.
 enum class KernelKind { stream, tiled, naive };
 // parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
 enum class BindMode { automatic, none, numa, strict };

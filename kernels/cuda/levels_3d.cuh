@@ -1,0 +1,205 @@
+// Temporal blocking in 3D: the levels kernel.
+#pragma once
+
+#include <cuda_pipeline_primitives.h>
+
+#include "kernels/cuda/walk_common.cuh"
+
+namespace gridsim::cuda {
+
+// Temporal blocking in 3D: `Levels` sweeps in one pass, streamed along z as the 2D kernel
+// streams along y. A block of 32 x Rows threads holds a 32 V x Rows R x-y tile, V consecutive x
+// points and R consecutive tile rows per thread, and writes its middle points, Levels in from
+// each side (the ring around them is computed redundantly, one point fewer valid per level); it
+// walks a chunk of `planes` output planes along z. Each step loads one input plane and moves
+// every level on by one plane, level j lagging 2j planes behind the input, so that the three
+// planes of level j - 1 that level j reads were made one, two and three steps earlier. A thread
+// keeps its own points of those planes in registers (rotating roles, as in 2D); the x neighbours
+// beyond its V points come from the lanes beside it (shuffles: the warp's end lanes are the
+// tile's x ring, which goes invalid anyway), the y neighbours between its own R rows from its
+// registers, and those beyond them through a ring of three shared planes per level (one barrier
+// per step, the 2D argument), where each thread stores only its first and last row. Shared-memory
+// and shuffle instructions are what bound the kernel (ncu: L1 pipes ~80% busy with one point per
+// thread), so V points per thread share one shuffle per side and one 8- or 16-byte shared access
+// per neighbour row, and R rows per thread halve (R = 2) the shared loads per point. A step's
+// work is short next to a DRAM load, and the barrier made every step wait for its own input:
+// each thread copies its input points into shared memory two steps ahead (cp.async; its own
+// points only, so no barrier guards them; float at 2 levels went from 0.41 to 0.58 of the copy
+// rate, double did not move). Every shared address is the thread's cell plus a constant and the
+// global ones move by one plane per step (the first version spent most of its instructions on
+// index arithmetic). Points outside `live` keep their value at every level; each point is
+// stencil_point with the stream kernel's arguments, so `out` is bitwise that of `Levels` sweeps
+// of apply().
+template <class T, int Levels, int V, int R, int Rows>
+struct LevelsPlanes {
+    // Only a thread's first and last rows are read by other threads, so a level plane holds
+    // those (kEdges rows per thread); an input plane holds all R rows.
+    static constexpr int kEdges = R > 1 ? 2 : 1;
+    static constexpr int kPlane = 32 * Rows * kEdges;  // packs of V points in a level plane
+    static constexpr int kInputPlane = 32 * Rows * R;
+    static constexpr std::size_t kBytes = (3 * Levels * kPlane + 3 * kInputPlane) * V * sizeof(T);
+    using P = Pack<T, V>;
+    P* cell;     // this thread's first row in [3 slots][Levels] level planes
+    P* in_cell;  // and in the [3 slots] input planes after them
+
+    __device__ LevelsPlanes(P* smem, int tx, int ty)
+        : cell(smem + kEdges * ty * 32 + tx),
+          in_cell(smem + 3 * Levels * kPlane + R * ty * 32 + tx) {}
+    __device__ P* plane(int slot, int level) const {
+        return cell + (slot * Levels + level) * kPlane;
+    }
+    __device__ P* input(int slot) const { return in_cell + slot * kInputPlane; }
+    // Whether row q of a thread is kept in the level planes, and where, from its first row's.
+    __device__ static constexpr bool kept(int q) { return q == 0 || q == R - 1; }
+    __device__ static constexpr int edge(int q) { return q == 0 ? 0 : 32 * (kEdges - 1); }
+};
+
+template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Slot>
+__device__ __forceinline__ void levels_step_3d(
+    const LevelsPlanes<T, Levels, V, R, Rows>& tile, int z_in, T (&newest)[Levels][R * V],
+    T (&middle)[Levels][R * V], T (&oldest)[Levels][R * V], const Pack<T, V> (&input)[R],
+    const bool (&column_live)[R * V], const Box& live, int down, int up, const HeatCoeffs<T>& r,
+    Pack<T, V> (&top)[R]) {
+    using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
+    constexpr int kRead = (Slot + 1) % 3;  // the slot written two steps ago
+#pragma unroll
+    for (int j = Levels; j >= 1; --j) {
+        const int z = z_in - 2 * j;
+        const bool plane_live = z >= live.lo[2] && z < live.hi[2];
+        const T(&c)[R * V] = middle[j - 1];  // row q's point e at q * V + e
+        const Pack<T, V>* mid = tile.plane(kRead, j - 1);
+        const Pack<T, V> below = mid[down];                    // the row before the thread's first
+        const Pack<T, V> above = mid[Tile::edge(R - 1) + up];  // the row after its last
+        Pack<T, V> v[R];
+#pragma unroll
+        for (int q = 0; q < R; ++q) {
+            const T left = __shfl_up_sync(0xffffffffu, c[q * V + V - 1], 1);
+            const T right = __shfl_down_sync(0xffffffffu, c[q * V], 1);
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                const int at = q * V + e;
+                const T xm = e == 0 ? left : c[at - 1];
+                const T xp = e == V - 1 ? right : c[at + 1];
+                const T ym = q == 0 ? below.v[e] : c[at - V];
+                const T yp = q == R - 1 ? above.v[e] : c[at + V];
+                v[q].v[e] = stencil_point<T, 3, Kind>(c[at], xm, xp, ym, yp, oldest[j - 1][at],
+                                                      newest[j - 1][at], r);
+                if (!(plane_live && column_live[at])) v[q].v[e] = c[at];
+            }
+        }
+        if (j == Levels) {
+#pragma unroll
+            for (int q = 0; q < R; ++q) top[q] = v[q];
+        } else {
+#pragma unroll
+            for (int q = 0; q < R; ++q) {
+#pragma unroll
+                for (int e = 0; e < V; ++e) oldest[j][q * V + e] = v[q].v[e];
+                if (Tile::kept(q)) tile.plane(Slot, j)[Tile::edge(q)] = v[q];
+            }
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) oldest[0][q * V + e] = input[q].v[e];
+        if (Tile::kept(q)) tile.plane(Slot, 0)[Tile::edge(q)] = input[q];
+    }
+}
+
+template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
+__global__ void __launch_bounds__(32 * Rows, 1)
+    stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
+                             HeatCoeffs<T> r, int planes) {
+    using P = Pack<T, V>;
+    using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    // Points a tile writes: along x a multiple of V (tiles start on a multiple of V, aligned
+    // loads), along y every row but the ring's.
+    constexpr int kStrideX = (32 * V - 2 * Levels) / V * V;
+    constexpr int kStrideY = Rows * R - 2 * Levels;
+    const int tx = static_cast<int>(threadIdx.x);
+    const int row0 = R * static_cast<int>(threadIdx.y);  // the thread's first tile row
+    const Tile tile(reinterpret_cast<P*>(smem_raw), tx, static_cast<int>(threadIdx.y));
+    const int x0 = pack_start<V>(box.lo[0] - Levels);  // the first tile's first point
+    const int tile_x = x0 + static_cast<int>(blockIdx.x) * kStrideX;
+    const int i = tile_x + V * tx;
+    const int j0 = box.lo[1] - Levels + static_cast<int>(blockIdx.y) * kStrideY + row0;
+    const int z0 = box.lo[2] + static_cast<int>(blockIdx.z) * planes;
+    const int z1 = min(z0 + planes, box.hi[2]);
+    const int first = z0 - Levels;  // the input plane of step 0
+    // A pack with a point a level reads is loaded whole (row padding and the field's slack
+    // hold the rest; those points only feed the ring).
+    bool loads[R];
+    PackMask<T, V> stores[R];
+    bool column_live[R * V];
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+        const int j = j0 + q;
+        loads[q] = i < box.hi[0] + Levels && j < box.hi[1] + Levels;
+        const bool row_stores = row0 + q >= Levels && row0 + q < Levels + kStrideY && j < box.hi[1];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const int c = i + e;
+            stores[q].set(e, row_stores && c >= tile_x + Levels && c < tile_x + Levels + kStrideX &&
+                                 c >= box.lo[0] && c < box.hi[0]);
+            column_live[q * V + e] =
+                c >= live.lo[0] && c < live.hi[0] && j >= live.lo[1] && j < live.hi[1];
+        }
+    }
+    // The tile's first and last rows read their own row as the missing y neighbour: they are
+    // ring points, invalid after the first level whatever they read.
+    const int down = threadIdx.y > 0 ? -32 : 0;
+    const int up = static_cast<int>(threadIdx.y) < Rows - 1 ? 32 : 0;
+    const std::int64_t sy = in.ext.sy;
+    const std::int64_t sz = in.ext.sz;
+    // Dereferenced only where `loads` (load) and `stores` (store).
+    const T* load_at = in.data + in.ext.index(i, j0, first);
+    T* store_at = out.data + in.ext.index(i, j0, first - 2 * Levels);
+    // The level planes start at zero (the first steps' reads of planes not yet made); the input
+    // slots are read only where a copy filled them.
+    for (int c = 0; c < 3 * Levels; ++c) {
+#pragma unroll
+        for (int q = 0; q < Tile::kEdges; ++q) tile.cell[c * Tile::kPlane + 32 * q] = P{};
+    }
+    const int steps = (z1 - z0) + 3 * Levels;
+    const int load_steps = (z1 + Levels) - first;
+    // Step s's input packs into input slot s % 3, one copy group per step (empty past the box).
+    auto prefetch = [&](int s, int slot) {
+#pragma unroll
+        for (int q = 0; q < R; ++q) {
+            if (loads[q] && s < load_steps)
+                __pipeline_memcpy_async(tile.input(slot) + 32 * q, load_at + q * sy, sizeof(P));
+        }
+        __pipeline_commit();
+        load_at += sz;
+    };
+    prefetch(0, 0);
+    prefetch(1, 1);
+    __syncthreads();
+    auto step = [&](auto slot, int t, T(&newest)[Levels][R * V], T(&middle)[Levels][R * V],
+                    T(&oldest)[Levels][R * V]) {
+        constexpr int kSlot = decltype(slot)::value;
+        const int s = t + kSlot;
+        __pipeline_wait_prior(1);  // step s's group is complete, s + 1's may not be
+        P input[R];
+#pragma unroll
+        for (int q = 0; q < R; ++q)
+            input[q] = loads[q] && s < load_steps ? tile.input(kSlot)[32 * q] : P{};
+        prefetch(s + 2, (kSlot + 2) % 3);  // the slot read one step ago
+        P top[R];
+        levels_step_3d<T, Kind, Levels, V, R, Rows, kSlot>(
+            tile, first + s, newest, middle, oldest, input, column_live, live, down, up, r, top);
+        const int z_out = first + s - 2 * Levels;
+        if (z_out >= z0 && z_out < z1) {
+#pragma unroll
+            for (int q = 0; q < R; ++q)
+                if (stores[q].any) stores[q].store(store_at + q * sy, top[q].v);
+        }
+        store_at += sz;
+        __syncthreads();
+    };
+    rotating_steps<T, Levels, R * V>(steps, step);
+}
+
+}  // namespace gridsim::cuda

@@ -1,0 +1,116 @@
+// The tiled variant (shared-memory tiles, see stream_kernels.cuh for the three variants).
+#pragma once
+
+#include "kernels/cuda/walk_common.cuh"
+
+namespace gridsim::cuda {
+
+// Shared-memory tiled walk (2.5D in 3D). Tile cell of thread (tx, ty): 3D (ty+1, tx+1) of a
+// (bx+2) x (by+2) tile whose ring holds the x and y halo; 2D (ty, tx+1) of by rows of bx+2,
+// one row per thread row. Two tiles alternate between steps: a thread that writes tile b at
+// step q+2 has passed the barrier of step q+1, so every reader of tile b at step q is done.
+// The walk-axis values are pipelined as in the stream kernel (`Unroll` loads ahead), and the
+// ring cells an edge thread stages are loaded one step before they are stored, so no load
+// latency sits between two barriers. Cells beyond box.hi + 1 are never read, so partial blocks
+// load nothing out of bounds.
+template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum>
+__global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out,
+                                                         Box box, HeatCoeffs<T> r, int points,
+                                                         double* __restrict__ partial) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T* const tiles = reinterpret_cast<T*>(smem_raw);
+    const WalkStart<Dims> s(box, points);
+    const T* __restrict__ src = in.data;
+    T* __restrict__ dst = out.data;
+    const std::int64_t sy = in.ext.sy;
+    const std::int64_t sw = Dims == 3 ? in.ext.sz : sy;
+    const int tx = static_cast<int>(threadIdx.x);
+    const int ty = static_cast<int>(threadIdx.y);
+    const int bx = static_cast<int>(blockDim.x);
+    const int tw = bx + 2;
+    const int tile_size =
+        Dims == 3 ? tw * (static_cast<int>(blockDim.y) + 2) : tw * static_cast<int>(blockDim.y);
+    const int cell = Dims == 3 ? (ty + 1) * tw + tx + 1 : ty * tw + tx + 1;
+
+    const bool active = s.owns_point(box);
+    // This thread's cell is a neighbour of an updated point (it lies at most one past the box).
+    const bool loads = s.i <= box.hi[0] && (Dims == 2 || s.j <= box.hi[1]);
+    // Ring cells this thread stages besides its own, in fixed slots: x low, x high (first and
+    // last thread of a row), y low, y high (3D: first and last row). A thread of a block one
+    // thread wide holds both x slots.
+    constexpr int kRings = Dims == 3 ? 4 : 2;
+    const int by = static_cast<int>(blockDim.y);
+    const bool ring[4] = {loads && tx == 0, loads && tx == bx - 1 && s.i + 1 <= box.hi[0],
+                          Dims == 3 && loads && ty == 0,
+                          Dims == 3 && loads && ty == by - 1 && s.j + 1 <= box.hi[1]};
+    const int ring_cell[4] = {-1, 1, -tw, tw};
+    const std::int64_t ring_off[4] = {-1, 1, -sy, sy};
+    std::int64_t p = loads ? s.first_index(in.ext) : 0;
+    T below{};
+    T centre{};
+    T ahead[Unroll];
+    T ring_next[kRings] = {};  // ring values of the next step
+    if (loads && s.w0 < s.w_end) {
+        if (active) below = src[p - sw];
+        centre = src[p];
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            if (active && s.w0 + u < s.w_end) ahead[u] = src[p + (u + 1) * sw];
+        }
+#pragma unroll
+        for (int g = 0; g < kRings; ++g) {
+            if (ring[g]) ring_next[g] = src[p + ring_off[g]];
+        }
+    }
+    double acc = 0.0;
+    // Same trip count for the whole block (every thread reaches every barrier).
+    for (int q0 = 0; q0 < points; q0 += Unroll) {
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+            const int q = q0 + u;
+            if (q >= points) break;
+            const int w = s.w0 + q;
+            const bool step = w < s.w_end;
+            T* const tile = tiles + (q & 1) * tile_size;
+            T above{};
+            if (step && loads) {
+                tile[cell] = centre;
+#pragma unroll
+                for (int g = 0; g < kRings; ++g) {
+                    if (ring[g]) tile[cell + ring_cell[g]] = ring_next[g];
+                }
+                const bool next = w + 1 < s.w_end;
+                if (active) {
+                    above = ahead[u];
+                    if (w + Unroll < s.w_end) ahead[u] = src[p + (Unroll + 1) * sw];
+                } else if (next) {
+                    above = src[p + sw];  // a cell just past the box: its next value
+                }
+#pragma unroll
+                for (int g = 0; g < kRings; ++g) {
+                    if (next && ring[g]) ring_next[g] = src[p + sw + ring_off[g]];
+                }
+            }
+            __syncthreads();
+            if (step && active) {
+                T v;
+                if constexpr (Dims == 3) {
+                    v = stencil_point<T, 3, Kind>(centre, tile[cell - 1], tile[cell + 1],
+                                                  tile[cell - tw], tile[cell + tw], below, above,
+                                                  r);
+                } else {
+                    v = stencil_point<T, 2, Kind>(centre, tile[cell - 1], tile[cell + 1], below,
+                                                  above, centre, centre, r);
+                }
+                dst[p] = v;
+                if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, centre);
+            }
+            below = centre;
+            centre = above;
+            p += sw;
+        }
+    }
+    if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
+}
+
+}  // namespace gridsim::cuda
