@@ -1,9 +1,11 @@
 # The CUDA backend: everything that includes a CUDA header lives in this folder. Included by
 # kernels/CMakeLists.txt when the build has CUDA (cmake/GridsimCuda.cmake decides).
-# Three CUDA translation units: the stencil/pack kernels with the backend, the CUB reductions
-# and the Thrust initial conditions (the library ones compile slowly, so they are kept small);
-# runtime.cpp is plain C++ on the CUDA runtime (devices, probes, errors).
-add_library(gridsim_kernels_cuda STATIC cuda/cuda_backend.cu cuda/reductions.cu cuda/initial.cu)
+# CUDA translation units: the backend with its stencil launches and halo moves, the residual's
+# sums and recordings, the BLAS calls, the phase timer, the CUB reductions and the Thrust initial
+# conditions (the library ones compile slowly, so they are kept small); runtime.cpp is plain C++
+# on the CUDA runtime (devices, probes, errors).
+add_library(gridsim_kernels_cuda STATIC cuda/cuda_backend.cu cuda/residual_sums.cu cuda/blas_ops.cu
+    cuda/interval_timer.cu cuda/reductions.cu cuda/initial.cu)
 target_link_libraries(gridsim_kernels_cuda PUBLIC gridsim_kernels CUDA::cudart_static CUDA::cublas fmt::fmt)
 target_compile_options(gridsim_kernels_cuda PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo -Xcompiler=-Wall>)

@@ -15,10 +15,10 @@ namespace gridsim::cuda {
 // ring of three shared rows per level: a row made at step t is read at step t + 2 and
 // overwritten at step t + 3, so one barrier per step orders every access. A loaded row (level 0)
 // goes into the ring a step after its load, still a step before it is read, so that no thread
-// waits at the barrier for its load to arrive (ncu: 10% of the summing pass's stalls). The register
-// rows rotate their roles every step (the step body is unrolled three times) instead of being
-// copied. Points outside `live` (global Dirichlet points) keep their value at every level; the
-// stencil is stencil_point with the stream kernel's arguments, so every point is bitwise the
+// waits at the barrier for its load to arrive (ncu: a share of the summing pass's stalls). The
+// register rows rotate their roles every step (the step body is unrolled three times) instead of
+// being copied. Points outside `live` (global Dirichlet points) keep their value at every level;
+// the stencil is stencil_point with the stream kernel's arguments, so every point is bitwise the
 // same as `Levels` sweeps of apply().
 template <class T, int Levels, int V>
 struct LevelsTile {
@@ -112,8 +112,7 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     constexpr bool kSums = Sum != StencilSum::none;
     constexpr bool kTrims = kSums && sum_pass_trims<T>();
     // A summing pass's block size is a constant, and so are its ring cells' offsets: from
-    // blockDim.x they took integer multiplies at every access (SASS; the float pass ran 1.07 x
-    // faster without them).
+    // blockDim.x they took integer multiplies at every access (SASS).
     const int threads = kSums ? sum_pass_threads<T>() : static_cast<int>(blockDim.x);
     LevelsTile<T, Levels, V> tile{reinterpret_cast<T*>(smem_raw), threads + 2,
                                   static_cast<int>(threadIdx.x)};
@@ -209,7 +208,7 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     const std::int64_t ahead = kAhead * sy;
     // The offset of row `row` in this thread's column. A summing pass keeps the rows it loads
     // and stores from step to step, one row further each call (a row's 64-bit offset took 7
-    // instructions, SASS); the plain passes ran 5% faster computing it afresh.
+    // instructions, SASS); the plain passes, whose registers are scarcer, compute it afresh.
     std::int64_t load_at = column + first * sy;                  // step 0's row
     std::int64_t store_at = column + (first - 2 * Levels) * sy;  // step 0's top level row
     auto offset = [&](std::int64_t& kept, int row) {

@@ -19,7 +19,7 @@ namespace gridsim::cuda {
 // tile's x ring, which goes invalid anyway), the y neighbours between its own R rows from its
 // registers, and those beyond them through a ring of three shared planes per level (one barrier
 // per step, the 2D argument), where each thread stores only its first and last row. Shared-memory
-// and shuffle instructions are what bound the kernel (ncu: L1 pipes ~80% busy with one point per
+// and shuffle instructions are what bound the kernel (ncu: the L1 pipes, with one point per
 // thread), so V points per thread share one shuffle per side and one 8- or 16-byte shared access
 // per neighbour row, and R rows per thread halve (R = 2) the shared loads per point. A step's
 // work is short next to a DRAM load, and the barrier made every step wait for its own input:

@@ -23,8 +23,8 @@ struct SumOp {
 
 // What each reduction reads at a point (Raw: the field values, loaded kUnroll points at a time
 // so that enough bytes are in flight), how a thread folds them into its Local accumulator, and
-// the Acc that the block reduction combines. Four loads per lane, folded as each arrived,
-// reached only 0.2-0.5 of the copy bandwidth on an H200.
+// the Acc that the block reduction combines. Loads folded one at a time, as each arrives, keep
+// too few bytes in flight.
 // The sum of (a - b)^2 over two fields (the residual's separate pass), in double, with the
 // stencil kernels' term for the fused residual.
 template <class T>
@@ -59,7 +59,7 @@ struct Sq {
 // The fused CG pass: a point's four values are loaded first (kUnroll points of them in flight
 // per thread, as for the other reductions), then add() computes, stores x, r (and z) and folds
 // r.z. All the fields share one shape, so one element index serves the four. (Loading and
-// storing point by point kept only one point's loads in flight: 71.6% of DRAM peak in ncu.)
+// storing point by point keeps only one point's loads in flight.)
 template <class T>
 struct CgStep {
     static constexpr int kUnroll = 64 / sizeof(T);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "comm/ipc_kernels.cuh"
+#include "comm/mpi_check.hpp"
+#include "comm/mpi_session.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 
 namespace gridsim::ipc {
