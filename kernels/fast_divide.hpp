@@ -2,8 +2,7 @@
 // Montgomery's method for unsigned division by invariant integers). A plain 32-bit division
 // computes the divisor's reciprocal through the conversion and reciprocal units at every call;
 // the halo moves, which divide every point's position by their face's extents, were throttled
-// on them (ncu) and ran 1.12 x faster with this (the git history of docs/performance.md, "Halo
-// moves").
+// on them (ncu).
 #pragma once
 
 #include <cstdint>

@@ -252,9 +252,8 @@ void add_deck_options(CLI::App& cmd, Options& opt) {
 int main(int argc, char** argv) {
     g_process_start = std::chrono::steady_clock::now();
     // The CUDA runtime loads each kernel at its first launch by default (lazy loading), which
-    // put about 10 ms of loading into the first steps of the timed loop (one H200: heat 128^3,
-    // 4768 steps, 11.9 us per step lazy against 10.05 us loaded at start; the git history of
-    // docs/performance.md). Load every kernel when CUDA starts instead, in the start-up time,
+    // puts the loading into the first steps of the timed loop (docs/tuning.md, "Kernel
+    // loading"). Load every kernel when CUDA starts instead, in the start-up time,
     // unless the user chose. Before MPI: a CUDA-aware MPI may start CUDA in MPI_Init.
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     gridsim::MpiSession mpi(&argc, &argv);

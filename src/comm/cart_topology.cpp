@@ -12,8 +12,7 @@ namespace gridsim {
 
 double modelled_halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes) {
     // Orders of magnitude of a GPU node's halo path (launch, pack, NCCL or staged transfer): the
-    // costs are compared with each other only. Validated against the 2 and 4 x H200 timings in
-    // the git history of docs/performance.md ("Process grid").
+    // costs are compared with each other only (docs/tuning.md, "Process grid").
     constexpr double kLatency = 20e-6;        // seconds per message
     constexpr double kBandwidth = 1e11;       // bytes per second
     constexpr double kSector = 32.0;          // bytes the memory system moves at least

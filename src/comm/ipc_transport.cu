@@ -183,9 +183,7 @@ public:
 private:
     // A face of a registered field goes straight into the peer's field where its rows hold at
     // least this many bytes; a thinner one (a face across x: a few points per row) goes packed,
-    // as one row: its rows stored one by one into the peer crept (two H200s, jacobi 16384^2
-    // float split along x, 7 points per row: 124-150 us a put against 4 us packed;
-    // the git history of docs/performance.md, "Faces straight into the neighbour's halo").
+    // as one row: rows stored one by one into the peer crawl (docs/tuning.md).
     static constexpr std::size_t kMinStoredRowBytes = 512;
     // Up to this many blocks of kPutThreads (every one resident beside nothing else), about one
     // item per warp.
@@ -193,10 +191,7 @@ private:
     // Beside other work (a split pass's interior, whose long blocks hold the multiprocessors), a
     // put with a face of this many bytes has a copy engine make its stores (cudaMemcpy3DAsync
     // into the peer's memory, between a meeting and a telling kernel): it needs no
-    // multiprocessor. Alone the kernel's stores are faster. Two H200s, heat 512^3 at k = 3
-    // (6.4 MB faces): split 168.6-169.4 us per step against 170.8-171.1, fused 174.5-175.4
-    // against 173.5-173.6 (the git history of docs/performance.md, "Faces straight into the
-    // neighbour's halo").
+    // multiprocessor. Alone the kernel's stores are faster (docs/tuning.md).
     static constexpr std::size_t kCopyEngineBytes = std::size_t{1} << 20;
 
     void launch(const PutFaces<T>& puts, int count, bool beside_work) {

@@ -27,7 +27,8 @@ enum class AxisBc { dirichlet, periodic };
 enum class InitialKind { sine, hotspot, constant };
 enum class BackendKind { automatic, cpu, cuda };
 enum class TransportKind { automatic, staged, cuda_aware, nccl, ipc };
-// CUDA stencil variants (kernels/cuda/stream_kernels.cuh, tiled_kernel.cuh); all give bitwise the same fields.
+// CUDA stencil variants (kernels/cuda/stream_kernels.cuh, tiled_kernel.cuh); all give bitwise the
+// same fields.
 enum class KernelKind { stream, tiled, naive };
 // parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
 enum class BindMode { automatic, none, numa, strict };
@@ -164,7 +165,7 @@ struct Config {
     // CUDA stencil kernel: stream (each thread walks `rows` points along the slowest axis,
     // neighbours on that axis in registers), tiled (the same walk with the cross-section in
     // shared memory) or naive (global loads only). The default is the fastest measured on the
-    // benchmark decks (the git history of docs/performance.md).
+    // benchmark decks (docs/tuning.md, "Launch shapes").
     KernelKind kernel = KernelKind::stream;
     std::array<int, 2> block{0, 0};  // CUDA threads per block (x, y); 0 = the variant's default
     int rows = 0;  // CUDA: points per thread along the slowest axis; 0 = the variant's default

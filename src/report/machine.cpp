@@ -279,8 +279,7 @@ std::string io_bench(MPI_Comm comm, const std::string& dir, const BenchOptions& 
         dir, ranks, opt.bytes >> 20, opt.reps, "file write ceiling (all ranks)",
         best_rate(false) / 1e6);
     // A snapshot is one file all ranks write and rank 0 fsyncs: on a local file system its
-    // write-back may be slower than that of a file per rank (the git history of
-    // docs/performance.md).
+    // write-back may be slower than that of a file per rank, so both are measured.
     if (ranks > 1) {
         out += fmt::format("  {:<44} {:10.1f} MB/s\n", "one shared file, rank 0 fsyncs",
                            best_rate(true) / 1e6);

@@ -102,8 +102,8 @@ nlohmann::json exchange_trial_json(const ExchangeTrial& t) {
             {"depths", depths}};
 }
 
-// The header's exchange trial: one depth "split pass 71.8 us, one launch then the halos 71.2 us
-// per sweep ...: one launch taken"; with a depth trial, each depth's pair and the depth taken.
+// The header's exchange trial: one depth "split pass A us, one launch then the halos B us per
+// sweep ...: one launch taken"; with a depth trial, each depth's pair and the depth taken.
 std::string exchange_trial_text(const ExchangeTrial& t) {
     const char* taken = t.fused ? "one launch" : "split";
     if (t.depths.size() == 1) {
@@ -124,7 +124,7 @@ std::string exchange_trial_text(const ExchangeTrial& t) {
                        fmt::join(parts, "; "), t.taken_depth().time_block, taken);
 }
 
-// "k = 2: 812.3 us, k = 3: 640.1 us".
+// "k = 2: A us, k = 3: B us", each k's time per sweep.
 std::string trial_text(const std::vector<TimeBlockTrial>& trial) {
     std::vector<std::string> parts;
     for (const TimeBlockTrial& t : trial)

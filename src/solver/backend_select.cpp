@@ -104,9 +104,8 @@ void check_cpu_transport(const Config& cfg) {
 // rank has a GPU of its own (NCCL refuses two ranks on one device); ipc where every rank's GPU
 // reaches every other's (`ipc_gap` empty), or else where NCCL can take the sums over the ranks
 // (Simulation then refuses a neighbour that cannot be reached). `auto`, with more than one rank and
-// a GPU each: ipc where every rank's GPU reaches every other's (one node with peer access: as fast
-// as NCCL or faster at every size measured on two H200s, the git history of docs/performance.md,
-// "Transport ipc on two GPUs"), else nccl; halos then move GPU to GPU without the host.
+// a GPU each: ipc where every rank's GPU reaches every other's (one node with peer access;
+// docs/tuning.md, "Transport"), else nccl; halos then move GPU to GPU without the host.
 TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
                             const std::string& ipc_gap) {
     switch (cfg.transport) {

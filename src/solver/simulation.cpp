@@ -58,10 +58,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
     record_sweeps_ = decide_recording();
     // A recorded residual is folded on the boundary lane before the next sweep can start; an
     // unrecorded one is folded beside it. Above this many updated points per rank the fold (one
-    // partial per stencil block) costs more than the launches a replay saves (jacobi 8192^2 on
-    // one H200: 169 us recorded against 161 us; 2 x 4096 x 8192 on two: 119 us against 152
-    // us; the git history of docs/performance.md). The same on every rank: the largest rank
-    // decides.
+    // partial per stencil block) costs more than the launches a replay saves (docs/tuning.md,
+    // kRecordResidualPoints). The same on every rank: the largest rank decides.
     double most = static_cast<double>(updated_.count());
     GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, topo_.comm()));
     record_residuals_ = cfg_.graphs == GraphMode::on || most <= kRecordResidualPoints;
@@ -91,8 +89,8 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     be_.wait(Lane::boundary);
     cur_ = 0;
     room_ = {block_, block_};
-    // NCCL connects the ranks for a collective at its first use: about 0.9 s on 2 x H200, which
-    // would otherwise land in the first timed residual. One empty residual pays it here.
+    // NCCL connects the ranks for a collective at its first use, a cost that would otherwise land
+    // in the first timed residual. One empty residual pays it here.
     if (reduces_on_device()) {
         (void)be_.finish_read(reduce_on_device_and_read(be_.fold_residual()));
     }

@@ -245,19 +245,15 @@ private:
     [[nodiscard]] std::int64_t smallest_cross_section() const;
     static constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
     // "auto" with a residual every sweep, where the sweeps can sum inside passes: the trial
-    // times one sweep per pass against summing passes of 2 to this many levels. Deeper ones
-    // were never the fastest (one H200, jacobi 2D 2048^2-16384^2: k = 6 and 8 slower than 3
-    // or than one sweep per pass at every size, in both precisions; the git history of
-    // docs/performance.md).
+    // times one sweep per pass against summing passes of 2 to this many levels; deeper ones were
+    // never the fastest (docs/tuning.md, "Time blocking and passes").
     static constexpr int kSummingMostLevels = 4;
     // ... from this many updated points on one rank; below, 1 without a trial. The trial times
     // k = 1 as a launch and a fold kernel, where a run replays a recorded sweep whose partials
-    // the host folds: at 1024^2 the trial's k = 1 took 12.6-14.7 us per sweep against the run's
-    // 6.7-8.8, so it took k = 4 (float 11.7 us, double 9.1-9.2, where k = 1 ran 6.7 and 8.4-8.8);
-    // from 2048^2 it took the fastest k or one within 1% (one H200, the git history of
-    // docs/performance.md). With several ranks every size gets the trial: each timed pass then also
-    // pays its residuals' round trip through the host (trial_pass), which is most of a small
-    // sweep's time.
+    // the host folds, so below this size the trial's k = 1 is slower than the run's and it would
+    // pick a wrong k (docs/tuning.md). With several ranks every size gets the trial: each timed
+    // pass then also pays its residuals' round trip through the host (trial_pass), which is most of
+    // a small sweep's time.
     static constexpr std::int64_t kSummingMinPoints = std::int64_t{1} << 21;
     // The work of one sweep from current() into next(), without the swap: the updated points
     // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
@@ -287,9 +283,8 @@ private:
     // instead of a shell, an interior and a lane join. A sweep with a sum fuses only where the
     // backend keeps the split's partials in one launch (Backend::applies_boxes), and only on
     // subdomains small enough for that to pay (kFusedSumPoints). With a neighbour on another
-    // rank "auto" keeps the split for sweeps of one exchange each (on two H200s it was faster
-    // than overlap false, or within 6%, at every size measured: jacobi 1024^2-8192^2, heat 3D
-    // 64^3-256^3; the git history of docs/performance.md); with time blocks a start-up trial
+    // rank "auto" keeps the split for sweeps of one exchange each (docs/tuning.md, "Overlap on
+    // several ranks"); with time blocks a start-up trial
     // chooses for the exchanging sweep or pass without a residual (choose_exchange_pass,
     // fused_exchanges_): a pass's shell, split off, costs a pipeline fill per block and waits for
     // multiprocessors the interior's long blocks hold, which can cost more than the halos it hides.
@@ -302,8 +297,7 @@ private:
                (be_.applies_boxes() && updated_.count() <= kFusedSumPoints);
     }
     // Above this many updated points the one launch of a summing sweep (a block finds its box
-    // among several) is slower than the split's launches: one H200, jacobi float with the
-    // residual every sweep, 4096^2 47.7 us fused against 49.1 split, 8192^2 170 against 156.
+    // among several) is slower than the split's launches (docs/tuning.md).
     static constexpr std::int64_t kFusedSumPoints = std::int64_t{1} << 24;
     template <class Apply>
     void update_fused(Apply&& apply);
@@ -363,10 +357,7 @@ private:
     static constexpr int kSweepShellDepth = 8;
     // The split of a pass (no sums): its shell only as deep as this run's halo, the points a pass
     // of up to block_ levels reads a halo for. Launched on its own ahead of the exchange, a
-    // thinner shell costs less (two H200s, jacobi 16384^2 split along x at k = 7, overlap true:
-    // 79.0-79.1 us per step against 81.9-82.3 with the 8-deep sweep shell; heat 512^3 at
-    // k = 3 unchanged; the git history of docs/performance.md, "Faces straight into the neighbour's
-    // halo").
+    // thinner shell costs less (docs/tuning.md, "Pass shell").
     SweepRegions pass_regions_;
     // The boxes a residual sweep sums over, in the order it sums them: the shell, the interior.
     std::vector<Box> sum_boxes_;

@@ -44,9 +44,7 @@ void Simulation<T>::use_halo_setup(HaloSetup& s) {
 // times (overlap "auto", no residual summed in passes): k and 2k where 2k-deep halos fit the
 // subdomains and parallel.time_block's range. Twice as deep halves the exchanges (each one's
 // fixed cost: the handshake, the launches, the ranks' skew) for a first pass that also
-// updates k halo layers: two H200s, jacobi 16384^2 float at k = 7, 78.7-78.9 us per step
-// against 77.0-77.3 at 14; heat 512^3 double at k = 3, 167.6-168.1 against 165.4-166.0 at 6
-// (the git history of docs/performance.md, "Halos twice as deep as a pass"). Else k alone.
+// updates k halo layers (docs/tuning.md, kExchangeTrialRounds). Else k alone.
 template <class T>
 std::vector<int> Simulation<T>::halo_depth_candidates() const {
     const int k = block_;
@@ -66,15 +64,13 @@ bool Simulation<T>::exchange_trial_runs() const {
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
 // (CUDA), a start-up trial of every k from 2 to its most levels (fastest_time_block): which k is
 // fastest depends on the size (the blocks of a pass fill the multiprocessors in whole waves or
-// not: heat 3D double on an H200, best 4 at 160^3-224^3 and 384^3, 2 at 256^3, 3 at 512^3; up
-// to 9% between them; the git history of docs/performance.md). In 3D only where a subdomain's x-y
-// cross-section has at least 128^2 points, else 1 (the 3D pass streams one x-y tile per block along
-// z, and below that too few blocks fill the GPU: 96^3 double 0.51 x the copy rate at k = 1 against
-// 0.46 at k = 3; 128^3 0.75 against 0.84, float 0.41 against 0.46 at k = 4); with a residual every
+// not). In 3D only where a subdomain's x-y cross-section has at least kLevels3dMinCrossSection
+// points, else 1 (the 3D pass streams one x-y tile per block along z, and below that too few
+// blocks fill the GPU). docs/tuning.md, "Time blocking and passes", holds the evidence of each
+// threshold here. With a residual every
 // sweep (Blocks::summing) where the sweeps can sum inside passes and a rank updates at least
 // kSummingMinPoints points, a trial of 1 against summing passes of 2 to kSummingMostLevels (which
-// wins depends on size and precision: float 2048^2 k = 1, 4096^2 and 8192^2 k = 3, 16384^2 k = 2 or
-// 3 within 2%; double k = 3 from 2048^2, at 8192^2 3 or 4 within 5%), else 1; 1 elsewhere (the CPU:
+// wins depends on size and precision), else 1; 1 elsewhere (the CPU:
 // its passes take one level each), and for the CG (it exchanges inside every operator application).
 // Whether k fits is a pure function of the deck and the process grid, so every rank decides
 // alike.
@@ -138,9 +134,8 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
         };
         passes(1);
         // Every rank runs the same rounds, each starting together, so that ranks sharing a GPU
-        // time each candidate under the same load. They still time each other's passes (2
-        // ranks on one H200, 256^3: 91-126 us per sweep, 42-207 before the rounds were aligned,
-        // where one rank alone times 50-55): a shared GPU's choice is rough.
+        // time each candidate under the same load. They still time each other's passes: a
+        // shared GPU's choice is rough.
         const int n = repetitions_for(topo_.comm(), passes(1), 1e-3, 64);
         double best = 0.0;
         for (int round = 0; round < 3; ++round) {
@@ -160,22 +155,17 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
 // shell first, then its halos packed, sent and unpacked beside the interior) or one launch over
 // every updated point followed by the halos. Which is faster depends on the machine: the split
 // hides the exchange, but a pass's shell, launched on its own, pays a pipeline fill per block and
-// waits for multiprocessors held by the interior's long-running blocks (one H100, one rank
-// copying a periodic axis's halos as a neighbour's would arrive: jacobi 8192 x 16384 at k = 8
-// 86.2-86.3 us per sweep split against 80.9-81.0 one launch then the copy, heat 512 x 512 x 256
-// at k = 3 199.8-204.1 against 177.7-178.2; the git history of docs/performance.md, "Halo moves
-// beside a pass"), while a slow link makes the exposed exchange the dearer. So "auto" times both:
+// waits for multiprocessors held by the interior's long-running blocks (docs/tuning.md, "Exchange
+// trial"), while a slow link makes the exposed exchange the dearer. So "auto" times both:
 // every rank runs blocks of sweeps on the run's own fields (zero, or whatever the blocks leave: the
 // values do not change a block's time, and initialise() overwrites them) with each choice, one
 // block each to warm up (NCCL and the peers connect at their first exchange), then rounds of blocks
 // taking about 10 ms on the slowest rank, the choices alternating and taking turns to go first,
 // so that a GPU still raising its clocks slows neither more. A round counts by its slowest rank:
 // a rank whose neighbour's shell came early may end its split pass before the neighbour's
-// interior, so its own best round says nothing of the pair's (two ranks sharing one H100, jacobi
-// 16384^2 at k = 8: 95-100 us per sweep by each rank's best round, 164 in the run). Rounds of
-// several blocks show ranks drifting apart between exchanges (each rank held to half that H100:
-// with 2 ms rounds, one block, the trial took the fused pass, 188 us per sweep in the run against
-// the split's 171-174). Each choice's fastest round counts. With two depths (time_block "auto":
+// interior, so its own best round says nothing of the pair's. Rounds of several blocks show ranks
+// drifting apart between exchanges, which one-block rounds miss (docs/tuning.md, "Exchange
+// trial"). Each choice's fastest round counts. With two depths (time_block "auto":
 // halo_depth_candidates) each is timed both ways, a round running the same sweeps at each (one
 // block of the deeper, two of the shallower), and the fastest of the four choices is kept with
 // its depth's halo setup; the other depth's exchange goes. Results do not depend on the choice.
@@ -275,9 +265,7 @@ void Simulation<T>::choose_exchange_pass(const std::vector<int>& depths) {
 // shell and interior boxes, in one launch where it is one rank's). With several ranks a summing
 // pass also reads its sums back and all-reduces them level by level, as a run takes them: a
 // residual's round trip through the host is paid once per pass, and where the subdomain is
-// small it is most of a sweep's time (two H200s, jacobi 2048^2: 44 us per sweep with the
-// residual every sweep, 14 every 100 sweeps; the git history of docs/performance.md), so the trial
-// weighs it.
+// small it is most of a sweep's time, so the trial weighs it.
 template <class T>
 void Simulation<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
     if (blocks_ != Blocks::summing) {

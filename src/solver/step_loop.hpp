@@ -189,9 +189,8 @@ int block_length(std::int64_t step, int room, std::int64_t last, EndsAt&& ends_a
 
 // The steps a block ends at whatever the problem: output, the blow-up check, a progress line at
 // a fixed step. Not the stop agreement: it is taken where a block ends (StopMonitor::due), at
-// most a block's length after its step. Ending blocks there cut every 64th sweep or so into a
-// short pass (about 50 ms of sweeps between agreements), which at 16384^2 on one H200 cost 3-5%
-// of the time blocks' gain (the git history of docs/performance.md).
+// most a block's length after its step: ending blocks at each agreement would cut sweeps into
+// short passes, each a pipeline fill more (docs/tuning.md, "Stop agreement").
 inline bool host_step(const RunOptions& opt, const Config& cfg, const ProgressSchedule& progress,
                       std::int64_t s) {
     return (opt.output_due && opt.output_due(s, s == cfg.steps)) || check_due(cfg, s) ||
