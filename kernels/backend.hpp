@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "field/field.hpp"
-#include "field/landing.hpp"
-#include "grid/box.hpp"
 #include "kernels/initial.hpp"
 #include "kernels/stencil.hpp"
 #include "kernels/vector_ops.hpp"
+#include "mesh/box.hpp"
+#include "mesh/field.hpp"
+#include "mesh/landing.hpp"
 
 namespace gridsim {
 
@@ -213,7 +213,7 @@ public:
     // u = value at every point of `box`, ordered on the boundary lane.
     virtual void fill(FieldView<T> u, const Box& box, T value) = 0;
 
-    // The CG solver's vector operations (solver/cg.hpp), on the boundary lane. A sum lands in
+    // The CG solver's vector operations (problems/cg.hpp), on the boundary lane. A sum lands in
     // `sum`, one of the sum_slots() (this rank's part) and is not waited for, so that a device
     // all-reduce (NCCL) can follow it on the lane before the host reads it (read_sums).
     // Pays the vector operations' one-time costs (a BLAS library's handle, its kernels loaded)

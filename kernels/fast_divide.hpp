@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "field/host_device.hpp"
+#include "mesh/host_device.hpp"
 
 namespace gridsim {
 

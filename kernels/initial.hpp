@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "field/host_device.hpp"
+#include "mesh/host_device.hpp"
 
 namespace gridsim {
 

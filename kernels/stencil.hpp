@@ -3,8 +3,8 @@
 // the same order (README, "Deck keys", gives the definitions).
 #pragma once
 
-#include "field/field.hpp"
-#include "field/host_device.hpp"
+#include "mesh/field.hpp"
+#include "mesh/host_device.hpp"
 
 namespace gridsim {
 

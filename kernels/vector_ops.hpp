@@ -2,8 +2,8 @@
 // written once: the CPU backend loops over these functions and the CUDA kernels call them.
 #pragma once
 
-#include "field/field.hpp"
-#include "field/host_device.hpp"
+#include "mesh/field.hpp"
+#include "mesh/host_device.hpp"
 
 namespace gridsim {
 

@@ -4,8 +4,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "field/field.hpp"
 #include "kernels/cuda/cuda_raii.hpp"
+#include "mesh/field.hpp"
 
 namespace gridsim::cuda {
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <utility>
 
-#include "field/field.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "mesh/field.hpp"
 
 namespace gridsim {
 

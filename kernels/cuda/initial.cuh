@@ -5,8 +5,8 @@
 
 #include <array>
 
-#include "field/field.hpp"
 #include "kernels/initial.hpp"
+#include "mesh/field.hpp"
 
 namespace gridsim::cuda {
 

@@ -4,8 +4,8 @@
 
 #include <cuda_runtime.h>
 
-#include "grid/box.hpp"
 #include "kernels/backend.hpp"
+#include "mesh/box.hpp"
 
 namespace gridsim::cuda {
 

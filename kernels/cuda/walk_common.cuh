@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "grid/box.hpp"
 #include "kernels/fast_divide.hpp"
 #include "kernels/stencil.hpp"
+#include "mesh/box.hpp"
 
 namespace gridsim::cuda {
 

@@ -30,7 +30,7 @@ enum class TransportKind { automatic, staged, cuda_aware, nccl, ipc };
 // CUDA stencil variants (kernels/cuda/stream_kernels.cuh, tiled_kernel.cuh); all give bitwise the
 // same fields.
 enum class KernelKind { stream, tiled, naive };
-// parallel.bind: where a rank's CPUs and host memory go (affinity/binding.hpp).
+// parallel.bind: where a rank's CPUs and host memory go (parallel/binding.hpp).
 enum class BindMode { automatic, none, numa, strict };
 enum class GraphMode { automatic, on, off };
 // parallel.overlap: the halo exchange beside the interior (on), after it on one lane (off),
@@ -105,7 +105,7 @@ struct KeySpec {
     }
 };
 
-// The deck side of a problem, from its entry in the problem table (solver/problem.hpp): what
+// The deck side of a problem, from its entry in the problem table (problems/problem.hpp): what
 // load_config needs to read and check a deck of that problem.
 struct ProblemDeck {
     std::string name;
@@ -238,7 +238,7 @@ struct Config {
 
 // Parses deck text (read from `path` by the caller) and applies `overrides` ("key=value", the
 // value written as in TOML), for the problem `problem.name` names among `problems`. Throws
-// ConfigError naming file, line and key. (solver/problem.hpp's load_config passes the table.)
+// ConfigError naming file, line and key. (problems/problem.hpp's load_config passes the table.)
 Config load_config(const std::string& deck_text, const std::string& path,
                    const std::vector<std::string>& overrides,
                    const std::vector<const ProblemDeck*>& problems);

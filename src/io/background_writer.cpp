@@ -1,28 +1,18 @@
 #include "io/background_writer.hpp"
+#include "parallel/collectives.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <iostream>
 
-#include "comm/mpi_check.hpp"
-#include "comm/together.hpp"
 #include "io/stopwatch.hpp"
+#include "parallel/together.hpp"
 
 namespace gridsim {
 
-namespace {
-
-MPI_Comm duplicate(MPI_Comm comm) {
-    MPI_Comm dup = MPI_COMM_NULL;
-    GRIDSIM_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-    return dup;
-}
-
-}  // namespace
-
 BackgroundWriter::BackgroundWriter(MPI_Comm comm, int slots, double delay_s)
-    : comm_(duplicate(comm)), slots_(slots), delay_s_(delay_s), thread_([this] { run(); }) {}
+    : comm_(duplicate_comm(comm)), slots_(slots), delay_s_(delay_s), thread_([this] { run(); }) {}
 
 BackgroundWriter::~BackgroundWriter() {
     {
@@ -92,7 +82,7 @@ void BackgroundWriter::run() {
                 std::cerr << fmt::format("gridsim: rank {}: error: {}", comm_rank(comm_.get()),
                                          e.what())
                           << std::endl;
-                MPI_Abort(MPI_COMM_WORLD, 1);
+                abort_all(1);
             }
         }
         {

@@ -14,7 +14,7 @@
 
 #include <mpi.h>
 
-#include "comm/mpi_session.hpp"
+#include "parallel/mpi_session.hpp"
 
 namespace gridsim {
 

@@ -1,4 +1,5 @@
 #include "io/compare.hpp"
+#include "parallel/collectives.hpp"
 
 #include <fmt/format.h>
 
@@ -8,12 +9,11 @@
 #include <sstream>
 #include <vector>
 
-#include "comm/mpi_check.hpp"
-#include "comm/mpi_session.hpp"
 #include "config/config.hpp"
-#include "grid/domain.hpp"
 #include "io/h5.hpp"
 #include "kernels/backend.hpp"
+#include "mesh/domain.hpp"
+#include "parallel/mpi_session.hpp"
 
 namespace gridsim {
 
@@ -161,7 +161,7 @@ std::vector<FieldPlan> plan(const CompareOptions& opt, MPI_Comm comm) {
         for (const auto& f : fields) wire += fmt::format("{} {}\n", f.name, fmt::join(f.dims, " "));
     }
     int failed = error.empty() ? 0 : 1;
-    GRIDSIM_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, comm));
+    broadcast(comm, &failed);
     broadcast_string(comm, wire);
     if (failed != 0) throw ConfigError(wire);
     fields.clear();
@@ -227,8 +227,8 @@ int compare_files(const CompareOptions& opt, MPI_Comm comm, std::string& text) {
             if (d > opt.atol + opt.rtol * std::abs(b[p])) sums[2] += 1;
         }
         double gmx[2], gsums[4];
-        GRIDSIM_MPI_CHECK(MPI_Allreduce(mx, gmx, 2, MPI_DOUBLE, MPI_MAX, comm));
-        GRIDSIM_MPI_CHECK(MPI_Allreduce(sums, gsums, 4, MPI_DOUBLE, MPI_SUM, comm));
+        allreduce(comm, mx, gmx, 2, Reduce::max);
+        allreduce(comm, sums, gsums, 4, Reduce::sum);
         const bool pass = gsums[2] == 0 && gsums[3] == 0;
         status = pass ? status : 1;
         hsize_t points = 1;

@@ -1,4 +1,5 @@
 #include "io/h5.hpp"
+#include "parallel/collectives.hpp"
 
 #include <unistd.h>
 
@@ -9,7 +10,7 @@
 #include <cstring>
 #include <initializer_list>
 
-#include "comm/mpi_session.hpp"
+#include "parallel/mpi_session.hpp"
 
 namespace gridsim::h5 {
 
@@ -50,18 +51,16 @@ std::string failure(const std::string& what, int saved_errno) {
 [[noreturn]] void fail_fatally(const std::string& text, int saved) {
     if (!storage_errno(saved)) {
         // The job is ending: a SIGTERM from the launcher now ends this rank instead of asking
-        // it for a checkpoint (solver/stop_request.hpp).
+        // it for a checkpoint (run/stop_request.hpp).
         for (int sig : {SIGTERM, SIGINT, SIGUSR1}) std::signal(sig, SIG_DFL);
         ::sleep(10);
     }
-    int rank = -1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const int rank = comm_rank(MPI_COMM_WORLD);
     std::fprintf(stderr, "gridsim: rank %d: error: %s; %s removed, earlier files untouched\n", rank,
                  text.c_str(), g_fatal_tmp.c_str());
     std::fflush(stderr);
     ::unlink(g_fatal_tmp.c_str());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    std::abort();
+    abort_all(1);
 }
 
 // Throws; or under an Attempt keeps the failure (the first) and returns; or under FatalWrites

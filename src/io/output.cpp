@@ -1,4 +1,5 @@
 #include "io/output.hpp"
+#include "parallel/collectives.hpp"
 
 #include <fmt/format.h>
 
@@ -12,11 +13,10 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "comm/mpi_check.hpp"
-#include "comm/mpi_session.hpp"
 #include "io/snapshot.hpp"
 #include "io/stopwatch.hpp"
-#include "solver/problem.hpp"
+#include "parallel/mpi_session.hpp"
+#include "problems/problem.hpp"
 
 namespace gridsim {
 
@@ -132,8 +132,8 @@ BackgroundWriter::Job OutputWriter::flush_job() const {
 // times the write.
 void OutputWriter::write_checkpoint(const OutputContext& ctx, SnapshotMeta meta) {
     const HostField field = field_now(ctx);
-    long long bad = count_nonfinite(field, *ctx.subdomain);
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, ctx.comm));
+    const long long bad = allreduce(
+        ctx.comm, static_cast<long long>(count_nonfinite(field, *ctx.subdomain)), Reduce::sum);
     if (bad > 0) {
         if (comm_rank(ctx.comm) == 0)
             std::cerr << fmt::format(
@@ -335,7 +335,7 @@ nlohmann::json OutputWriter::summary(MPI_Comm comm) const {
     SnapshotTimes parts = snapshot_times();
     for (double* v : {&writing, &waited, &staging, &download_wait, &parts.write_s, &parts.close_s,
                       &parts.sync_s})
-        GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, comm));
+        *v = allreduce(comm, *v, Reduce::max);
     const double bytes = static_cast<double>(bytes_written_);
     return {{"async", async_},
             {"async_note", async_note_},

@@ -16,7 +16,7 @@
 #include "config/config.hpp"
 #include "io/background_writer.hpp"
 #include "io/snapshot.hpp"
-#include "solver/run.hpp"
+#include "run/run.hpp"
 
 namespace gridsim {
 

@@ -13,10 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/mpi_check.hpp"
-#include "comm/mpi_session.hpp"
 #include "io/snapshot.hpp"
-#include "solver/problem.hpp"
+#include "parallel/mpi_session.hpp"
+#include "problems/problem.hpp"
 
 namespace gridsim {
 

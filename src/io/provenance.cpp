@@ -4,11 +4,11 @@
 #include <hdf5.h>
 #include <toml++/toml.h>
 
-#include "affinity/binding.hpp"
-#include "comm/mpi_session.hpp"
-#include "comm/nccl_transport.hpp"
 #include "gridsim_version.hpp"
-#include "solver/backend_select.hpp"
+#include "parallel/binding.hpp"
+#include "parallel/mpi_session.hpp"
+#include "parallel/nccl_transport.hpp"
+#include "platform/backend_select.hpp"
 
 namespace gridsim {
 

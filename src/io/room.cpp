@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "comm/mpi_session.hpp"
+#include "parallel/mpi_session.hpp"
 
 namespace gridsim {
 

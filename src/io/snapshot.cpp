@@ -1,4 +1,5 @@
 #include "io/snapshot.hpp"
+#include "parallel/collectives.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,12 +16,11 @@
 #include <iostream>
 #include <memory>
 
-#include "comm/mpi_check.hpp"
-#include "comm/together.hpp"
 #include "io/h5.hpp"
 #include "io/provenance.hpp"
 #include "io/room.hpp"
 #include "io/stopwatch.hpp"
+#include "parallel/together.hpp"
 
 namespace gridsim {
 
@@ -324,7 +324,7 @@ void close_file(OpenFile& f, const std::string& tmp) {
         std::cerr << "gridsim: error: " << text << std::endl;
     }
     std::cout << std::flush;
-    GRIDSIM_MPI_CHECK(MPI_Barrier(comm));  // the line is out and the file gone before any exit
+    barrier(comm);  // the line is out and the file gone before any exit
     ::_exit(1);
 }
 
@@ -341,8 +341,7 @@ PendingCommit write_snapshot_begin(const std::string& path, MPI_Comm comm, const
     const std::string error = create_and_write(f, path, tmp, comm, dom, sub, field, meta, disk);
     g_times.write_s += watch.lap();
     if (!error.empty()) {
-        int open = f.file.get() >= 0 ? 1 : 0;
-        GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &open, 1, MPI_INT, MPI_MAX, comm));
+        const int open = allreduce(comm, f.file.get() >= 0 ? 1 : 0, Reduce::max);
         if (open != 0) abandon(comm, tmp, error + "; " + tmp + " removed, earlier files untouched");
         fail_together(comm, error + "; earlier files untouched");  // no file: all exit 1 in order
     }

@@ -1,5 +1,5 @@
-// Parallel HDF5 snapshots and checkpoints (docs/architecture.md, "Files and formats"). Every
-// rank writes its block (ghost cells excluded) as one hyperslab of the global array,
+// Parallel HDF5 snapshots and checkpoints (docs/architecture.md, "Output"; docs/output.md the
+// layout). Every rank writes its block (ghost cells excluded) as one hyperslab of the global array,
 // collectively through MPI-IO, so /fields/u does not depend on the decomposition (/grid's
 // process_grid and /provenance record it). Files are written under a temporary name and
 // renamed when complete, so no reader ever sees a half-written file.
@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "comm/mpi_session.hpp"
 #include "config/config.hpp"
-#include "field/field.hpp"
-#include "grid/domain.hpp"
+#include "mesh/domain.hpp"
+#include "mesh/field.hpp"
+#include "parallel/mpi_session.hpp"
 
 namespace gridsim {
 

@@ -1,4 +1,5 @@
 #include "report/machine.hpp"
+#include "parallel/collectives.hpp"
 
 #include <fmt/format.h>
 
@@ -12,17 +13,16 @@
 #include <utility>
 #include <vector>
 
-#include "affinity/binding.hpp"
-#include "comm/gather.hpp"
-#include "comm/mpi_check.hpp"
-#include "comm/mpi_session.hpp"
-#include "comm/nccl_transport.hpp"
 #include "config/config.hpp"
 #include "io/stopwatch.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device_runtime.hpp"
+#include "parallel/binding.hpp"
+#include "parallel/gather.hpp"
+#include "parallel/mpi_session.hpp"
+#include "parallel/nccl_transport.hpp"
+#include "platform/backend_select.hpp"
 #include "report/report.hpp"
-#include "solver/backend_select.hpp"
 
 namespace gridsim {
 
@@ -83,17 +83,16 @@ double ping_pong(MPI_Comm comm, Backend<T>& be, std::size_t bytes, int reps) {
     auto send = [&] {
         be.copy(host.data(), dev.data(), n, Lane::boundary);
         be.wait(Lane::boundary);
-        GRIDSIM_MPI_CHECK(MPI_Send(host.data(), static_cast<int>(bytes), MPI_BYTE, peer, 0, comm));
+        send_bytes(comm, host.data(), bytes, peer);
     };
     auto recv = [&] {
-        GRIDSIM_MPI_CHECK(MPI_Recv(host.data(), static_cast<int>(bytes), MPI_BYTE, peer, 0, comm,
-                                   MPI_STATUS_IGNORE));
+        receive_bytes(comm, host.data(), bytes, peer);
         be.copy(dev.data(), host.data(), n, Lane::boundary);
         be.wait(Lane::boundary);
     };
     double best = 1e30;
     for (int r = 0; r <= reps; ++r) {  // r = 0 warms up
-        const double t0 = MPI_Wtime();
+        const double t0 = wall_seconds();
         if (ping) {
             send();
             recv();
@@ -101,7 +100,7 @@ double ping_pong(MPI_Comm comm, Backend<T>& be, std::size_t bytes, int reps) {
             recv();
             send();
         }
-        if (r > 0) best = std::min(best, (MPI_Wtime() - t0) / 2.0);
+        if (r > 0) best = std::min(best, (wall_seconds() - t0) / 2.0);
     }
     return ping ? static_cast<double>(bytes) / best : 0.0;
 }
@@ -112,9 +111,9 @@ double best_seconds(int reps, F&& f) {
     f();
     double best = 1e30;
     for (int r = 0; r < reps; ++r) {
-        const double t0 = MPI_Wtime();
+        const double t0 = wall_seconds();
         f();
-        best = std::min(best, MPI_Wtime() - t0);
+        best = std::min(best, wall_seconds() - t0);
     }
     return best;
 }
@@ -243,20 +242,19 @@ double timed_write(MPI_Comm comm, const std::string& dir, const std::vector<char
     if (shared && rank == 0) error = write_file(path, kFresh, block, 0, 0, false);  // empty
     error = agree_on_error(comm, error);
     if (!error.empty()) throw ConfigError("--io: " + error);
-    GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
+    barrier(comm);
     Stopwatch watch;
     error = shared ? write_file(path, 0, block, bytes, static_cast<off_t>(bytes) * rank, false)
                    : write_file(path, kFresh, block, bytes, 0, true);
     if (shared) {  // rank 0 syncs the file after every rank has written its slice
-        GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
+        barrier(comm);
         if (rank == 0 && error.empty()) error = write_file(path, 0, block, 0, 0, true);
     }
-    double took = watch.lap();
+    const double took = watch.lap();
     if (!shared || rank == 0) ::unlink(path.c_str());
     error = agree_on_error(comm, error);
     if (!error.empty()) throw ConfigError("--io: " + error);
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, comm));
-    return took;
+    return allreduce(comm, took, Reduce::max);
 }
 
 }  // namespace
@@ -329,7 +327,7 @@ std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
         out += fmt::format("  {:<44} {:10.2f} GB/s\n", "halo ping-pong rank 0 <-> 1, 8 MiB, staged",
                            pp / 1e9);
     }
-    GRIDSIM_MPI_CHECK(MPI_Barrier(comm));
+    barrier(comm);
     return comm_rank(comm) == 0 ? out : std::string();
 }
 

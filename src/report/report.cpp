@@ -1,4 +1,5 @@
 #include "report/report.hpp"
+#include "parallel/collectives.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,12 +12,11 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "affinity/binding.hpp"
-#include "comm/gather.hpp"
-#include "comm/mpi_check.hpp"
-#include "comm/mpi_session.hpp"
-#include "solver/backend_select.hpp"
-#include "solver/problem.hpp"
+#include "parallel/binding.hpp"
+#include "parallel/gather.hpp"
+#include "parallel/mpi_session.hpp"
+#include "platform/backend_select.hpp"
+#include "problems/problem.hpp"
 
 #include "io/output.hpp"
 #include "io/provenance.hpp"
@@ -28,9 +28,9 @@ namespace {
 nlohmann::json phase_stats(const PhaseTimes& mine, MPI_Comm comm) {
     const int n = static_cast<int>(mine.size());
     PhaseTimes min{}, max{}, sum{};
-    GRIDSIM_MPI_CHECK(MPI_Reduce(mine.data(), min.data(), n, MPI_DOUBLE, MPI_MIN, 0, comm));
-    GRIDSIM_MPI_CHECK(MPI_Reduce(mine.data(), max.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm));
-    GRIDSIM_MPI_CHECK(MPI_Reduce(mine.data(), sum.data(), n, MPI_DOUBLE, MPI_SUM, 0, comm));
+    reduce_to_root(comm, mine.data(), min.data(), n, Reduce::min);
+    reduce_to_root(comm, mine.data(), max.data(), n, Reduce::max);
+    reduce_to_root(comm, mine.data(), sum.data(), n, Reduce::sum);
     nlohmann::json out = nlohmann::json::object();
     for (int p = 0; p < n; ++p) {
         out[kPhaseNames[p]] = {
@@ -39,7 +39,7 @@ nlohmann::json phase_stats(const PhaseTimes& mine, MPI_Comm comm) {
     return out;
 }
 
-// Every rank's placement (solver/placement.hpp), gathered to rank 0.
+// Every rank's placement (platform/placement.hpp), gathered to rank 0.
 nlohmann::json placements(MPI_Comm comm, const RunResult& result) {
     nlohmann::json out = nlohmann::json::array();
     const std::vector<RankPlacement> all = gather_placements(comm, result.placement);
@@ -74,9 +74,7 @@ double overlap_hidden(const RunResult& r, MPI_Comm comm) {
         sum += r.phases[static_cast<int>(p)];
     }
     const double mine = std::max(0.0, sum - r.loop_seconds_local);
-    double total = 0.0;
-    GRIDSIM_MPI_CHECK(MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, comm));
-    return total / comm_size(comm);
+    return reduce_to_root(comm, mine, Reduce::sum) / comm_size(comm);
 }
 
 // parallel.time_block = "auto"'s start-up trial: [{time_block, seconds_per_sweep}], [] if none.
@@ -144,8 +142,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
     nlohmann::json phases = phase_stats(r.phases, comm);
     nlohmann::json where = placements(comm, r);
     const double hidden = overlap_hidden(r, comm);
-    double copy_sum = 0.0;
-    GRIDSIM_MPI_CHECK(MPI_Reduce(&r.copy_bandwidth, &copy_sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm));
+    const double copy_sum = reduce_to_root(comm, r.copy_bandwidth, Reduce::sum);
     if (comm_rank(comm) != 0) return {};
     const double copy_mean = copy_sum / r.ranks;
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "config/config.hpp"
-#include "solver/run.hpp"
+#include "run/run.hpp"
 
 namespace gridsim {
 

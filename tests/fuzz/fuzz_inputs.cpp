@@ -31,7 +31,7 @@
 #include "config/config.hpp"
 #include "io/compare.hpp"
 #include "io/snapshot.hpp"
-#include "solver/problem.hpp"
+#include "problems/problem.hpp"
 
 namespace {
 

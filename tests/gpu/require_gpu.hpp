@@ -12,9 +12,9 @@
 #include <sstream>
 #include <string>
 
-#include "comm/gather.hpp"
 #include "kernels/device_runtime.hpp"
-#include "solver/backend_select.hpp"
+#include "parallel/gather.hpp"
+#include "platform/backend_select.hpp"
 
 namespace gridsim::test {
 

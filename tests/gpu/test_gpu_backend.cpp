@@ -21,10 +21,10 @@
 #include <utility>
 #include <vector>
 
+#include "engine/simulation.hpp"
 #include "gpu/require_gpu.hpp"
-#include "solver/backend_select.hpp"
-#include "solver/problem.hpp"
-#include "solver/simulation.hpp"
+#include "platform/backend_select.hpp"
+#include "problems/problem.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;

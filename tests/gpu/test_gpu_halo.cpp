@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "gpu/require_gpu.hpp"
-#include "solver/backend_select.hpp"
-#include "solver/problem.hpp"
+#include "platform/backend_select.hpp"
+#include "problems/problem.hpp"
 #include "support/halo_check.hpp"
 #include "support/mpi_helpers.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "io/background_writer.hpp"
-#include "solver/run.hpp"
+#include "run/run.hpp"
 
 namespace gridsim {
 namespace {

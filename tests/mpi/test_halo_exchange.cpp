@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "comm/halo_exchange.hpp"
-#include "comm/peer_routes.hpp"
-#include "solver/problem.hpp"
+#include "parallel/halo_exchange.hpp"
+#include "parallel/peer_routes.hpp"
+#include "problems/problem.hpp"
 #include "support/halo_check.hpp"
 #include "support/mpi_helpers.hpp"
 
@@ -120,7 +120,7 @@ TEST(HaloExchange, DeepHalosCarryEdgesAndCorners) {
     }
 }
 
-// The ipc routes' table (comm/peer_routes.hpp): every rank's entry, in rank order, on every
+// The ipc routes' table (parallel/peer_routes.hpp): every rank's entry, in rank order, on every
 // rank, a rank without a GPU included (every other rank has none here).
 TEST(GatherRankGpus, EveryRankGetsTheWholeTableInRankOrder) {
     const int n = test::world_size();

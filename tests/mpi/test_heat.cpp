@@ -10,7 +10,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "solver/problem.hpp"
+#include "problems/problem.hpp"
 #include "support/mpi_helpers.hpp"
 #include "support/sine_mode.hpp"
 

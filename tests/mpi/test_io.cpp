@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "comm/gather.hpp"
 #include "io/output.hpp"
 #include "io/snapshot.hpp"
-#include "solver/problem.hpp"
+#include "parallel/gather.hpp"
+#include "problems/problem.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;

@@ -13,7 +13,7 @@
 #include <algorithm>
 
 #include "config/config.hpp"
-#include "grid/domain.hpp"
+#include "mesh/domain.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;

@@ -1,4 +1,4 @@
-// parallel.time_block = "auto"'s start-up trial (solver/trial.hpp): every rank times every
+// parallel.time_block = "auto"'s start-up trial (engine/trial.hpp): every rank times every
 // candidate, the ranks take the candidate whose slowest rank is fastest, all alike. The times are
 // made up per rank here so that each rank's own fastest differs from the agreed one.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "solver/trial.hpp"
+#include "engine/trial.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/cart_topology.hpp"
-#include "comm/halo_exchange.hpp"
-#include "grid/domain.hpp"
+#include "mesh/domain.hpp"
+#include "parallel/cart_topology.hpp"
+#include "parallel/halo_exchange.hpp"
 #include "support/mpi_helpers.hpp"
 
 namespace gridsim::test {

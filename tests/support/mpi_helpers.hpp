@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "solver/problem.hpp"
-#include "solver/run.hpp"
+#include "problems/problem.hpp"
+#include "run/run.hpp"
 
 namespace gridsim::test {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/mpi_session.hpp"
+#include "parallel/mpi_session.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "comm/background_check.hpp"
-#include "solver/watchdog.hpp"
+#include "parallel/background_check.hpp"
+#include "run/watchdog.hpp"
 
 namespace {
 

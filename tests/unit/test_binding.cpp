@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "affinity/binding.hpp"
+#include "parallel/binding.hpp"
 
 namespace gridsim {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "config/config.hpp"
-#include "solver/problem.hpp"
+#include "problems/problem.hpp"
 
 using namespace gridsim;
 

@@ -2,7 +2,7 @@
 // GPU follows from the devices' identities, never from counts.
 #include <gtest/gtest.h>
 
-#include "solver/device_map.hpp"
+#include "platform/device_map.hpp"
 
 using namespace gridsim;
 

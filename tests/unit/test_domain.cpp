@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "config/config.hpp"
-#include "grid/domain.hpp"
-#include "solver/problem.hpp"
+#include "mesh/domain.hpp"
+#include "problems/problem.hpp"
 
 using namespace gridsim;
 

@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "field/field.hpp"
-#include "field/landing.hpp"
 #include "kernels/backend.hpp"
+#include "mesh/field.hpp"
+#include "mesh/landing.hpp"
 
 using namespace gridsim;
 

@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "config/config.hpp"
-#include "grid/domain.hpp"
-#include "solver/initial.hpp"
-#include "solver/problem.hpp"
+#include "engine/initial.hpp"
+#include "mesh/domain.hpp"
+#include "problems/problem.hpp"
 
 using namespace gridsim;
 

@@ -4,7 +4,7 @@
 // can.
 #include <gtest/gtest.h>
 
-#include "comm/peer_routes.hpp"
+#include "parallel/peer_routes.hpp"
 
 using namespace gridsim;
 

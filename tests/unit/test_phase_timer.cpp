@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "solver/phase_timer.hpp"
+#include "engine/phase_timer.hpp"
 
 using namespace gridsim;
 

@@ -6,10 +6,10 @@
 
 #include <array>
 
-#include "comm/cart_topology.hpp"
 #include "config/config.hpp"
-#include "grid/domain.hpp"
-#include "solver/problem.hpp"
+#include "mesh/domain.hpp"
+#include "parallel/cart_topology.hpp"
+#include "problems/problem.hpp"
 
 using namespace gridsim;
 

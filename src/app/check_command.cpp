@@ -1,0 +1,80 @@
+// `gridsim check`.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "kernels/stencil.hpp"
+#include "mesh/domain.hpp"
+#include "mesh/field.hpp"
+#include "parallel/cart_topology.hpp"
+#include "problems/problem.hpp"
+
+namespace gridsim::app {
+
+namespace {
+
+// The halo layers the deck's fields carry: parallel.time_block when set ("auto" may choose more
+// once the backend is known; the run checks it then).
+int halo_depth(const Config& cfg) { return std::max(kStencilRadius, cfg.time_block); }
+
+// The process grid `ranks` ranks would run `cfg` on (the deck's, or the modelled cheapest);
+// throws ConfigError when it cannot be decomposed that way.
+std::array<int, 3> grid_for_ranks(const Config& cfg, int ranks) {
+    const Domain dom = make_domain(cfg);
+    const std::array<int, 3> grid = choose_process_grid(cfg, dom, ranks);
+    if (const std::string why = decomposition_problem(dom, grid, ranks, halo_depth(cfg));
+        !why.empty()) {
+        throw ConfigError("--ranks " + std::to_string(ranks) + ": " + why);
+    }
+    return grid;
+}
+
+// Bytes of the fields of the largest rank on `grid` (the problem's count of them), halos
+// included (the block at coords 0: the first blocks take the remainder points), without the row
+// padding a backend may add: what a run needs at least, before it knows its backend.
+double field_bytes_per_rank(const Config& cfg, const std::array<int, 3>& grid) {
+    const Domain dom = make_domain(cfg);
+    const Subdomain sub = make_subdomain(dom, grid, {0, 0, 0});
+    const auto ext = FieldExtents::make(cfg.dims, sub.size, halo_depth(cfg));
+    const double value = cfg.precision == Precision::float32 ? 4.0 : 8.0;
+    return find_problem(cfg.problem).field_count(cfg) * static_cast<double>(ext.total) * value;
+}
+
+}  // namespace
+
+int check_deck(const Options& opt, int rank) {
+    const Config cfg = load_deck(opt, rank);
+    std::array<int, 3> grid{1, 1, 1};
+    if (opt.ranks > 0) grid = grid_for_ranks(cfg, opt.ranks);
+    if (rank != 0) return 0;
+    const std::vector<int> shown(grid.begin(), grid.begin() + cfg.dims);
+    const int ranks = std::max(opt.ranks, 1);
+    const double bytes = field_bytes_per_rank(cfg, grid);
+    if (opt.json) {
+        nlohmann::json doc = nlohmann::json::parse(to_json(cfg));
+        if (opt.ranks > 0) doc["process_grid_for_ranks"] = {{"ranks", opt.ranks}, {"grid", shown}};
+        if (!cfg.ignored.empty()) doc["ignored_keys"] = cfg.ignored;
+        doc["field_bytes_per_rank"] = {{"ranks", ranks}, {"bytes", static_cast<long long>(bytes)}};
+        std::cout << doc.dump(2) << std::endl;
+    } else {
+        std::cout << "# " << opt.deck << ": valid\n";
+        for (const std::string& key : cfg.ignored)
+            std::cout << fmt::format("# note: problem {} ignores {}\n", cfg.problem, key);
+        if (opt.ranks > 0)
+            std::cout << fmt::format("# process grid for {} ranks: {}\n", opt.ranks,
+                                     fmt::join(shown, "x"));
+        // The run checks this against the free memory of the machine it runs on.
+        std::cout << fmt::format(
+            "# memory per rank at {} rank(s): {:.3g} GiB ({} fields with halos, largest rank; "
+            "the CPU backend keeps one more copy)\n",
+            ranks, bytes / 1073741824.0, find_problem(cfg.problem).field_count(cfg));
+        std::cout << to_toml(cfg) << std::flush;
+    }
+    return 0;
+}
+
+}  // namespace gridsim::app

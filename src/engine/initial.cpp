@@ -1,0 +1,62 @@
+#include "engine/initial.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gridsim {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+}  // namespace
+
+SineMode make_sine_mode(const Config& cfg) {
+    SineMode m;
+    m.dims = cfg.dims;
+    m.amplitude = cfg.amplitude;
+    for (int d = 0; d < cfg.dims; ++d) {
+        const double h = cfg.spacing(d);
+        m.cosine[d] = cfg.is_periodic(d);
+        m.kappa[d] = m.cosine[d] ? 2.0 * kPi * cfg.modes[d] / (cfg.cells[d] * h)
+                                 : kPi * cfg.modes[d] / cfg.length[d];
+        const double s = std::sin(m.kappa[d] * h / 2.0);
+        m.sin2_half[d] = s * s;
+        for (int i = 0; i < cfg.cells[d]; ++i) {
+            const double x = i * h;
+            m.phi[d].push_back(m.cosine[d] ? std::cos(m.kappa[d] * x) : std::sin(m.kappa[d] * x));
+        }
+    }
+    return m;
+}
+
+InitialParams make_initial_params(const Config& cfg, const Domain& dom) {
+    InitialParams p;
+    p.shape = cfg.initial == InitialKind::sine      ? InitialShape::sine
+              : cfg.initial == InitialKind::hotspot ? InitialShape::hotspot
+                                                    : InitialShape::constant;
+    p.dims = dom.dims;
+    p.benchmark = cfg.benchmark;
+    p.amplitude = cfg.amplitude;
+    p.value = cfg.initial_value;
+    for (int d = 0; d < 3; ++d) {
+        p.cells[d] = dom.cells[d];
+        p.spacing[d] = dom.spacing[d];
+        p.dirichlet[d] = !dom.periodic[d];
+        p.centre[d] = cfg.center[d] * cfg.length[d];
+    }
+    for (int f = 0; f < 6; ++f) p.face_value[f] = cfg.face_value[f];
+    if (cfg.initial == InitialKind::sine) {
+        const SineMode mode = make_sine_mode(cfg);
+        for (int d = 0; d < 3; ++d) {
+            p.kappa[d] = mode.kappa[d];
+            p.cosine[d] = mode.cosine[d];
+        }
+    }
+    const double shortest = *std::min_element(cfg.length.begin(), cfg.length.begin() + cfg.dims);
+    const double r = cfg.radius * shortest;
+    p.radius2 = r * r;
+    return p;
+}
+
+}  // namespace gridsim

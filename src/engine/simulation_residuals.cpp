@@ -1,0 +1,102 @@
+// Simulation's global sums (simulation.hpp): all-reduces, sums in rank order, the residual
+// read-back pipeline, norms and field statistics.
+#include "engine/simulation.hpp"
+
+#include <cmath>
+
+namespace gridsim {
+
+template <class T>
+double Simulation<T>::allreduce_sum(double local) {
+    return allreduce_sums<1>({local})[0];
+}
+
+// Every rank's value added in rank order, the first rank's first: the order of the ipc
+// transport's mailbox all-reduce, so bitwise its result.
+template <class T>
+double Simulation<T>::sum_in_rank_order(double local) {
+    const std::vector<double> all = allgather(topo_.comm(), local);
+    double sum = all[0];
+    for (std::size_t r = 1; r < all.size(); ++r) sum += all[r];
+    return sum;
+}
+
+// The fold and the read-back run beside the next sweep: neither lane waits for them. An
+// all-reduce on the device (NCCL, several ranks) must be ordered on the boundary lane with the
+// halo messages of the same communicator; it is issued only when the value is taken, after the
+// next sweep's boundary work, so it runs beside that sweep's interior instead of delaying it.
+template <class T>
+void Simulation<T>::request_residual() {
+    if (recorded_read_ >= 0) {  // a replayed sweep folded, summed and started reading it
+        pending_.push_back({nullptr, false, recorded_read_, true});
+        recorded_read_ = -1;
+        return;
+    }
+    double* sum = be_.fold_residual();
+    const bool on_device = reduces_on_device();
+    const int read = on_device ? -1 : be_.start_read(sum, Backend<T>::ReadAfter::fold);
+    pending_.push_back({sum, on_device, read, false});
+}
+
+template <class T>
+int Simulation<T>::reduce_on_device_and_read(double* sum) {
+    be_.join_fold(Lane::boundary);
+    allreduce_on_lane(sum, 1);
+    return be_.start_read(sum, Backend<T>::ReadAfter::boundary_lane);
+}
+
+// The wait in finish_read() is for the requesting sweep itself to finish, so it is not timed as
+// a reduction; the all-reduce is (on the boundary lane, or on the host).
+template <class T>
+double Simulation<T>::take_residual() {
+    const PendingResidual p = pending_.front();
+    pending_.pop_front();
+    if (p.on_device) {
+        int read = -1;
+        {
+            auto t = timer_.on_lane(Phase::reduction, Lane::boundary);
+            read = reduce_on_device_and_read(p.sum);
+        }
+        return std::sqrt(be_.finish_read(read));
+    }
+    // A pass's level is summed over the ranks as its own sweep's residual would be: where that
+    // is on the device (the ipc transport's mailboxes add the ranks' values in rank order; NCCL
+    // runs no summing passes), in rank order on the host; else through the same MPI_Allreduce
+    // of one double (one call for all of a pass's levels might let MPI sum in another order).
+    // The device's all-reduce would hold the boundary lane until every rank's fold arrived.
+    const double sum =
+        p.level >= 0 ? be_.finish_read_level(p.read, p.level) : be_.finish_read(p.read);
+    if (p.global || topo_.size() == 1) return std::sqrt(sum);
+    auto t = timer_.on_host(Phase::reduction);
+    if (p.level >= 0 && reduces_on_device()) return std::sqrt(sum_in_rank_order(sum));
+    return std::sqrt(allreduce_sum(sum));
+}
+
+template <class T>
+double Simulation<T>::residual_separate_pass() {
+    auto t = timer_.on_host(Phase::reduction);
+    return std::sqrt(allreduce_sum(be_.sum_sq_diff(current(), u_[1 - cur_].view(), updated_)));
+}
+
+template <class T>
+double Simulation<T>::norm() {
+    auto t = timer_.on_host(Phase::reduction);
+    return std::sqrt(allreduce_sum(be_.sum_sq(current(), owned_)));
+}
+
+template <class T>
+FieldStats Simulation<T>::stats() {
+    auto t = timer_.on_host(Phase::reduction);
+    const FieldStats mine = be_.stats(current(), owned_);
+    FieldStats all;
+    all.min = allreduce(topo_.comm(), mine.min, Reduce::min);
+    all.max = allreduce(topo_.comm(), mine.max, Reduce::max);
+    all.sum = allreduce(topo_.comm(), mine.sum, Reduce::sum);
+    all.nonfinite = allreduce(topo_.comm(), mine.nonfinite, Reduce::sum);
+    return all;
+}
+
+template class Simulation<float>;
+template class Simulation<double>;
+
+}  // namespace gridsim

@@ -1,0 +1,43 @@
+#include "engine/trial.hpp"
+#include "parallel/collectives.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace gridsim {
+
+int repetitions_for(MPI_Comm comm, double first, double target, int most) {
+    const double slowest = allreduce(comm, first, Reduce::max);
+    return std::clamp(static_cast<int>(target / std::max(slowest, 1e-6)), 1, most);
+}
+
+TrialChoice agree_on_fastest(MPI_Comm comm, const std::vector<int>& candidates,
+                             const std::function<double(int)>& seconds) {
+    if (candidates.empty()) throw std::logic_error("agree_on_fastest: no candidate");
+    TrialChoice c;
+    c.slowest.reserve(candidates.size());
+    for (int v : candidates) c.slowest.push_back(seconds(v));
+    allreduce(comm, c.slowest.data(), c.slowest.data(), static_cast<int>(c.slowest.size()),
+              Reduce::max);
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < c.slowest.size(); ++i) {
+        if (c.slowest[i] < c.slowest[best]) best = i;
+    }
+    c.chosen = candidates[best];
+    return c;
+}
+
+std::vector<double> fastest_rounds(MPI_Comm comm, std::size_t choices, int rounds,
+                                   const std::function<double(std::size_t)>& seconds) {
+    std::vector<double> best(choices, std::numeric_limits<double>::infinity());
+    for (int round = 0; round < rounds; ++round) {
+        for (std::size_t turn = 0; turn < choices; ++turn) {
+            const std::size_t c = (static_cast<std::size_t>(round) + turn) % choices;
+            best[c] = std::min(best[c], allreduce(comm, seconds(c), Reduce::max));
+        }
+    }
+    return best;
+}
+
+}  // namespace gridsim

@@ -1,0 +1,236 @@
+#include "platform/backend_select.hpp"
+
+#include <fmt/format.h>
+
+#include <iterator>
+#include <sstream>
+
+#include "parallel/gather.hpp"
+#include "parallel/mpi_check.hpp"
+#include "parallel/mpi_session.hpp"
+#include "parallel/nccl_transport.hpp"
+#include "parallel/peer_routes.hpp"
+#include "platform/device_map.hpp"
+
+namespace gridsim {
+
+bool cuda_backend_built() { return device_runtime() != nullptr; }
+
+int cuda_devices_visible() {
+    return cuda_backend_built() ? device_runtime()->visible_devices() : 0;
+}
+
+std::string cuda_runtime_version() {
+    return cuda_backend_built() ? device_runtime()->version() : std::string();
+}
+
+namespace {
+
+// The identities of the devices this process sees, in its visible order.
+std::vector<std::string> visible_device_ids() {
+    std::vector<std::string> ids;
+    const int visible = cuda_devices_visible();
+    for (int d = 0; d < visible; ++d) ids.push_back(device_runtime()->describe(d).pci_bus_id);
+    return ids;
+}
+
+// Every node-local rank's visible device list, in local-rank order, on every rank of the node.
+std::vector<std::vector<std::string>> node_device_lists(MPI_Comm node) {
+    std::string mine;
+    for (const std::string& id : visible_device_ids()) mine += id + ' ';
+    std::vector<std::vector<std::string>> lists;
+    for (const std::string& line : gather_strings(node, mine, true)) {
+        std::istringstream words(line);
+        lists.emplace_back(std::istream_iterator<std::string>(words),
+                           std::istream_iterator<std::string>());
+    }
+    return lists;
+}
+
+}  // namespace
+
+DevicePlan plan_device(MPI_Comm comm) {
+    MPI_Comm node = MPI_COMM_NULL;
+    GRIDSIM_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    const Communicator owned(node);
+    const std::vector<DeviceAssignment> map = assign_devices(node_device_lists(node));
+    DevicePlan plan;
+    const DeviceAssignment& mine = map[owned.rank()];
+    if (mine.device >= 0) plan.info = device_runtime()->describe(mine.device);
+    plan.info.local_rank = owned.rank();
+    plan.info.local_ranks = owned.size();
+    plan.info.visible_devices = cuda_devices_visible();
+    plan.shared = mine.shared;
+    return plan;
+}
+
+namespace {
+
+// 2: every rank has a GPU of its own, 1: every rank has one but some share a physical GPU,
+// 0: some rank sees none (or no CUDA in this build). Collective over `comm`.
+int device_coverage(MPI_Comm comm, const DevicePlan& plan) {
+    const int mine = plan.info.device < 0 ? 0 : (plan.shared ? 1 : 2);
+    int all = 0;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
+    return all;
+}
+
+// Makes the planned device current. Throws ConfigError (prefixed with `where`) when some rank has
+// none, or ranks would share a GPU and `allow_sharing` is false; `coverage` is collective, so
+// every rank throws the same error or none does.
+DeviceInfo select_device(const DevicePlan& plan, int coverage, bool allow_sharing,
+                         const std::string& where) {
+    if (coverage == 0) throw ConfigError(where + "a rank sees no CUDA device");
+    if (coverage == 1 && !allow_sharing) {
+        throw ConfigError(
+            where + fmt::format("ranks of a node would share a GPU (this node: {} ranks, this rank "
+                                "sees {} GPU(s)); use one rank per GPU or set "
+                                "parallel.share_gpus = true",
+                                plan.info.local_ranks, plan.info.visible_devices));
+    }
+    device_runtime()->select(plan.info.device);
+    return plan.info;
+}
+
+void check_cpu_transport(const Config& cfg) {
+    if (moves_device_memory(cfg.transport)) {
+        throw ConfigError(
+            cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
+            "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
+    }
+}
+
+// The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
+// rank has a GPU of its own (NCCL refuses two ranks on one device); ipc where every rank's GPU
+// reaches every other's (`ipc_gap` empty), or else where NCCL can take the sums over the ranks
+// (Simulation then refuses a neighbour that cannot be reached). `auto`, with more than one rank and
+// a GPU each: ipc where every rank's GPU reaches every other's (one node with peer access;
+// docs/tuning.md, "Transport"), else nccl; halos then move GPU to GPU without the host.
+TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
+                            const std::string& ipc_gap) {
+    switch (cfg.transport) {
+        case TransportKind::staged:
+            return TransportKind::staged;
+        case TransportKind::cuda_aware:
+            if (!mpi_is_cuda_aware()) {
+                throw ConfigError(
+                    cfg.where("parallel.transport") +
+                    "\"cuda-aware\" needs a CUDA-aware MPI, and this one says it is not "
+                    "(MPIX_Query_cuda_support); use \"staged\" or \"nccl\"");
+            }
+            return TransportKind::cuda_aware;
+        case TransportKind::nccl:
+            if (!nccl_built()) {
+                throw ConfigError(cfg.where("parallel.transport") +
+                                  "\"nccl\": this build has no NCCL; use \"staged\" or \"auto\"");
+            }
+            if (!own_gpus) {
+                throw ConfigError(
+                    cfg.where("parallel.transport") +
+                    "\"nccl\" needs one GPU per rank (ranks share GPUs here); use \"staged\"");
+            }
+            return TransportKind::nccl;
+        case TransportKind::ipc:
+            if (ipc_gap.empty()) return TransportKind::ipc;
+            if (!nccl_built() || !own_gpus) {
+                throw ConfigError(cfg.where("parallel.transport") + "\"ipc\": " + ipc_gap +
+                                  (nccl_built()
+                                       ? ", and NCCL cannot take the sums over the ranks "
+                                         "(ranks share GPUs)"
+                                       : ", and this build has no NCCL to take the sums over "
+                                         "the ranks") +
+                                  "; use \"staged\"");
+            }
+            return TransportKind::ipc;
+        case TransportKind::automatic:
+            break;
+    }
+    // One rank has no peer: every halo is a copy in device memory, so no NCCL communicator.
+    if (!nccl_built() || !own_gpus || comm_size(comm) < 2) return TransportKind::staged;
+    return ipc_gap.empty() ? TransportKind::ipc : TransportKind::nccl;
+}
+
+// This rank's node, GPU and the GPUs it reaches, for the ipc routes.
+RankGpu this_rank_gpu(const DeviceInfo& device) {
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    GRIDSIM_MPI_CHECK(MPI_Get_processor_name(name, &len));
+    RankGpu mine;
+    mine.node.assign(name, static_cast<std::size_t>(len));
+    mine.bus_id = device.pci_bus_id;
+    if (device.device >= 0) mine.reaches = device_runtime()->reachable_peers(device.device);
+    return mine;
+}
+
+// Reads the placement back with a host buffer allocated by the backend the way its staging
+// buffers are (pinned on the CUDA backend), 4 MiB so that it spans many pages.
+template <class T>
+RankPlacement probe_placement(const Topology& topo, const BindDecision& bound,
+                              const BackendChoice<T>& choice) {
+    const std::size_t n = (std::size_t{4} << 20) / sizeof(T);
+    const Buffer<T> probe = choice.backend->allocate_host(n);
+    const std::string gpu = choice.device.device >= 0
+                                ? choice.device.name + " (" + choice.device.pci_bus_id + ")"
+                                : std::string();
+    return read_placement(topo, bound, gpu, probe.data(), n * sizeof(T));
+}
+
+}  // namespace
+
+template <class T>
+BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
+    BackendChoice<T> choice;
+    bool cuda = cfg.backend == BackendKind::cuda;
+    if (cuda && !cuda_backend_built()) {
+        throw ConfigError(
+            cfg.where("parallel.backend") +
+            "\"cuda\" is not available: this build has no CUDA backend (configure with "
+            "-DGRIDSIM_CUDA=ON where nvcc is installed); use \"cpu\" or \"auto\"");
+    }
+    const DevicePlan plan = plan_device(comm);
+    const int coverage = device_coverage(comm, plan);
+    if (cfg.backend == BackendKind::automatic) {
+        cuda = coverage == 2 || (coverage == 1 && cfg.share_gpus);
+        choice.note =
+            cuda ? (coverage == 2 ? "auto: every rank has a CUDA device of its own"
+                                  : "auto: ranks share GPUs (parallel.share_gpus = true)")
+            : coverage == 1
+                ? "auto: ranks of a node would share a GPU (parallel.share_gpus = true "
+                  "shares them), using the CPU"
+                : (cuda_backend_built() ? "auto: not every rank sees a CUDA device, using the CPU"
+                                        : "auto: built without CUDA, using the CPU");
+    }
+    // Bound before the device is made current and before any buffer exists, so the CUDA
+    // context's host allocations and every staging buffer land on the GPU's NUMA node.
+    const Topology topo = Topology::system();
+    const BindDecision bound =
+        bind_this_rank(cfg, comm, topo, cuda ? plan.info.pci_bus_id : std::string(),
+                       plan.info.local_rank, plan.info.local_ranks);
+    if (cuda) {
+        if (comm_size(comm) > 1 &&
+            (cfg.transport == TransportKind::ipc || cfg.transport == TransportKind::automatic)) {
+            choice.gpus = gather_rank_gpus(comm, this_rank_gpu(plan.info));
+        }
+        const std::string ipc_gap = ipc_everywhere(choice.gpus);
+        choice.transport = gpu_transport(cfg, coverage == 2, comm, ipc_gap);
+        choice.ipc_everywhere = choice.transport == TransportKind::ipc && ipc_gap.empty();
+        choice.device =
+            select_device(plan, coverage, cfg.share_gpus, cfg.where("parallel.backend"));
+        LaunchConfig launch;
+        launch.kernel = cfg.kernel;
+        launch.block_x = cfg.block[0];
+        launch.block_y = cfg.block[1];
+        launch.points = cfg.rows;
+        choice.backend = make_device_backend<T>(*device_runtime(), launch);
+    } else {
+        check_cpu_transport(cfg);
+        choice.backend = make_cpu_backend<T>();
+    }
+    choice.placement = probe_placement(topo, bound, choice);
+    return choice;
+}
+
+template BackendChoice<float> choose_backend<float>(const Config&, MPI_Comm);
+template BackendChoice<double> choose_backend<double>(const Config&, MPI_Comm);
+
+}  // namespace gridsim

@@ -1,0 +1,56 @@
+// Chooses and creates the backend a deck asks for: `cpu`, `cuda` (one GPU per rank, chosen from
+// the devices every rank of the node sees, whatever the launcher made visible), or `auto` (CUDA
+// when this build has it and every rank has a GPU of its own, else CPU, saying why). The device
+// backend is reached only through DeviceRuntime (kernels/device_runtime.hpp). Collective over
+// `comm`.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "config/config.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/device_runtime.hpp"
+#include "parallel/peer_routes.hpp"
+#include "platform/placement.hpp"
+
+namespace gridsim {
+
+template <class T>
+struct BackendChoice {
+    std::unique_ptr<Backend<T>> backend;
+    DeviceInfo device;                                // device = -1 on the CPU backend
+    TransportKind transport = TransportKind::staged;  // resolved: staged, cuda_aware, nccl, ipc
+    // Every rank's node and GPU, for the ipc routes (parallel/peer_routes.hpp); empty with one
+    // rank, or where neither "ipc" nor "auto" was asked for.
+    std::vector<RankGpu> gpus;
+    // ipc, and every rank reaches every other: the sums go by IPC as well, no NCCL at all.
+    bool ipc_everywhere = false;
+    std::string note;         // why `auto` chose what it chose ("" otherwise)
+    RankPlacement placement;  // parallel.bind, applied before the backend allocated anything
+};
+
+// Throws ConfigError (naming parallel.backend, parallel.transport or parallel.bind) for a choice
+// this build, these devices, this MPI or this machine cannot honour.
+template <class T>
+BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm);
+
+// Whether this build has the CUDA backend, how many devices this process sees, and the
+// version of the CUDA runtime linked in ("" without CUDA).
+bool cuda_backend_built();
+int cuda_devices_visible();
+std::string cuda_runtime_version();
+
+// The device this rank drives (device = -1: none) and whether another rank of its node drives
+// the same physical GPU, decided from the PCI bus ids every rank of the node sees
+// (platform/device_map.hpp), without selecting it. Collective over `comm`.
+struct DevicePlan {
+    DeviceInfo info;
+    bool shared = false;
+};
+DevicePlan plan_device(MPI_Comm comm);
+
+}  // namespace gridsim

@@ -1,0 +1,177 @@
+#include "problems/cg.hpp"
+
+#include <array>
+#include <cmath>
+
+namespace gridsim {
+
+template <class T>
+ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<T>& op,
+                                        double diagonal, const CgSettings& settings)
+    : sim_(sim),
+      be_(sim.backend_ops()),
+      op_(op),
+      inv_diagonal_(static_cast<T>(1.0 / diagonal)),
+      settings_(settings),
+      b_(sim.make_field()),
+      r_(sim.make_field()),
+      p_(sim.make_field()),
+      q_(sim.make_field()),
+      on_device_(settings.device_allreduce && sim.reduces_on_device()),
+      allreduce_timer_(on_device_ ? be_.make_interval_timer() : make_wall_clock_timer()) {
+    if (settings_.jacobi_preconditioner) z_ = sim.make_field();
+    be_.prepare_vector_ops();  // start-up work, outside the timed steps
+}
+
+template <class T>
+template <std::size_t N, class F>
+std::array<double, N> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
+    double* local = nullptr;
+    {
+        auto t = sim_.timer().on_lane(phase, Lane::boundary);
+        local = local_sums();
+    }
+    std::array<double, N> sums{};
+    if (on_device_) {
+        {
+            auto t = sim_.timer().on_lane(Phase::reduction, Lane::boundary);
+            allreduce_timer_->begin(0, Lane::boundary);
+            sim_.allreduce_on_lane(local, static_cast<int>(N));
+            allreduce_timer_->end(0, Lane::boundary);
+        }
+        be_.read_sums(local, static_cast<int>(N), sums.data());
+    } else {
+        be_.read_sums(local, static_cast<int>(N), sums.data());
+        auto t = sim_.timer().on_host(Phase::reduction);
+        allreduce_timer_->begin(0, Lane::boundary);
+        sums = sim_.allreduce_sums(sums);
+        allreduce_timer_->end(0, Lane::boundary);
+    }
+    allreduce_timer_->collect(allreduce_seconds_, false);  // finished: read_sums waited
+    return sums;
+}
+
+template <class T>
+void ConjugateGradient<T>::precondition() {
+    if (!z_) return;
+    be_.copy(z_->view().data, r_.view().data, static_cast<std::size_t>(r_.view().ext.total),
+             Lane::boundary);
+    be_.scale(inv_diagonal_, z_->view());
+}
+
+// b = x at the updated points, zero elsewhere (so whole-allocation sums over it are exact);
+// r = b - op(x), also zero outside the updated points (q is never written there); z = r / d;
+// p = z.
+template <class T>
+void ConjugateGradient<T>::setup(FieldView<T> x) {
+    const auto total = static_cast<std::size_t>(x.ext.total);
+    {
+        auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+        be_.copy(b_.view().data, x.data, total, Lane::boundary);
+        sim_.zero_outside_updated(b_.view());
+    }
+    sim_.apply(op_, x, q_.view());
+    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+    be_.copy(r_.view().data, b_.view().data, total, Lane::boundary);
+    be_.axpy(T(-1), q_.view(), r_.view());
+    precondition();
+    be_.copy(p_.view().data, z().data, total, Lane::boundary);
+}
+
+// The BLAS sequence: x += a p; r -= a q; z = r / d; p = z + beta p as scale and axpy.
+template <class T>
+void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
+    sim_.apply(op_, p_.view(), q_.view());
+    const double pq = reduce<1>(Phase::reduction, [&] {
+        double* s = be_.sum_slots();
+        be_.dot(p_.view(), q_.view(), s);
+        return s;
+    })[0];
+    const auto a = static_cast<T>(rz / pq);
+    {
+        auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+        be_.axpy(a, p_.view(), x);
+        be_.axpy(-a, q_.view(), r_.view());
+        precondition();
+    }
+    // r.z, and r.r with a preconditioner (r.z itself without one).
+    const auto sums = reduce<2>(Phase::reduction, [&] {
+        double* s = be_.sum_slots();
+        be_.dot(r_.view(), z(), s);
+        if (z_) be_.dot(r_.view(), r_.view(), s + 1);
+        return s;
+    });
+    const double beta = sums[0] / rz;
+    rz = sums[0];
+    rr = z_ ? sums[1] : sums[0];
+    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+    be_.scale(static_cast<T>(beta), p_.view());
+    be_.axpy(T(1), z(), p_.view());
+}
+
+// The fused passes: p.q summed by the operator's kernels as they write q, then one pass over
+// the updated points for x, r, z and r.z, one for p. The diagonal is constant, so
+// r.r = (r.z) d.
+template <class T>
+void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr) {
+    const Box& box = sim_.updated_points();
+    double* local_pq = sim_.apply_and_dot(op_, p_.view(), q_.view());
+    const double pq = reduce<1>(Phase::reduction, [&] { return local_pq; })[0];
+    const CgUpdate<T> s{static_cast<T>(rz / pq),
+                        inv_diagonal_,
+                        z_.has_value(),
+                        p_.view(),
+                        q_.view(),
+                        x,
+                        r_.view(),
+                        z()};
+    const double rz_new = reduce<1>(Phase::vector, [&] {
+        double* sum = be_.sum_slots();
+        be_.cg_update(s, box, sum);
+        return sum;
+    })[0];
+    const double beta = rz_new / rz;
+    rz = rz_new;
+    rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
+    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+    be_.xpay(z(), static_cast<T>(beta), p_.view(), box);
+}
+
+template <class T>
+CgOutcome ConjugateGradient<T>::solve() {
+    const FieldView<T> x = sim_.current_field();
+    setup(x);
+    // b.b, r.z and (with a preconditioner) r.r, in one all-reduce.
+    const auto first = reduce<3>(Phase::reduction, [&] {
+        double* s = be_.sum_slots();
+        be_.dot(b_.view(), b_.view(), s);
+        be_.dot(r_.view(), z(), s + 1);
+        if (z_) be_.dot(r_.view(), r_.view(), s + 2);
+        return s;
+    });
+    double rz = first[1];
+    double rr = z_ ? first[2] : rz;
+    // Relative to ||b||; a zero right-hand side (zero field, non-zero Dirichlet values) is
+    // measured against the first residual instead.
+    const double reference = first[0] > 0 ? std::sqrt(first[0]) : std::sqrt(rr);
+    CgOutcome out;
+    while (true) {
+        out.relative_residual = reference > 0 ? std::sqrt(rr) / reference : 0.0;
+        if (out.relative_residual <= settings_.tolerance) {
+            out.converged = true;
+            return out;
+        }
+        if (out.iterations == settings_.max_iterations) return out;
+        if (settings_.fused) {
+            iterate_fused(x, rz, rr);
+        } else {
+            iterate_blas(x, rz, rr);
+        }
+        ++out.iterations;
+    }
+}
+
+template class ConjugateGradient<float>;
+template class ConjugateGradient<double>;
+
+}  // namespace gridsim

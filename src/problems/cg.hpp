@@ -1,0 +1,78 @@
+// Matrix-free conjugate gradient on a Simulation's fields (the implicit heat step): the
+// operator is a stencil applied by the backend's kernels with the halo exchange overlapped
+// (Simulation::apply), the vector operations are the backend's (cuBLAS or fused kernels on the
+// GPU, loops on the CPU), and each reduction is one all-reduce over the ranks: MPI on the host,
+// or, when asked and the halo transport is NCCL, NCCL on the boundary stream (the sums then
+// reach the host already added).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/simulation.hpp"
+
+namespace gridsim {
+
+struct CgSettings {
+    double tolerance = 1e-8;  // stop when ||r|| <= tolerance * ||b||
+    std::int64_t max_iterations = 1000;
+    bool jacobi_preconditioner = false;
+    bool fused = false;  // fused vector passes instead of the BLAS sequence
+    // All-reduce on the device when the simulation can (NCCL); false: MPI on the host.
+    bool device_allreduce = false;
+};
+
+struct CgOutcome {
+    std::int64_t iterations = 0;
+    double relative_residual = 0.0;  // ||r|| / ||b|| when it stopped
+    bool converged = false;
+};
+
+template <class T>
+class ConjugateGradient {
+public:
+    // `op` must be symmetric positive definite on the updated points with the constant diagonal
+    // `diagonal` (the Jacobi preconditioner divides by it). Allocates the work vectors.
+    ConjugateGradient(Simulation<T>& sim, const StencilParams<T>& op, double diagonal,
+                      const CgSettings& settings);
+
+    // Solves op(x) = b at the updated points, x the simulation's current field (updated in place
+    // from its own value as the first guess; its Dirichlet points hold) and b its value on entry.
+    CgOutcome solve();
+    // Seconds this rank has spent in the all-reduces so far, waiting for the other ranks
+    // included (on the boundary lane's clock for NCCL, the host's for MPI).
+    [[nodiscard]] double allreduce_seconds() const { return allreduce_seconds_[0]; }
+    // Whether the all-reduces run on the device (NCCL).
+    [[nodiscard]] bool allreduce_on_device() const { return on_device_; }
+
+private:
+    // `local_sums()` queues this rank's N sums on the boundary lane and returns where they will
+    // be in backend memory (the sum slots, or the operator's folded p.q), timed as `phase`
+    // (reduction for dot products, vector for the fused update, which is mostly a vector pass);
+    // they are combined over the ranks in one all-reduce, timed as reduction, and returned to
+    // the host.
+    template <std::size_t N, class F>
+    std::array<double, N> reduce(Phase phase, F local_sums);
+    // The preconditioned residual: z itself, or r without a preconditioner.
+    [[nodiscard]] FieldView<T> z() { return (z_ ? *z_ : r_).view(); }
+    // z = r / d (BLAS sequence; nothing without a preconditioner).
+    void precondition();
+    void setup(FieldView<T> x);
+    void iterate_blas(FieldView<T> x, double& rz, double& rr);
+    void iterate_fused(FieldView<T> x, double& rz, double& rr);
+
+    Simulation<T>& sim_;
+    Backend<T>& be_;
+    StencilParams<T> op_;
+    T inv_diagonal_;
+    CgSettings settings_;
+    Field<T> b_, r_, p_, q_;
+    std::optional<Field<T>> z_;  // the preconditioned residual (r itself without one)
+    bool on_device_;
+    std::unique_ptr<IntervalTimer> allreduce_timer_;  // slot 0: the all-reduces
+    std::vector<double> allreduce_seconds_{0.0};
+};
+
+}  // namespace gridsim

@@ -1,0 +1,400 @@
+// The heat problem, du/dt = alpha Lap u: its entry in the problem table (deck keys, header and
+// summary lines) and its two time loops. The explicit scheme (FTCS) is one stencil sweep per
+// step, stable for sum_d 2 alpha dt / h_d^2 <= 1; the implicit one (backward Euler) solves
+// (I - alpha dt Lap_h) u' = u by conjugate gradient each step, stable for any dt.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "config/deck_reader.hpp"
+#include "engine/initial.hpp"
+#include "parallel/collectives.hpp"
+#include "problems/cg.hpp"
+#include "problems/problem.hpp"
+#include "run/step_loop.hpp"
+
+namespace gridsim {
+
+namespace {
+
+bool implicit_scheme(const Config& cfg) { return cfg.word("problem.scheme") == "implicit"; }
+
+// The two fields; the implicit scheme adds CG's b, r, p and q, and z with a preconditioner.
+int field_count(const Config& cfg) {
+    if (!implicit_scheme(cfg)) return 2;
+    return 6 + (cfg.word("time.cg_preconditioner") == "jacobi" ? 1 : 0);
+}
+
+// r_d = alpha dt / h_d^2 per axis (0 beyond the grid's dimensions).
+std::array<double, 3> diffusion_numbers(const Config& cfg) {
+    std::array<double, 3> r{0.0, 0.0, 0.0};
+    for (int d = 0; d < cfg.dims; ++d)
+        r[d] = cfg.number("problem.alpha") * cfg.dt / (cfg.spacing(d) * cfg.spacing(d));
+    return r;
+}
+
+// The largest stable explicit dt: 1 / (2 alpha sum_d 1/h_d^2).
+double explicit_dt_limit(const Config& cfg) {
+    double inv_h2 = 0.0;
+    for (int d = 0; d < cfg.dims; ++d) inv_h2 += 1.0 / (cfg.spacing(d) * cfg.spacing(d));
+    return 1.0 / (2.0 * cfg.number("problem.alpha") * inv_h2);
+}
+
+// dt from time.dt or time.cfl; the explicit scheme refuses an unstable one.
+void resolve_time_step(const DeckReader& r, Config& c) {
+    const double limit = explicit_dt_limit(c);
+    const double cfl = c.number("time.cfl");
+    const bool implicit = implicit_scheme(c);
+    if (!implicit && cfl > 1.0)
+        r.fail("time.cfl", "must be in (0, 1] (a fraction of the stability limit)");
+    c.dt = r.has("time.dt") ? c.number("time.dt") : cfl * limit;
+    c.params["time.dt"] = c.dt;
+    if (implicit || !r.has("time.dt")) return;
+    const std::array<double, 3> rd = diffusion_numbers(c);
+    const double sum = 2.0 * (rd[0] + rd[1] + rd[2]);
+    if (sum > 1.0) {
+        r.fail("time.dt",
+               fmt::format("explicit heat step is unstable: sum_d 2*alpha*dt/h_d^2 = {:.6g} > 1; "
+                           "use dt <= {:.6g} (or leave dt out and set time.cfl, or set "
+                           "problem.scheme = \"implicit\")",
+                           sum, limit));
+    }
+}
+
+// One step multiplies the sine mode by this (exactly, up to rounding; the implicit step up to
+// the CG tolerance): 1 - sum_d 4 r_d s_d explicit, 1 / (1 + sum_d 4 r_d s_d) implicit, with
+// s_d = sin^2(kappa_d h_d / 2).
+double step_factor(const Config& cfg, const SineMode& mode) {
+    const std::array<double, 3> r = diffusion_numbers(cfg);
+    double drop = 0.0;
+    for (int d = 0; d < cfg.dims; ++d) drop += 4.0 * r[d] * mode.sin2_half[d];
+    return implicit_scheme(cfg) ? 1.0 / (1.0 + drop) : 1.0 - drop;
+}
+
+// The deck's last checks: dt, and no time block for the implicit scheme (the CG exchanges halos
+// inside every iteration).
+void finish_deck(const DeckReader& r, Config& c) {
+    resolve_time_step(r, c);
+    if (implicit_scheme(c) && c.time_block > 1) {
+        r.fail("parallel.time_block",
+               "the implicit heat scheme exchanges halos inside every CG iteration; "
+               "temporal blocking is for the explicit sweeps (use 1 or \"auto\")");
+    }
+}
+
+// The solution is a pure mode only for the sine initial condition with zero Dirichlet faces.
+bool has_analytic_solution(const Config& cfg) {
+    if (cfg.initial != InitialKind::sine) return false;
+    for (int f = 0; f < 2 * cfg.dims; ++f) {
+        if (!cfg.is_periodic(f / 2) && cfg.face_value[f] != 0.0) return false;
+    }
+    return true;
+}
+
+// The FTCS stencil with r_d; with -r_d it is backward Euler's operator, (1 + 2 sum_d r_d) u -
+// sum_d r_d (u[+e_d] + u[-e_d]) = (I - alpha dt Lap_h) u, so both schemes run the same kernels.
+template <class T>
+StencilParams<T> heat_params(const Config& cfg, double sign) {
+    const std::array<double, 3> r = diffusion_numbers(cfg);
+    StencilParams<T> p;
+    p.kind = StencilKind::heat;
+    p.r = {static_cast<T>(sign * r[0]), static_cast<T>(sign * r[1]), static_cast<T>(sign * r[2])};
+    return p;
+}
+
+// Max abs and relative L2 error of the current field against `scale * mode.shape(g)`.
+template <class T>
+ErrorNorms error_against(Simulation<T>& sim, const SineMode& mode, double scale) {
+    const FieldView<const T> u = sim.current_on_host();
+    const Subdomain& sub = sim.subdomain();
+    const Domain& dom = sim.domain();
+    double local[3] = {0.0, 0.0, 0.0};  // max |e|, sum e^2, sum ref^2
+    for (int k = 0; k < sub.size[2]; ++k)
+        for (int j = 0; j < sub.size[1]; ++j)
+            for (int i = 0; i < sub.size[0]; ++i) {
+                const std::array<int, 3> g{dom.solved_origin[0] + sub.offset[0] + i,
+                                           dom.solved_origin[1] + sub.offset[1] + j,
+                                           dom.solved_origin[2] + sub.offset[2] + k};
+                const double ref = scale * mode.shape(g);
+                const double e = static_cast<double>(u(i, j, k)) - ref;
+                local[0] = std::max(local[0], std::abs(e));
+                local[1] += e * e;
+                local[2] += ref * ref;
+            }
+    const double max_abs = allreduce(sim.topology().comm(), local[0], Reduce::max);
+    double sums[2] = {0.0, 0.0};
+    allreduce(sim.topology().comm(), &local[1], sums, 2, Reduce::sum);
+    return {max_abs, sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0])};
+}
+
+nlohmann::json error_json(const ErrorNorms& e) {
+    return {{"max_abs", e.max_abs}, {"rel_l2", e.rel_l2}};
+}
+
+// The errors against the exact discrete solution (the mode times step_factor^steps) and the
+// continuous one (times exp(-alpha |kappa|^2 t)), when the deck has them.
+template <class T>
+void add_analytic_errors(Simulation<T>& sim, const Config& cfg, std::int64_t step, RunResult& r) {
+    if (!has_analytic_solution(cfg)) return;
+    const SineMode mode = make_sine_mode(cfg);
+    double rate = 0.0;
+    for (int d = 0; d < cfg.dims; ++d)
+        rate += cfg.number("problem.alpha") * mode.kappa[d] * mode.kappa[d];
+    r.error_discrete =
+        error_against(sim, mode, std::pow(step_factor(cfg, mode), static_cast<double>(step)));
+    r.error_continuous = error_against(sim, mode, std::exp(-rate * r.sim_time));
+    r.problem_report["error_vs_analytic"] = {{"discrete", error_json(*r.error_discrete)},
+                                             {"continuous", error_json(*r.error_continuous)}};
+}
+
+// CG iterations per step and the last solve's relative residual.
+struct CgRecord {
+    std::int64_t steps = 0;
+    std::int64_t total = 0;
+    std::int64_t min = 0;
+    std::int64_t max = 0;
+    double last_residual = 0.0;
+
+    void add(const CgOutcome& o) {
+        min = steps == 0 ? o.iterations : std::min(min, o.iterations);
+        max = std::max(max, o.iterations);
+        total += o.iterations;
+        ++steps;
+        last_residual = o.relative_residual;
+    }
+};
+
+// The time loop of either scheme: `advance(n, count)` advances the current field by `count`
+// steps to step n (count > 1 only within the simulation's time block room, explicit scheme).
+template <class T, class Step>
+RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, Step advance) {
+    ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
+                              cfg.steps);
+    LoopClock clock(sim.topology().comm());
+    StopMonitor stop(sim.topology().comm(), cfg, opt);
+    std::int64_t step = opt.start_step;
+    std::string stopped;
+    while (step < cfg.steps) {
+        const int block = block_length(step, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
+            return host_step(opt, cfg, progress, s);
+        });
+        step += block;
+        advance(step, block);
+        check_field(opt, sim, cfg, step);
+        output_if_due(opt, sim, cfg, step, step == cfg.steps);
+        if (progress.due(step))
+            emit_progress(opt, sim, cfg, step, "|u|", sim.norm(), clock.elapsed());
+        if (step < cfg.steps && stop.due(step)) {
+            stopped = stop.reason();
+            write_stop_checkpoint(opt, sim, cfg, step);
+            break;
+        }
+    }
+    stop.end_of_loop();
+    RunResult r = make_result(sim, cfg, opt, step, clock);
+    r.stopped = stopped;
+    r.final_norm = sim.norm();
+    add_analytic_errors(sim, cfg, step, r);
+    if (opt.gather_field) r.global_field = sim.gather();
+    return r;
+}
+
+template <class T>
+RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+    Simulation<T> sim(cfg, comm);
+    start(sim, opt);
+    const StencilParams<T> params = heat_params<T>(cfg, 1.0);
+    return heat_loop(sim, cfg, opt, [&](std::int64_t, int count) { sim.sweeps(params, count); });
+}
+
+// Each step solves (I - alpha dt Lap_h) u' = u with the current field as the first guess. A
+// solve that does not reach time.cg_tolerance ends the run on every rank (exit 1).
+template <class T>
+RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Simulation<T>::Blocks::none);
+    start(sim, opt);
+    const std::array<double, 3> rd = diffusion_numbers(cfg);
+    const double diagonal = 1.0 + 2.0 * (rd[0] + rd[1] + rd[2]);
+    CgSettings settings;
+    settings.tolerance = cfg.number("time.cg_tolerance");
+    settings.max_iterations = cfg.integer("time.cg_max_iterations");
+    settings.jacobi_preconditioner = cfg.word("time.cg_preconditioner") == "jacobi";
+    settings.fused = cfg.word("parallel.cg_kernels") == "fused";
+    settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "nccl";
+    ConjugateGradient<T> cg(sim, heat_params<T>(cfg, -1.0), diagonal, settings);
+    CgRecord record;
+    RunResult r = heat_loop(sim, cfg, opt, [&](std::int64_t step, int /*count: always 1*/) {
+        const CgOutcome o = cg.solve();
+        record.add(o);
+        if (o.converged) return;
+        if (sim.topology().rank() == 0)
+            std::cerr << fmt::format(
+                             "gridsim: error: step {}: CG did not converge: relative residual "
+                             "{:.3e} after {} iterations (time.cg_tolerance = {:.3e}, "
+                             "time.cg_max_iterations = {})",
+                             step, o.relative_residual, o.iterations, settings.tolerance,
+                             settings.max_iterations)
+                      << std::endl;
+        throw RunFailure("CG did not converge");
+    });
+    const double per_step = record.steps > 0 ? static_cast<double>(record.total) / record.steps : 0;
+    // The slowest rank's: the one the others wait for.
+    const double allreduce_max =
+        allreduce(sim.topology().comm(), cg.allreduce_seconds(), Reduce::max);
+    r.problem_report["cg"] = {
+        {"iterations_per_step",
+         {{"min", record.min}, {"mean", per_step}, {"max", record.max}, {"total", record.total}}},
+        {"final_relative_residual", record.last_residual},
+        {"allreduce_s", allreduce_max},
+        {"allreduce_share", r.loop_seconds > 0 ? allreduce_max / r.loop_seconds : 0.0},
+        // On the device: NCCL's all-reduce, or the ipc transport's mailboxes.
+        {"allreduce", !cg.allreduce_on_device()      ? "mpi"
+                      : sim.backend().ipc_everywhere ? "ipc"
+                                                     : "nccl"},
+        {"kernels", cfg.word("parallel.cg_kernels")},
+        {"preconditioner", cfg.word("time.cg_preconditioner")},
+        // Whole-field passes one iteration makes (reads + writes, in field sizes): the operator
+        // reads p and writes q (2); the BLAS sequence then p.q (2), x += a p (3), r -= a q (3),
+        // r.r (2), p *= beta (2), p += r (3); the fused one sums p.q in the operator's pass,
+        // then x, r (6) and p (3). A Jacobi preconditioner adds, in the BLAS sequence, z = r
+        // copied (2) and scaled (2) and the r.z beside r.r (2); in the fused pass, the write of
+        // z (1).
+        {"passes_per_iteration",
+         (settings.fused ? 11 : 17) +
+             (settings.jacobi_preconditioner ? (settings.fused ? 1 : 6) : 0)}};
+    return r;
+}
+
+template <class T>
+RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
+    return implicit_scheme(cfg) ? run_implicit<T>(cfg, comm, opt) : run_explicit<T>(cfg, comm, opt);
+}
+
+std::string describe(const Config& cfg) {
+    std::string out =
+        fmt::format("  time            {} steps of dt {:.4e} (alpha {:.4g}), {}\n", cfg.steps,
+                    cfg.dt, cfg.number("problem.alpha"), cfg.word("problem.scheme"));
+    if (implicit_scheme(cfg)) {
+        out += fmt::format(
+            "  solver          CG to relative residual {:.1e}, at most {} iterations, "
+            "preconditioner {}, vector kernels {}, all-reduce {}\n",
+            cfg.number("time.cg_tolerance"), cfg.integer("time.cg_max_iterations"),
+            cfg.word("time.cg_preconditioner"), cfg.word("parallel.cg_kernels"),
+            cfg.word("parallel.cg_allreduce"));
+    }
+    return out;
+}
+
+// One CG iteration's field passes over the owned points of every rank, per second of the
+// loop (so the per-step setup counts against it), per rank, over the copy bandwidth measured
+// in the same run.
+double cg_bandwidth_ratio(const nlohmann::json& d) {
+    const auto& cg = d["cg"];
+    const double value = d["precision"] == "float" ? 4.0 : 8.0;
+    const double bytes = cg["passes_per_iteration"].get<double>() *
+                         d["updated_points_per_step"].get<double>() * value *
+                         cg["iterations_per_step"]["total"].get<double>();
+    const double per_rank = bytes / d["loop_seconds"].get<double>() / d["ranks"].get<double>();
+    const double copy = d["copy_bandwidth_GBps"].get<double>() * 1e9;
+    return copy > 0 ? per_rank / copy : 0.0;
+}
+
+std::string summary(const nlohmann::json& d) {
+    std::string out;
+    if (d.contains("cg")) {
+        const auto& cg = d["cg"];
+        const auto& it = cg["iterations_per_step"];
+        const auto& ph = d["phases"];
+        auto mean = [&](const char* name) { return ph[name]["mean"].get<double>(); };
+        const double op =
+            mean("interior") + mean("boundary") + mean("pack") + mean("transfer") + mean("unpack");
+        const double loop = d["loop_seconds"].get<double>();
+        out += fmt::format(
+            "  CG              iterations per step {} / {:.1f} / {} (min / mean / max), final "
+            "relative residual {:.3e}\n",
+            it["min"].get<std::int64_t>(), it["mean"].get<double>(), it["max"].get<std::int64_t>(),
+            cg["final_relative_residual"].get<double>());
+        out += fmt::format(
+            "  CG time         operator {:.4f} s, vector operations {:.4f} s, reductions {:.4f} "
+            "s (mean over ranks); global all-reduces ({}) {:.4f} s, {:.1f}% of the loop\n",
+            op, mean("vector"), mean("reduction"), cg["allreduce"].get<std::string>(),
+            cg["allreduce_s"].get<double>(), 100.0 * cg["allreduce_share"].get<double>());
+        const auto iterations = it["total"].get<double>();
+        if (iterations > 0 && loop > 0) {
+            out += fmt::format(
+                "  CG iteration    {:.4e} s (the loop over all iterations), {} field passes: "
+                "{:.1f}% of the copy bandwidth per rank\n",
+                loop / iterations, cg["passes_per_iteration"].get<int>(),
+                100.0 * cg_bandwidth_ratio(d));
+        }
+    }
+    if (d.contains("error_vs_analytic")) {
+        const auto& e = d["error_vs_analytic"];
+        out += fmt::format("  error vs exact discrete solution:   max abs {:.3e}, rel L2 {:.3e}\n",
+                           e["discrete"]["max_abs"].get<double>(),
+                           e["discrete"]["rel_l2"].get<double>());
+        out += fmt::format("  error vs continuous (analytic) PDE: max abs {:.3e}, rel L2 {:.3e}\n",
+                           e["continuous"]["max_abs"].get<double>(),
+                           e["continuous"]["rel_l2"].get<double>());
+    }
+    return out;
+}
+
+Problem make_heat_problem() {
+    Problem p;
+    ProblemDeck& d = p.deck;
+    d.name = "heat";
+    d.summary =
+        "the heat equation du/dt = alpha Lap u, explicit (FTCS) or implicit (backward "
+        "Euler by conjugate gradient)";
+    d.has_time = true;
+    d.precision = Precision::float64;  // checks reach rounding-level accuracy
+    d.initial = InitialKind::sine;
+    const double inf = HUGE_VAL;
+    KeySpec dt = KeySpec::number("time.dt", 0.0, "time step", 0.0, true, inf, "must be > 0");
+    dt.default_text = "`time.cfl` x the explicit limit";
+    d.keys = {
+        KeySpec::number("problem.alpha", 1.0, "diffusivity alpha", 0.0, true, inf, "must be > 0"),
+        KeySpec::choice("problem.scheme", {"explicit", "implicit"},
+                        "`explicit`: FTCS, stable for 2 sum_d r_d <= 1, r_d = alpha dt / h_d^2; "
+                        "`implicit`: backward Euler by matrix-free conjugate gradient, any dt"),
+        dt,
+        KeySpec::number("time.cfl", 0.5,
+                        "when `time.dt` is absent, dt = cfl x the explicit limit 1 / (2 alpha "
+                        "sum_d 1/h_d^2); at most 1 with the explicit scheme",
+                        0.0, true, inf, "must be > 0 (a multiple of the explicit stability limit)"),
+        KeySpec::number("time.cg_tolerance", 1e-8,
+                        "implicit: CG stops when ||r||_2 <= this x ||b||_2 (b: the field before "
+                        "the step, at the updated points)",
+                        0.0, true, 1.0, "must be in (0, 1]"),
+        KeySpec::integer("time.cg_max_iterations", 1000,
+                         "implicit: a step whose CG has not converged after this many iterations "
+                         "ends the run (exit 1)",
+                         1, 2147483647),
+        KeySpec::choice("time.cg_preconditioner", {"none", "jacobi"},
+                        "implicit: `jacobi` divides the residual by the operator's diagonal "
+                        "(constant on a uniform grid)"),
+        KeySpec::choice("parallel.cg_kernels", {"fused", "cublas"},
+                        "implicit: the CG vector operations as fused passes (p.q summed by the "
+                        "operator's kernels) or as cuBLAS calls over whole fields"),
+        KeySpec::choice("parallel.cg_allreduce", {"mpi", "nccl"},
+                        "implicit: how the CG's sums are added over the ranks: `mpi` on the "
+                        "host, `nccl` on the GPU's stream where the transport is nccl or ipc"),
+    };
+    d.finish = &finish_deck;
+    p.field_count = &field_count;
+    p.describe = &describe;
+    p.run = by_precision(&run_heat<float>, &run_heat<double>);
+    p.summary = &summary;
+    return p;
+}
+
+}  // namespace
+
+const Problem& heat_problem() {
+    static const Problem problem = make_heat_problem();
+    return problem;
+}
+
+}  // namespace gridsim
