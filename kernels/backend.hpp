@@ -69,7 +69,7 @@ public:
     virtual void collect(std::vector<double>& seconds, bool block) = 0;
 };
 
-// Work a backend recorded (Backend::end_capture), replayed on the boundary lane after the work
+// Work a backend recorded (Recorder::end_capture), replayed on the boundary lane after the work
 // issued there so far and before any issued later.
 class Recording {
 public:
@@ -77,13 +77,184 @@ public:
     Recording(const Recording&) = delete;
     Recording& operator=(const Recording&) = delete;
     virtual ~Recording() = default;
-    // Replays the work; returns the id of the read it ends with (Backend::finish_read), or -1.
+    // Replays the work; returns the id of the read it ends with (FoldedSums::finish_read), or -1.
     virtual int launch() = 0;
 };
 
+// The sums a backend folds in a fixed order (jacobi's residual, the CG's p . A p) and their reads
+// back to the host. Every backend has them (Backend::sums()).
+class FoldedSums {
+public:
+    FoldedSums() = default;
+    FoldedSums(const FoldedSums&) = delete;
+    FoldedSums& operator=(const FoldedSums&) = delete;
+    virtual ~FoldedSums() = default;
+
+    // Adds every partial written since the last call in a fixed order (the same inputs give the
+    // same bits) into one double in backend memory, after the work of both lanes so far but
+    // without making either lane wait (the CUDA backend folds on a stream of its own); returns
+    // its address (overwritten by the next call but one).
+    virtual double* fold_residual() = 0;
+    // Makes `lane`'s later work wait for the last fold, and so for every earlier one (before a
+    // collective on that lane uses a result).
+    virtual void join_fold(Lane lane) = 0;
+    // Copies one double from backend memory to the host without waiting, ordered after the last
+    // fold, or after the boundary lane's work so far, and returns the read's id; finish_read(id)
+    // waits for that read and returns its value. At most kReads reads are unfinished at a time.
+    enum class ReadAfter { fold, boundary_lane };
+    static constexpr int kReads = 8;
+    virtual int start_read(const double* src, ReadAfter after) = 0;
+    virtual double finish_read(int id) = 0;
+    // fold_residual() and start_read() of its result, where nothing (no all-reduce) comes
+    // between them; a backend may do both in one launch.
+    virtual int fold_and_read() = 0;
+};
+
+// Deterministic reductions over a box, returned to the host (they wait for both lanes): the same
+// inputs give the same bits on every run. Every backend has them (Backend::reductions()).
+template <class T>
+class FieldReductions {
+public:
+    FieldReductions() = default;
+    FieldReductions(const FieldReductions&) = delete;
+    FieldReductions& operator=(const FieldReductions&) = delete;
+    virtual ~FieldReductions() = default;
+
+    virtual double sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box) = 0;
+    virtual double sum_sq(FieldView<const T> a, const Box& box) = 0;
+    virtual FieldStats stats(FieldView<const T> a, const Box& box) = 0;
+};
+
+// The CG solver's vector operations (problems/cg.hpp), on the boundary lane. Every backend has
+// them (Backend::vector_ops()). A sum lands in `sum`, one of the sum_slots() (this rank's part),
+// and is not waited for, so that a device all-reduce (NCCL) can follow it on the lane before the
+// host reads it (read_sums).
+template <class T>
+class VectorOps {
+public:
+    VectorOps() = default;
+    VectorOps(const VectorOps&) = delete;
+    VectorOps& operator=(const VectorOps&) = delete;
+    virtual ~VectorOps() = default;
+
+    // Pays the vector operations' one-time costs (a BLAS library's handle, its kernels loaded)
+    // now, at a solver's start-up, so that none lands in its first step; waits for it.
+    virtual void prepare() = 0;
+    // The BLAS sequence (parallel.cg_kernels = "cublas"; the CUDA backend calls cuBLAS): over
+    // the whole allocation of equally shaped fields, halos and row padding included; the solver
+    // keeps those entries zero wherever a sum must be exact.
+    virtual void axpy(T a, FieldView<const T> x, FieldView<T> y) = 0;               // y += a x
+    virtual void scale(T a, FieldView<T> x) = 0;                                    // x *= a
+    virtual void dot(FieldView<const T> x, FieldView<const T> y, double* sum) = 0;  // sum x y
+    // The fused passes (parallel.cg_kernels = "fused"; kernels/vector_ops.hpp): one pass over
+    // `box` each, sums in double in a fixed order (p.q comes from apply's product sum).
+    virtual void cg_update(const CgUpdate<T>& s, const Box& box, double* sum) = 0;  // sum r z
+    virtual void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) = 0;
+    // kSumSlots doubles in backend memory for those sums.
+    static constexpr int kSumSlots = 4;
+    virtual double* sum_slots() = 0;
+    // Copies `n` doubles of backend memory (sum slots, or a fold's result once the boundary lane
+    // has joined it) to `host` after the boundary lane's work so far, and waits.
+    virtual void read_sums(const double* src, int n, double* host) = 0;
+};
+
+// A capability (Backend::box_sweeps(), nullptr where absent: then one apply() per box): one
+// sweep's boxes (disjoint) in as few launches as the backend can, their points and the partials
+// of `sum` as apply() on each box in turn would give them, so the fold gives the same bits.
+// `wrap_period` > 0: the walk axis (y in 2D, z in 3D) is periodic and held by this rank alone,
+// its halo one layer deep: the sweep also stores every updated point of the first owned layer
+// one period on and of the last one period back, which is what that axis's halo exchange would
+// copy for the next sweep (it then needs none).
+template <class T>
+class BoxSweeps {
+public:
+    BoxSweeps() = default;
+    BoxSweeps(const BoxSweeps&) = delete;
+    BoxSweeps& operator=(const BoxSweeps&) = delete;
+    virtual ~BoxSweeps() = default;
+
+    virtual void apply_boxes(const StencilParams<T>& params, FieldView<const T> in,
+                             FieldView<T> out, const std::vector<Box>& boxes, Lane lane,
+                             StencilSum sum, int wrap_period) = 0;
+};
+
+// A capability (Backend::time_blocking(), nullptr where a pass is one sweep): out = `levels`
+// sweeps of the stencil from `in` at every point of `box` in one pass over memory, the levels
+// between kept on chip. `in` must hold current values up to `levels` points around `box`;
+// points outside `live` (the global Dirichlet points) keep in's value at every level. Each point
+// of each level is stencil_point of the same values as in apply(), so `out` is bitwise that of
+// `levels` sweeps. No sums. max_levels(dims): the most levels one pass takes (2 or more).
+template <class T>
+class TimeBlocking {
+public:
+    TimeBlocking() = default;
+    TimeBlocking(const TimeBlocking&) = delete;
+    TimeBlocking& operator=(const TimeBlocking&) = delete;
+    virtual ~TimeBlocking() = default;
+
+    [[nodiscard]] virtual int max_levels(int dims) const = 0;
+    virtual void apply_levels(const StencilParams<T>& params, FieldView<const T> in,
+                              FieldView<T> out, const Box& box, const Box& live, int levels,
+                              Lane lane) = 0;
+};
+
+// A capability (Backend::level_sums(), nullptr where absent): a residual every sweep inside a
+// pass. apply_levels_summing is apply_levels of a jacobi stencil that also sums each level's
+// squared change over `sum_boxes` (the boxes a sweep sums over, in the order it sums them, each
+// inside `box`), exactly as that level's own sweep would, partial for partial:
+// fold_and_read_levels then gives every level's sum bitwise as that sweep's fold would. Only
+// where sums_levels(sum_boxes, dims), one call per pass; 1 to 8 levels, in one pass over memory
+// up to the backend's levels per pass, else level by level (the CPU backend).
+template <class T>
+class LevelSums {
+public:
+    LevelSums() = default;
+    LevelSums(const LevelSums&) = delete;
+    LevelSums& operator=(const LevelSums&) = delete;
+    virtual ~LevelSums() = default;
+
+    [[nodiscard]] virtual bool sums_levels(const std::vector<Box>& sum_boxes, int dims) const = 0;
+    virtual void apply_levels_summing(const StencilParams<T>& params, FieldView<const T> in,
+                                      FieldView<T> out, const Box& box, const Box& live, int levels,
+                                      Lane lane, const std::vector<Box>& sum_boxes) = 0;
+    // Folds each level's partials (as fold_residual() folds a sweep's) and starts reading the
+    // `levels` sums back, without waiting; returns the read's id. finish_read_level(id, l) waits
+    // for it and returns level l's sum (l = 0: the first sweep).
+    virtual int fold_and_read_levels(int levels) = 0;
+    virtual double finish_read_level(int id, int level) = 0;
+};
+
+// A capability (Backend::recorder(), nullptr where absent): work recorded once and replayed
+// (CUDA graphs): at small subdomains issuing a step's launches, copies and events costs more
+// host time than the GPU spends on them; a replay is one call. Between begin_capture() and
+// end_capture() the work of both lanes is recorded, not run: no call may wait for the device,
+// and a fold (fold_residual) runs on the boundary lane into memory the recording owns, as does a
+// read started then (start_read's id is then -1: launch() returns the id of each replay's read).
+// `sum_read_by_host`: a residual recorded now ends in fold_and_read() (nothing on the device uses
+// its sum), so the backend may leave the fold to finish_read(). The backend must not be used
+// from another thread meanwhile.
+class Recorder {
+public:
+    Recorder() = default;
+    Recorder(const Recorder&) = delete;
+    Recorder& operator=(const Recorder&) = delete;
+    virtual ~Recorder() = default;
+
+    virtual void begin_capture(bool sum_read_by_host) = 0;
+    virtual std::unique_ptr<Recording> end_capture() = 0;
+};
+
+// The core interface: memory, transfers, the stencil, halo moves, lanes and the machine. The
+// parts every backend has (sums, reductions, vector operations) and the capabilities some have
+// (box sweeps, time blocking, level sums, recording) are separate interfaces that an
+// implementation hands over once, at construction (set_parts).
 template <class T>
 class Backend {
 public:
+    using ReadAfter = FoldedSums::ReadAfter;
+    static constexpr int kReads = FoldedSums::kReads;
+    static constexpr int kSumSlots = VectorOps<T>::kSumSlots;
+
     Backend() = default;
     Backend(const Backend&) = delete;
     Backend& operator=(const Backend&) = delete;
@@ -127,131 +298,14 @@ public:
     // backend compiles the sums in use only: the squared change for jacobi, the product for heat.
     virtual void apply(const StencilParams<T>& params, FieldView<const T> in, FieldView<T> out,
                        const Box& box, Lane lane, StencilSum sum) = 0;
-    // One sweep's boxes (disjoint) in as few launches as the backend can: their points and the
-    // partials of `sum` as apply() on each box in turn would give them, so the fold gives the
-    // same bits. `wrap_period` > 0: the walk axis (y in 2D, z in 3D) is periodic and held by
-    // this rank alone, its halo one layer deep: the sweep also stores every updated point of the
-    // first owned layer one period on and of the last one period back, which is what that
-    // axis's halo exchange would copy for the next sweep (it then needs none). Only where
-    // applies_boxes() (the CUDA stream kernel).
-    [[nodiscard]] virtual bool applies_boxes() const { return false; }
-    virtual void apply_boxes(const StencilParams<T>& /*params*/, FieldView<const T> /*in*/,
-                             FieldView<T> /*out*/, const std::vector<Box>& /*boxes*/, Lane /*lane*/,
-                             StencilSum /*sum*/, int /*wrap_period*/) {
-        throw std::logic_error("this backend applies one box per call");
-    }
-    // Temporal blocking (parallel.time_block): out = `levels` sweeps of the stencil from `in` at
-    // every point of `box` in one pass over memory, the levels between kept on chip. `in` must
-    // hold current values up to `levels` points around `box`; points outside `live` (the global
-    // Dirichlet points) keep in's value at every level. Each point of each level is
-    // stencil_point of the same values as in apply(), so `out` is bitwise that of `levels`
-    // sweeps. No sums. max_levels(dims): the most levels one pass takes (1: this backend sweeps
-    // one level per pass, and the caller does).
-    [[nodiscard]] virtual int max_levels(int /*dims*/) const { return 1; }
-    virtual void apply_levels(const StencilParams<T>& /*params*/, FieldView<const T> /*in*/,
-                              FieldView<T> /*out*/, const Box& /*box*/, const Box& /*live*/,
-                              int /*levels*/, Lane /*lane*/) {
-        throw std::logic_error("this backend sweeps one level per pass");
-    }
-    // A residual every sweep inside a pass: apply_levels of a jacobi stencil that also sums each
-    // level's squared change over `sum_boxes` (the boxes a sweep sums over, in the order it sums
-    // them, each inside `box`), exactly as that level's own sweep would, partial for partial:
-    // fold_and_read_levels then gives every level's sum bitwise as that sweep's fold would.
-    // Only where sums_levels(sum_boxes, dims), one call per pass; 1 to 8 levels, in one pass
-    // over memory up to max_levels(dims), else level by level (the CPU backend).
-    [[nodiscard]] virtual bool sums_levels(const std::vector<Box>& /*sum_boxes*/,
-                                           int /*dims*/) const {
-        return false;
-    }
-    virtual void apply_levels_summing(const StencilParams<T>& /*params*/, FieldView<const T> /*in*/,
-                                      FieldView<T> /*out*/, const Box& /*box*/, const Box& /*live*/,
-                                      int /*levels*/, Lane /*lane*/,
-                                      const std::vector<Box>& /*sum_boxes*/) {
-        throw std::logic_error("this backend sums no levels");
-    }
-    // After apply_levels_summing: folds each level's partials (as fold_residual() folds a
-    // sweep's) and starts reading the `levels` sums back, without waiting; returns the read's id.
-    // finish_read_level(id, l) waits for it and returns level l's sum (l = 0: the first sweep).
-    virtual int fold_and_read_levels(int /*levels*/) {
-        throw std::logic_error("this backend sums no levels");
-    }
-    virtual double finish_read_level(int /*id*/, int /*level*/) {
-        throw std::logic_error("this backend sums no levels");
-    }
-    // The fused sums (jacobi's residual, the CG's p . A p): adds every partial written since the
-    // last call in a fixed order (the same inputs give the same bits) into one double in backend
-    // memory, after the work of both lanes so far but without making either lane wait (the CUDA
-    // backend folds on a stream of its own); returns its address (overwritten by the next call
-    // but one).
-    virtual double* fold_residual() = 0;
-    // Makes `lane`'s later work wait for the last fold, and so for every earlier one (before a
-    // collective on that lane uses a result).
-    virtual void join_fold(Lane lane) = 0;
-    // Copies one double from backend memory to the host without waiting, ordered after the last
-    // fold, or after the boundary lane's work so far, and returns the read's id; finish_read(id)
-    // waits for that read and returns its value. At most kReads reads are unfinished at a time.
-    enum class ReadAfter { fold, boundary_lane };
-    static constexpr int kReads = 8;
-    virtual int start_read(const double* src, ReadAfter after) = 0;
-    virtual double finish_read(int id) = 0;
-    // fold_residual() and start_read() of its result, where nothing (no all-reduce) comes
-    // between them; a backend may do both in one launch.
-    virtual int fold_and_read() { return start_read(fold_residual(), ReadAfter::fold); }
     // Each face's box of `u` to its buffer (pack), each buffer into its box (unpack), each box
     // from the points `shift` away in the same field (wrap; the boxes must not overlap their
     // sources), all faces in one pass.
     virtual void pack(FieldView<const T> u, const FaceMoves<T>& faces, Lane lane) = 0;
     virtual void unpack(FieldView<T> u, const FaceMoves<T>& faces, Lane lane) = 0;
     virtual void wrap(FieldView<T> u, const FaceMoves<T>& faces, Lane lane) = 0;
-
-    // Deterministic reductions over `box`, returned to the host (they wait for both lanes):
-    // the same inputs give the same bits on every run.
-    virtual double sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box) = 0;
-    virtual double sum_sq(FieldView<const T> a, const Box& box) = 0;
-    virtual FieldStats stats(FieldView<const T> a, const Box& box) = 0;
-
     // u = value at every point of `box`, ordered on the boundary lane.
     virtual void fill(FieldView<T> u, const Box& box, T value) = 0;
-
-    // The CG solver's vector operations (problems/cg.hpp), on the boundary lane. A sum lands in
-    // `sum`, one of the sum_slots() (this rank's part) and is not waited for, so that a device
-    // all-reduce (NCCL) can follow it on the lane before the host reads it (read_sums).
-    // Pays the vector operations' one-time costs (a BLAS library's handle, its kernels loaded)
-    // now, at a solver's start-up, so that none lands in its first step; waits for it.
-    virtual void prepare_vector_ops() {}
-    // The BLAS sequence (parallel.cg_kernels = "cublas"; the CUDA backend calls cuBLAS): over
-    // the whole allocation of equally shaped fields, halos and row padding included; the solver
-    // keeps those entries zero wherever a sum must be exact.
-    virtual void axpy(T a, FieldView<const T> x, FieldView<T> y) = 0;               // y += a x
-    virtual void scale(T a, FieldView<T> x) = 0;                                    // x *= a
-    virtual void dot(FieldView<const T> x, FieldView<const T> y, double* sum) = 0;  // sum x y
-    // The fused passes (parallel.cg_kernels = "fused"; kernels/vector_ops.hpp): one pass over
-    // `box` each, sums in double in a fixed order (p.q comes from apply's product sum).
-    virtual void cg_update(const CgUpdate<T>& s, const Box& box, double* sum) = 0;  // sum r z
-    virtual void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) = 0;
-    // kSumSlots doubles in backend memory for those sums.
-    static constexpr int kSumSlots = 4;
-    virtual double* sum_slots() = 0;
-    // Copies `n` doubles of backend memory (sum slots, or a fold's result once the boundary lane
-    // has joined it) to `host` after the boundary lane's work so far, and waits.
-    virtual void read_sums(const double* src, int n, double* host) = 0;
-
-    // Work recorded once and replayed (CUDA graphs): at small subdomains issuing a step's
-    // launches, copies and events costs more host time than the GPU spends on them; a replay is
-    // one call. Between begin_capture() and end_capture() the work of both lanes is recorded,
-    // not run: no call may wait for the device, and a fold (fold_residual) runs on the boundary
-    // lane into memory the recording owns, as does a read started then (start_read's id is
-    // then -1: launch() returns the id of each replay's read). `sum_read_by_host`: a residual
-    // recorded now ends in fold_and_read() (nothing on the device uses its sum), so the backend
-    // may leave the fold to finish_read(). The backend must not be used from another thread
-    // meanwhile.
-    [[nodiscard]] virtual bool can_capture() const { return false; }
-    virtual void begin_capture(bool /*sum_read_by_host*/) {
-        throw std::logic_error("this backend cannot record work");
-    }
-    virtual std::unique_ptr<Recording> end_capture() {
-        throw std::logic_error("this backend cannot record work");
-    }
 
     // Each lane's later work waits for the other lane's work issued so far.
     virtual void join_lanes() = 0;
@@ -264,6 +318,41 @@ public:
     // Bytes of backend memory free for allocation now (device memory on a GPU; on the CPU the
     // host's available memory, shared with the node's other ranks).
     [[nodiscard]] virtual std::size_t free_memory() const = 0;
+
+    // The parts every backend has.
+    FoldedSums& sums() { return *parts_.sums; }
+    FieldReductions<T>& reductions() { return *parts_.reductions; }
+    VectorOps<T>& vector_ops() { return *parts_.vector_ops; }
+    // The capabilities, nullptr where this backend has none.
+    [[nodiscard]] BoxSweeps<T>* box_sweeps() const { return parts_.box_sweeps; }
+    [[nodiscard]] TimeBlocking<T>* time_blocking() const { return parts_.time_blocking; }
+    [[nodiscard]] LevelSums<T>* level_sums() const { return parts_.level_sums; }
+    [[nodiscard]] Recorder* recorder() const { return parts_.recorder; }
+    // The most sweeps one pass takes: time_blocking()'s, else 1.
+    [[nodiscard]] int levels_per_pass(int dims) const {
+        return parts_.time_blocking != nullptr ? parts_.time_blocking->max_levels(dims) : 1;
+    }
+
+protected:
+    struct Parts {
+        FoldedSums* sums = nullptr;
+        FieldReductions<T>* reductions = nullptr;
+        VectorOps<T>* vector_ops = nullptr;
+        BoxSweeps<T>* box_sweeps = nullptr;
+        TimeBlocking<T>* time_blocking = nullptr;
+        LevelSums<T>* level_sums = nullptr;
+        Recorder* recorder = nullptr;
+    };
+    // Called once by the implementation's constructor (its body: every part constructed), with
+    // every part it has; the three every backend has must be given.
+    void set_parts(const Parts& parts) {
+        if (parts.sums == nullptr || parts.reductions == nullptr || parts.vector_ops == nullptr)
+            throw std::logic_error("a backend without sums, reductions or vector operations");
+        parts_ = parts;
+    }
+
+private:
+    Parts parts_;
 };
 
 template <class T>

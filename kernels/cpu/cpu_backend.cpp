@@ -136,8 +136,15 @@ private:
 };
 
 template <class T>
-class CpuBackend final : public Backend<T> {
+class CpuBackend final : public Backend<T>,
+                         FoldedSums,
+                         FieldReductions<T>,
+                         VectorOps<T>,
+                         LevelSums<T> {
 public:
+    // No box sweeps, no time blocking (a pass is one sweep), no recording.
+    CpuBackend() { this->set_parts({this, this, this, nullptr, nullptr, this, nullptr}); }
+
     [[nodiscard]] std::string name() const override { return "cpu"; }
     [[nodiscard]] std::string launch_description() const override { return "loops, x innermost"; }
     [[nodiscard]] bool on_device() const override { return false; }
@@ -186,8 +193,8 @@ public:
             partial_sum_ += apply_box<T, dims.value, kind.value>(in, out, b, p.r, sum_kind);
         });
     }
-    // A summing pass level by level (max_levels() stays 1: each level is a pass over memory of
-    // its own), so that CI runs the schedule of the CUDA backend's summing passes: level l over
+    // A summing pass level by level (no time blocking: each level is a pass over memory of its
+    // own), so that CI runs the schedule of the CUDA backend's summing passes: level l over
     // `box` grown by the levels still to come, from the level before (`in` for the first) into
     // a scratch field, the last level into `out`. Each point is stencil_at of the same values
     // as in apply(), so `out` is bitwise that of `levels` sweeps.
@@ -222,6 +229,7 @@ public:
         return id;
     }
     double finish_read(int id) override { return reads_[id]; }
+    int fold_and_read() override { return start_read(fold_residual(), ReadAfter::fold); }
 
     void pack(FieldView<const T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
         for_each_face_row(m, [&](int f, int i, int j, int k, long long at, std::size_t bytes) {
@@ -286,6 +294,8 @@ public:
         });
     }
 
+    // Nothing to load or set up before the first vector operation.
+    void prepare() override {}
     // The BLAS sequence over whole allocations; sums in double, in index order.
     void axpy(T a, FieldView<const T> x, FieldView<T> y) override {
         for (std::int64_t n = 0; n < x.ext.total; ++n) y.data[n] += a * x.data[n];

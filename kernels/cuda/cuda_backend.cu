@@ -64,9 +64,20 @@ cudaMemcpy3DParms box_download(FieldView<const T> src, const Box& b, T* dst) {
 }
 
 template <class T>
-class CudaBackend final : public Backend<T> {
+class CudaBackend final : public Backend<T>,
+                          FoldedSums,
+                          FieldReductions<T>,
+                          VectorOps<T>,
+                          BoxSweeps<T>,
+                          TimeBlocking<T>,
+                          LevelSums<T>,
+                          Recorder {
 public:
-    explicit CudaBackend(const LaunchConfig& cfg) : launches_(cfg, lanes_, residuals_) {}
+    // Box sweeps with the stream kernel only.
+    explicit CudaBackend(const LaunchConfig& cfg) : launches_(cfg, lanes_, residuals_) {
+        this->set_parts(
+            {this, this, this, launches_.applies_boxes() ? this : nullptr, this, this, this});
+    }
     // Downloads land unless the device has failed: then their waiters are let go. (A residual
     // read still in flight is waited for by ResidualSums.)
     ~CudaBackend() override {
@@ -210,7 +221,6 @@ public:
                Lane lane, StencilSum sum) override {
         launches_.apply(p, in, out, b, lane, sum);
     }
-    [[nodiscard]] bool applies_boxes() const override { return launches_.applies_boxes(); }
     void apply_boxes(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                      const std::vector<Box>& boxes, Lane lane, StencilSum sum,
                      int wrap_period) override {
@@ -238,18 +248,17 @@ public:
         return residuals_.finish_read_level(id, level);
     }
     void join_fold(Lane lane) override { residuals_.join_fold(lanes_.stream(lane)); }
-    int start_read(const double* src, typename Backend<T>::ReadAfter after) override {
-        return residuals_.start_read(src, after == Backend<T>::ReadAfter::fold);
+    int start_read(const double* src, ReadAfter after) override {
+        return residuals_.start_read(src, after == ReadAfter::fold);
     }
     int fold_and_read() override { return residuals_.fold_and_read(); }
     double finish_read(int id) override { return residuals_.finish_read(id); }
-    [[nodiscard]] bool can_capture() const override { return true; }
     void begin_capture(bool sum_read_by_host) override {
         residuals_.begin_capture(sum_read_by_host);
     }
     std::unique_ptr<Recording> end_capture() override { return residuals_.end_capture(); }
 
-    void prepare_vector_ops() override { blas_.prepare(); }
+    void prepare() override { blas_.prepare(); }
     void axpy(T a, FieldView<const T> x, FieldView<T> y) override { blas_.axpy(a, x, y); }
     void scale(T a, FieldView<T> x) override { blas_.scale(a, x); }
     void dot(FieldView<const T> x, FieldView<const T> y, double* sum) override {
@@ -302,8 +311,8 @@ private:
     Event downloaded_;
     std::vector<std::shared_ptr<Landing>> landings_;
     // The CG's sums (device) and their page-locked copy on the host.
-    Buffer<double> cg_sums_ = device_buffer<double>(Backend<T>::kSumSlots);
-    Buffer<double> cg_sums_host_ = pinned_buffer<double>(Backend<T>::kSumSlots);
+    Buffer<double> cg_sums_ = device_buffer<double>(VectorOps<T>::kSumSlots);
+    Buffer<double> cg_sums_host_ = pinned_buffer<double>(VectorOps<T>::kSumSlots);
 };
 
 }  // namespace

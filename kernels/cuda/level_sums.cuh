@@ -7,7 +7,7 @@
 
 namespace gridsim::cuda {
 
-// What a summing pass (Backend::apply_levels_summing) sums, laid out as the stream kernel's
+// What a summing pass (LevelSums::apply_levels_summing) sums, laid out as the stream kernel's
 // summing launches over the same boxes lay out their partials: the boxes are row slabs over the
 // same columns [x_lo, x_hi), box b's launch has blocks of 32 packs (from x0 = pack_start(x_lo))
 // by block_rows[b] rows, `points[b]` rows per thread, gx blocks across, its partials from

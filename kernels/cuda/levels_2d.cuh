@@ -5,7 +5,7 @@
 
 namespace gridsim::cuda {
 
-// Temporal blocking in 2D (Backend::apply_levels): `Levels` sweeps in one pass over memory. A
+// Temporal blocking in 2D (TimeBlocking::apply_levels): `Levels` sweeps in one pass over memory. A
 // block holds a tile of blockDim.x * V columns, V consecutive columns per thread, and writes the
 // middle `stride` of them (the Levels columns on each side are computed redundantly, one fewer
 // valid per level); it walks a chunk of `rows` output rows along y. Each step loads one input

@@ -33,8 +33,8 @@ public:
 
     // Room for `more` block partials after those already written this check.
     double* partial_slots(long long more);
-    // Backend::fold_residual, fold_and_read_levels, finish_read_level, join_fold, start_read,
-    // fold_and_read, finish_read, begin_capture and end_capture.
+    // FoldedSums and LevelSums: fold_residual, fold_and_read_levels, finish_read_level, join_fold,
+    // start_read, fold_and_read, finish_read, begin_capture and end_capture.
     double* fold_residual();
     int fold_and_read_levels(int levels);
     double finish_read_level(int id, int level);

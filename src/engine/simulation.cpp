@@ -91,7 +91,7 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
     // NCCL connects the ranks for a collective at its first use, a cost that would otherwise land
     // in the first timed residual. One empty residual pays it here.
     if (reduces_on_device()) {
-        (void)be_.finish_read(reduce_on_device_and_read(be_.fold_residual()));
+        (void)be_.sums().finish_read(reduce_on_device_and_read(be_.sums().fold_residual()));
     }
 }
 
@@ -116,21 +116,21 @@ void Simulation<T>::update_fused(Apply&& apply) {
 }
 
 // A sweep that fuses(): every updated point in one launch where the backend takes several boxes
-// at once (Backend::apply_boxes), then the halos. A sum's partials follow the split sweep's
+// at once (BoxSweeps::apply_boxes), then the halos. A sum's partials follow the split sweep's
 // boxes (the shell, then the interior), so its residual is bitwise the split sweep's; a periodic
 // walk axis this rank holds alone is copied into the halo by the sweep itself (wrap_period_).
 template <class T>
 void Simulation<T>::update_fused_sweep(const StencilParams<T>& p, StencilSum sum) {
     auto apply = [&](const Box& b, Lane lane) { be_.apply(p, current(), next(), b, lane, sum); };
-    if (!be_.applies_boxes()) {
+    if (!(be_.box_sweeps() != nullptr)) {
         update_fused(apply);
         return;
     }
     {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
-        be_.apply_boxes(p, current(), next(),
-                        sum != StencilSum::none ? sum_boxes_ : std::vector<Box>{updated_},
-                        Lane::boundary, sum, wrap_period_);
+        be_.box_sweeps()->apply_boxes(
+            p, current(), next(), sum != StencilSum::none ? sum_boxes_ : std::vector<Box>{updated_},
+            Lane::boundary, sum, wrap_period_);
     }
     if (wrap_period_ == 0) exchange_beside_interior(next(), apply, nullptr);
 }
@@ -216,12 +216,12 @@ void Simulation<T>::sweep_pair(const StencilParams<T>& p) {
     timer_.start_pass();
     RecordedSweep& rec = recorded_pairs_[cur_];
     if (!rec.work) {
-        be_.begin_capture(false);
+        be_.recorder()->begin_capture(false);
         sweep_work(p, StencilSum::none, 0);
         cur_ = 1 - cur_;
         sweep_work(p, StencilSum::none, 0);
         cur_ = 1 - cur_;
-        rec.work = be_.end_capture();
+        rec.work = be_.recorder()->end_capture();
     }
     if (!lanes_joined_) be_.join_lanes();  // as in replay_sweep
     lanes_joined_ = true;
@@ -263,7 +263,7 @@ void Simulation<T>::sweeps(const StencilParams<T>& p, int count) {
         if (count == 1) sweep(p);
         return;
     }
-    const int most = be_.max_levels(dom_.dims);
+    const int most = be_.levels_per_pass(dom_.dims);
     for (int passes = (count + most - 1) / most; passes > 0; --passes) {
         const int levels = (count + passes - 1) / passes;
         if (levels == 1) {
@@ -289,9 +289,10 @@ void Simulation<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     // layout of its partials spans every box a sweep sums.
     auto apply = [&](const Box& b, Lane lane) {
         if (sums) {
-            be_.apply_levels_summing(p, current(), next(), b, live_, count, lane, sum_boxes_);
+            be_.level_sums()->apply_levels_summing(p, current(), next(), b, live_, count, lane,
+                                                   sum_boxes_);
         } else {
-            be_.apply_levels(p, current(), next(), b, live_, count, lane);
+            be_.time_blocking()->apply_levels(p, current(), next(), b, live_, count, lane);
         }
     };
     if (extend > 0) {
@@ -315,8 +316,8 @@ void Simulation<T>::residual_sweeps(const StencilParams<T>& p, int count) {
         return;
     }
     pass(p, count, true);
-    extra_memory_passes_ += std::max(0, count - be_.max_levels(dom_.dims));
-    const int read = be_.fold_and_read_levels(count);
+    extra_memory_passes_ += std::max(0, count - be_.levels_per_pass(dom_.dims));
+    const int read = be_.level_sums()->fold_and_read_levels(count);
     for (int l = 0; l < count; ++l) pending_.push_back({nullptr, false, read, false, l});
 }
 
@@ -335,16 +336,16 @@ void Simulation<T>::replay_sweep(RecordedSweep& rec, const StencilParams<T>& p, 
                                  int extend) {
     const bool residual = sum != StencilSum::none;
     if (!rec.work) {
-        be_.begin_capture(residual && !reduces_on_device());
+        be_.recorder()->begin_capture(residual && !reduces_on_device());
         sweep_work(p, sum, extend);
         if (residual && reduces_on_device()) {
-            double* folded = be_.fold_residual();
+            double* folded = be_.sums().fold_residual();
             allreduce_on_lane(folded, 1);
-            be_.start_read(folded, Backend<T>::ReadAfter::boundary_lane);
+            be_.sums().start_read(folded, Backend<T>::ReadAfter::boundary_lane);
         } else if (residual) {
-            be_.fold_and_read();
+            be_.sums().fold_and_read();
         }
-        rec.work = be_.end_capture();
+        rec.work = be_.recorder()->end_capture();
     }
     // A replay waits for the work issued before it on the boundary lane only: after a sweep
     // that ran unrecorded, the interior lane may still be writing the field the replay reads.
@@ -370,8 +371,8 @@ void Simulation<T>::apply_summing(const StencilParams<T>& p, FieldView<T> in, Fi
 template <class T>
 double* Simulation<T>::apply_and_dot(const StencilParams<T>& p, FieldView<T> in, FieldView<T> out) {
     apply_summing(p, in, out, StencilSum::product);
-    double* sum = be_.fold_residual();
-    be_.join_fold(Lane::boundary);
+    double* sum = be_.sums().fold_residual();
+    be_.sums().join_fold(Lane::boundary);
     return sum;
 }
 

@@ -49,8 +49,8 @@ public:
     // exchange read, and only the sweep that uses the last valid halo layer exchanges.
     void sweep(const StencilParams<T>& params, bool residual = false);
     // `count` sweeps without a residual (1 <= count <= most_sweeps()), then current <-> next: in
-    // passes over memory of as many sweeps as the backend takes (Backend::apply_levels: up to 8
-    // in 2D and 4 in 3D on CUDA, 1 on the CPU); with one sweep per exchange and recorded sweeps,
+    // passes over memory of as many sweeps as the backend takes (TimeBlocking::apply_levels: up to
+    // 8 in 2D and 4 in 3D on CUDA, 1 on the CPU); with one sweep per exchange and recorded sweeps,
     // two at a time replayed as one recording.
     // Bitwise the same as `count` calls of sweep(params).
     void sweeps(const StencilParams<T>& params, int count);
@@ -74,7 +74,7 @@ public:
     }
     // Whether sweeps that each sum their change run as passes of several levels
     // (residual_sweeps): time_block() > 1, overlap "auto", a backend that sums each level as that
-    // level's sweep would (Backend::sums_levels) on every rank, and with several ranks a residual
+    // level's sweep would (LevelSums::sums_levels) on every rank, and with several ranks a residual
     // all-reduced on the host (not NCCL; can_sum_in_passes).
     [[nodiscard]] bool sums_in_passes() const {
         return blocks_ == Blocks::summing && block_ > 1 && can_sum_in_passes_;
@@ -259,8 +259,8 @@ private:
     // The work of one sweep from current() into next(), without the swap: the updated points
     // and the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
     void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);
-    // `count` (2..max_levels) sweeps in one pass (Backend::apply_levels); `sums`: each level
-    // also sums its residual (Backend::apply_levels_summing, only where sums_in_passes()).
+    // `count` (2..levels_per_pass) sweeps in one pass (TimeBlocking::apply_levels); `sums`: each
+    // level also sums its residual (LevelSums::apply_levels_summing, only where sums_in_passes()).
     void pass(const StencilParams<T>& p, int count, bool sums = false);
     // Whether residual sweeps can run as summing passes (sums_in_passes(), before the halos
     // exist: the same rules from the topology and the transport). Collective, at start-up: every
@@ -282,7 +282,7 @@ private:
     // overlap "auto", no neighbour on another rank: no transfer to hide, so every updated point
     // in one launch on the boundary lane, then the halos (a periodic self-copy, if any),
     // instead of a shell, an interior and a lane join. A sweep with a sum fuses only where the
-    // backend keeps the split's partials in one launch (Backend::applies_boxes), and only on
+    // backend keeps the split's partials in one launch (Backend::box_sweeps), and only on
     // subdomains small enough for that to pay (kFusedSumPoints). With a neighbour on another
     // rank "auto" keeps the split for sweeps of one exchange each (docs/tuning.md, "Overlap on
     // several ranks"); with time blocks a start-up trial
@@ -295,7 +295,7 @@ private:
         if (cfg_.overlap == OverlapMode::automatic && !halo_->local_only())
             return sum == StencilSum::none && fused_exchanges_;
         return sum == StencilSum::none ||
-               (be_.applies_boxes() && updated_.count() <= kFusedSumPoints);
+               ((be_.box_sweeps() != nullptr) && updated_.count() <= kFusedSumPoints);
     }
     // Above this many updated points the one launch of a summing sweep (a block finds its box
     // among several) is slower than the split's launches (docs/tuning.md).
@@ -303,7 +303,7 @@ private:
     template <class Apply>
     void update_fused(Apply&& apply);
     void update_fused_sweep(const StencilParams<T>& p, StencilSum sum);
-    // Backend::apply_boxes's wrap_period for this rank's fused sweeps: the walk axis's extent
+    // BoxSweeps::apply_boxes's wrap_period for this rank's fused sweeps: the walk axis's extent
     // where that axis is periodic and held by this rank alone, halos are one layer deep and no
     // other halo is copied (the sweep then stores the whole exchange itself); else 0.
     [[nodiscard]] int kernel_wrap_period() const;
@@ -373,7 +373,7 @@ private:
     // Requested residuals not yet taken, oldest first: either a folded local sum (backend
     // memory) the ranks sum on the device (NCCL) when it is taken, or a read in flight (its id)
     // of a local sum, or of the global one where a replayed sweep all-reduced it itself.
-    // `level` >= 0: that level's sum of a summing pass's read (Backend::finish_read_level).
+    // `level` >= 0: that level's sum of a summing pass's read (LevelSums::finish_read_level).
     struct PendingResidual {
         double* sum;
         bool on_device;

@@ -21,18 +21,18 @@ namespace gridsim {
 // NCCL all-reduces a sweep's sum on the device, in an order of its own beyond two ranks.
 template <class T>
 bool Simulation<T>::can_sum_in_passes() const {
-    const int here = may_fuse(cfg_.overlap) &&
-                             (topo_.size() == 1 || choice_.transport != TransportKind::nccl) &&
-                             be_.sums_levels(sum_boxes_, dom_.dims)
-                         ? 1
-                         : 0;
+    const int here =
+        may_fuse(cfg_.overlap) && (topo_.size() == 1 || choice_.transport != TransportKind::nccl) &&
+                be_.level_sums() != nullptr && be_.level_sums()->sums_levels(sum_boxes_, dom_.dims)
+            ? 1
+            : 0;
     return allreduce(topo_.comm(), here, Reduce::min) == 1;
 }
 
 template <class T>
 int Simulation<T>::kernel_wrap_period() const {
     const int walk = dom_.dims - 1;
-    if (block_ != 1 || !be_.applies_boxes() || !halo_->local_only() ||
+    if (block_ != 1 || !(be_.box_sweeps() != nullptr) || !halo_->local_only() ||
         halo_->self_axes() != (1u << walk))
         return 0;
     return topo_.subdomain().size[walk];
@@ -50,15 +50,15 @@ std::int64_t Simulation<T>::smallest_cross_section() const {
 template <class T>
 bool Simulation<T>::decide_recording() {
     if (cfg_.graphs == GraphMode::off) return false;
-    const int mine = be_.can_capture() && halo_->host_free() ? 1 : 0;
+    const int mine = (be_.recorder() != nullptr) && halo_->host_free() ? 1 : 0;
     const int all = allreduce(topo_.comm(), mine, Reduce::min);
     if (all == 0 && cfg_.graphs == GraphMode::on) {
         throw ConfigError(
             cfg_.where("parallel.graphs") +
             "\"on\" needs the CUDA backend and a halo exchange without host steps "
             "(transport \"nccl\" or \"ipc\", or no neighbour on another rank); this run has " +
-            (be_.can_capture() ? "transport " + std::string(transport_name())
-                               : "the " + be_.name() + " backend"));
+            ((be_.recorder() != nullptr) ? "transport " + std::string(transport_name())
+                                         : "the " + be_.name() + " backend"));
     }
     return all == 1;
 }

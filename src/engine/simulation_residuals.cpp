@@ -32,17 +32,17 @@ void Simulation<T>::request_residual() {
         recorded_read_ = -1;
         return;
     }
-    double* sum = be_.fold_residual();
+    double* sum = be_.sums().fold_residual();
     const bool on_device = reduces_on_device();
-    const int read = on_device ? -1 : be_.start_read(sum, Backend<T>::ReadAfter::fold);
+    const int read = on_device ? -1 : be_.sums().start_read(sum, Backend<T>::ReadAfter::fold);
     pending_.push_back({sum, on_device, read, false});
 }
 
 template <class T>
 int Simulation<T>::reduce_on_device_and_read(double* sum) {
-    be_.join_fold(Lane::boundary);
+    be_.sums().join_fold(Lane::boundary);
     allreduce_on_lane(sum, 1);
-    return be_.start_read(sum, Backend<T>::ReadAfter::boundary_lane);
+    return be_.sums().start_read(sum, Backend<T>::ReadAfter::boundary_lane);
 }
 
 // The wait in finish_read() is for the requesting sweep itself to finish, so it is not timed as
@@ -57,15 +57,15 @@ double Simulation<T>::take_residual() {
             auto t = timer_.on_lane(Phase::reduction, Lane::boundary);
             read = reduce_on_device_and_read(p.sum);
         }
-        return std::sqrt(be_.finish_read(read));
+        return std::sqrt(be_.sums().finish_read(read));
     }
     // A pass's level is summed over the ranks as its own sweep's residual would be: where that
     // is on the device (the ipc transport's mailboxes add the ranks' values in rank order; NCCL
     // runs no summing passes), in rank order on the host; else through the same MPI_Allreduce
     // of one double (one call for all of a pass's levels might let MPI sum in another order).
     // The device's all-reduce would hold the boundary lane until every rank's fold arrived.
-    const double sum =
-        p.level >= 0 ? be_.finish_read_level(p.read, p.level) : be_.finish_read(p.read);
+    const double sum = p.level >= 0 ? be_.level_sums()->finish_read_level(p.read, p.level)
+                                    : be_.sums().finish_read(p.read);
     if (p.global || topo_.size() == 1) return std::sqrt(sum);
     auto t = timer_.on_host(Phase::reduction);
     if (p.level >= 0 && reduces_on_device()) return std::sqrt(sum_in_rank_order(sum));
@@ -75,19 +75,20 @@ double Simulation<T>::take_residual() {
 template <class T>
 double Simulation<T>::residual_separate_pass() {
     auto t = timer_.on_host(Phase::reduction);
-    return std::sqrt(allreduce_sum(be_.sum_sq_diff(current(), u_[1 - cur_].view(), updated_)));
+    return std::sqrt(
+        allreduce_sum(be_.reductions().sum_sq_diff(current(), u_[1 - cur_].view(), updated_)));
 }
 
 template <class T>
 double Simulation<T>::norm() {
     auto t = timer_.on_host(Phase::reduction);
-    return std::sqrt(allreduce_sum(be_.sum_sq(current(), owned_)));
+    return std::sqrt(allreduce_sum(be_.reductions().sum_sq(current(), owned_)));
 }
 
 template <class T>
 FieldStats Simulation<T>::stats() {
     auto t = timer_.on_host(Phase::reduction);
-    const FieldStats mine = be_.stats(current(), owned_);
+    const FieldStats mine = be_.reductions().stats(current(), owned_);
     FieldStats all;
     all.min = allreduce(topo_.comm(), mine.min, Reduce::min);
     all.max = allreduce(topo_.comm(), mine.max, Reduce::max);

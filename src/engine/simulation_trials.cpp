@@ -88,7 +88,7 @@ std::vector<int> Simulation<T>::time_block_candidates() const {
     };
     if (cfg_.time_block == 0) {
         if (blocks_ == Blocks::none || !be_.on_device()) return {1};
-        const int most = be_.max_levels(dom_.dims);
+        const int most = be_.levels_per_pass(dom_.dims);
         if (blocks_ == Blocks::summing) {
             if (!can_sum_in_passes_ || (topo_.size() == 1 && updated_.count() < kSummingMinPoints))
                 return {1};
@@ -128,7 +128,7 @@ int Simulation<T>::fastest_time_block(const std::vector<int>& candidates) {
         auto passes = [&](int n) {
             const auto t0 = std::chrono::steady_clock::now();
             for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), k);
-            be_.join_fold(Lane::boundary);
+            be_.sums().join_fold(Lane::boundary);
             be_.wait(Lane::boundary);
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         };
@@ -262,17 +262,20 @@ void Simulation<T>::choose_exchange_pass(const std::vector<int>& depths) {
 template <class T>
 void Simulation<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
     if (blocks_ != Blocks::summing) {
-        be_.apply_levels(p, a, b, updated_, live_, k, Lane::boundary);
+        be_.time_blocking()->apply_levels(p, a, b, updated_, live_, k, Lane::boundary);
     } else if (k == 1) {
         be_.apply(p, a, b, updated_, Lane::boundary, StencilSum::change);
-        double* sum = be_.fold_residual();
+        double* sum = be_.sums().fold_residual();
         if (topo_.size() > 1)
-            (void)allreduce_sum(be_.finish_read(be_.start_read(sum, Backend<T>::ReadAfter::fold)));
+            (void)allreduce_sum(
+                be_.sums().finish_read(be_.sums().start_read(sum, Backend<T>::ReadAfter::fold)));
     } else {
-        be_.apply_levels_summing(p, a, b, updated_, live_, k, Lane::boundary, sum_boxes_);
-        const int read = be_.fold_and_read_levels(k);
+        be_.level_sums()->apply_levels_summing(p, a, b, updated_, live_, k, Lane::boundary,
+                                               sum_boxes_);
+        const int read = be_.level_sums()->fold_and_read_levels(k);
         if (topo_.size() > 1) {
-            for (int l = 0; l < k; ++l) (void)allreduce_sum(be_.finish_read_level(read, l));
+            for (int l = 0; l < k; ++l)
+                (void)allreduce_sum(be_.level_sums()->finish_read_level(read, l));
         }
     }
 }

@@ -20,7 +20,7 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
       on_device_(settings.device_allreduce && sim.reduces_on_device()),
       allreduce_timer_(on_device_ ? be_.make_interval_timer() : make_wall_clock_timer()) {
     if (settings_.jacobi_preconditioner) z_ = sim.make_field();
-    be_.prepare_vector_ops();  // start-up work, outside the timed steps
+    be_.vector_ops().prepare();  // start-up work, outside the timed steps
 }
 
 template <class T>
@@ -39,9 +39,9 @@ std::array<double, N> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
             sim_.allreduce_on_lane(local, static_cast<int>(N));
             allreduce_timer_->end(0, Lane::boundary);
         }
-        be_.read_sums(local, static_cast<int>(N), sums.data());
+        be_.vector_ops().read_sums(local, static_cast<int>(N), sums.data());
     } else {
-        be_.read_sums(local, static_cast<int>(N), sums.data());
+        be_.vector_ops().read_sums(local, static_cast<int>(N), sums.data());
         auto t = sim_.timer().on_host(Phase::reduction);
         allreduce_timer_->begin(0, Lane::boundary);
         sums = sim_.allreduce_sums(sums);
@@ -56,7 +56,7 @@ void ConjugateGradient<T>::precondition() {
     if (!z_) return;
     be_.copy(z_->view().data, r_.view().data, static_cast<std::size_t>(r_.view().ext.total),
              Lane::boundary);
-    be_.scale(inv_diagonal_, z_->view());
+    be_.vector_ops().scale(inv_diagonal_, z_->view());
 }
 
 // b = x at the updated points, zero elsewhere (so whole-allocation sums over it are exact);
@@ -73,7 +73,7 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
     sim_.apply(op_, x, q_.view());
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
     be_.copy(r_.view().data, b_.view().data, total, Lane::boundary);
-    be_.axpy(T(-1), q_.view(), r_.view());
+    be_.vector_ops().axpy(T(-1), q_.view(), r_.view());
     precondition();
     be_.copy(p_.view().data, z().data, total, Lane::boundary);
 }
@@ -83,30 +83,30 @@ template <class T>
 void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
     sim_.apply(op_, p_.view(), q_.view());
     const double pq = reduce<1>(Phase::reduction, [&] {
-        double* s = be_.sum_slots();
-        be_.dot(p_.view(), q_.view(), s);
+        double* s = be_.vector_ops().sum_slots();
+        be_.vector_ops().dot(p_.view(), q_.view(), s);
         return s;
     })[0];
     const auto a = static_cast<T>(rz / pq);
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-        be_.axpy(a, p_.view(), x);
-        be_.axpy(-a, q_.view(), r_.view());
+        be_.vector_ops().axpy(a, p_.view(), x);
+        be_.vector_ops().axpy(-a, q_.view(), r_.view());
         precondition();
     }
     // r.z, and r.r with a preconditioner (r.z itself without one).
     const auto sums = reduce<2>(Phase::reduction, [&] {
-        double* s = be_.sum_slots();
-        be_.dot(r_.view(), z(), s);
-        if (z_) be_.dot(r_.view(), r_.view(), s + 1);
+        double* s = be_.vector_ops().sum_slots();
+        be_.vector_ops().dot(r_.view(), z(), s);
+        if (z_) be_.vector_ops().dot(r_.view(), r_.view(), s + 1);
         return s;
     });
     const double beta = sums[0] / rz;
     rz = sums[0];
     rr = z_ ? sums[1] : sums[0];
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-    be_.scale(static_cast<T>(beta), p_.view());
-    be_.axpy(T(1), z(), p_.view());
+    be_.vector_ops().scale(static_cast<T>(beta), p_.view());
+    be_.vector_ops().axpy(T(1), z(), p_.view());
 }
 
 // The fused passes: p.q summed by the operator's kernels as they write q, then one pass over
@@ -126,15 +126,15 @@ void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr)
                         r_.view(),
                         z()};
     const double rz_new = reduce<1>(Phase::vector, [&] {
-        double* sum = be_.sum_slots();
-        be_.cg_update(s, box, sum);
+        double* sum = be_.vector_ops().sum_slots();
+        be_.vector_ops().cg_update(s, box, sum);
         return sum;
     })[0];
     const double beta = rz_new / rz;
     rz = rz_new;
     rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-    be_.xpay(z(), static_cast<T>(beta), p_.view(), box);
+    be_.vector_ops().xpay(z(), static_cast<T>(beta), p_.view(), box);
 }
 
 template <class T>
@@ -143,10 +143,10 @@ CgOutcome ConjugateGradient<T>::solve() {
     setup(x);
     // b.b, r.z and (with a preconditioner) r.r, in one all-reduce.
     const auto first = reduce<3>(Phase::reduction, [&] {
-        double* s = be_.sum_slots();
-        be_.dot(b_.view(), b_.view(), s);
-        be_.dot(r_.view(), z(), s + 1);
-        if (z_) be_.dot(r_.view(), r_.view(), s + 2);
+        double* s = be_.vector_ops().sum_slots();
+        be_.vector_ops().dot(b_.view(), b_.view(), s);
+        be_.vector_ops().dot(r_.view(), z(), s + 1);
+        if (z_) be_.vector_ops().dot(r_.view(), r_.view(), s + 2);
         return s;
     });
     double rz = first[1];

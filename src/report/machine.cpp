@@ -144,11 +144,11 @@ std::string reduction_rows(Backend<T>& be, std::size_t bytes, int reps, double c
                            read / seconds / 1e9, read / seconds / copy);
     };
     row("reduction: stats (min/max/sum/non-finite)", field_bytes,
-        best_seconds(reps, [&] { be.stats(a.view(), box); }));
+        best_seconds(reps, [&] { be.reductions().stats(a.view(), box); }));
     row("reduction: sum of squares", field_bytes,
-        best_seconds(reps, [&] { be.sum_sq(a.view(), box); }));
+        best_seconds(reps, [&] { be.reductions().sum_sq(a.view(), box); }));
     row("reduction: sum of squared differences", 2 * field_bytes,
-        best_seconds(reps, [&] { be.sum_sq_diff(a.view(), b.view(), box); }));
+        best_seconds(reps, [&] { be.reductions().sum_sq_diff(a.view(), b.view(), box); }));
     return out;
 }
 

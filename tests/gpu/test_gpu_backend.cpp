@@ -164,7 +164,7 @@ TEST_P(GpuDeck, OverlapOnOffAutoAndFusedAreBitwiseIdentical) {
     }
 }
 
-// Sweeps in one launch (overlap "auto" at one rank: Backend::apply_boxes) against the split
+// Sweeps in one launch (overlap "auto" at one rank: BoxSweeps::apply_boxes) against the split
 // sweeps of overlap true, with a residual every sweep, recorded (the fold a dependent launch of
 // the sweep) and not: a periodic walk axis copied into its halo by the sweep itself (3D z, packed
 // and scalar x; 2D benchmark y, packed x); every axis periodic, where the shell's x slabs take
@@ -742,21 +742,21 @@ TEST(GpuReductions, MatchTheCpuAndRepeatExactly) {
     gpu->upload(host, g.view());
     cpu->upload(host, c.view());
     const Box box{{0, 0, 0}, {61, 37, 23}};
-    const FieldStats gs = gpu->stats(g.view(), box);
-    const FieldStats cs = cpu->stats(c.view(), box);
+    const FieldStats gs = gpu->reductions().stats(g.view(), box);
+    const FieldStats cs = cpu->reductions().stats(c.view(), box);
     EXPECT_EQ(gs.nonfinite, 2);
     EXPECT_EQ(cs.nonfinite, 2);
     EXPECT_EQ(gs.min, cs.min);
     EXPECT_EQ(gs.max, cs.max);
     EXPECT_NEAR(gs.sum, cs.sum, 1e-12 * std::abs(cs.sum) + 1e-12);
-    const FieldStats again = gpu->stats(g.view(), box);
+    const FieldStats again = gpu->reductions().stats(g.view(), box);
     EXPECT_EQ(again.sum, gs.sum);
 
     const Box inner{{1, 1, 1}, {3, 4, 5}};  // finite points only
-    const double gsq = gpu->sum_sq(g.view(), inner);
-    EXPECT_NEAR(gsq, cpu->sum_sq(c.view(), inner), 1e-12 * gsq);
-    EXPECT_EQ(gpu->sum_sq(g.view(), inner), gsq);
-    EXPECT_EQ(gpu->sum_sq_diff(g.view(), g.view(), inner), 0.0);
+    const double gsq = gpu->reductions().sum_sq(g.view(), inner);
+    EXPECT_NEAR(gsq, cpu->reductions().sum_sq(c.view(), inner), 1e-12 * gsq);
+    EXPECT_EQ(gpu->reductions().sum_sq(g.view(), inner), gsq);
+    EXPECT_EQ(gpu->reductions().sum_sq_diff(g.view(), g.view(), inner), 0.0);
 }
 
 // The residual summed inside the sweep (one partial per block, folded in a fixed order) against

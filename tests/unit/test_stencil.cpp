@@ -50,7 +50,7 @@ TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
     p.r = {0.1, 0.15, 0.2};
     // The product sum the CG's operator pass accumulates: in * out over the box, folded.
     be->apply(p, in.view(), out.view(), box, Lane::interior, StencilSum::product);
-    const double product = *be->fold_residual();
+    const double product = *be->sums().fold_residual();
     double expect_product = 0.0;
     std::vector<double> got;
     be->download(out.view(), got);
@@ -136,6 +136,6 @@ TEST(CpuBackend, PackUnpackRoundTripAndReductions) {
     for (int j = 0; j < 5; ++j)
         for (int i = 0; i < 6; ++i)
             sum_sq += double(host[(i + 1) + 8 * (j + 1)]) * host[(i + 1) + 8 * (j + 1)];
-    EXPECT_DOUBLE_EQ(be->sum_sq(a.view(), owned), sum_sq);
-    EXPECT_DOUBLE_EQ(be->sum_sq_diff(a.view(), a.view(), owned), 0.0);
+    EXPECT_DOUBLE_EQ(be->reductions().sum_sq(a.view(), owned), sum_sq);
+    EXPECT_DOUBLE_EQ(be->reductions().sum_sq_diff(a.view(), a.view(), owned), 0.0);
 }
