@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "problems/problem.hpp"
 #include "run/step_loop.hpp"
@@ -24,6 +27,106 @@ namespace {
 // block of sweeps is one pass: without a tolerance its residuals are read after the next block
 // has been issued; with one, at once, and a convergence inside the pass undoes the whole pass
 // (its input is still the other buffer) and redoes the sweeps up to the converged one.
+// The residuals requested and not yet read, oldest first, and what reading them found.
+template <class T>
+class ResidualPipeline {
+public:
+    using History = std::vector<std::pair<std::int64_t, double>>;
+    ResidualPipeline(Simulation<T>& sim, double tolerance, History history)
+        : sim_(sim), tolerance_(tolerance), history(std::move(history)) {}
+
+    void requested(std::int64_t sweep) { pending_.push_back(sweep); }
+    [[nodiscard]] bool waiting() const { return !pending_.empty(); }
+    // Reads the oldest residual.
+    void take() {
+        residual = sim_.take_residual();
+        history.emplace_back(pending_.front(), residual);
+        converged = tolerance_ > 0 && residual < tolerance_;
+        pending_.pop_front();
+    }
+    // Reads those of the sweeps before `first`; every one, until one has converged.
+    void take_before(std::int64_t first) {
+        while (!pending_.empty() && pending_.front() < first) take();
+    }
+    void take_all() {
+        while (!pending_.empty() && !converged) take();
+    }
+    // Forgets the residuals still pending (the simulation's reads with them).
+    void drop() {
+        sim_.drop_residuals();
+        pending_.clear();
+    }
+
+    History history;
+    bool converged = false;
+    double residual = 0.0;
+
+private:
+    Simulation<T>& sim_;
+    double tolerance_;
+    std::deque<std::int64_t> pending_;
+};
+
+// A block of sweeps as one summing pass (Simulation::sums_in_passes), from `sweep` on. Returns
+// true where a residual converged: the fields then hold the converged sweep, `sweep` is it.
+template <class T>
+bool summing_pass(Simulation<T>& sim, const StencilParams<T>& params, const Config& cfg,
+                  const std::function<bool(std::int64_t)>& host, ResidualPipeline<T>& res,
+                  std::int64_t& sweep) {
+    const std::int64_t first = sweep + 1;
+    const int count = block_length(sweep, sim.most_residual_sweeps(), cfg.steps, host);
+    sim.residual_sweeps(params, count);
+    sweep += count;
+    res.take_before(first);  // the blocks before
+    for (std::int64_t s = first; s <= sweep; ++s) res.requested(s);
+    if (cfg.number("time.tolerance") > 0) res.take_all();
+    if (!res.converged) return false;
+    const std::int64_t at = res.history.back().first;
+    res.drop();
+    if (at < sweep) {
+        sim.roll_back();
+        sim.sweeps(params, static_cast<int>(at - first + 1));
+        sweep = at;
+    }
+    return true;
+}
+
+// A residual sweep, or a block of sweeps without one ending before the next residual sweep
+// (which sums its own) and at the next step that needs the host; one sweep while a residual is
+// read. Returns true where a residual converged: the sweep after it is then undone.
+template <class T>
+bool sweeps_and_residuals(Simulation<T>& sim, const StencilParams<T>& params, const Config& cfg,
+                          const std::function<bool(std::int64_t)>& host,
+                          const std::function<bool(std::int64_t)>& residual_at,
+                          ResidualPipeline<T>& res, std::int64_t& sweep) {
+    const bool check = residual_at(sweep + 1);
+    const int block = check || res.waiting()
+                          ? 1
+                          : block_length(sweep, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
+                                return residual_at(s + 1) || host(s);
+                            });
+    if (block > 1) {
+        sim.sweeps(params, block);
+        sweep += block;
+    } else {
+        sim.sweep(params, check);
+        ++sweep;
+    }
+    if (res.waiting()) {
+        res.take();
+        if (res.converged) {
+            sim.roll_back();
+            --sweep;
+            return true;
+        }
+    }
+    if (check) {
+        sim.request_residual();
+        res.requested(sweep);
+    }
+    return false;
+}
+
 template <class T>
 RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     const std::int64_t norm_every = cfg.integer("time.norm_every");
@@ -35,109 +138,48 @@ RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     params.kind = StencilKind::jacobi;
     ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
                               cfg.steps);
-    std::vector<std::pair<std::int64_t, double>> history = opt.start_history;
-    const double tolerance = cfg.number("time.tolerance");
+    ResidualPipeline<T> res(sim, cfg.number("time.tolerance"), opt.start_history);
     const bool in_passes = sim.sums_in_passes();
-    bool converged = false;
-    double residual = 0.0;
-    std::deque<std::int64_t> pending;  // the sweeps whose residuals are requested, not yet read
-    auto take = [&] {
-        residual = sim.take_residual();
-        history.emplace_back(pending.front(), residual);
-        converged = tolerance > 0 && residual < tolerance;
-        pending.pop_front();
-    };
-    auto take_all = [&] {
-        while (!pending.empty() && !converged) take();
-    };
+    const auto host = [&](std::int64_t s) { return host_step(opt, cfg, progress, s); };
+    const auto residual_at = [&](std::int64_t s) { return s % norm_every == 0 || s == cfg.steps; };
 
     LoopClock clock(sim.topology().comm());
     StopMonitor stop(sim.topology().comm(), cfg, opt);
     std::string stopped;
     std::int64_t sweep = opt.start_step;
-    auto residual_at = [&](std::int64_t s) { return s % norm_every == 0 || s == cfg.steps; };
     while (sweep < cfg.steps) {
-        if (in_passes) {
-            const std::int64_t first = sweep + 1;
-            const int count =
-                block_length(sweep, sim.most_residual_sweeps(), cfg.steps,
-                             [&](std::int64_t s) { return host_step(opt, cfg, progress, s); });
-            sim.residual_sweeps(params, count);
-            sweep += count;
-            while (!pending.empty() && pending.front() < first) take();  // the blocks before
-            for (std::int64_t s = first; s <= sweep; ++s) pending.push_back(s);
-            if (tolerance > 0) take_all();
-            if (converged) {
-                const std::int64_t at = history.back().first;
-                sim.drop_residuals();
-                pending.clear();
-                if (at < sweep) {
-                    sim.roll_back();
-                    sim.sweeps(params, static_cast<int>(at - first + 1));
-                    sweep = at;
-                }
-                break;
-            }
-        } else {
-            const bool check = residual_at(sweep + 1);
-            // A block of sweeps without a residual, ending before the next residual sweep (which
-            // sums its own) and at the next step that needs the host; one sweep while a residual
-            // is read.
-            const int block =
-                check || !pending.empty()
-                    ? 1
-                    : block_length(sweep, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
-                          return residual_at(s + 1) || host_step(opt, cfg, progress, s);
-                      });
-            if (block > 1) {
-                sim.sweeps(params, block);
-                sweep += block;
-            } else {
-                sim.sweep(params, check);
-                ++sweep;
-            }
-            if (!pending.empty()) {
-                take();
-                if (converged) {
-                    sim.roll_back();
-                    --sweep;
-                    break;
-                }
-            }
-            if (check) {
-                sim.request_residual();
-                pending.push_back(sweep);
-            }
-        }
+        if (in_passes ? summing_pass(sim, params, cfg, host, res, sweep)
+                      : sweeps_and_residuals(sim, params, cfg, host, residual_at, res, sweep))
+            break;
         const bool show = progress.due(sweep);
         const bool write = opt.output_due && opt.output_due(sweep, false);
-        if (show || write || sweep == cfg.steps) take_all();
-        if (converged) break;
-        if (show) emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
+        if (show || write || sweep == cfg.steps) res.take_all();
+        if (res.converged) break;
+        if (show) emit_progress(opt, sim, cfg, sweep, "residual", res.residual, clock.elapsed());
         check_field(opt, sim, cfg, sweep);
-        output_if_due(opt, sim, cfg, sweep, sweep == cfg.steps, &history);
+        output_if_due(opt, sim, cfg, sweep, sweep == cfg.steps, &res.history);
         if (sweep < cfg.steps && stop.due(sweep)) {
             // The checkpoint carries every residual up to this sweep: read the ones in flight.
-            take_all();
-            if (converged) break;
+            res.take_all();
+            if (res.converged) break;
             stopped = stop.reason();
-            write_stop_checkpoint(opt, sim, cfg, sweep, &history);
+            write_stop_checkpoint(opt, sim, cfg, sweep, &res.history);
             break;
         }
     }
     stop.end_of_loop();
-    if (converged) {
+    if (res.converged) {
         if (progress.enabled())
-            emit_progress(opt, sim, cfg, sweep, "residual", residual, clock.elapsed());
-        output_if_due(opt, sim, cfg, sweep, true, &history);
+            emit_progress(opt, sim, cfg, sweep, "residual", res.residual, clock.elapsed());
+        output_if_due(opt, sim, cfg, sweep, true, &res.history);
     }
     RunResult r = make_result(sim, cfg, opt, sweep, clock);
-    r.residual_history = std::move(history);
-    r.converged = converged;
+    r.residual_history = std::move(res.history);
+    r.converged = res.converged;
     r.stopped = stopped;
-    r.final_norm = residual;
+    r.final_norm = res.residual;
     r.problem_report["residual_history"] = r.residual_history;
-    r.problem_report["converged"] = converged;
+    r.problem_report["converged"] = res.converged;
     if (opt.gather_field) r.global_field = sim.gather();
     return r;
 }
