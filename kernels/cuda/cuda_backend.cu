@@ -78,9 +78,11 @@ public:
         this->set_parts(
             {this, this, this, launches_.applies_boxes() ? this : nullptr, this, this, this});
     }
-    // Downloads land unless the device has failed: then their waiters are let go. (A residual
-    // read still in flight is waited for by ResidualSums.)
+    // Before any part is freed: the reads still in flight (they write into read slots) and the
+    // boundary lane's work are waited for, errors ignored as in every destructor; downloads land
+    // unless the device has failed, and then their waiters are let go.
     ~CudaBackend() override {
+        residuals_.settle();
         cudaStreamSynchronize(copy_.get());
         for (const auto& landing : landings_) landing->abandon();
     }

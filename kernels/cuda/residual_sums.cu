@@ -177,7 +177,9 @@ ResidualSums::ResidualSums(Lanes& lanes)
     for (int i = 0; i < kReads; ++i) reads_.push_back(std::make_unique<ReadSlot>());
 }
 
-ResidualSums::~ResidualSums() {
+ResidualSums::~ResidualSums() { settle(); }
+
+void ResidualSums::settle() const noexcept {
     cudaStreamSynchronize(reduce_.get());
     cudaStreamSynchronize(lanes_.boundary());
 }

@@ -30,6 +30,9 @@ public:
     // A read still in flight writes into a read slot: waits for it (errors ignored, as in every
     // destructor) before the slots are freed.
     ~ResidualSums();
+    // Waits for the folds and reads in flight and the boundary lane's work, errors ignored (for
+    // destructors: the device may have failed).
+    void settle() const noexcept;
 
     // Room for `more` block partials after those already written this check.
     double* partial_slots(long long more);
