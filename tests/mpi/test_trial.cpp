@@ -75,3 +75,27 @@ TEST(StartupTrial, RepetitionsFollowTheSlowestRank) {
     EXPECT_EQ(repetitions_for(MPI_COMM_WORLD, first, 1.0, 64), 64);
     EXPECT_EQ(repetitions_for(MPI_COMM_WORLD, first, unit / 2, 64), 1);
 }
+
+// The exchange trial's rounds (fastest_rounds): round r takes the choices in turn from choice
+// r (mod the count), each time counting the slowest rank's seconds, and each choice keeps its
+// fastest round. Rank k takes (k + 1) * base(c, round) units, so the slowest rank is the last
+// one and every product is exact.
+TEST(StartupTrial, RoundsTakeTurnsAndKeepEachChoicesFastestSlowestRank) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    const double unit = 1.0 / 1024;
+    // base[round][choice]: choice 1 is fastest in round 1, choice 0 in round 2, choice 2 never.
+    const double base[3][3] = {{5, 6, 7}, {4, 2, 8}, {3, 9, 6}};
+    std::vector<std::size_t> order;
+    int call = 0;
+    const std::vector<double> best = fastest_rounds(MPI_COMM_WORLD, 3, 3, [&](std::size_t c) {
+        order.push_back(c);
+        const int round = call++ / 3;
+        return (rank + 1) * base[round][c] * unit;
+    });
+    EXPECT_EQ(order, (std::vector<std::size_t>{0, 1, 2, 1, 2, 0, 2, 0, 1}));
+    ASSERT_EQ(best.size(), 3U);
+    EXPECT_EQ(best[0], size * 3 * unit);
+    EXPECT_EQ(best[1], size * 2 * unit);
+    EXPECT_EQ(best[2], size * 6 * unit);
+}

@@ -1,0 +1,83 @@
+// The typed collectives of parallel/collectives.hpp against values each rank can compute on its
+// own: rank r contributes r + 1 (or a value derived from it), so sums, extremes and orders are
+// known in closed form at every rank count.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <vector>
+
+#include "parallel/collectives.hpp"
+#include "parallel/mpi_session.hpp"
+#include "support/mpi_helpers.hpp"
+
+using namespace gridsim;
+
+TEST(Collectives, AllreduceSumsMinimaAndMaximaOfEveryType) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    EXPECT_EQ(allreduce(MPI_COMM_WORLD, rank + 1, Reduce::sum), size * (size + 1) / 2);
+    EXPECT_EQ(allreduce(MPI_COMM_WORLD, static_cast<long long>(rank) << 40, Reduce::max),
+              static_cast<long long>(size - 1) << 40);
+    EXPECT_EQ(allreduce(MPI_COMM_WORLD, 0.5 * (rank + 1), Reduce::min), 0.5);
+    EXPECT_EQ(allreduce(MPI_COMM_WORLD, static_cast<unsigned long long>(rank + 7), Reduce::max),
+              static_cast<unsigned long long>(size + 6));
+    // Arrays, in place and not.
+    std::array<double, 2> mine{1.0 * rank, -1.0 * rank};
+    std::array<double, 2> sums{};
+    allreduce(MPI_COMM_WORLD, mine.data(), sums.data(), 2, Reduce::sum);
+    EXPECT_EQ(sums[0], size * (size - 1) / 2.0);
+    EXPECT_EQ(sums[1], -size * (size - 1) / 2.0);
+    allreduce(MPI_COMM_WORLD, mine.data(), mine.data(), 2, Reduce::max);
+    EXPECT_EQ(mine[0], size - 1.0);
+    EXPECT_EQ(mine[1], 0.0);
+}
+
+TEST(Collectives, ReduceToRootLeavesOtherRanksAlone) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    double out = -1.0;
+    const double in = rank + 1.0;
+    reduce_to_root(MPI_COMM_WORLD, &in, &out, 1, Reduce::sum);
+    EXPECT_EQ(out, rank == 0 ? size * (size + 1) / 2.0 : -1.0);
+    EXPECT_EQ(reduce_to_root(MPI_COMM_WORLD, rank, Reduce::max), rank == 0 ? size - 1 : 0);
+}
+
+TEST(Collectives, BroadcastAndAllgatherKeepRankOrder) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    std::array<long, 3> v{rank * 10L, rank * 10L + 1, rank * 10L + 2};
+    broadcast(MPI_COMM_WORLD, v.data(), 3);
+    EXPECT_EQ(v, (std::array<long, 3>{0, 1, 2}));
+    const std::vector<double> all = allgather(MPI_COMM_WORLD, 2.0 * rank);
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) EXPECT_EQ(all[r], 2.0 * r);
+}
+
+TEST(Collectives, MaxlocNamesTheLowestRankOfTheLargestValue) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    // Ranks 0 and 1 (where there are two) hold the largest value.
+    const RankedValue worst = allreduce_maxloc(MPI_COMM_WORLD, rank <= 1 ? 9.0 : 1.0, rank);
+    EXPECT_EQ(worst.value, 9.0);
+    EXPECT_EQ(worst.rank, 0);
+    const RankedValue last = allreduce_maxloc(MPI_COMM_WORLD, 1.0 * rank, rank);
+    EXPECT_EQ(last.rank, size - 1);
+}
+
+TEST(Collectives, PendingMaxCompletesOneExchangeAtATime) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    PendingMax<3> agreement(MPI_COMM_WORLD);
+    agreement.start({rank, -rank, rank == 0 ? 5 : 0});
+    const std::array<int, 3> first = agreement.wait();
+    EXPECT_EQ(first, (std::array<int, 3>{size - 1, 0, 5}));
+    agreement.start({1, 1, 1});  // left in flight: the destructor completes it on every rank
+}
+
+TEST(Collectives, NodeCommHoldsThisRank) {
+    const NodeComm node(MPI_COMM_WORLD);
+    const int on_node = comm_size(node.get());
+    EXPECT_GE(on_node, 1);
+    EXPECT_LE(on_node, test::world_size());
+    EXPECT_EQ(allreduce(node.get(), 1, Reduce::sum), on_node);
+}
