@@ -139,3 +139,23 @@ TEST(CpuBackend, PackUnpackRoundTripAndReductions) {
     EXPECT_DOUBLE_EQ(be->reductions().sum_sq(a.view(), owned), sum_sq);
     EXPECT_DOUBLE_EQ(be->reductions().sum_sq_diff(a.view(), a.view(), owned), 0.0);
 }
+
+// The CPU backend's parts: sums, reductions and vector operations, and of the capabilities only
+// summing passes (level by level); a pass is one sweep there.
+TEST(CpuBackend, HandsOverItsPartsAndOnlyTheLevelSumsCapability) {
+    auto be = make_cpu_backend<double>();
+    EXPECT_EQ(be->box_sweeps(), nullptr);
+    EXPECT_EQ(be->time_blocking(), nullptr);
+    EXPECT_EQ(be->recorder(), nullptr);
+    ASSERT_NE(be->level_sums(), nullptr);
+    EXPECT_TRUE(be->level_sums()->sums_levels({}, 2));
+    EXPECT_EQ(be->levels_per_pass(2), 1);
+    EXPECT_EQ(be->levels_per_pass(3), 1);
+    // The required parts are there and work: a fold of nothing is zero, read back by id.
+    const int id =
+        be->sums().start_read(be->sums().fold_residual(), Backend<double>::ReadAfter::fold);
+    EXPECT_EQ(be->sums().finish_read(id), 0.0);
+    auto f = be->allocate_field(FieldExtents::make(2, {4, 3, 1}, 1, be->row_alignment()));
+    be->fill(f.view(), Box{{0, 0, 0}, {4, 3, 1}}, 2.0);
+    EXPECT_EQ(be->reductions().sum_sq(f.view(), Box{{0, 0, 0}, {4, 3, 1}}), 48.0);
+}
