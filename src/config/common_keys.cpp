@@ -2,8 +2,11 @@
 
 namespace gridsim {
 
-const std::vector<CommonKey>& common_keys() {
-    static const std::vector<CommonKey> keys = {
+namespace {
+
+// The problem, its grid, boundary, initial condition and time.
+std::vector<CommonKey> model_keys() {
+    return {
         {"problem.name", "string", "`\"heat\"`",
          "the problem: `heat` or `jacobi`; `gridsim problems` lists them, and the tables below "
          "give "
@@ -35,6 +38,12 @@ const std::vector<CommonKey>& common_keys() {
          "hot-spot radius as a fraction of the shortest length, in (0, 1]"},
         {"initial.value", "number", "`0.0`", "`constant` value; background of `hotspot`"},
         {"time.steps", "integer", "`100`", "time steps (heat) or most sweeps (jacobi), >= 1"},
+    };
+}
+
+// How it runs: the parallel layout, output and the run's limits.
+std::vector<CommonKey> execution_keys() {
+    return {
         {"parallel.process_grid", "[integer, ...]", "`0` per axis",
          "ranks per axis; all 0: the factorisation with the lowest modelled halo cost"},
         {"parallel.backend", "string", "`\"auto\"`",
@@ -107,6 +116,17 @@ const std::vector<CommonKey>& common_keys() {
          "a rank that completes no step for this long ends itself (exit 1); `00:00:00` turns the "
          "watchdog off"},
     };
+}
+
+}  // namespace
+
+const std::vector<CommonKey>& common_keys() {
+    static const std::vector<CommonKey> keys = [] {
+        std::vector<CommonKey> all = model_keys();
+        const std::vector<CommonKey> more = execution_keys();
+        all.insert(all.end(), more.begin(), more.end());
+        return all;
+    }();
     return keys;
 }
 
