@@ -36,6 +36,8 @@ public:
         : sim_(sim), tolerance_(tolerance), history(std::move(history)) {}
 
     void requested(std::int64_t sweep) { pending_.push_back(sweep); }
+    // Whether a residual below time.tolerance stops the run.
+    [[nodiscard]] bool stops_below_tolerance() const { return tolerance_ > 0; }
     [[nodiscard]] bool waiting() const { return !pending_.empty(); }
     // Reads the oldest residual.
     void take() {
@@ -79,7 +81,7 @@ bool summing_pass(Simulation<T>& sim, const StencilParams<T>& params, const Conf
     sweep += count;
     res.take_before(first);  // the blocks before
     for (std::int64_t s = first; s <= sweep; ++s) res.requested(s);
-    if (cfg.number("time.tolerance") > 0) res.take_all();
+    if (res.stops_below_tolerance()) res.take_all();
     if (!res.converged) return false;
     const std::int64_t at = res.history.back().first;
     res.drop();
