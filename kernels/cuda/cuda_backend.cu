@@ -106,13 +106,13 @@ public:
     // Ordered on the boundary stream and waited for: a plain cudaMemcpy from pageable memory
     // may return before its DMA lands, and our streams do not synchronise with the legacy one.
     void upload(const std::vector<T>& host, FieldView<T> dst) override {
-        sync_all();
+        residuals_.sync_all();
         GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(dst.data, host.data(), host.size() * sizeof(T),
                                            cudaMemcpyHostToDevice, lanes_.boundary()));
         lanes_.wait(Lane::boundary);
     }
     void download(FieldView<const T> src, std::vector<T>& host) override {
-        sync_all();
+        residuals_.sync_all();
         host.resize(src.ext.total);
         GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), src.data, host.size() * sizeof(T),
                                            cudaMemcpyDeviceToHost, lanes_.boundary()));
@@ -151,15 +151,15 @@ public:
         launch_faces(m, cuda::WrapFaces<T>{u}, lane);
     }
     double sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box) override {
-        sync_all();
+        residuals_.sync_all();
         return scratch_.sum_sq_diff(a, b, box, lanes_.boundary());
     }
     double sum_sq(FieldView<const T> a, const Box& box) override {
-        sync_all();
+        residuals_.sync_all();
         return scratch_.sum_sq(a, box, lanes_.boundary());
     }
     FieldStats stats(FieldView<const T> a, const Box& box) override {
-        sync_all();
+        residuals_.sync_all();
         return scratch_.stats(a, box, lanes_.boundary());
     }
     void fill(FieldView<T> u, const Box& b, T value) override {
@@ -275,12 +275,6 @@ public:
     }
 
 private:
-    void sync_all() {
-        lanes_.wait(Lane::boundary);
-        lanes_.wait(Lane::interior);
-        residuals_.wait();
-    }
-
     template <class Op>
     void launch_faces(const FaceMoves<T>& m, Op op, Lane lane) {
         cuda::FaceLayout layout{};

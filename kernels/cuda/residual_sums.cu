@@ -184,12 +184,10 @@ void ResidualSums::settle() const noexcept {
     cudaStreamSynchronize(lanes_.boundary());
 }
 
-void ResidualSums::wait() const { GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(reduce_.get())); }
-
 void ResidualSums::sync_all() const {
     lanes_.wait(Lane::boundary);
     lanes_.wait(Lane::interior);
-    wait();
+    GRIDSIM_CUDA_CHECK(cudaStreamSynchronize(reduce_.get()));
 }
 
 double* ResidualSums::fold_residual() {

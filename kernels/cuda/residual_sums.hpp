@@ -49,15 +49,14 @@ public:
     std::unique_ptr<Recording> end_capture();
 
     [[nodiscard]] bool recording() const { return capture_ != nullptr; }
-    // Waits for the folds and reads issued so far.
-    void wait() const;
+    // Waits for both lanes' work and the folds and reads issued so far.
+    void sync_all() const;
 
 private:
     struct Capture;
     double* fold_in_capture(double* host = nullptr);
     ReadSlot& finished(int id);
     double* fold_set(int parts, double* host);
-    void sync_all() const;
 
     Lanes& lanes_;
     Stream reduce_{Stream::Priority::high};

@@ -92,8 +92,7 @@ void Simulation<T>::check_ipc_neighbours() {
 // rank's.
 template <class T>
 void Simulation<T>::check_memory(std::size_t field_bytes) {
-    const NodeComm node(topo_.comm());
-    const int ranks_on_node = comm_size(node.get());
+    const int ranks_on_node = node_comm(topo_.comm()).size();
     const double on_node = ranks_on_node;
     const double field = static_cast<double>(field_bytes);
     const double host_free = static_cast<double>(available_host_memory());

@@ -123,24 +123,6 @@ inline void barrier(MPI_Comm comm) { GRIDSIM_MPI_CHECK(MPI_Barrier(comm)); }
 // Seconds on MPI's wall clock.
 inline double wall_seconds() { return MPI_Wtime(); }
 
-// The ranks of `comm` that share this rank's node (MPI_COMM_TYPE_SHARED), freed on destruction.
-class NodeComm {
-public:
-    explicit NodeComm(MPI_Comm comm) {
-        GRIDSIM_MPI_CHECK(
-            MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_));
-    }
-    NodeComm(const NodeComm&) = delete;
-    NodeComm& operator=(const NodeComm&) = delete;
-    ~NodeComm() {
-        if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
-    }
-    [[nodiscard]] MPI_Comm get() const { return node_; }
-
-private:
-    MPI_Comm node_ = MPI_COMM_NULL;
-};
-
 // One non-blocking max over the ranks of N ints at a time: start() sends this rank's values,
 // wait() completes the exchange and returns the maxima. The exchange in flight is completed on
 // destruction (every rank destroys it at the same point).
@@ -177,13 +159,6 @@ inline void send_bytes(MPI_Comm comm, const void* data, std::size_t bytes, int p
 inline void receive_bytes(MPI_Comm comm, void* data, std::size_t bytes, int peer) {
     GRIDSIM_MPI_CHECK(
         MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE));
-}
-
-// A communicator of its own over the same ranks (collective); the caller frees it.
-inline MPI_Comm duplicate_comm(MPI_Comm comm) {
-    MPI_Comm dup = MPI_COMM_NULL;
-    GRIDSIM_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-    return dup;
 }
 
 // Ends every rank of the job with exit code `code`: for a failure that may be this rank's alone,

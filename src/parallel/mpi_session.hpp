@@ -45,6 +45,11 @@ private:
     MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
+// The ranks of `comm` that share this rank's node (MPI_COMM_TYPE_SHARED), collective.
+Communicator node_comm(MPI_Comm comm);
+// A communicator of its own over the same ranks, collective.
+Communicator duplicate_comm(MPI_Comm comm);
+
 // `root`'s `text` (rank 0's by default) on every rank of `comm` (collective).
 void broadcast_string(MPI_Comm comm, std::string& text, int root = 0);
 

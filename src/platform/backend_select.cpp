@@ -50,10 +50,8 @@ std::vector<std::vector<std::string>> node_device_lists(MPI_Comm node) {
 }  // namespace
 
 DevicePlan plan_device(MPI_Comm comm) {
-    MPI_Comm node = MPI_COMM_NULL;
-    GRIDSIM_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    const Communicator owned(node);
-    const std::vector<DeviceAssignment> map = assign_devices(node_device_lists(node));
+    const Communicator owned = node_comm(comm);
+    const std::vector<DeviceAssignment> map = assign_devices(node_device_lists(owned.get()));
     DevicePlan plan;
     const DeviceAssignment& mine = map[owned.rank()];
     if (mine.device >= 0) plan.info = device_runtime()->describe(mine.device);

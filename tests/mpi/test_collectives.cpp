@@ -74,9 +74,9 @@ TEST(Collectives, PendingMaxCompletesOneExchangeAtATime) {
     agreement.start({1, 1, 1});  // left in flight: the destructor completes it on every rank
 }
 
-TEST(Collectives, NodeCommHoldsThisRank) {
-    const NodeComm node(MPI_COMM_WORLD);
-    const int on_node = comm_size(node.get());
+TEST(Collectives, NodeCommunicatorHoldsThisRank) {
+    const Communicator node = node_comm(MPI_COMM_WORLD);
+    const int on_node = node.size();
     EXPECT_GE(on_node, 1);
     EXPECT_LE(on_node, test::world_size());
     EXPECT_EQ(allreduce(node.get(), 1, Reduce::sum), on_node);
