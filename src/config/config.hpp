@@ -39,7 +39,7 @@ enum class GraphMode { automatic, on, off };
 // on several ranks whichever of on and fused a start-up trial finds faster.
 enum class OverlapMode { automatic, on, off, fused };
 // Whether the mode lets a sweep or pass run as one launch followed by the halos ("auto" where
-// Simulation::fuses says so, "fused" always).
+// SweepPlan::fuses says so, "fused" always).
 constexpr bool may_fuse(OverlapMode m) {
     return m == OverlapMode::automatic || m == OverlapMode::fused;
 }

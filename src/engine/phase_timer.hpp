@@ -26,6 +26,13 @@ using PhaseTimes = std::array<double, static_cast<int>(Phase::count)>;
 // about a microsecond each on the host). The sampled passes are every `every`-th one from the
 // second (the first carries one-time costs), and totals() scales their times by passes / timed
 // passes; host phases (reductions the host waits for, I/O) are always timed.
+// parallel.phase_every with 0 resolved: the CUDA backend's per-phase events cost a small step
+// several microseconds, the CPU's clock reads nothing worth saving.
+inline int resolved_phase_every(int asked, bool on_device) {
+    if (asked > 0) return asked;
+    return on_device ? 64 : 1;
+}
+
 class PhaseTimer {
 public:
     // `host`: the host phases' clock (the wall clock; tests give another).

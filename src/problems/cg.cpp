@@ -44,7 +44,9 @@ std::array<double, N> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
         be_.vector_ops().read_sums(local, static_cast<int>(N), sums.data());
         auto t = sim_.timer().on_host(Phase::reduction);
         allreduce_timer_->begin(0, Lane::boundary);
-        sums = sim_.allreduce_sums(sums);
+        const std::array<double, N> mine = sums;
+        allreduce(sim_.topology().comm(), mine.data(), sums.data(), static_cast<int>(N),
+                  Reduce::sum);
         allreduce_timer_->end(0, Lane::boundary);
     }
     allreduce_timer_->collect(allreduce_seconds_, false);  // finished: read_sums waited
@@ -68,9 +70,9 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
         be_.copy(b_.view().data, x.data, total, Lane::boundary);
-        sim_.zero_outside_updated(b_.view());
+        sim_.stencil_operator().zero_outside_updated(b_.view());
     }
-    sim_.apply(op_, x, q_.view());
+    sim_.stencil_operator().apply(op_, x, q_.view());
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
     be_.copy(r_.view().data, b_.view().data, total, Lane::boundary);
     be_.vector_ops().axpy(T(-1), q_.view(), r_.view());
@@ -81,7 +83,7 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
 // The BLAS sequence: x += a p; r -= a q; z = r / d; p = z + beta p as scale and axpy.
 template <class T>
 void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
-    sim_.apply(op_, p_.view(), q_.view());
+    sim_.stencil_operator().apply(op_, p_.view(), q_.view());
     const double pq = reduce<1>(Phase::reduction, [&] {
         double* s = be_.vector_ops().sum_slots();
         be_.vector_ops().dot(p_.view(), q_.view(), s);
@@ -114,8 +116,8 @@ void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) 
 // r.r = (r.z) d.
 template <class T>
 void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr) {
-    const Box& box = sim_.updated_points();
-    double* local_pq = sim_.apply_and_dot(op_, p_.view(), q_.view());
+    const Box& box = sim_.stencil_operator().updated_points();
+    double* local_pq = sim_.stencil_operator().apply_and_dot(op_, p_.view(), q_.view());
     const double pq = reduce<1>(Phase::reduction, [&] { return local_pq; })[0];
     const CgUpdate<T> s{static_cast<T>(rz / pq),
                         inv_diagonal_,

@@ -1,6 +1,6 @@
 // Matrix-free conjugate gradient on a Simulation's fields (the implicit heat step): the
 // operator is a stencil applied by the backend's kernels with the halo exchange overlapped
-// (Simulation::apply), the vector operations are the backend's (cuBLAS or fused kernels on the
+// (StencilOperator::apply), the vector operations are the backend's (cuBLAS or fused kernels on the
 // GPU, loops on the CPU), and each reduction is one all-reduce over the ranks: MPI on the host,
 // or, when asked and the halo transport is NCCL, NCCL on the boundary stream (the sums then
 // reach the host already added).

@@ -12,7 +12,7 @@
 #include "parallel/collectives.hpp"
 #include "problems/cg.hpp"
 #include "problems/problem.hpp"
-#include "run/step_loop.hpp"
+#include "run/time_loop.hpp"
 
 namespace gridsim {
 
@@ -106,7 +106,7 @@ StencilParams<T> heat_params(const Config& cfg, double sign) {
 // Max abs and relative L2 error of the current field against `scale * mode.shape(g)`.
 template <class T>
 ErrorNorms error_against(Simulation<T>& sim, const SineMode& mode, double scale) {
-    const FieldView<const T> u = sim.current_on_host();
+    const FieldView<const T> u = sim.host().current_on_host();
     const Subdomain& sub = sim.subdomain();
     const Domain& dom = sim.domain();
     double local[3] = {0.0, 0.0, 0.0};  // max |e|, sum e^2, sum ref^2
@@ -165,54 +165,84 @@ struct CgRecord {
     }
 };
 
-// The time loop of either scheme: `advance(n, count)` advances the current field by `count`
-// steps to step n (count > 1 only within the simulation's time block room, explicit scheme).
-template <class T, class Step>
-RunResult heat_loop(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, Step advance) {
-    ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
-                              cfg.steps);
-    LoopClock clock(sim.topology().comm());
-    StopMonitor stop(sim.topology().comm(), cfg, opt);
-    std::int64_t step = opt.start_step;
-    std::string stopped;
-    while (step < cfg.steps) {
-        const int block = block_length(step, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
-            return host_step(opt, cfg, progress, s);
-        });
-        step += block;
-        advance(step, block);
-        check_field(opt, sim, cfg, step);
-        output_if_due(opt, sim, cfg, step, step == cfg.steps);
-        if (progress.due(step))
-            emit_progress(opt, sim, cfg, step, "|u|", sim.norm(), clock.elapsed());
-        if (step < cfg.steps && stop.due(step)) {
-            stopped = stop.reason();
-            write_stop_checkpoint(opt, sim, cfg, step);
-            break;
-        }
+// The explicit scheme's steps: blocks of sweeps as long as the time block's room allows.
+template <class T>
+class ExplicitStepper final : public Stepper {
+public:
+    ExplicitStepper(Simulation<T>& sim, const Config& cfg)
+        : sim_(sim), cfg_(cfg), params_(heat_params<T>(cfg, 1.0)) {}
+    std::int64_t advance(std::int64_t step, const HostStep& host) override {
+        const int block = block_length(step, sim_.most_sweeps(), cfg_.steps, host);
+        sim_.sweeps(params_, block);
+        return step + block;
     }
-    stop.end_of_loop();
-    RunResult r = make_result(sim, cfg, opt, step, clock);
-    r.stopped = stopped;
+    [[nodiscard]] const char* progress_name() const override { return "|u|"; }
+    double progress_value() override { return sim_.norm(); }
+
+private:
+    Simulation<T>& sim_;
+    const Config& cfg_;
+    const StencilParams<T> params_;
+};
+
+// The heat result's common part: the final norm, the errors against the analytic solution and
+// the gathered field.
+template <class T>
+void finish_heat(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, RunResult& r) {
     r.final_norm = sim.norm();
-    add_analytic_errors(sim, cfg, step, r);
-    if (opt.gather_field) r.global_field = sim.gather();
-    return r;
+    add_analytic_errors(sim, cfg, r.steps, r);
+    if (opt.gather_field) r.global_field = sim.host().gather();
 }
 
 template <class T>
 RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     Simulation<T> sim(cfg, comm);
     start(sim, opt);
-    const StencilParams<T> params = heat_params<T>(cfg, 1.0);
-    return heat_loop(sim, cfg, opt, [&](std::int64_t, int count) { sim.sweeps(params, count); });
+    ExplicitStepper<T> stepper(sim, cfg);
+    RunResult r = run_time_loop(sim, cfg, opt, stepper);
+    finish_heat(sim, cfg, opt, r);
+    return r;
 }
 
 // Each step solves (I - alpha dt Lap_h) u' = u with the current field as the first guess. A
 // solve that does not reach time.cg_tolerance ends the run on every rank (exit 1).
 template <class T>
+class ImplicitStepper final : public Stepper {
+public:
+    ImplicitStepper(Simulation<T>& sim, const CgSettings& settings, const StencilParams<T>& op,
+                    double diagonal)
+        : sim_(sim), settings_(settings), cg_(sim, op, diagonal, settings) {}
+    std::int64_t advance(std::int64_t step,
+                         const HostStep& /*host: every step is one solve*/) override {
+        ++step;
+        const CgOutcome o = cg_.solve();
+        record_.add(o);
+        if (o.converged) return step;
+        if (sim_.topology().rank() == 0)
+            std::cerr << fmt::format(
+                             "gridsim: error: step {}: CG did not converge: relative residual "
+                             "{:.3e} after {} iterations (time.cg_tolerance = {:.3e}, "
+                             "time.cg_max_iterations = {})",
+                             step, o.relative_residual, o.iterations, settings_.tolerance,
+                             settings_.max_iterations)
+                      << std::endl;
+        throw RunFailure("CG did not converge");
+    }
+    [[nodiscard]] const char* progress_name() const override { return "|u|"; }
+    double progress_value() override { return sim_.norm(); }
+    [[nodiscard]] const ConjugateGradient<T>& cg() const { return cg_; }
+    [[nodiscard]] const CgRecord& record() const { return record_; }
+
+private:
+    Simulation<T>& sim_;
+    CgSettings settings_;
+    ConjugateGradient<T> cg_;
+    CgRecord record_;
+};
+
+template <class T>
 RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Simulation<T>::Blocks::none);
+    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Blocks::none);
     start(sim, opt);
     const std::array<double, 3> rd = diffusion_numbers(cfg);
     const double diagonal = 1.0 + 2.0 * (rd[0] + rd[1] + rd[2]);
@@ -222,22 +252,11 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
     settings.jacobi_preconditioner = cfg.word("time.cg_preconditioner") == "jacobi";
     settings.fused = cfg.word("parallel.cg_kernels") == "fused";
     settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "nccl";
-    ConjugateGradient<T> cg(sim, heat_params<T>(cfg, -1.0), diagonal, settings);
-    CgRecord record;
-    RunResult r = heat_loop(sim, cfg, opt, [&](std::int64_t step, int /*count: always 1*/) {
-        const CgOutcome o = cg.solve();
-        record.add(o);
-        if (o.converged) return;
-        if (sim.topology().rank() == 0)
-            std::cerr << fmt::format(
-                             "gridsim: error: step {}: CG did not converge: relative residual "
-                             "{:.3e} after {} iterations (time.cg_tolerance = {:.3e}, "
-                             "time.cg_max_iterations = {})",
-                             step, o.relative_residual, o.iterations, settings.tolerance,
-                             settings.max_iterations)
-                      << std::endl;
-        throw RunFailure("CG did not converge");
-    });
+    ImplicitStepper<T> stepper(sim, settings, heat_params<T>(cfg, -1.0), diagonal);
+    RunResult r = run_time_loop(sim, cfg, opt, stepper);
+    finish_heat(sim, cfg, opt, r);
+    const CgRecord& record = stepper.record();
+    const ConjugateGradient<T>& cg = stepper.cg();
     const double per_step = record.steps > 0 ? static_cast<double>(record.total) / record.steps : 0;
     // The slowest rank's: the one the others wait for.
     const double allreduce_max =

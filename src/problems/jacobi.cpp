@@ -4,12 +4,11 @@
 #include <fmt/format.h>
 
 #include <deque>
-#include <functional>
 #include <utility>
 #include <vector>
 
 #include "problems/problem.hpp"
-#include "run/step_loop.hpp"
+#include "run/time_loop.hpp"
 
 namespace gridsim {
 
@@ -21,168 +20,137 @@ namespace {
 // at exactly the sweep that converged, as if it had waited. With temporal blocking the sweeps
 // between two residual sweeps run as blocks (Simulation::sweeps), never the one after a
 // residual sweep (it may be undone) nor a residual sweep itself (it sums its own change). A
-// residual is read at once where something needs it at that sweep (a progress line, an output, the
-// last sweep).
+// residual is read at once where something needs it at that sweep (a progress line, an output,
+// the last sweep).
 // With a residual every sweep and passes that sum every level (Simulation::sums_in_passes), a
 // block of sweeps is one pass: without a tolerance its residuals are read after the next block
 // has been issued; with one, at once, and a convergence inside the pass undoes the whole pass
 // (its input is still the other buffer) and redoes the sweeps up to the converged one.
-// The residuals requested and not yet read, oldest first, and what reading them found.
 template <class T>
-class ResidualPipeline {
+class JacobiStepper final : public Stepper {
 public:
-    using History = std::vector<std::pair<std::int64_t, double>>;
-    ResidualPipeline(Simulation<T>& sim, double tolerance, History history)
-        : sim_(sim), tolerance_(tolerance), history(std::move(history)) {}
+    JacobiStepper(Simulation<T>& sim, const Config& cfg, History start_history)
+        : sim_(sim),
+          cfg_(cfg),
+          norm_every_(cfg.integer("time.norm_every")),
+          tolerance_(cfg.number("time.tolerance")),
+          in_passes_(sim.sums_in_passes()),
+          history_(std::move(start_history)) {
+        params_.kind = StencilKind::jacobi;
+    }
 
-    void requested(std::int64_t sweep) { pending_.push_back(sweep); }
-    // Whether a residual below time.tolerance stops the run.
-    [[nodiscard]] bool stops_below_tolerance() const { return tolerance_ > 0; }
-    [[nodiscard]] bool waiting() const { return !pending_.empty(); }
+    std::int64_t advance(std::int64_t sweep, const HostStep& host) override {
+        return in_passes_ ? summing_pass(sweep, host) : sweeps_and_residuals(sweep, host);
+    }
+    // Reads every residual in flight, until one has converged.
+    void settle() override {
+        while (!pending_.empty() && !converged_) take();
+    }
+    [[nodiscard]] bool converged() const override { return converged_; }
+    [[nodiscard]] const char* progress_name() const override { return "residual"; }
+    double progress_value() override { return residual_; }
+    [[nodiscard]] const History* history() const override { return &history_; }
+    [[nodiscard]] History take_history() { return std::move(history_); }
+    [[nodiscard]] double last_residual() const { return residual_; }
+
+private:
+    [[nodiscard]] bool residual_at(std::int64_t s) const {
+        return s % norm_every_ == 0 || s == cfg_.steps;
+    }
     // Reads the oldest residual.
     void take() {
-        residual = sim_.take_residual();
-        history.emplace_back(pending_.front(), residual);
-        converged = tolerance_ > 0 && residual < tolerance_;
+        residual_ = sim_.take_residual();
+        history_.emplace_back(pending_.front(), residual_);
+        converged_ = tolerance_ > 0 && residual_ < tolerance_;
         pending_.pop_front();
-    }
-    // Reads those of the sweeps before `first`; every one, until one has converged.
-    void take_before(std::int64_t first) {
-        while (!pending_.empty() && pending_.front() < first) take();
-    }
-    void take_all() {
-        while (!pending_.empty() && !converged) take();
     }
     // Forgets the residuals still pending (the simulation's reads with them).
     void drop() {
         sim_.drop_residuals();
         pending_.clear();
     }
+    std::int64_t summing_pass(std::int64_t sweep, const HostStep& host);
+    std::int64_t sweeps_and_residuals(std::int64_t sweep, const HostStep& host);
 
-    History history;
-    bool converged = false;
-    double residual = 0.0;
-
-private:
     Simulation<T>& sim_;
-    double tolerance_;
-    std::deque<std::int64_t> pending_;
+    const Config& cfg_;
+    const std::int64_t norm_every_;
+    const double tolerance_;
+    const bool in_passes_;
+    StencilParams<T> params_;
+    History history_;
+    std::deque<std::int64_t> pending_;  // the sweeps whose residuals are requested, not read
+    bool converged_ = false;
+    double residual_ = 0.0;
 };
 
-// A block of sweeps as one summing pass (Simulation::sums_in_passes), from `sweep` on. Returns
-// true where a residual converged: the fields then hold the converged sweep, `sweep` is it.
+// A block of sweeps as one summing pass, from `sweep` on. Where a residual converged the fields
+// hold the converged sweep, which is returned.
 template <class T>
-bool summing_pass(Simulation<T>& sim, const StencilParams<T>& params, const Config& cfg,
-                  const std::function<bool(std::int64_t)>& host, ResidualPipeline<T>& res,
-                  std::int64_t& sweep) {
+std::int64_t JacobiStepper<T>::summing_pass(std::int64_t sweep, const HostStep& host) {
     const std::int64_t first = sweep + 1;
-    const int count = block_length(sweep, sim.most_residual_sweeps(), cfg.steps, host);
-    sim.residual_sweeps(params, count);
+    const int count = block_length(sweep, sim_.most_residual_sweeps(), cfg_.steps, host);
+    sim_.residual_sweeps(params_, count);
     sweep += count;
-    res.take_before(first);  // the blocks before
-    for (std::int64_t s = first; s <= sweep; ++s) res.requested(s);
-    if (res.stops_below_tolerance()) res.take_all();
-    if (!res.converged) return false;
-    const std::int64_t at = res.history.back().first;
-    res.drop();
+    while (!pending_.empty() && pending_.front() < first) take();  // the blocks before
+    for (std::int64_t s = first; s <= sweep; ++s) pending_.push_back(s);
+    if (tolerance_ > 0) settle();
+    if (!converged_) return sweep;
+    const std::int64_t at = history_.back().first;
+    drop();
     if (at < sweep) {
-        sim.roll_back();
-        sim.sweeps(params, static_cast<int>(at - first + 1));
-        sweep = at;
+        sim_.roll_back();
+        sim_.sweeps(params_, static_cast<int>(at - first + 1));
     }
-    return true;
+    return at;
 }
 
 // A residual sweep, or a block of sweeps without one ending before the next residual sweep
 // (which sums its own) and at the next step that needs the host; one sweep while a residual is
-// read. Returns true where a residual converged: the sweep after it is then undone.
+// read. Where a residual converged the sweep after it is undone.
 template <class T>
-bool sweeps_and_residuals(Simulation<T>& sim, const StencilParams<T>& params, const Config& cfg,
-                          const std::function<bool(std::int64_t)>& host,
-                          const std::function<bool(std::int64_t)>& residual_at,
-                          ResidualPipeline<T>& res, std::int64_t& sweep) {
+std::int64_t JacobiStepper<T>::sweeps_and_residuals(std::int64_t sweep, const HostStep& host) {
     const bool check = residual_at(sweep + 1);
-    const int block = check || res.waiting()
-                          ? 1
-                          : block_length(sweep, sim.most_sweeps(), cfg.steps, [&](std::int64_t s) {
-                                return residual_at(s + 1) || host(s);
-                            });
+    const int block =
+        check || !pending_.empty()
+            ? 1
+            : block_length(sweep, sim_.most_sweeps(), cfg_.steps,
+                           [&](std::int64_t s) { return residual_at(s + 1) || host(s); });
     if (block > 1) {
-        sim.sweeps(params, block);
+        sim_.sweeps(params_, block);
         sweep += block;
     } else {
-        sim.sweep(params, check);
+        sim_.sweep(params_, check);
         ++sweep;
     }
-    if (res.waiting()) {
-        res.take();
-        if (res.converged) {
-            sim.roll_back();
-            --sweep;
-            return true;
+    if (!pending_.empty()) {
+        take();
+        if (converged_) {
+            sim_.roll_back();
+            return sweep - 1;
         }
     }
     if (check) {
-        sim.request_residual();
-        res.requested(sweep);
+        sim_.request_residual();
+        pending_.push_back(sweep);
     }
-    return false;
+    return sweep;
 }
 
 template <class T>
 RunResult run_jacobi(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    const std::int64_t norm_every = cfg.integer("time.norm_every");
-    using Blocks = typename Simulation<T>::Blocks;
-    Simulation<T> sim(cfg, comm, 0, norm_every > 1 ? Blocks::plain : Blocks::summing,
+    Simulation<T> sim(cfg, comm, 0,
+                      cfg.integer("time.norm_every") > 1 ? Blocks::plain : Blocks::summing,
                       StencilKind::jacobi);
     start(sim, opt);
-    StencilParams<T> params;
-    params.kind = StencilKind::jacobi;
-    ProgressSchedule progress(sim.topology().comm(), opt.on_progress ? cfg.progress_every : 0,
-                              cfg.steps);
-    ResidualPipeline<T> res(sim, cfg.number("time.tolerance"), opt.start_history);
-    const bool in_passes = sim.sums_in_passes();
-    const auto host = [&](std::int64_t s) { return host_step(opt, cfg, progress, s); };
-    const auto residual_at = [&](std::int64_t s) { return s % norm_every == 0 || s == cfg.steps; };
-
-    LoopClock clock(sim.topology().comm());
-    StopMonitor stop(sim.topology().comm(), cfg, opt);
-    std::string stopped;
-    std::int64_t sweep = opt.start_step;
-    while (sweep < cfg.steps) {
-        if (in_passes ? summing_pass(sim, params, cfg, host, res, sweep)
-                      : sweeps_and_residuals(sim, params, cfg, host, residual_at, res, sweep))
-            break;
-        const bool show = progress.due(sweep);
-        const bool write = opt.output_due && opt.output_due(sweep, false);
-        if (show || write || sweep == cfg.steps) res.take_all();
-        if (res.converged) break;
-        if (show) emit_progress(opt, sim, cfg, sweep, "residual", res.residual, clock.elapsed());
-        check_field(opt, sim, cfg, sweep);
-        output_if_due(opt, sim, cfg, sweep, sweep == cfg.steps, &res.history);
-        if (sweep < cfg.steps && stop.due(sweep)) {
-            // The checkpoint carries every residual up to this sweep: read the ones in flight.
-            res.take_all();
-            if (res.converged) break;
-            stopped = stop.reason();
-            write_stop_checkpoint(opt, sim, cfg, sweep, &res.history);
-            break;
-        }
-    }
-    stop.end_of_loop();
-    if (res.converged) {
-        if (progress.enabled())
-            emit_progress(opt, sim, cfg, sweep, "residual", res.residual, clock.elapsed());
-        output_if_due(opt, sim, cfg, sweep, true, &res.history);
-    }
-    RunResult r = make_result(sim, cfg, opt, sweep, clock);
-    r.residual_history = std::move(res.history);
-    r.converged = res.converged;
-    r.stopped = stopped;
-    r.final_norm = res.residual;
+    JacobiStepper<T> stepper(sim, cfg, opt.start_history);
+    RunResult r = run_time_loop(sim, cfg, opt, stepper);
+    r.residual_history = stepper.take_history();
+    r.converged = stepper.converged();
+    r.final_norm = stepper.last_residual();
     r.problem_report["residual_history"] = r.residual_history;
-    r.problem_report["converged"] = res.converged;
-    if (opt.gather_field) r.global_field = sim.gather();
+    r.problem_report["converged"] = r.converged;
+    if (opt.gather_field) r.global_field = sim.host().gather();
     return r;
 }
 

@@ -274,7 +274,7 @@ std::string outputs_text(const Config& cfg) {
 
 // A 2D jacobi deck with the residual every sweep, time blocks not off and overlap "auto" or
 // "fused": its residual sweeps run as summing passes where the backend can sum its ranks' boxes
-// in them (Simulation::can_sum_in_passes); the CUDA pass only where they are whole-width row
+// in them (Tuner::can_sum_in_passes); the CUDA pass only where they are whole-width row
 // slabs.
 bool passes_could_sum_residuals(const Config& cfg) {
     return cfg.problem == "jacobi" && cfg.dims == 2 && cfg.integer("time.norm_every") == 1 &&

@@ -295,7 +295,7 @@ void check_start_state(Simulation<T>& sim, const RunOptions& opt) {
             "continues from it anyway)",
             opt.restart_file, bad));
     }
-    if (sim.config().dump_on_failure && bad == 0) sim.keep_last_good(opt.start_step);
+    if (sim.config().dump_on_failure && bad == 0) sim.host().keep_last_good(opt.start_step);
 }
 
 // Starts the simulation from the initial condition, or from a checkpoint (opt.load_field).
@@ -309,7 +309,7 @@ void start(Simulation<T>& sim, const RunOptions& opt) {
         });
     }
     if (opt.load_field || sim.config().dump_on_failure) check_start_state(sim, opt);
-    if (opt.prepare_output) opt.prepare_output([&sim] { return sim.allocate_staging(); });
+    if (opt.prepare_output) opt.prepare_output([&sim] { return sim.host().allocate_staging(); });
     announce_start(sim, opt);
 }
 
@@ -325,8 +325,8 @@ OutputContext output_context(Simulation<T>& sim, const Config& cfg, std::int64_t
     ctx.domain = &sim.domain();
     ctx.subdomain = &sim.subdomain();
     ctx.process_grid = sim.topology().process_grid();
-    ctx.field = [&sim] { return sim.current_host_field(); };
-    ctx.stage = [&sim](void* dst) { return sim.stage_current(dst); };
+    ctx.field = [&sim] { return sim.host().current_host_field(); };
+    ctx.stage = [&sim](void* dst) { return sim.host().stage_current(dst); };
     ctx.residual_history = history;
     ctx.devices = sim.devices();
     return ctx;
@@ -364,7 +364,7 @@ inline bool beyond_bound(double v, const Config& cfg) {
 template <class T>
 void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, const FieldStats& s) {
     auto bad = [&](double v) { return !std::isfinite(v) || beyond_bound(v, cfg); };
-    const FieldView<const T> u = sim.current_on_host();
+    const FieldView<const T> u = sim.host().current_on_host();
     const Subdomain& sub = sim.subdomain();
     const Domain& dom = sim.domain();
     std::int64_t count = 0;
@@ -423,13 +423,13 @@ void check_field(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, s
     const FieldStats s = sim.stats();
     const bool too_big = beyond_bound(s.min, cfg) || beyond_bound(s.max, cfg);
     if (s.nonfinite == 0 && !too_big) {
-        if (cfg.dump_on_failure) sim.keep_last_good(step);
+        if (cfg.dump_on_failure) sim.host().keep_last_good(step);
         return;
     }
     report_blowup(sim, cfg, step, s);
-    if (cfg.dump_on_failure && sim.last_good_step() >= 0 && opt.on_output) {
-        OutputContext ctx = output_context(sim, cfg, sim.last_good_step(), false, nullptr);
-        ctx.field = [&sim] { return sim.last_good_host_field(); };
+    if (cfg.dump_on_failure && sim.host().last_good_step() >= 0 && opt.on_output) {
+        OutputContext ctx = output_context(sim, cfg, sim.host().last_good_step(), false, nullptr);
+        ctx.field = [&sim] { return sim.host().last_good_host_field(); };
         ctx.last_good = true;
         opt.on_output(ctx);
     }

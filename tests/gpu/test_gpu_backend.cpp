@@ -835,15 +835,15 @@ TEST(GpuStaging, AStagedFieldHoldsItsStepWhileTheSweepsGoOn) {
                 for (int b = 0; b < blocks; ++b) s.sweeps(p, s.most_sweeps());
             };
             auto owned = [](Simulation<T>& s) {
-                const FieldView<const T> u = s.current_on_host();
+                const FieldView<const T> u = s.host().current_on_host();
                 std::vector<T> v;
                 for (int k = 0; k < u.ext.n[2]; ++k)
                     for (int j = 0; j < u.ext.n[1]; ++j)
                         for (int i = 0; i < u.ext.n[0]; ++i) v.push_back(u(i, j, k));
                 return v;
             };
-            const std::shared_ptr<void> memory1 = sim.allocate_staging();
-            const std::shared_ptr<void> memory2 = sim.allocate_staging();
+            const std::shared_ptr<void> memory1 = sim.host().allocate_staging();
+            const std::shared_ptr<void> memory2 = sim.host().allocate_staging();
             sim.initialise();
             plain.initialise();
             // Two fields staged one pass apart (one of each buffer, both copies in flight),
@@ -851,9 +851,9 @@ TEST(GpuStaging, AStagedFieldHoldsItsStepWhileTheSweepsGoOn) {
             advance(sim, 3);
             advance(plain, 3);
             const std::vector<T> first = owned(plain);
-            const StagedField staged1 = sim.stage_current(memory1.get());
+            const StagedField staged1 = sim.host().stage_current(memory1.get());
             advance(sim, 1);
-            const StagedField staged2 = sim.stage_current(memory2.get());
+            const StagedField staged2 = sim.host().stage_current(memory2.get());
             advance(sim, 40);
             advance(plain, 1);
             const std::vector<T> second = owned(plain);

@@ -1,35 +1,19 @@
-// Simulation's global sums (simulation.hpp): all-reduces, sums in rank order, the residual
-// read-back pipeline, norms and field statistics.
-#include "engine/simulation.hpp"
+#include "engine/residual_pipeline.hpp"
 
 #include <cmath>
 
+#include "parallel/collectives.hpp"
+
 namespace gridsim {
-
-template <class T>
-double Simulation<T>::allreduce_sum(double local) {
-    return allreduce_sums<1>({local})[0];
-}
-
-// Every rank's value added in rank order, the first rank's first: the order of the ipc
-// transport's mailbox all-reduce, so bitwise its result.
-template <class T>
-double Simulation<T>::sum_in_rank_order(double local) {
-    const std::vector<double> all = allgather(topo_.comm(), local);
-    double sum = all[0];
-    for (std::size_t r = 1; r < all.size(); ++r) sum += all[r];
-    return sum;
-}
 
 // The fold and the read-back run beside the next sweep: neither lane waits for them. An
 // all-reduce on the device (NCCL, several ranks) must be ordered on the boundary lane with the
 // halo messages of the same communicator; it is issued only when the value is taken, after the
 // next sweep's boundary work, so it runs beside that sweep's interior instead of delaying it.
 template <class T>
-void Simulation<T>::request_residual() {
-    if (recorded_read_ >= 0) {  // a replayed sweep folded, summed and started reading it
-        pending_.push_back({nullptr, false, recorded_read_, true});
-        recorded_read_ = -1;
+void ResidualPipeline<T>::request(int recorded_read) {
+    if (recorded_read >= 0) {
+        pending_.push_back({nullptr, false, recorded_read, true});
         return;
     }
     double* sum = be_.sums().fold_residual();
@@ -39,17 +23,33 @@ void Simulation<T>::request_residual() {
 }
 
 template <class T>
-int Simulation<T>::reduce_on_device_and_read(double* sum) {
+int ResidualPipeline<T>::reduce_on_device_and_read(double* sum) {
     be_.sums().join_fold(Lane::boundary);
-    allreduce_on_lane(sum, 1);
+    halo_.allreduce_sum_on_lane(sum, 1);
     return be_.sums().start_read(sum, Backend<T>::ReadAfter::boundary_lane);
+}
+
+template <class T>
+void ResidualPipeline<T>::connect() {
+    if (reduces_on_device())
+        (void)be_.sums().finish_read(reduce_on_device_and_read(be_.sums().fold_residual()));
+}
+
+// Every rank's value added in rank order, the first rank's first: the order of the ipc
+// transport's mailbox all-reduce, so bitwise its result.
+template <class T>
+double ResidualPipeline<T>::sum_in_rank_order(double local) {
+    const std::vector<double> all = allgather(topo_.comm(), local);
+    double sum = all[0];
+    for (std::size_t r = 1; r < all.size(); ++r) sum += all[r];
+    return sum;
 }
 
 // The wait in finish_read() is for the requesting sweep itself to finish, so it is not timed as
 // a reduction; the all-reduce is (on the boundary lane, or on the host).
 template <class T>
-double Simulation<T>::take_residual() {
-    const PendingResidual p = pending_.front();
+double ResidualPipeline<T>::take() {
+    const Pending p = pending_.front();
     pending_.pop_front();
     if (p.on_device) {
         int read = -1;
@@ -69,35 +69,10 @@ double Simulation<T>::take_residual() {
     if (p.global || topo_.size() == 1) return std::sqrt(sum);
     auto t = timer_.on_host(Phase::reduction);
     if (p.level >= 0 && reduces_on_device()) return std::sqrt(sum_in_rank_order(sum));
-    return std::sqrt(allreduce_sum(sum));
+    return std::sqrt(allreduce(topo_.comm(), sum, Reduce::sum));
 }
 
-template <class T>
-double Simulation<T>::residual_separate_pass() {
-    auto t = timer_.on_host(Phase::reduction);
-    return std::sqrt(
-        allreduce_sum(be_.reductions().sum_sq_diff(current(), u_[1 - cur_].view(), updated_)));
-}
-
-template <class T>
-double Simulation<T>::norm() {
-    auto t = timer_.on_host(Phase::reduction);
-    return std::sqrt(allreduce_sum(be_.reductions().sum_sq(current(), owned_)));
-}
-
-template <class T>
-FieldStats Simulation<T>::stats() {
-    auto t = timer_.on_host(Phase::reduction);
-    const FieldStats mine = be_.reductions().stats(current(), owned_);
-    FieldStats all;
-    all.min = allreduce(topo_.comm(), mine.min, Reduce::min);
-    all.max = allreduce(topo_.comm(), mine.max, Reduce::max);
-    all.sum = allreduce(topo_.comm(), mine.sum, Reduce::sum);
-    all.nonfinite = allreduce(topo_.comm(), mine.nonfinite, Reduce::sum);
-    return all;
-}
-
-template class Simulation<float>;
-template class Simulation<double>;
+template class ResidualPipeline<float>;
+template class ResidualPipeline<double>;
 
 }  // namespace gridsim

@@ -1,0 +1,44 @@
+// What a halo depth (sweeps between exchanges) sets up on a run's fields: the exchange of that
+// many layers, the halo slabs a sweep also updates while layers remain, and the split of the
+// exchanging pass (its shell as deep as the halo it sends).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/field_pair.hpp"
+#include "engine/sweep_plan.hpp"
+#include "parallel/cart_topology.hpp"
+#include "parallel/halo_exchange.hpp"
+#include "platform/backend_select.hpp"
+
+namespace gridsim {
+
+template <class T>
+struct HaloSetup {
+    int depth = 1;
+    std::unique_ptr<HaloExchange<T>> halo;
+    std::vector<std::vector<Box>> rings;  // [extend]: the halo slabs a sweep also updates
+    // The split of a pass (no sums): its shell only as deep as the halo, the points a pass of up
+    // to `depth` levels reads a halo for. Launched on its own ahead of the exchange, a thinner
+    // shell costs less (docs/tuning.md, "Pass shell").
+    SweepRegions pass_regions;
+};
+
+// Collective (the transport connects the neighbours).
+template <class T>
+HaloSetup<T> make_halo_setup(const CartTopology& topo, const BackendChoice<T>& choice,
+                             FieldPair<T>& fields, const SweepGeometry& geo, int depth) {
+    const Subdomain& sub = topo.subdomain();
+    HaloSetup<T> s;
+    s.depth = depth;
+    s.halo = std::make_unique<HaloExchange<T>>(
+        topo, depth, *choice.backend, choice.transport, choice.ipc_everywhere,
+        std::vector<FieldView<T>>{fields.field(0), fields.field(1)});
+    for (int extend = 0; extend < depth; ++extend)
+        s.rings.push_back(peel(extend_into_halos(geo.updated, sub, extend), geo.updated, sub.dims));
+    s.pass_regions = split_for_overlap(geo.updated, sub, depth);
+    return s;
+}
+
+}  // namespace gridsim

@@ -1,0 +1,91 @@
+// What a run's sweeps do, decided once at start-up and then only read: the boxes of one rank's
+// sweeps (SweepGeometry) and the plan chosen for them (SweepPlan: engine/tuner.hpp builds it).
+// Every rule here and its threshold is a row of docs/tuning.md.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "config/config.hpp"
+#include "kernels/stencil.hpp"
+#include "mesh/domain.hpp"
+
+namespace gridsim {
+
+// What the problem's loop runs between halo exchanges, for parallel.time_block = "auto": sweeps
+// without a residual that a pass could take several at a time (heat, jacobi with a residual every
+// n > 1 sweeps), sweeps that each sum their change (jacobi with a residual every sweep: passes
+// that sum every level, where the backend can), or nothing a pass could take (the CG: "auto" is
+// 1).
+enum class Blocks { none, plain, summing };
+
+// The boxes of one rank's sweeps, the same whatever the plan.
+struct SweepGeometry {
+    // The split of a sweep: its shell this deep whatever the run's halo, so that the boxes a
+    // residual is summed over, and so its bits, are the same for every block; as deep as a pass's
+    // most levels and as the halos of every k up to 8. Deeper, it would move more of every small
+    // subdomain's sweep ahead of its exchange.
+    static constexpr int kSweepShellDepth = 8;
+
+    explicit SweepGeometry(const Subdomain& sub)
+        : owned{{0, 0, 0}, sub.size},
+          updated(updated_box(sub)),
+          live(extend_into_halos(updated, sub, 1 << 24)),
+          regions(split_for_overlap(updated, sub, kSweepShellDepth)) {
+        for (const Box& b : regions.shell) {
+            if (!b.empty()) sum_boxes.push_back(b);
+        }
+        if (!regions.interior.empty()) sum_boxes.push_back(regions.interior);
+    }
+
+    Box owned;
+    Box updated;
+    Box live;  // every point a sweep may update: the updated box, unbounded across neighbours
+    SweepRegions regions;
+    std::vector<Box> sum_boxes;  // the boxes a residual sweep sums over, in order: shell, interior
+};
+
+// How the sweeps run: fixed once the start-up trials are done, the same on every rank.
+struct SweepPlan {
+    Blocks blocks = Blocks::plain;
+    OverlapMode overlap = OverlapMode::automatic;
+    int block = 1;                    // sweeps between halo exchanges, the halos' depth
+    bool can_sum_in_passes = false;   // tuner.hpp, can_sum_in_passes
+    bool fused_exchanges = false;     // the exchange trial's choice
+    bool record_sweeps = false;       // parallel.graphs resolved
+    bool record_residuals = false;    // "auto" records residual sweeps of small subdomains only
+    int wrap_period = 0;              // tuner.hpp, kernel_wrap_period
+    bool local_only = false;          // no neighbour on another rank
+    bool reduces_on_device = false;   // several ranks, sums all-reduced on the device (NCCL)
+    bool box_sweeps = false;          // the backend sweeps several boxes in one launch
+    std::int64_t updated_points = 0;  // this rank's
+
+    // The most levels of one summing pass (the CUDA pass's; the CPU's sums level by level).
+    static constexpr int kMostSummingLevels = 8;
+    // Above this many updated points the one launch of a summing sweep (a block finds its box
+    // among several) is slower than the split's launches (docs/tuning.md).
+    static constexpr std::int64_t kFusedSumPoints = std::int64_t{1} << 24;
+
+    // Residual sweeps run as passes of several levels: time_block > 1 and can_sum_in_passes.
+    [[nodiscard]] bool sums_in_passes() const {
+        return blocks == Blocks::summing && block > 1 && can_sum_in_passes;
+    }
+    [[nodiscard]] bool overlapped() const { return overlap != OverlapMode::off; }
+    // overlap "auto", no neighbour on another rank: no transfer to hide, so every updated point
+    // in one launch on the boundary lane, then the halos (a periodic self-copy, if any), instead
+    // of a shell, an interior and a lane join. A sweep with a sum fuses only where the backend
+    // keeps the split's partials in one launch (box_sweeps), and only on subdomains of at most
+    // kFusedSumPoints. With a neighbour on another rank "auto" keeps the split for sweeps of one
+    // exchange each (docs/tuning.md, "Overlap on several ranks"); with time blocks the exchange
+    // trial chooses for the exchanging sweep or pass without a residual (fused_exchanges).
+    // overlap "fused" fuses on every rank as "auto" does on a rank without such a neighbour.
+    [[nodiscard]] bool fuses(StencilSum sum) const {
+        if (!may_fuse(overlap)) return false;
+        if (overlap == OverlapMode::automatic && !local_only)
+            return sum == StencilSum::none && fused_exchanges;
+        return sum == StencilSum::none || (box_sweeps && updated_points <= kFusedSumPoints);
+    }
+};
+
+}  // namespace gridsim

@@ -1,0 +1,198 @@
+#include "engine/sweeper.hpp"
+
+namespace gridsim {
+
+template <class T>
+Sweeper<T>::Sweeper(Backend<T>& be, PhaseTimer& timer, FieldPair<T>& fields,
+                    const SweepGeometry& geo, const HaloSetup<T>& halos, const SweepPlan& plan,
+                    const Subdomain& sub)
+    : be_(be),
+      timer_(timer),
+      fields_(fields),
+      geo_(geo),
+      halos_(halos),
+      plan_(plan),
+      sub_(sub),
+      phases_(timer, *halos.halo, plan.overlapped()),
+      cache_(be, plan_) {}
+
+// The overlap recipe (docs/architecture.md, "One step"). The boundary lane (high priority)
+// updates the shell that needs last step's halos and packs the faces; the interior lane (low
+// priority) updates the rest, which reads no halo, while the boundary lane transfers and unpacks.
+// Lanes meet only at join_lanes(): no device-wide synchronisation. overlap = false runs the same
+// phases one after another on the boundary lane.
+template <class T>
+void Sweeper<T>::sweep(const StencilParams<T>& p, bool residual) {
+    fields_.settle_next(be_);
+    timer_.start_pass();
+    const int extend = fields_.room() - 1;
+    const StencilSum sum = residual ? StencilSum::change : StencilSum::none;
+    auto& rec = cache_.sweep(extend, fields_.parity(), residual);
+    if (cache_.replays(rec, residual, timer_.sampled())) {
+        const int read = cache_.replay(rec, residual && !plan_.reduces_on_device,
+                                       [&] { capture_sweep(p, sum, extend); });
+        if (residual) recorded_read_ = read;
+    } else {
+        cache_.ran_unrecorded(rec);
+        sweep_work(p, sum, extend);
+    }
+    fields_.advance(extend, plan_.block);
+}
+
+template <class T>
+void Sweeper<T>::capture_sweep(const StencilParams<T>& p, StencilSum sum, int extend) {
+    sweep_work(p, sum, extend);
+    if (sum == StencilSum::none) return;
+    if (plan_.reduces_on_device) {
+        double* folded = be_.sums().fold_residual();
+        halos_.halo->allreduce_sum_on_lane(folded, 1);
+        be_.sums().start_read(folded, Backend<T>::ReadAfter::boundary_lane);
+    } else {
+        be_.sums().fold_and_read();
+    }
+}
+
+// Two exchanging sweeps as one recording, where neither of its passes is sampled for phase
+// timing; it writes both fields.
+template <class T>
+void Sweeper<T>::sweep_pair(const StencilParams<T>& p) {
+    if (!cache_.pair_ready() || timer_.samples_within(2)) {
+        sweep(p);
+        sweep(p);
+        return;
+    }
+    fields_.settle_download(be_, 0);
+    fields_.settle_download(be_, 1);
+    timer_.start_pass();
+    timer_.start_pass();
+    (void)cache_.replay(cache_.pair(fields_.parity()), false, [&] {
+        sweep_work(p, StencilSum::none, 0);
+        fields_.swap();
+        sweep_work(p, StencilSum::none, 0);
+        fields_.swap();
+    });
+    fields_.advance(0, plan_.block);
+    fields_.advance(0, plan_.block);
+}
+
+// With temporal blocking the sweep also updates the halo layers that stay valid: a point
+// `extend` layers out reads the layer beyond it, which the current field holds (room =
+// extend + 1), and each such point is computed from the same values as on the rank that owns it.
+template <class T>
+void Sweeper<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int extend) {
+    be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
+    auto apply = [&](const Box& b, Lane lane) {
+        be_.apply(p, fields_.current(), fields_.next(), b, lane, sum);
+    };
+    if (extend > 0) update_ring(p, extend);
+    if (extend == 0 && plan_.fuses(sum)) {
+        fused_sweep(p, sum);
+        return;
+    }
+    phases_.shell(apply, geo_.regions);
+    if (extend > 0) {
+        phases_.interior(apply, plan_.overlapped() ? Lane::interior : Lane::boundary, geo_.regions);
+        return;
+    }
+    // Faces deeper than the shell reach into the interior, which then goes first.
+    const bool beside = plan_.block <= SweepGeometry::kSweepShellDepth;
+    if (!beside) phases_.interior(apply, Lane::boundary, geo_.regions);
+    phases_.exchange_beside_interior(fields_.next(), apply, beside ? &geo_.regions : nullptr);
+}
+
+// Every updated point in one launch where the backend takes several boxes at once
+// (BoxSweeps::apply_boxes), then the halos. A sum's partials follow the split sweep's boxes (the
+// shell, then the interior), so its residual is bitwise the split sweep's; a periodic walk axis
+// this rank holds alone is copied into the halo by the sweep itself (plan wrap_period).
+template <class T>
+void Sweeper<T>::fused_sweep(const StencilParams<T>& p, StencilSum sum) {
+    auto apply = [&](const Box& b, Lane lane) {
+        be_.apply(p, fields_.current(), fields_.next(), b, lane, sum);
+    };
+    if (be_.box_sweeps() == nullptr) {
+        phases_.fused(apply, geo_.updated, fields_.next());
+        return;
+    }
+    {
+        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
+        be_.box_sweeps()->apply_boxes(
+            p, fields_.current(), fields_.next(),
+            sum != StencilSum::none ? geo_.sum_boxes : std::vector<Box>{geo_.updated},
+            Lane::boundary, sum, plan_.wrap_period);
+    }
+    if (plan_.wrap_period == 0) phases_.exchange_beside_interior(fields_.next(), apply, nullptr);
+}
+
+template <class T>
+void Sweeper<T>::update_ring(const StencilParams<T>& p, int extend) {
+    auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
+    for (const Box& b : halos_.rings[extend])
+        be_.apply(p, fields_.current(), fields_.next(), b, Lane::boundary, StencilSum::none);
+}
+
+// A block of sweeps, in as few passes as the backend's most levels allow, of lengths that differ
+// by one at most (a single level is a sweep): a short pass costs nearly a whole pass over memory,
+// so 14 sweeps where a pass takes 8 go as 7 and 7, not 8 and 6.
+template <class T>
+void Sweeper<T>::sweeps(const StencilParams<T>& p, int count) {
+    if (plan_.block == 1) {
+        for (; count >= 2; count -= 2) sweep_pair(p);
+        if (count == 1) sweep(p);
+        return;
+    }
+    const int most = be_.levels_per_pass(sub_.dims);
+    for (int passes = (count + most - 1) / most; passes > 0; --passes) {
+        const int levels = (count + passes - 1) / passes;
+        if (levels == 1) {
+            sweep(p);
+        } else {
+            pass(p, levels, false);
+        }
+        count -= levels;
+    }
+}
+
+// One pass: while the points `extend` = room - count layers beyond the updated ones stay valid,
+// one box and one launch; with none left, the shell goes first and the halos travel beside the
+// interior, as in a single sweep.
+template <class T>
+void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
+    fields_.settle_next(be_);
+    timer_.start_pass();
+    be_.join_lanes();
+    cache_.lanes_moved();
+    const int extend = fields_.room() - count;
+    // A summing pass is one call, then the halos (with a neighbour on another rank too): the
+    // layout of its partials spans every box a sweep sums.
+    auto apply = [&](const Box& b, Lane lane) {
+        if (sums) {
+            be_.level_sums()->apply_levels_summing(p, fields_.current(), fields_.next(), b,
+                                                   geo_.live, count, lane, geo_.sum_boxes);
+        } else {
+            be_.time_blocking()->apply_levels(p, fields_.current(), fields_.next(), b, geo_.live,
+                                              count, lane);
+        }
+    };
+    if (extend > 0) {
+        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
+        apply(extend_into_halos(geo_.updated, sub_, extend), Lane::boundary);
+    } else if (sums || plan_.fuses(StencilSum::none)) {
+        phases_.fused(apply, geo_.updated, fields_.next());
+    } else {
+        phases_.shell(apply, halos_.pass_regions);
+        phases_.exchange_beside_interior(fields_.next(), apply, &halos_.pass_regions);
+    }
+    fields_.advance(extend, plan_.block);
+}
+
+template <class T>
+int Sweeper<T>::summing_pass(const StencilParams<T>& p, int count) {
+    pass(p, count, true);
+    extra_memory_passes_ += std::max(0, count - be_.levels_per_pass(sub_.dims));
+    return be_.level_sums()->fold_and_read_levels(count);
+}
+
+template class Sweeper<float>;
+template class Sweeper<double>;
+
+}  // namespace gridsim

@@ -1,0 +1,87 @@
+// The sweeps of a run, as its plan says (engine/sweep_plan.hpp): a sweep split into shell and
+// interior with the halos exchanged beside the interior, a fused sweep (every point in one
+// launch, then the halos), passes of several levels between exchanges (time blocks), and
+// summing passes (every level's residual), each replayed from a recording where the plan
+// records sweeps (engine/graph_cache.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "engine/field_pair.hpp"
+#include "engine/graph_cache.hpp"
+#include "engine/halo_setup.hpp"
+#include "engine/phase_timer.hpp"
+#include "engine/sweep_phases.hpp"
+#include "engine/sweep_plan.hpp"
+
+namespace gridsim {
+
+template <class T>
+class Sweeper {
+public:
+    // Keeps references to everything but the plan, which it copies.
+    Sweeper(Backend<T>& be, PhaseTimer& timer, FieldPair<T>& fields, const SweepGeometry& geo,
+            const HaloSetup<T>& halos, const SweepPlan& plan, const Subdomain& sub);
+
+    // One sweep next = stencil(current), then current <-> next. With `residual`, the sweep also
+    // sums its squared updates (the fused jacobi residual; take_recorded_read and the residual
+    // pipeline take it). With time blocks a sweep also updates the halo points the next sweeps
+    // read before the exchange, and only the sweep that uses the last valid layer exchanges.
+    void sweep(const StencilParams<T>& p, bool residual = false);
+    // `count` sweeps without a residual (1 <= count <= most_sweeps()): in passes over memory of
+    // as many sweeps as the backend takes; with one sweep per exchange and recorded sweeps, two
+    // at a time replayed as one recording. Bitwise the same as `count` calls of sweep(p).
+    void sweeps(const StencilParams<T>& p, int count);
+    // `count` (2..most_residual_sweeps()) sweeps, each summing its change, in one pass; returns
+    // the read of their sums (LevelSums::finish_read_level).
+    int summing_pass(const StencilParams<T>& p, int count);
+
+    // The most sweeps one call of sweeps() takes now: the halo layers left, or 2 where one sweep
+    // per exchange is recorded (a pair replays as one recording) and the problem runs blocks of
+    // plain sweeps.
+    [[nodiscard]] int most_sweeps() const {
+        return plan_.blocks == Blocks::plain && plan_.block == 1 && plan_.record_sweeps
+                   ? 2
+                   : fields_.room();
+    }
+    // The most sweeps one residual step takes now (1 where the plan does not sum in passes).
+    [[nodiscard]] int most_residual_sweeps() const {
+        return plan_.sums_in_passes() ? std::min(fields_.room(), SweepPlan::kMostSummingLevels) : 1;
+    }
+    // The read a replayed residual sweep started (folded and summed inside it), or -1; once.
+    int take_recorded_read() {
+        const int r = recorded_read_;
+        recorded_read_ = -1;
+        return r;
+    }
+    // Levels a backend that takes fewer in one pass than a summing pass asked for ran one by one.
+    [[nodiscard]] std::int64_t extra_memory_passes() const { return extra_memory_passes_; }
+    [[nodiscard]] const SweepPlan& plan() const { return plan_; }
+
+private:
+    void sweep_pair(const StencilParams<T>& p);
+    // The work of one sweep from current into next, without the swap: the updated points and
+    // the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
+    void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);
+    void fused_sweep(const StencilParams<T>& p, StencilSum sum);
+    // `count` levels in one pass; `sums`: each level also sums its residual.
+    void pass(const StencilParams<T>& p, int count, bool sums);
+    void update_ring(const StencilParams<T>& p, int extend);
+    // What a recording of a sweep holds after its work: with a residual, its fold, its
+    // all-reduce over the ranks (NCCL) and its read-back.
+    void capture_sweep(const StencilParams<T>& p, StencilSum sum, int extend);
+
+    Backend<T>& be_;
+    PhaseTimer& timer_;
+    FieldPair<T>& fields_;
+    const SweepGeometry& geo_;
+    const HaloSetup<T>& halos_;
+    const SweepPlan plan_;
+    const Subdomain& sub_;
+    SweepPhases<T> phases_;
+    GraphCache<T> cache_;
+    int recorded_read_ = -1;
+    std::int64_t extra_memory_passes_ = 0;
+};
+
+}  // namespace gridsim

@@ -1,0 +1,193 @@
+#include "engine/tuner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "engine/sweeper.hpp"
+#include "parallel/collectives.hpp"
+#include "platform/resource_checks.hpp"
+
+namespace gridsim {
+
+template <class T>
+SweepPlan Tuner<T>::plan(FieldPair<T>& fields, HaloSetup<T>& halos,
+                         const std::function<void(const FieldExtents&)>& check_fits) {
+    SweepPlan plan = time_block_plan(check_fits);
+    const std::vector<int> depths = halo_depths(plan);
+    const FieldExtents ext =
+        FieldExtents::make(dom_.dims, topo_.subdomain().size, depths.back(), be_.row_alignment());
+    check_fits(ext);
+    fields.allocate(be_, ext);
+    // Transport ipc where some rank cannot reach every other ("auto" never takes it then).
+    if (choice_.transport == TransportKind::ipc && !choice_.ipc_everywhere)
+        check_ipc_neighbours(cfg_, topo_, choice_.gpus);
+    halos = make_halo_setup(topo_, choice_, fields, geo_, plan.block);
+    plan_exchange(plan, *halos.halo);
+    choose_exchange_pass(plan, depths, fields, halos);
+    return plan;
+}
+
+template <class T>
+SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&)>& check_fits) {
+    SweepPlan plan;
+    plan.blocks = blocks_;
+    plan.overlap = cfg_.overlap;
+    plan.box_sweeps = be_.box_sweeps() != nullptr;
+    plan.updated_points = geo_.updated.count();
+    plan.can_sum_in_passes = can_sum_in_passes();
+    const std::vector<int> candidates = time_block_candidates(plan.can_sum_in_passes);
+    if (candidates.size() == 1) {
+        plan.block = candidates.front();
+    } else {
+        // The memory check of the deepest candidate comes first, so the scratch fields fit
+        // where the run's will.
+        check_fits(FieldExtents::make(dom_.dims, topo_.subdomain().size, candidates.back(),
+                                      be_.row_alignment()));
+        plan.block = fastest_time_block(candidates);
+    }
+    return plan;
+}
+
+// Overlap "auto" or "fused" (a summing pass is one launch, then the halos: forced overlap
+// splits the shell from the interior), a backend that sums every level of a pass over this
+// sweep's boxes as the sweep itself would, on every rank (a rank's boxes depend on its faces),
+// and with several ranks a residual all-reduced on the host: each level's sum then goes through
+// the MPI_Allreduce of one double that a sweep's goes through, so the global sums have the same
+// bits. NCCL all-reduces a sweep's sum on the device, in an order of its own beyond two ranks.
+template <class T>
+bool Tuner<T>::can_sum_in_passes() const {
+    const int here = may_fuse(cfg_.overlap) &&
+                             (topo_.size() == 1 || choice_.transport != TransportKind::nccl) &&
+                             be_.level_sums() != nullptr &&
+                             be_.level_sums()->sums_levels(geo_.sum_boxes, dom_.dims)
+                         ? 1
+                         : 0;
+    return allreduce(topo_.comm(), here, Reduce::min) == 1;
+}
+
+// parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
+// (CUDA), a start-up trial of every k from 2 to its most levels (fastest_time_block): which k is
+// fastest depends on the size (the blocks of a pass fill the multiprocessors in whole waves or
+// not). In 3D only where a subdomain's x-y cross-section has at least kLevels3dMinCrossSection
+// points, else 1 (the 3D pass streams one x-y tile per block along z, and below that too few
+// blocks fill the GPU). With a residual every sweep (Blocks::summing) where the sweeps can sum
+// inside passes and a rank updates at least kSummingMinPoints points, a trial of 1 against
+// summing passes of 2 to kSummingMostLevels (which wins depends on size and precision), else 1;
+// 1 elsewhere (the CPU: its passes take one level each), and for the CG (it exchanges inside
+// every operator application). Whether k fits is a pure function of the deck and the process
+// grid, so every rank decides alike.
+template <class T>
+std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
+    auto problem = [&](int k) {
+        return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
+    };
+    // `ks` and then every k from 2 to `most` that the subdomain fits.
+    auto fitting = [&](std::vector<int> ks, int most) {
+        for (int k = 2; k <= most; ++k) {
+            if (problem(k).empty()) ks.push_back(k);
+        }
+        return ks;
+    };
+    if (cfg_.time_block == 0) {
+        if (blocks_ == Blocks::none || !be_.on_device()) return {1};
+        const int most = be_.levels_per_pass(dom_.dims);
+        if (blocks_ == Blocks::summing) {
+            if (!can_sum || (topo_.size() == 1 && geo_.updated.count() < kSummingMinPoints))
+                return {1};
+            return fitting({1}, std::min(kSummingMostLevels, most));
+        }
+        if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) return {1};
+        std::vector<int> ks = fitting({}, most);
+        if (ks.empty()) ks.push_back(1);
+        return ks;
+    }
+    const int k = cfg_.time_block;
+    if (const std::string why = problem(k); !why.empty()) {
+        throw ConfigError(cfg_.where("parallel.time_block") +
+                          fmt::format("{} needs {}-deep halos: {}", k, k, why));
+    }
+    return {k};
+}
+
+// Points in the x-y cross-section of the smallest subdomain (the same on every rank).
+template <class T>
+std::int64_t Tuner<T>::smallest_cross_section() const {
+    const std::array<int, 3> grid = topo_.process_grid();
+    return std::int64_t{dom_.solved[0] / grid[0]} * (dom_.solved[1] / grid[1]);
+}
+
+// Each candidate's pass over this rank's updated points (one launch, as on one rank), from one
+// scratch field into another shaped as that k's fields (its halo depth sets the row strides):
+// one pass to warm up, then the fastest of three rounds of passes that take about a millisecond
+// on the slowest rank. The fields are zero; a pass's time does not depend on the values.
+template <class T>
+int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
+    auto extents = [&](int k) {
+        return FieldExtents::make(dom_.dims, topo_.subdomain().size, k, be_.row_alignment());
+    };
+    StencilParams<T> p;
+    p.kind = kind_;
+    auto seconds_per_sweep = [&](int k) {
+        Field<T> a = be_.allocate_field(extents(k));
+        Field<T> b = be_.allocate_field(extents(k));
+        auto passes = [&](int n) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), k);
+            be_.sums().join_fold(Lane::boundary);
+            be_.wait(Lane::boundary);
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        };
+        passes(1);
+        // Every rank runs the same rounds, each starting together, so that ranks sharing a GPU
+        // time each candidate under the same load. They still time each other's passes: a
+        // shared GPU's choice is rough.
+        const int n = repetitions_for(topo_.comm(), passes(1), 1e-3, 64);
+        double best = 0.0;
+        for (int round = 0; round < 3; ++round) {
+            barrier(topo_.comm());
+            const double t = passes(n);
+            best = round == 0 ? t : std::min(best, t);
+        }
+        return best / (static_cast<double>(n) * k);
+    };
+    const TrialChoice c = agree_on_fastest(topo_.comm(), candidates, seconds_per_sweep);
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+        trials_.push_back({candidates[i], c.slowest[i]});
+    return c.chosen;
+}
+
+// A pass of the trial: a plain one, or (a residual every sweep) one that sums every level, and
+// its fold; k = 1 is then one summing sweep over the updated points (a run's sweep sums its
+// shell and interior boxes, in one launch where it is one rank's). With several ranks a summing
+// pass also reads its sums back and all-reduces them level by level, as a run takes them: a
+// residual's round trip through the host is paid once per pass, and where the subdomain is
+// small it is most of a sweep's time, so the trial weighs it.
+template <class T>
+void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
+    const Box& updated = geo_.updated;
+    auto global_sum = [&](double local) { (void)allreduce(topo_.comm(), local, Reduce::sum); };
+    if (blocks_ != Blocks::summing) {
+        be_.time_blocking()->apply_levels(p, a, b, updated, geo_.live, k, Lane::boundary);
+    } else if (k == 1) {
+        be_.apply(p, a, b, updated, Lane::boundary, StencilSum::change);
+        double* sum = be_.sums().fold_residual();
+        if (topo_.size() > 1)
+            global_sum(
+                be_.sums().finish_read(be_.sums().start_read(sum, Backend<T>::ReadAfter::fold)));
+    } else {
+        be_.level_sums()->apply_levels_summing(p, a, b, updated, geo_.live, k, Lane::boundary,
+                                               geo_.sum_boxes);
+        const int read = be_.level_sums()->fold_and_read_levels(k);
+        if (topo_.size() > 1) {
+            for (int l = 0; l < k; ++l) global_sum(be_.level_sums()->finish_read_level(read, l));
+        }
+    }
+}
+
+template class Tuner<float>;
+template class Tuner<double>;
+
+}  // namespace gridsim

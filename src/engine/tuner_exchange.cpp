@@ -1,0 +1,159 @@
+// The Tuner's choices that follow from the halo exchange (engine/tuner.hpp): recording, where
+// sums go, the fused sweep's wrap, and the exchange trial of overlap "auto" with time blocks.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "engine/sweeper.hpp"
+#include "engine/tuner.hpp"
+#include "parallel/collectives.hpp"
+
+namespace gridsim {
+
+// time_block "auto" with passes of k > 1 sweeps, on several ranks whose blocks the exchange trial
+// times: k and 2k where 2k-deep halos fit the subdomains and parallel.time_block's range. Twice
+// as deep halves the exchanges (each one's fixed cost: the handshake, the launches, the ranks'
+// skew) for a first pass that also updates k halo layers (docs/tuning.md, "Exchange trial").
+template <class T>
+std::vector<int> Tuner<T>::halo_depths(const SweepPlan& plan) const {
+    const int k = plan.block;
+    const bool trial =
+        cfg_.time_block == 0 && k > 1 && 2 * k <= kMaxTimeBlock && exchange_trial_runs(plan) &&
+        decomposition_problem(dom_, topo_.process_grid(), topo_.size(), 2 * k).empty();
+    if (trial) return {k, 2 * k};
+    return {k};
+}
+
+template <class T>
+bool Tuner<T>::exchange_trial_runs(const SweepPlan& plan) const {
+    return cfg_.overlap == OverlapMode::automatic && plan.block > 1 && topo_.size() > 1 &&
+           blocks_ != Blocks::summing;
+}
+
+template <class T>
+void Tuner<T>::plan_exchange(SweepPlan& plan, const HaloExchange<T>& halo) {
+    plan.local_only = halo.local_only();
+    plan.reduces_on_device = topo_.size() > 1 && halo.reduces_on_device();
+    plan.wrap_period = kernel_wrap_period(plan, halo);
+    plan.record_sweeps = decide_recording(halo);
+    // The same on every rank: the largest rank decides.
+    const double most =
+        allreduce(topo_.comm(), static_cast<double>(geo_.updated.count()), Reduce::max);
+    plan.record_residuals = cfg_.graphs == GraphMode::on || most <= kRecordResidualPoints;
+}
+
+// BoxSweeps::apply_boxes's wrap_period for this rank's fused sweeps: the walk axis's extent
+// where that axis is periodic and held by this rank alone, halos are one layer deep and no other
+// halo is copied (the sweep then stores the whole exchange itself); else 0.
+template <class T>
+int Tuner<T>::kernel_wrap_period(const SweepPlan& plan, const HaloExchange<T>& halo) const {
+    const int walk = dom_.dims - 1;
+    if (plan.block != 1 || !plan.box_sweeps || !halo.local_only() ||
+        halo.self_axes() != (1u << walk))
+        return 0;
+    return topo_.subdomain().size[walk];
+}
+
+// parallel.graphs. The ranks decide together: they must issue the same NCCL calls in the same
+// order, and a rank whose exchange waits on the host (MPI) cannot record its sweeps.
+template <class T>
+bool Tuner<T>::decide_recording(const HaloExchange<T>& halo) const {
+    if (cfg_.graphs == GraphMode::off) return false;
+    const int mine = (be_.recorder() != nullptr) && halo.host_free() ? 1 : 0;
+    const int all = allreduce(topo_.comm(), mine, Reduce::min);
+    if (all == 0 && cfg_.graphs == GraphMode::on) {
+        throw ConfigError(
+            cfg_.where("parallel.graphs") +
+            "\"on\" needs the CUDA backend and a halo exchange without host steps "
+            "(transport \"nccl\" or \"ipc\", or no neighbour on another rank); this run has " +
+            ((be_.recorder() != nullptr) ? "transport " + std::string(halo.transport_name())
+                                         : "the " + be_.name() + " backend"));
+    }
+    return all == 1;
+}
+
+// Where a block of sweeps exchanges with another rank, its exchanging pass can be split (the
+// shell first, then its halos packed, sent and unpacked beside the interior) or one launch over
+// every updated point followed by the halos. Which is faster depends on the machine: the split
+// hides the exchange, but a pass's shell, launched on its own, pays a pipeline fill per block and
+// waits for multiprocessors held by the interior's long-running blocks, while a slow link makes
+// the exposed exchange the dearer (docs/tuning.md, "Exchange trial"). So "auto" times both: a
+// sweeper per choice (a depth, split or fused; each with its own recordings) runs blocks of
+// sweeps on the run's fields, one block each to warm up (NCCL and the peers connect at their
+// first exchange), then rounds of blocks taking about 10 ms on the slowest rank, the choices
+// taking turns to go first (fastest_rounds), so that a GPU still raising its clocks slows
+// neither more. A round counts by its slowest rank, and runs the same sweeps at every depth (one
+// block of the deepest, two of the shallower). The fastest choice is kept with its depth's halo
+// setup; the other depth's exchange goes. Results do not depend on the choice.
+template <class T>
+void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& depths,
+                                    FieldPair<T>& fields, HaloSetup<T>& run) {
+    if (!exchange_trial_runs(plan)) return;
+    std::vector<HaloSetup<T>> setups;
+    for (int depth : depths) {
+        setups.push_back(depth == plan.block
+                             ? std::move(run)
+                             : make_halo_setup(topo_, choice_, fields, geo_, depth));
+    }
+    PhaseTimer timer(be_.make_interval_timer(),
+                     resolved_phase_every(cfg_.phase_every, be_.on_device()));
+    struct Choice {
+        std::size_t depth;  // index into depths
+        bool fused;
+        std::unique_ptr<Sweeper<T>> sweeper;
+    };
+    std::vector<Choice> choices;
+    for (std::size_t d = 0; d < depths.size(); ++d) {
+        for (bool fused : {false, true}) {
+            SweepPlan c = plan;
+            c.block = depths[d];
+            c.fused_exchanges = fused;
+            choices.push_back({d, fused,
+                               std::make_unique<Sweeper<T>>(be_, timer, fields, geo_, setups[d], c,
+                                                            topo_.subdomain())});
+        }
+    }
+    StencilParams<T> p;
+    p.kind = kind_;
+    fields.reset(plan.block);
+    const int round_sweeps = depths.back();
+    auto seconds = [&](std::size_t c, int n) {
+        const int depth = depths[choices[c].depth];
+        fields.refill(depth);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < n * round_sweeps / depth; ++i) choices[c].sweeper->sweeps(p, depth);
+        be_.join_lanes();
+        be_.wait(Lane::boundary);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    for (std::size_t c = 0; c < choices.size(); ++c) (void)seconds(c, 1);
+    double first = 0.0;
+    for (std::size_t c = 0; c < choices.size(); ++c) first = std::max(first, seconds(c, 1));
+    const int n = repetitions_for(topo_.comm(), first, kExchangeTrialRoundSeconds, 256);
+    // The first round follows the count's all-reduce, so the ranks start it together.
+    const std::vector<double> best = fastest_rounds(
+        topo_.comm(), choices.size(), kExchangeTrialRounds,
+        [&](std::size_t c) { return seconds(c, n) / (static_cast<double>(n) * round_sweeps); });
+    // The first of the fastest: the shallower depth, and the split, where they tie.
+    std::size_t won = 0;
+    for (std::size_t c = 1; c < choices.size(); ++c) {
+        if (best[c] < best[won]) won = c;
+    }
+    exchange_trial_ = {};
+    exchange_trial_.ran = true;
+    for (std::size_t d = 0; d < depths.size(); ++d)
+        exchange_trial_.depths.push_back({depths[d], best[2 * d], best[2 * d + 1]});
+    exchange_trial_.taken = choices[won].depth;
+    exchange_trial_.fused = choices[won].fused;
+    plan.block = depths[choices[won].depth];
+    plan.fused_exchanges = choices[won].fused;
+    choices.clear();  // the sweepers and their recordings
+    run = std::move(setups[exchange_trial_.taken]);
+}
+
+template class Tuner<float>;
+template class Tuner<double>;
+
+}  // namespace gridsim
