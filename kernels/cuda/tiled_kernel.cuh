@@ -5,6 +5,42 @@
 
 namespace gridsim::cuda {
 
+// A point of the tiled walk: its x (and 3D: y) neighbours from the tile, its walk-axis
+// neighbours from registers.
+template <class T, int Dims, StencilKind Kind>
+__device__ __forceinline__ T tile_point(const T* tile, int cell, int tw, T centre, T below, T above,
+                                        const HeatCoeffs<T>& r) {
+    if constexpr (Dims == 3) {
+        return stencil_point<T, 3, Kind>(centre, tile[cell - 1], tile[cell + 1], tile[cell - tw],
+                                         tile[cell + tw], below, above, r);
+    } else {
+        return stencil_point<T, 2, Kind>(centre, tile[cell - 1], tile[cell + 1], below, above,
+                                         centre, centre, r);
+    }
+}
+
+// This thread's cell and the ring cells it stages, into the step's tile.
+template <class T, int Rings>
+__device__ __forceinline__ void stage_cells(T* tile, int cell, T centre, const T (&values)[Rings],
+                                            const bool (&ring)[4], const int (&ring_cell)[4]) {
+    tile[cell] = centre;
+#pragma unroll
+    for (int g = 0; g < Rings; ++g) {
+        if (ring[g]) tile[cell + ring_cell[g]] = values[g];
+    }
+}
+
+// The ring values this thread stages (ring[g]), read at `at` + ring_off[g] where `when`.
+template <class T, int Rings>
+__device__ __forceinline__ void load_ring(T (&values)[Rings], const bool (&ring)[4], bool when,
+                                          const T* __restrict__ at,
+                                          const std::int64_t (&ring_off)[4]) {
+#pragma unroll
+    for (int g = 0; g < Rings; ++g) {
+        if (when && ring[g]) values[g] = at[ring_off[g]];
+    }
+}
+
 // Shared-memory tiled walk (2.5D in 3D). Tile cell of thread (tx, ty): 3D (ty+1, tx+1) of a
 // (bx+2) x (by+2) tile whose ring holds the x and y halo; 2D (ty, tx+1) of by rows of bx+2,
 // one row per thread row. Two tiles alternate between steps: a thread that writes tile b at
@@ -57,10 +93,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
         for (int u = 0; u < Unroll; ++u) {
             if (active && s.w0 + u < s.w_end) ahead[u] = src[p + (u + 1) * sw];
         }
-#pragma unroll
-        for (int g = 0; g < kRings; ++g) {
-            if (ring[g]) ring_next[g] = src[p + ring_off[g]];
-        }
+        load_ring<T, kRings>(ring_next, ring, true, src + p, ring_off);
     }
     double acc = 0.0;
     // Same trip count for the whole block (every thread reaches every barrier).
@@ -74,11 +107,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
             T* const tile = tiles + (q & 1) * tile_size;
             T above{};
             if (step && loads) {
-                tile[cell] = centre;
-#pragma unroll
-                for (int g = 0; g < kRings; ++g) {
-                    if (ring[g]) tile[cell + ring_cell[g]] = ring_next[g];
-                }
+                stage_cells<T, kRings>(tile, cell, centre, ring_next, ring, ring_cell);
                 const bool next = w + 1 < s.w_end;
                 if (active) {
                     above = ahead[u];
@@ -86,22 +115,11 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
                 } else if (next) {
                     above = src[p + sw];  // a cell just past the box: its next value
                 }
-#pragma unroll
-                for (int g = 0; g < kRings; ++g) {
-                    if (next && ring[g]) ring_next[g] = src[p + sw + ring_off[g]];
-                }
+                load_ring<T, kRings>(ring_next, ring, next, src + p + sw, ring_off);
             }
             __syncthreads();
             if (step && active) {
-                T v;
-                if constexpr (Dims == 3) {
-                    v = stencil_point<T, 3, Kind>(centre, tile[cell - 1], tile[cell + 1],
-                                                  tile[cell - tw], tile[cell + tw], below, above,
-                                                  r);
-                } else {
-                    v = stencil_point<T, 2, Kind>(centre, tile[cell - 1], tile[cell + 1], below,
-                                                  above, centre, centre, r);
-                }
+                const T v = tile_point<T, Dims, Kind>(tile, cell, tw, centre, below, above, r);
                 dst[p] = v;
                 if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, centre);
             }
