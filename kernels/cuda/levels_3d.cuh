@@ -107,6 +107,29 @@ __device__ __forceinline__ void levels_step_3d(
     }
 }
 
+// Which of a thread's R rows of packs (x from i, y from j0, the tile's rows from row0) it loads,
+// which points it stores (inside the tile's stride and the box) and which are live.
+template <class T, int Levels, int V, int R, int StrideX, int StrideY>
+__device__ __forceinline__ void levels_3d_masks(const Box& box, const Box& live, int i, int j0,
+                                                int row0, int tile_x, bool (&loads)[R],
+                                                PackMask<T, V> (&stores)[R],
+                                                bool (&column_live)[R * V]) {
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+        const int j = j0 + q;
+        loads[q] = i < box.hi[0] + Levels && j < box.hi[1] + Levels;
+        const bool row_stores = row0 + q >= Levels && row0 + q < Levels + StrideY && j < box.hi[1];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const int c = i + e;
+            stores[q].set(e, row_stores && c >= tile_x + Levels && c < tile_x + Levels + StrideX &&
+                                 c >= box.lo[0] && c < box.hi[0]);
+            column_live[q * V + e] =
+                c >= live.lo[0] && c < live.hi[0] && j >= live.lo[1] && j < live.hi[1];
+        }
+    }
+}
+
 template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
 __global__ void __launch_bounds__(32 * Rows, 1)
     stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
@@ -133,20 +156,8 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     bool loads[R];
     PackMask<T, V> stores[R];
     bool column_live[R * V];
-#pragma unroll
-    for (int q = 0; q < R; ++q) {
-        const int j = j0 + q;
-        loads[q] = i < box.hi[0] + Levels && j < box.hi[1] + Levels;
-        const bool row_stores = row0 + q >= Levels && row0 + q < Levels + kStrideY && j < box.hi[1];
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-            const int c = i + e;
-            stores[q].set(e, row_stores && c >= tile_x + Levels && c < tile_x + Levels + kStrideX &&
-                                 c >= box.lo[0] && c < box.hi[0]);
-            column_live[q * V + e] =
-                c >= live.lo[0] && c < live.hi[0] && j >= live.lo[1] && j < live.hi[1];
-        }
-    }
+    levels_3d_masks<T, Levels, V, R, kStrideX, kStrideY>(box, live, i, j0, row0, tile_x, loads,
+                                                         stores, column_live);
     // The tile's first and last rows read their own row as the missing y neighbour: they are
     // ring points, invalid after the first level whatever they read.
     const int down = threadIdx.y > 0 ? -32 : 0;

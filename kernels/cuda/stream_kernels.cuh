@@ -120,6 +120,48 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_kernel(FieldView<const T> in,
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
+// One pack's stencil from its centre, the x neighbours beyond it (left, right), the packs beside
+// it along y (3D: ym, yp) and along the walk axis (below, above); the kept points' sum terms are
+// added to acc.
+template <class T, int Dims, StencilKind Kind, int V, StencilSum Sum>
+__device__ __forceinline__ Pack<T, V> stencil_pack(const Pack<T, V>& centre, T left, T right,
+                                                   const Pack<T, V>& ym, const Pack<T, V>& yp,
+                                                   const Pack<T, V>& below, const Pack<T, V>& above,
+                                                   const HeatCoeffs<T>& r, const bool (&keep)[V],
+                                                   double& acc) {
+    Pack<T, V> v;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+        const T xm = e == 0 ? left : centre.v[e - 1];
+        const T xp = e == V - 1 ? right : centre.v[e + 1];
+        if constexpr (Dims == 3) {
+            v.v[e] = stencil_point<T, 3, Kind>(centre.v[e], xm, xp, ym.v[e], yp.v[e], below.v[e],
+                                               above.v[e], r);
+        } else {
+            v.v[e] = stencil_point<T, 2, Kind>(centre.v[e], xm, xp, below.v[e], above.v[e],
+                                               centre.v[e], centre.v[e], r);
+        }
+        if constexpr (Sum != StencilSum::none) {
+            if (keep[e]) acc += stencil_sum_term<Sum>(v.v[e], centre.v[e]);
+        }
+    }
+    return v;
+}
+
+// A pack's kept points: one vector store where the whole pack is kept (`whole`).
+template <class T, int V>
+__device__ __forceinline__ void store_pack(T* at, const Pack<T, V>& v, const bool (&keep)[V],
+                                           bool whole) {
+    if (whole) {
+        *reinterpret_cast<Pack<T, V>*>(at) = v;
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            if (keep[e]) at[e] = v.v[e];
+        }
+    }
+}
+
 // The stream kernel with V consecutive x points per thread, moved as 16-byte vector loads and
 // stores: a thread's pack starts at an x index that is a multiple of V (rows are aligned, so
 // the address is too). Per pack and step it loads one walk-axis pack, the two y-neighbour packs
@@ -135,14 +177,10 @@ __device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T>
     const int x0 = pack_start<V>(box.lo[0]);
     const int pack = walk_pack(at.bx, at.dx, at.tx, groups);
     const int i = x0 + V * pack;
-    int j = 0;
-    int w0 = 0;
-    if constexpr (Dims == 3) {
-        j = box.lo[1] + static_cast<int>(at.by * at.dy + at.ty);
-        w0 = box.lo[2] + static_cast<int>(at.bz) * points;
-    } else {
-        w0 = box.lo[1] + static_cast<int>(at.by * at.dy + at.ty) * points;
-    }
+    const int row = static_cast<int>(at.by * at.dy + at.ty);  // 3D: y; 2D: its walk
+    const int j = Dims == 3 ? box.lo[1] + row : 0;
+    const int w0 =
+        Dims == 3 ? box.lo[2] + static_cast<int>(at.bz) * points : box.lo[1] + row * points;
     const int w_end = min(w0 + points, box.hi[Dims - 1]);
     const T* __restrict__ src = in.data;
     T* __restrict__ dst = out.data;
@@ -181,30 +219,9 @@ __device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T>
                     ym = load(pu - sy);
                     yp = load(pu + sy);
                 }
-                P v;
-#pragma unroll
-                for (int e = 0; e < V; ++e) {
-                    const T xm = e == 0 ? left : centre.v[e - 1];
-                    const T xp = e == V - 1 ? right : centre.v[e + 1];
-                    if constexpr (Dims == 3) {
-                        v.v[e] = stencil_point<T, 3, Kind>(centre.v[e], xm, xp, ym.v[e], yp.v[e],
-                                                           below.v[e], above.v[e], r);
-                    } else {
-                        v.v[e] = stencil_point<T, 2, Kind>(centre.v[e], xm, xp, below.v[e],
-                                                           above.v[e], centre.v[e], centre.v[e], r);
-                    }
-                    if constexpr (Sum != StencilSum::none) {
-                        if (keep[e]) acc += stencil_sum_term<Sum>(v.v[e], centre.v[e]);
-                    }
-                }
-                if (whole) {
-                    *reinterpret_cast<P*>(dst + pu) = v;
-                } else {
-#pragma unroll
-                    for (int e = 0; e < V; ++e) {
-                        if (keep[e]) dst[pu + e] = v.v[e];
-                    }
-                }
+                const P v = stencil_pack<T, Dims, Kind, V, Sum>(centre, left, right, ym, yp, below,
+                                                                above, r, keep, acc);
+                store_pack(dst + pu, v, keep, whole);
                 below = centre;
                 centre = above;
             }
