@@ -22,6 +22,8 @@ public:
     // Keeps references to everything but the plan, which it copies.
     Sweeper(Backend<T>& be, PhaseTimer& timer, FieldPair<T>& fields, const SweepGeometry& geo,
             const HaloSetup<T>& halos, const SweepPlan& plan, const Subdomain& sub);
+    Sweeper(const Sweeper&) = delete;  // its graph cache refers to its own plan
+    Sweeper& operator=(const Sweeper&) = delete;
 
     // One sweep next = stencil(current), then current <-> next. With `residual`, the sweep also
     // sums its squared updates (the fused jacobi residual; take_recorded_read and the residual
