@@ -30,6 +30,13 @@ struct LevelsTile {
     __device__ T* cell(int slot, int level, int side) const {
         return ring + ((slot * Levels + level) * 2 + side) * width + tid + 1;
     }
+    // The ring's edge cells, read only for columns never stored, hold zeros.
+    __device__ void clear_edges() const {
+        if (tid < 6 * Levels) {
+            ring[tid * width] = T(0);
+            ring[tid * width + width - 1] = T(0);
+        }
+    }
 };
 
 // kWhole: every row the block's walk reaches and every column of the warp is live, and each of
@@ -100,6 +107,160 @@ __host__ __device__ inline RowRange level_block_rows(int y, int blocks, const Bo
             y + 1 == blocks ? box.hi[1] : anchor + (y + 1) * rows};
 }
 
+// Which of a thread's V columns (from c0) a tile (from tile_x, `lead` ring columns, then
+// `stride` stored) loads, stores and finds live.
+template <class T, int Levels, int V>
+__device__ __forceinline__ void levels_2d_masks(const Box& box, const Box& live, int tile_x, int c0,
+                                                int lead, int stride, PackMask<T, V>& loads,
+                                                PackMask<T, V>& stores, bool (&column_live)[V]) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+        const int c = c0 + e;
+        loads.set(e, c >= box.lo[0] - Levels && c < box.hi[0] + Levels);
+        stores.set(
+            e, c >= tile_x + lead && c < tile_x + lead + stride && c >= box.lo[0] && c < box.hi[0]);
+        column_live[e] = c >= live.lo[0] && c < live.hi[0];
+    }
+}
+
+// Trimmed (sum_pass_trims): the warps with no column the levels read ([lo - Levels, hi +
+// Levels)) leave after setting up (their ring cells, which the warps beside them read, hold
+// zeros), and the others' barriers count only them. Sets whether this thread's warp works and
+// how many threads do.
+template <class T, int Levels, int V>
+__device__ __forceinline__ void trim_warps(const LevelsTile<T, Levels, V>& tile, const Box& box,
+                                           int tile_x, int threads, bool& works, int& working) {
+    constexpr int kSpan = 32 * V;  // a warp's columns
+    const int lo = box.lo[0] - Levels - tile_x;
+    const int hi = box.hi[0] + Levels - tile_x;
+    const int first_warp = lo <= 0 ? 0 : lo / kSpan;
+    const int last_warp = min(threads / 32 - 1, (hi - 1) / kSpan);
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+    works = warp >= first_warp && warp <= last_warp;
+    working = 32 * (last_warp - first_warp + 1);
+    if (!works) {
+        for (int slot = 0; slot < 3; ++slot) {
+            for (int l = 0; l < Levels; ++l) {
+                *tile.cell(slot, l, 0) = T(0);
+                *tile.cell(slot, l, 1) = T(0);
+            }
+        }
+    }
+}
+
+// A summing pass's sums for this thread (LevelSums), its running sums zero.
+template <class T, int Levels, int V>
+__device__ __forceinline__ LevelSums<T, Levels, V> start_level_sums(
+    const LevelSumLayout& layout, double* block_sums, const unsigned* words, double* sum_acc,
+    int group0, int tile_index, int y0, int c0, const PackMask<T, V>& stores) {
+    using Summing = LevelSums<T, Levels, V>;
+    Summing s{layout, block_sums, words, sum_acc + threadIdx.x};
+    s.warp = threadIdx.x / 32;
+    s.lane = threadIdx.x % 32;
+    s.group = group0 + tile_index * Summing::kSumWarps + static_cast<int>(s.warp);
+    s.row0 = y0 - Summing::kRowsBefore;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {  // the summed boxes lie within the pass's box
+        const int c = c0 + e;
+        s.keep[e] = stores.on[e] && c >= layout.x_lo && c < layout.x_hi;
+    }
+#pragma unroll
+    for (int l = 0; l < Levels; ++l) s.acc[l * Summing::kSumThreads] = 0.0;
+    return s;
+}
+
+// A summing pass's shared set-up: the block's level sums zero, and the word of every row its
+// walk reaches from row0 (0 outside [y0, y1): not summed).
+template <class T, int Levels, int V>
+__device__ __forceinline__ void start_sum_rows(const LevelSumLayout& layout, double* block_sums,
+                                               unsigned* words, int row0, int y0, int y1,
+                                               int threads) {
+    using Summing = LevelSums<T, Levels, V>;
+    if (threadIdx.x < Levels * Summing::kSumWarps) block_sums[threadIdx.x] = 0.0;
+    for (int row = row0 + static_cast<int>(threadIdx.x); row < y1 + Summing::kRowsAfter;
+         row += threads) {
+        words[row - row0] = row >= y0 && row < y1 ? row_word(place_row(layout, row)) : 0u;
+    }
+}
+
+// The rows a thread of the 2D levels kernel loads and stores (the kernel's own variables, by
+// reference): step t loads input row first + t and stores the top level's row first + t -
+// 2 Levels. The offset of a row in the thread's column: a summing pass (Kept) keeps the rows it
+// loads and stores from step to step, one row further each call (a row's 64-bit offset took 7
+// instructions, SASS); the plain passes, whose registers are scarcer, compute it afresh.
+template <class T, int Levels, int V, bool Kept>
+struct LevelRows {
+    // A row is used a step after its load, which under load was not always long enough (ncu:
+    // the pass's threads waited on it): the load also asks L2 for the row kAhead steps on.
+    static constexpr int kAhead = 2;
+    const T* const& in;
+    T* const& out;
+    const std::int64_t& column;
+    const std::int64_t& sy;
+    const std::int64_t& ahead;  // kAhead rows
+    const int& first;
+    const int& y0;
+    const int& y1;
+    const PackMask<T, V>& loads;
+    const PackMask<T, V>& stores;
+    std::int64_t& load_at;   // step 0's row, then the next load's (Kept)
+    std::int64_t& store_at;  // step 0's top level row, then the next store's (Kept)
+
+    __device__ std::int64_t offset(std::int64_t& kept, int row) const {
+        if constexpr (Kept) {
+            const std::int64_t at = kept;
+            kept += sy;
+            return at;
+        } else {
+            return column + row * sy;
+        }
+    }
+    __device__ void load(int t, T (&v)[V]) const {
+        const int row = first + t;
+        const std::int64_t at = offset(load_at, row);
+        if (loads.all && row + kAhead < y1 + Levels) prefetch_l2(in + at + ahead);
+        if (row < y1 + Levels) {
+            loads.load(in + at, v);
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e) v[e] = T(0);
+        }
+    }
+    __device__ void store(int t, const T (&v)[V]) const {
+        const int row = first + t - 2 * Levels;
+        const std::int64_t at = offset(store_at, row);
+        if (stores.any && row >= y0 && row < y1) stores.store(out + at, v);
+    }
+};
+
+// The 2D levels kernel's walk: `steps` steps, each a load, a levels_step and a store, then the
+// block's (or, trimmed, the working warps') barrier.
+template <class T, StencilKind Kind, int Levels, int V, bool kWhole, bool kTrims, class Rows,
+          class Sums>
+__device__ __forceinline__ void walk_levels(const LevelsTile<T, Levels, V>& tile, const Rows& io,
+                                            int steps, const bool (&column_live)[V], int first,
+                                            const Box& live, const HeatCoeffs<T>& r, Sums& sums,
+                                            int working) {
+    // Step t + Slot with the register rows in the roles that step gives them; its ring slot is
+    // (t + Slot) % 3 = Slot, t staying a multiple of 3 at the top of the loop.
+    auto step = [&](auto slot, int t, T(&newest)[Levels][V], T(&middle)[Levels][V],
+                    T(&oldest)[Levels][V]) {
+        constexpr int kSlot = decltype(slot)::value;
+        T input[V];
+        T top[V];
+        io.load(t + kSlot, input);
+        levels_step<T, Kind, Levels, V, kSlot, kWhole>(
+            tile, t + kSlot, newest, middle, oldest, input, column_live, first, live, r, top, sums);
+        io.store(t + kSlot, top);
+        if constexpr (kTrims) {
+            sync_warps(working);
+        } else {
+            __syncthreads();
+        }
+    };
+    rotating_steps<T, Levels, V>(steps, step);
+}
+
 // `lead`: columns of the tile before the stored ones (its left ring). Rows: level_block_rows.
 // Summing (Sum = change): the tile is sum_pass_groups' (LevelSums); `group0`: the stream block of
 // tile 0's first warp.
@@ -130,14 +291,7 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     PackMask<T, V> loads;
     PackMask<T, V> stores;
     bool column_live[V];
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-        const int c = c0 + e;
-        loads.set(e, c >= box.lo[0] - Levels && c < box.hi[0] + Levels);
-        stores.set(
-            e, c >= tile_x + lead && c < tile_x + lead + stride && c >= box.lo[0] && c < box.hi[0]);
-        column_live[e] = c >= live.lo[0] && c < live.hi[0];
-    }
+    levels_2d_masks<T, Levels, V>(box, live, tile_x, c0, lead, stride, loads, stores, column_live);
     using Summing = LevelSums<T, Levels, V>;
     using Sums = std::conditional_t<kSums, Summing, NoLevelSums>;
     double* block_sums =
@@ -146,121 +300,34 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     unsigned* words = reinterpret_cast<unsigned*>(block_sums + Summing::kSharedDoubles);
     Sums sums = [&] {
         if constexpr (kSums) {
-            Summing s{sum_layout, block_sums, words, sum_acc + threadIdx.x};
-            s.warp = threadIdx.x / 32;
-            s.lane = threadIdx.x % 32;
-            s.group = group0 + tile_index * Summing::kSumWarps + static_cast<int>(s.warp);
-            s.row0 = y0 - Summing::kRowsBefore;
-#pragma unroll
-            for (int e = 0; e < V; ++e) {  // the summed boxes lie within the pass's box
-                const int c = c0 + e;
-                s.keep[e] = stores.on[e] && c >= sum_layout.x_lo && c < sum_layout.x_hi;
-            }
-#pragma unroll
-            for (int l = 0; l < Levels; ++l) s.acc[l * Summing::kSumThreads] = 0.0;
-            return s;
+            return start_level_sums<T, Levels, V>(sum_layout, block_sums, words, sum_acc, group0,
+                                                  tile_index, y0, c0, stores);
         } else {
             return NoLevelSums{};
         }
     }();
     const std::int64_t sy = in.ext.sy;
     const std::int64_t column = in.ext.index(c0, 0, 0);
-    if (tile.tid < 6 * Levels) {  // the ring's edge cells, read only for columns never stored
-        tile.ring[tile.tid * tile.width] = T(0);
-        tile.ring[tile.tid * tile.width + tile.width - 1] = T(0);
-    }
-    // Trimmed (sum_pass_trims): the warps with no column the levels read ([lo - Levels, hi +
-    // Levels)) leave after setting up (their ring cells, which the warps beside them read, hold
-    // zeros), and the others' barriers count only them.
+    tile.clear_edges();
     bool works = true;
     int working = threads;  // the threads of the warps that work
-    if constexpr (kTrims) {
-        constexpr int kSpan = 32 * V;  // a warp's columns
-        const int lo = box.lo[0] - Levels - tile_x;
-        const int hi = box.hi[0] + Levels - tile_x;
-        const int first_warp = lo <= 0 ? 0 : lo / kSpan;
-        const int last_warp = min(threads / 32 - 1, (hi - 1) / kSpan);
-        const int warp = static_cast<int>(threadIdx.x) / 32;
-        works = warp >= first_warp && warp <= last_warp;
-        working = 32 * (last_warp - first_warp + 1);
-        if (!works) {
-            for (int slot = 0; slot < 3; ++slot) {
-                for (int l = 0; l < Levels; ++l) {
-                    *tile.cell(slot, l, 0) = T(0);
-                    *tile.cell(slot, l, 1) = T(0);
-                }
-            }
-        }
-    }
-    if constexpr (kSums) {
-        if (threadIdx.x < Levels * Summing::kSumWarps) block_sums[threadIdx.x] = 0.0;
-        for (int row = sums.row0 + static_cast<int>(threadIdx.x); row < y1 + Summing::kRowsAfter;
-             row += threads) {
-            words[row - sums.row0] =
-                row >= y0 && row < y1 ? row_word(place_row(sum_layout, row)) : 0u;
-        }
-    }
+    if constexpr (kTrims) trim_warps(tile, box, tile_x, threads, works, working);
+    if constexpr (kSums)
+        start_sum_rows<T, Levels, V>(sum_layout, block_sums, words, sums.row0, y0, y1, threads);
     __syncthreads();
     const int steps = (y1 - y0) + 3 * Levels;
-    // A row is used a step after its load, which under load was not always long enough (ncu:
-    // the pass's threads waited on it): the load also asks L2 for the row kAhead steps on.
-    constexpr int kAhead = 2;
-    const std::int64_t ahead = kAhead * sy;
-    // The offset of row `row` in this thread's column. A summing pass keeps the rows it loads
-    // and stores from step to step, one row further each call (a row's 64-bit offset took 7
-    // instructions, SASS); the plain passes, whose registers are scarcer, compute it afresh.
+    const std::int64_t ahead = LevelRows<T, Levels, V, kSums>::kAhead * sy;
     std::int64_t load_at = column + first * sy;                  // step 0's row
     std::int64_t store_at = column + (first - 2 * Levels) * sy;  // step 0's top level row
-    auto offset = [&](std::int64_t& kept, int row) {
-        if constexpr (kSums) {
-            const std::int64_t at = kept;
-            kept += sy;
-            return at;
-        } else {
-            return column + row * sy;
-        }
-    };
-    auto load = [&](int t, T(&v)[V]) {
-        const int row = first + t;
-        const std::int64_t at = offset(load_at, row);
-        if (loads.all && row + kAhead < y1 + Levels) prefetch_l2(in.data + at + ahead);
-        if (row < y1 + Levels) {
-            loads.load(in.data + at, v);
-        } else {
-#pragma unroll
-            for (int e = 0; e < V; ++e) v[e] = T(0);
-        }
-    };
-    auto store = [&](int t, const T(&v)[V]) {
-        const int row = first + t - 2 * Levels;
-        const std::int64_t at = offset(store_at, row);
-        if (stores.any && row >= y0 && row < y1) stores.store(out.data + at, v);
-    };
+    LevelRows<T, Levels, V, kSums> io{in.data, out.data, column, sy,     ahead,   first,
+                                      y0,      y1,       loads,  stores, load_at, store_at};
     // A summing pass's loop in two copies (sum_pass_whole_rows): kWhole (levels_step) for a warp
     // whose walk's rows and columns are all live and whose threads each sum all their columns or
     // none (every warp but those at the domain's boundary or a box's x edge), so that its steps
     // test no point.
     auto walk = [&](auto whole) {
-        constexpr bool kWhole = decltype(whole)::value;
-        // Step t + Slot with the register rows in the roles that step gives them; its ring slot
-        // is (t + Slot) % 3 = Slot, t staying a multiple of 3 at the top of the loop.
-        auto step = [&](auto slot, int t, T(&newest)[Levels][V], T(&middle)[Levels][V],
-                        T(&oldest)[Levels][V]) {
-            constexpr int kSlot = decltype(slot)::value;
-            T input[V];
-            T top[V];
-            load(t + kSlot, input);
-            levels_step<T, Kind, Levels, V, kSlot, kWhole>(tile, t + kSlot, newest, middle, oldest,
-                                                           input, column_live, first, live, r, top,
-                                                           sums);
-            store(t + kSlot, top);
-            if constexpr (kTrims) {
-                sync_warps(working);
-            } else {
-                __syncthreads();
-            }
-        };
-        rotating_steps<T, Levels, V>(steps, step);
+        walk_levels<T, Kind, Levels, V, decltype(whole)::value, kTrims>(
+            tile, io, steps, column_live, first, live, r, sums, working);
     };
     if (!works) return;
     if constexpr (kSums && sum_pass_whole_rows<T>() > 0) {
