@@ -15,7 +15,6 @@ public:
     void allocate(Backend<T>& be, const FieldExtents& ext) {
         for (auto& f : u_) f = be.allocate_field(ext);
     }
-    [[nodiscard]] FieldView<const T> current() const { return u_[cur_].view(); }
     [[nodiscard]] FieldView<T> current() { return u_[cur_].view(); }
     [[nodiscard]] FieldView<T> next() { return u_[1 - cur_].view(); }
     [[nodiscard]] FieldView<const T> previous() const { return u_[1 - cur_].view(); }

@@ -34,6 +34,10 @@ public:
     // refuses (ConfigError) fields that would not fit. Collective.
     SweepPlan plan(FieldPair<T>& fields, HaloSetup<T>& halos,
                    const std::function<void(const FieldExtents&)>& check_fits);
+    [[nodiscard]] const std::vector<TimeBlockTrial>& time_block_trials() const { return trials_; }
+    [[nodiscard]] const ExchangeTrial& exchange_trial() const { return exchange_trial_; }
+
+private:
     // The plan before any halo exists: whether residual sweeps can sum in passes, and the time
     // block (parallel.time_block, "auto" resolved, by a trial where it has candidates: before the
     // trial's scratch fields, check_fits(extents) refuses a deck whose fields would not fit).
@@ -52,10 +56,6 @@ public:
     void choose_exchange_pass(SweepPlan& plan, const std::vector<int>& depths, FieldPair<T>& fields,
                               HaloSetup<T>& run);
 
-    [[nodiscard]] const std::vector<TimeBlockTrial>& time_block_trials() const { return trials_; }
-    [[nodiscard]] const ExchangeTrial& exchange_trial() const { return exchange_trial_; }
-
-private:
     [[nodiscard]] bool can_sum_in_passes() const;
     [[nodiscard]] std::vector<int> time_block_candidates(bool can_sum) const;
     int fastest_time_block(const std::vector<int>& candidates);
