@@ -45,7 +45,7 @@ std::vector<CommonKey> model_keys() {
 std::vector<CommonKey> execution_keys() {
     return {
         {"parallel.process_grid", "[integer, ...]", "`0` per axis",
-         "ranks per axis; all 0: the factorisation with the lowest modelled halo cost"},
+         "ranks per axis; all 0: the factorisation with the lowest modelled cost per sweep"},
         {"parallel.backend", "string", "`\"auto\"`",
          "`cpu`, `cuda` (one GPU per rank) or `auto`: CUDA when built with it and every rank has "
          "a GPU, else CPU; the header says which and why"},

@@ -11,6 +11,7 @@
 #include "engine/halo_setup.hpp"
 #include "engine/sweep_plan.hpp"
 #include "engine/trial.hpp"
+#include "parallel/grid_model.hpp"
 
 namespace gridsim {
 
@@ -70,8 +71,9 @@ private:
     static constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
     // "auto" with a residual every sweep, where the sweeps can sum inside passes: the trial
     // times one sweep per pass against summing passes of 2 to this many levels; deeper ones were
-    // never the fastest (docs/tuning.md, "Time blocking and passes").
-    static constexpr int kSummingMostLevels = 4;
+    // never the fastest (docs/tuning.md, "Time blocking and passes"). The process grid's model
+    // credits a summing pass with as many.
+    static constexpr int kSummingMostLevels = kModelSummingLevels;
     // ... from this many updated points on one rank; below, 1 without a trial. The trial times
     // k = 1 as a launch and a fold kernel, where a run replays a recorded sweep whose partials
     // the host folds, so below this size the trial's k = 1 is slower than the run's and it would

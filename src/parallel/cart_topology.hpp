@@ -6,6 +6,7 @@
 
 #include "config/config.hpp"
 #include "mesh/domain.hpp"
+#include "parallel/grid_model.hpp"
 #include "parallel/mpi_session.hpp"
 
 namespace gridsim {
@@ -35,15 +36,5 @@ private:
     std::array<int, 6> neighbours_{};
     Subdomain sub_;
 };
-
-// The process grid for `nranks`: the deck's choice where given (non-zero; a partial choice is
-// completed by MPI_Dims_create), else the factorisation with the lowest modelled halo cost.
-std::array<int, 3> choose_process_grid(const Config& cfg, const Domain& dom, int nranks);
-
-// Modelled seconds per step that the busiest rank of process grid `grid` spends on its halos:
-// per face it sends (one or two per split axis), a latency plus the face's bytes over a
-// bandwidth, where an x face (one point per row) counts a whole 32-byte memory sector per
-// point, the traffic its packing really causes. Only the order of the costs matters.
-double modelled_halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes);
 
 }  // namespace gridsim

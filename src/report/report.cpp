@@ -14,6 +14,7 @@
 
 #include "parallel/binding.hpp"
 #include "parallel/gather.hpp"
+#include "parallel/grid_model.hpp"
 #include "parallel/mpi_session.hpp"
 #include "platform/backend_select.hpp"
 #include "problems/problem.hpp"
@@ -272,13 +273,34 @@ std::string outputs_text(const Config& cfg) {
     return out;
 }
 
-// A 2D jacobi deck with the residual every sweep, time blocks not off and overlap "auto" or
-// "fused": its residual sweeps run as summing passes where the backend can sum its ranks' boxes
-// in them (Tuner::can_sum_in_passes); the CUDA pass only where they are whole-width row
-// slabs.
-bool passes_could_sum_residuals(const Config& cfg) {
-    return cfg.problem == "jacobi" && cfg.dims == 2 && cfg.integer("time.norm_every") == 1 &&
-           cfg.time_block != 1 && may_fuse(cfg.overlap);
+// The process grid, who chose it, and what it costs the run where the header should say so.
+std::string process_grid_text(const Config& cfg, const RunStart& s) {
+    const bool grid_given =
+        std::any_of(cfg.process_grid.begin(), cfg.process_grid.end(), [](int p) { return p > 0; });
+    const std::vector<int> grid(s.process_grid.begin(), s.process_grid.begin() + cfg.dims);
+    std::string out =
+        fmt::format("  ranks           {} on process grid {} ({})\n", s.ranks, fmt::join(grid, "x"),
+                    grid_given ? "parallel.process_grid" : "lowest modelled cost per sweep");
+    // A residual every sweep that summing passes could take (a jacobi deck in 2D, time blocks
+    // not off, overlap "auto" or "fused"), but the CUDA pass sums whole-width row slabs only.
+    const bool summing_deck = grid_demand(cfg).row_pass_levels > 1 &&
+                              cfg.integer("time.norm_every") == 1 && cfg.time_block != 1 &&
+                              may_fuse(cfg.overlap);
+    if (s.ranks > 1 && grid[0] > 1 && s.backend == "cuda" && !s.sums_in_passes && summing_deck) {
+        out += fmt::format(
+            "  note            the CUDA passes sum a residual every sweep only where the ranks "
+            "split y alone (parallel.process_grid = [1, {}]); here each sweep is a pass\n",
+            s.ranks);
+    }
+    const Domain dom = make_domain(cfg);
+    if (s.backend == "cuda" && below_paying_size(dom, s.process_grid)) {
+        out += fmt::format(
+            "  note            {} points per rank: subdomains this small ran slower on 2 GPUs "
+            "than the whole grid on one (docs/tuning.md, \"Process grid\"); fewer ranks may be "
+            "faster\n",
+            largest_block_points(dom, s.process_grid));
+    }
+    return out;
 }
 
 }  // namespace
@@ -305,19 +327,7 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
         out += fmt::format("  note            {} ignores {}\n", cfg.problem, key);
     if (!restart.empty())
         out += fmt::format("  restart         from {} at step {}\n", restart, s.start_step);
-    const bool grid_given =
-        std::any_of(cfg.process_grid.begin(), cfg.process_grid.end(), [](int p) { return p > 0; });
-    const std::vector<int> grid(s.process_grid.begin(), s.process_grid.begin() + cfg.dims);
-    out +=
-        fmt::format("  ranks           {} on process grid {} ({})\n", s.ranks, fmt::join(grid, "x"),
-                    grid_given ? "parallel.process_grid" : "lowest modelled halo cost");
-    if (s.ranks > 1 && grid[0] > 1 && s.backend == "cuda" && !s.sums_in_passes &&
-        passes_could_sum_residuals(cfg)) {
-        out += fmt::format(
-            "  note            the CUDA passes sum a residual every sweep only where the ranks "
-            "split y alone (parallel.process_grid = [1, {}]); here each sweep is a pass\n",
-            s.ranks);
-    }
+    out += process_grid_text(cfg, s);
     out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),

@@ -55,6 +55,10 @@ const std::vector<Case> kCases = {
      "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [35, 38]\n"
      "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 27\nnorm_every = 4\n",
      k2D},
+    {"jacobi3d_residual_every_sweep",
+     "[problem]\nname = \"jacobi\"\n[grid]\ncells = [17, 18, 19]\n[boundary]\nface_values = "
+     "[0, 1, 0, -1, 2, 0]\n[time]\nsteps = 13\nnorm_every = 1\n",
+     k3D},
     {"jacobi3d_face_values",
      "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [18, 17, 19]\n"
      "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 19\nnorm_every = 3\n",

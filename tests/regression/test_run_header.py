@@ -46,17 +46,24 @@ class RunHeader(DeckCase):
         self.assertIn(f"checkpoint every 2 to {self.tmp}/out/checkpoint.h5", head)
         self.assertIn(f"final snapshot, checkpoint every 2", head)
 
-    def test_residuals_every_sweep_in_passes_on_an_x_split(self):
-        # The jacobi benchmark on 2 ranks: the halo model splits x (y periodic sends two faces),
-        # whatever the residual cadence, so the residuals' bits do not depend on it. The CPU
-        # backend sums a residual every sweep inside passes on any grid (only CUDA's passes need
-        # ranks that split y alone, and its header says so), so no note here.
+    def test_jacobi_splits_rows_at_every_residual_cadence(self):
+        # The jacobi benchmark on 2 ranks: the cost model splits rows (a summing pass shares its
+        # exchange and read-back there), whatever the residual cadence, so the residuals' bits do
+        # not depend on it; the deck's own grid still wins. The CPU backend sums a residual every
+        # sweep inside passes on any grid (only CUDA's passes need ranks that split y alone, and
+        # its header says so), so no note here.
         jacobi = ("--set", 'problem.name="jacobi"', "--set", 'boundary.kind="benchmark"',
-                  "--set", "grid.cells=[64,48]", "--set", "parallel.process_grid=[0,0]",
-                  "--set", "time.steps=6", "--set", "parallel.time_block=3")
+                  "--set", "grid.cells=[64,48]", "--set", "time.steps=6",
+                  "--set", "parallel.time_block=3")
         for every in (1, 10):
-            out = self.run_gridsim(*jacobi, "--set", f"time.norm_every={every}")
-            self.assertIn("ranks           2 on process grid 2x1 (lowest modelled halo cost)", out)
+            out = self.run_gridsim(*jacobi, "--set", "parallel.process_grid=[0,0]",
+                                   "--set", f"time.norm_every={every}")
+            self.assertIn("ranks           2 on process grid 1x2 (lowest modelled cost per sweep)",
+                          out)
+            self.assertEqual("every sweep's residual summed inside the passes" in out, every == 1)
+            out = self.run_gridsim(*jacobi, "--set", "parallel.process_grid=[2,1]",
+                                   "--set", f"time.norm_every={every}")
+            self.assertIn("ranks           2 on process grid 2x1 (parallel.process_grid)", out)
             self.assertNotIn("note            the CUDA passes", out)
             self.assertEqual("every sweep's residual summed inside the passes" in out, every == 1)
 

@@ -1,14 +1,15 @@
-// The automatic process grid: the cheapest factorisation under the halo-cost model, checked
-// against the orderings measured on GPU hosts (the git history of docs/performance.md, "Process
-// grid") and against what the model must do by construction (periodic axes send two faces, every
-// rank keeps a point, ties go to the contiguous-face axes, an explicit grid wins).
+// The automatic process grid: the cheapest factorisation under the fixed-cost model, checked
+// against the orderings measured on GPU hosts (docs/tuning.md, "Process grid") and against what
+// the model must do by construction (periodic axes send two faces, every rank keeps a point, ties
+// go to the contiguous-face axes, an explicit grid wins, a summing pass shares its messages and
+// read-back only where it can run), with costs of the tests' own where the rule is about costs.
 #include <gtest/gtest.h>
 
 #include <array>
 
 #include "config/config.hpp"
 #include "mesh/domain.hpp"
-#include "parallel/cart_topology.hpp"
+#include "parallel/grid_model.hpp"
 #include "problems/problem.hpp"
 
 using namespace gridsim;
@@ -90,4 +91,130 @@ TEST(ProcessGrid, XFacesCountWholeSectors) {
     const double x8 = modelled_halo_cost(c.dom, {2, 1, 1}, 8);
     EXPECT_GT(y8, y4);
     EXPECT_NEAR(x8 - y8, 3 * 2 * (y8 - y4), 1e-12 * x8);
+}
+
+// The jacobi benchmark at 16384^2 float with the residual every sweep (y periodic): on 2 ranks
+// an x split sends one face where a y split sends two, but only a y split lets a summing pass
+// share one exchange and one read-back between its levels (docs/tuning.md, "Process grid").
+const std::string kJacobi16k =
+    "[problem]\nname = \"jacobi\"\nprecision = \"float\"\n[grid]\ncells = [16384, 16384]\n"
+    "[boundary]\nkind = \"benchmark\"\n[time]\nnorm_every = 1\n";
+
+TEST(ProcessGrid, AResidualEverySweepSplitsRowsForTheSummingPass) {
+    const Case c = make(kJacobi16k);
+    const GridDemand d = grid_demand(c.cfg);
+    EXPECT_TRUE(d.residual_every_sweep);
+    EXPECT_EQ(d.row_pass_levels, kModelSummingLevels);
+    EXPECT_LT(modelled_sweep_cost(c.dom, {1, 2, 1}, d), modelled_sweep_cost(c.dom, {2, 1, 1}, d));
+    EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2), (Grid{1, 2, 1}));
+    EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 4), (Grid{1, 4, 1}));
+    // A residual every 100 sweeps gets the grid of a residual every sweep: the cadence changes
+    // no bits. Heat, which sums no residual, gets the halo model's x split (one face, not two).
+    const Case every100 = make(kJacobi16k, {"time.norm_every=100"});
+    EXPECT_EQ(choose_process_grid(every100.cfg, every100.dom, 2), (Grid{1, 2, 1}));
+    const Case heat = make(
+        "[problem]\nprecision = \"float\"\n[grid]\ncells = [16384, 16384]\n[boundary]\ny = "
+        "\"periodic\"\n");
+    EXPECT_EQ(choose_process_grid(heat.cfg, heat.dom, 2), (Grid{2, 1, 1}));
+}
+
+// What the problem asks of a pass, whatever the keys that choose how the sweeps run and the
+// residual's cadence: they change no bits, and a grid that followed them would change the
+// residual's.
+TEST(ProcessGrid, TheDemandIsTheProblemsNotTheKeys) {
+    const Case plain = make(kJacobi16k);
+    for (const char* set :
+         {"parallel.time_block=1", "parallel.time_block=6", "parallel.overlap=true",
+          "parallel.overlap=false", "parallel.graphs=\"off\"", "parallel.transport=\"staged\"",
+          "time.norm_every=7"}) {
+        SCOPED_TRACE(set);
+        const Case c = make(kJacobi16k, {set});
+        EXPECT_EQ(grid_demand(c.cfg).row_pass_levels, kModelSummingLevels);
+        EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2),
+                  choose_process_grid(plain.cfg, plain.dom, 2));
+    }
+    const GridDemand heat = grid_demand(make(kHeat512).cfg);
+    EXPECT_FALSE(heat.residual_every_sweep);
+    EXPECT_EQ(heat.row_pass_levels, 1);
+    EXPECT_EQ(heat.value_bytes, 8);
+    // 3D: no pass sums in 3D, so every grid pays a read-back per sweep alike.
+    const Case j3 = make(
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [64, 64, 64]\n[time]\nnorm_every = 1\n");
+    EXPECT_EQ(grid_demand(j3.cfg).row_pass_levels, 1);
+    EXPECT_EQ(choose_process_grid(j3.cfg, j3.dom, 2), (Grid{1, 1, 2}));
+}
+
+// With costs of the test's own: a read-back and messages free of charge leave only the bytes,
+// where an x face's sectors cost more, so the y split wins; a costly read-back (shared by the
+// pass's levels on the y split alone) decides for y too; with the read-back and the y messages'
+// extra latency the only costs and no pass, the x split wins.
+TEST(ProcessGrid, TheChoiceIsAFunctionOfTheCostsAlone) {
+    const Case c = make(kJacobi16k);
+    GridDemand d = grid_demand(c.cfg);
+    auto chosen = [&](const FixedCosts& costs, const GridDemand& demand) {
+        return cheapest_grid(
+            c.dom, 2, [&](const Grid& g) { return modelled_sweep_cost(c.dom, g, demand, costs); });
+    };
+    FixedCosts bytes_only;
+    bytes_only.message = 0.0;
+    bytes_only.read_back = 0.0;
+    EXPECT_EQ(chosen(bytes_only, d), (Grid{1, 2, 1}));
+    FixedCosts slow_read_back;
+    slow_read_back.read_back = 1e-3;
+    EXPECT_EQ(chosen(slow_read_back, d), (Grid{1, 2, 1}));
+    GridDemand no_pass = d;
+    no_pass.row_pass_levels = 1;
+    EXPECT_EQ(chosen(slow_read_back, no_pass), (Grid{2, 1, 1}));
+    // Per sweep the pass shares its messages and read-back among its levels, never its bytes.
+    const FixedCosts costs;
+    const double with_pass = modelled_sweep_cost(c.dom, {1, 2, 1}, d, costs);
+    const double without = modelled_sweep_cost(c.dom, {1, 2, 1}, no_pass, costs);
+    const double bytes = modelled_sweep_cost(c.dom, {1, 2, 1}, d, bytes_only);
+    EXPECT_NEAR(without - bytes, d.row_pass_levels * (with_pass - bytes), 1e-12 * without);
+    EXPECT_NEAR(without - bytes, 2 * costs.message + costs.read_back, 1e-12 * without);
+}
+
+// A y split whose rows are fewer than the pass's halos cannot take the pass: the model credits
+// it with none (the benchmark's 14 solved rows over 4 ranks leave 3 or 4 rows each).
+TEST(ProcessGrid, APassCountsOnlyWhereTheRanksTakeItsHalos) {
+    const Case c = make(
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [1024, 16]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nnorm_every = 1\n");
+    GridDemand d = grid_demand(c.cfg);
+    GridDemand no_pass = d;
+    no_pass.row_pass_levels = 1;
+    EXPECT_EQ(modelled_sweep_cost(c.dom, {1, 4, 1}, d),
+              modelled_sweep_cost(c.dom, {1, 4, 1}, no_pass));
+    EXPECT_LT(modelled_sweep_cost(c.dom, {1, 2, 1}, d),
+              modelled_sweep_cost(c.dom, {1, 2, 1}, no_pass));
+}
+
+// The search: the lowest cost wins, equal costs go to the larger factors on z, then y, and a
+// grid that would leave a rank without a point on some axis is never costed.
+TEST(ProcessGrid, TheSearchTakesTheCheapestFittingGrid) {
+    const Case c = make("[grid]\ncells = [64, 64, 3]\n");
+    std::vector<Grid> costed;
+    auto table = [&](const Grid& g) {
+        costed.push_back(g);
+        return g == Grid{2, 2, 1} ? 1.0 : 2.0;
+    };
+    EXPECT_EQ(cheapest_grid(c.dom, 4, table), (Grid{2, 2, 1}));
+    for (const Grid& g : costed) EXPECT_LE(g[2], 3) << "a z split of 4 planes over 3 points";
+    EXPECT_EQ(cheapest_grid(c.dom, 4, [](const Grid&) { return 1.0; }), (Grid{1, 2, 2}));
+    EXPECT_EQ(cheapest_grid(c.dom, 3, [](const Grid&) { return 1.0; }), (Grid{1, 1, 3}));
+}
+
+// The measured sizes below which 2 GPUs were slower than one: a grid of one rank never is; the
+// largest block (the first blocks take the remainder points) decides.
+TEST(ProcessGrid, SmallSubdomainsAreFlaggedByTheirLargestBlock) {
+    const Case d2 = make("[grid]\ncells = [2048, 2048]\n");
+    EXPECT_EQ(largest_block_points(d2.dom, {1, 2, 1}), std::int64_t{1} << 21);
+    EXPECT_TRUE(below_paying_size(d2.dom, {1, 2, 1}));
+    EXPECT_FALSE(below_paying_size(d2.dom, {1, 1, 1}));
+    const Case big2 = make("[grid]\ncells = [4096, 4096]\n");
+    EXPECT_FALSE(below_paying_size(big2.dom, {1, 2, 1}));
+    EXPECT_EQ(largest_block_points(big2.dom, {1, 3, 1}), std::int64_t{4096} * 1366);
+    const Case d3 = make("[grid]\ncells = [128, 128, 128]\n");
+    EXPECT_FALSE(below_paying_size(d3.dom, {1, 1, 2}));  // 2^20 points each
+    EXPECT_TRUE(below_paying_size(d3.dom, {1, 2, 2}));   // 2^19
 }

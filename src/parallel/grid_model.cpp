@@ -1,0 +1,135 @@
+#include "parallel/grid_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "parallel/mpi_check.hpp"
+
+namespace gridsim {
+
+namespace {
+
+// Seconds per pass of `grid`'s halos, `depth` layers deep: its messages and their bytes.
+struct HaloCost {
+    double messages = 0.0;  // seconds
+    double bytes = 0.0;     // seconds per layer
+};
+
+HaloCost halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes,
+                   const FixedCosts& costs) {
+    std::array<long long, 3> block{1, 1, 1};  // the largest block
+    for (int d = 0; d < dom.dims; ++d) block[d] = (dom.solved[d] + grid[d] - 1) / grid[d];
+    HaloCost c;
+    for (int d = 0; d < dom.dims; ++d) {
+        if (grid[d] == 1) continue;  // a periodic axis on one rank is a local copy
+        const int messages = dom.periodic[d] || grid[d] > 2 ? 2 : 1;
+        long long points = 1;
+        for (int e = 0; e < dom.dims; ++e) {
+            if (e != d) points *= block[e];
+        }
+        // Contiguous bytes per run of the face: one value for x faces, a row otherwise.
+        const double run = static_cast<double>(value_bytes) * (d == 0 ? 1 : block[0]);
+        const double moved = std::ceil(run / costs.sector) * costs.sector / run;
+        c.messages += messages * costs.message;
+        c.bytes += messages * static_cast<double>(points) * value_bytes * moved / costs.bandwidth;
+    }
+    return c;
+}
+
+// Whether a summing pass of `levels` levels runs on `grid`: rows split alone, every rank as deep
+// as the pass's halos.
+bool takes_row_passes(const Domain& dom, const std::array<int, 3>& grid, int levels) {
+    const int ranks = grid[0] * grid[1] * grid[2];
+    return levels > 1 && dom.dims == 2 && grid[0] == 1 &&
+           decomposition_problem(dom, grid, ranks, levels).empty();
+}
+
+}  // namespace
+
+GridDemand grid_demand(const Config& cfg) {
+    GridDemand d;
+    d.value_bytes = cfg.precision == Precision::float32 ? 4 : 8;
+    // Jacobi's residual cadence (time.norm_every) is a key of the run, not of the problem: the
+    // grid is the one of a residual every sweep at every cadence, so a residual's bits at a
+    // sweep do not depend on how often it is taken.
+    d.residual_every_sweep = cfg.problem == "jacobi";
+    if (d.residual_every_sweep && cfg.dims == 2) d.row_pass_levels = kModelSummingLevels;
+    return d;
+}
+
+std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& grid) {
+    std::int64_t points = 1;
+    for (int d = 0; d < dom.dims; ++d) points *= (dom.solved[d] + grid[d] - 1) / grid[d];
+    return points;
+}
+
+bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
+    if (grid[0] * grid[1] * grid[2] < 2) return false;
+    const std::int64_t most = dom.dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d;
+    return largest_block_points(dom, grid) <= most;
+}
+
+double modelled_halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes,
+                          const FixedCosts& costs) {
+    const HaloCost c = halo_cost(dom, grid, value_bytes, costs);
+    return c.messages + c.bytes;
+}
+
+double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
+                           const GridDemand& demand, const FixedCosts& costs) {
+    const HaloCost halo = halo_cost(dom, grid, demand.value_bytes, costs);
+    const double per_pass = halo.messages + (demand.residual_every_sweep ? costs.read_back : 0.0);
+    const int levels =
+        takes_row_passes(dom, grid, demand.row_pass_levels) ? demand.row_pass_levels : 1;
+    return per_pass / levels + halo.bytes;
+}
+
+std::array<int, 3> cheapest_grid(const Domain& dom, int nranks,
+                                 const std::function<double(const std::array<int, 3>&)>& cost) {
+    std::array<int, 3> grid{nranks, 1, 1};  // where no grid fits: decomposition_problem() says why
+    double best = std::numeric_limits<double>::infinity();
+    const int max_z = dom.dims == 3 ? nranks : 1;
+    for (int pz = max_z; pz >= 1; --pz) {
+        if (nranks % pz != 0 || pz > dom.solved[2]) continue;
+        for (int py = nranks / pz; py >= 1; --py) {
+            if ((nranks / pz) % py != 0 || py > dom.solved[1]) continue;
+            const std::array<int, 3> g{nranks / pz / py, py, pz};
+            if (g[0] > dom.solved[0]) continue;
+            const double c = cost(g);
+            if (c < best * (1 - 1e-9)) {
+                best = c;
+                grid = g;
+            }
+        }
+    }
+    return grid;
+}
+
+std::array<int, 3> choose_process_grid(const Config& cfg, const Domain& dom, int nranks) {
+    const bool automatic =
+        std::all_of(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims,
+                    [](int p) { return p == 0; });
+    if (automatic) {
+        const GridDemand demand = grid_demand(cfg);
+        return cheapest_grid(dom, nranks, [&](const std::array<int, 3>& g) {
+            return modelled_sweep_cost(dom, g, demand);
+        });
+    }
+    std::array<int, 3> grid{1, 1, 1};
+    std::copy(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims, grid.begin());
+    long fixed = 1;
+    for (int d = 0; d < dom.dims; ++d) fixed *= std::max(grid[d], 1);
+    // MPI_Dims_create rejects a partial grid that does not divide the rank count; leave the
+    // mismatch to decomposition_problem(), which explains it.
+    if (nranks % fixed != 0) {
+        for (int d = 0; d < dom.dims; ++d) grid[d] = std::max(grid[d], 1);
+        return grid;
+    }
+    const bool complete =
+        std::all_of(grid.begin(), grid.begin() + dom.dims, [](int p) { return p > 0; });
+    if (!complete) GRIDSIM_MPI_CHECK(MPI_Dims_create(nranks, dom.dims, grid.data()));
+    return grid;
+}
+
+}  // namespace gridsim

@@ -1,0 +1,82 @@
+// The automatic process grid: a deterministic model of the fixed costs one sweep pays on the
+// busiest rank of each factorisation of the rank count (messages per face, their bytes, the
+// read-back of a residual, and how many sweeps share them where a pass can take several), and
+// the search for its cheapest grid. A function of problem, grid and ranks only: the same deck on
+// the same ranks always gets the same grid, and so the same bits (docs/tuning.md, "Process
+// grid"). No MPI here, so every rule is unit-tested with costs of the test's own.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+
+#include "config/config.hpp"
+#include "mesh/domain.hpp"
+
+namespace gridsim {
+
+// Orders of magnitude of a GPU node's fixed costs, compared with each other only.
+struct FixedCosts {
+    double message = 20e-6;    // seconds per message: launch, pack, handshake, latency
+    double bandwidth = 1e11;   // bytes per second of a face's transfer
+    double sector = 32.0;      // bytes the memory system moves at least
+    double read_back = 20e-6;  // seconds per residual: its read-back and all-reduce
+};
+
+// What the problem asks of each pass. From the problem alone, never from the keys that choose how
+// the sweeps run (time block, overlap, graphs, transport), the residual's cadence or the backend:
+// those change no bits, and a grid that followed them would change the residual's (its sums
+// follow the ranks' blocks).
+struct GridDemand {
+    int value_bytes = 8;
+    bool residual_every_sweep = false;  // the problem's sweeps may each sum a residual (jacobi)
+    // Sweeps a summing pass takes (a residual every sweep, k sweeps and k residuals per exchange
+    // and read-back), which it can only where the ranks split rows alone (x unsplit, 2D): the
+    // CUDA pass sums whole-width row slabs. 1: no such pass.
+    int row_pass_levels = 1;
+};
+
+// The levels the model credits a summing pass with: the most the time-block trial tries
+// (Tuner::kSummingMostLevels).
+constexpr int kModelSummingLevels = 4;
+
+GridDemand grid_demand(const Config& cfg);
+
+// Subdomains of at most this many points per GPU ran slower on 2 GPUs than the whole grid on one
+// with default settings, where the fixed costs of a step outweigh the halved work (docs/tuning.md,
+// "Process grid"; 2D: jacobi float with the residual every sweep, 3D: heat double).
+constexpr std::int64_t kSlowerPerGpuPoints2d = std::int64_t{1} << 21;
+constexpr std::int64_t kSlowerPerGpuPoints3d = std::int64_t{1} << 19;
+
+// Points of the largest block of `grid` (the first blocks take the remainder points).
+std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& grid);
+
+// Whether the largest block of a grid of several ranks is at most the measured size below which
+// more GPUs were slower (kSlowerPerGpuPoints2d/3d).
+bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid);
+
+// Modelled seconds per sweep that the busiest rank of process grid `grid` spends on its halos:
+// per face it sends (one or two per split axis), a message plus the face's bytes over the
+// bandwidth, where an x face (one point per row) counts a whole sector per point, the traffic its
+// packing really causes.
+double modelled_halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes,
+                          const FixedCosts& costs = {});
+
+// Modelled fixed seconds per sweep of `grid`: its halos, and with a residual every sweep its
+// read-back, the messages and read-back shared by a summing pass's levels where the grid lets
+// the pass take them (row splits that leave every rank the pass's halo depth).
+double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
+                           const GridDemand& demand, const FixedCosts& costs = {});
+
+// The factorisation of `nranks` with the lowest cost(grid) among those that leave each rank at
+// least one point per axis; among equal costs the one with the larger factors on the slower axes
+// (z, then y), whose faces are contiguous rows. {nranks, 1, 1} where none fits
+// (decomposition_problem() says why).
+std::array<int, 3> cheapest_grid(const Domain& dom, int nranks,
+                                 const std::function<double(const std::array<int, 3>&)>& cost);
+
+// The process grid for `nranks`: the deck's choice where given (non-zero; a partial choice is
+// completed by MPI_Dims_create), else the cheapest under modelled_sweep_cost.
+std::array<int, 3> choose_process_grid(const Config& cfg, const Domain& dom, int nranks);
+
+}  // namespace gridsim
