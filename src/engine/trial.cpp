@@ -20,12 +20,30 @@ TrialChoice agree_on_fastest(MPI_Comm comm, const std::vector<int>& candidates,
     for (int v : candidates) c.slowest.push_back(seconds(v));
     allreduce(comm, c.slowest.data(), c.slowest.data(), static_cast<int>(c.slowest.size()),
               Reduce::max);
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < c.slowest.size(); ++i) {
-        if (c.slowest[i] < c.slowest[best]) best = i;
-    }
-    c.chosen = candidates[best];
+    c.chosen = candidates[first_fastest(c.slowest)];
     return c;
+}
+
+std::size_t first_fastest(const std::vector<double>& seconds) {
+    if (seconds.empty()) throw std::logic_error("first_fastest: no candidate");
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < seconds.size(); ++i) {
+        if (seconds[i] < seconds[best]) best = i;
+    }
+    return best;
+}
+
+ExchangeTrial exchange_verdict(const std::vector<int>& depths, const std::vector<double>& seconds) {
+    if (seconds.size() != 2 * depths.size())
+        throw std::logic_error("exchange_verdict: a split and a fused time per depth");
+    ExchangeTrial t;
+    t.ran = true;
+    for (std::size_t d = 0; d < depths.size(); ++d)
+        t.depths.push_back({depths[d], seconds[2 * d], seconds[2 * d + 1]});
+    const std::size_t won = first_fastest(seconds);
+    t.taken = won / 2;
+    t.fused = won % 2 == 1;
+    return t;
 }
 
 std::vector<double> fastest_rounds(MPI_Comm comm, std::size_t choices, int rounds,

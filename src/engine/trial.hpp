@@ -47,6 +47,15 @@ struct TrialChoice {
     std::vector<double> slowest;  // per candidate: the largest of the ranks' seconds
 };
 
+// The index of the smallest of `seconds` (the first among equals): the choice a trial takes from
+// each candidate's time on its slowest rank. A pure function of the measured costs.
+std::size_t first_fastest(const std::vector<double>& seconds);
+
+// The exchange trial's verdict from each choice's time: `seconds` holds, per depth of `depths`
+// (shallowest first), the split then the fused exchanging pass; the fastest is taken, and among
+// equals the shallower depth, then the split. A pure function of the measured costs.
+ExchangeTrial exchange_verdict(const std::vector<int>& depths, const std::vector<double>& seconds);
+
 // seconds(c) is this rank's time for candidate c (collective: every rank times every candidate
 // in the same order). The smallest `slowest` wins; among equal times, the earlier candidate.
 TrialChoice agree_on_fastest(MPI_Comm comm, const std::vector<int>& candidates,

@@ -101,7 +101,6 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
                      resolved_phase_every(cfg_.phase_every, be_.on_device()));
     struct Choice {
         std::size_t depth;  // index into depths
-        bool fused;
         std::unique_ptr<Sweeper<T>> sweeper;
     };
     std::vector<Choice> choices;
@@ -110,9 +109,8 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
             SweepPlan c = plan;
             c.block = depths[d];
             c.fused_exchanges = fused;
-            choices.push_back({d, fused,
-                               std::make_unique<Sweeper<T>>(be_, timer, fields, geo_, setups[d], c,
-                                                            topo_.subdomain())});
+            choices.push_back({d, std::make_unique<Sweeper<T>>(be_, timer, fields, geo_, setups[d],
+                                                               c, topo_.subdomain())});
         }
     }
     StencilParams<T> p;
@@ -136,19 +134,10 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
     const std::vector<double> best = fastest_rounds(
         topo_.comm(), choices.size(), kExchangeTrialRounds,
         [&](std::size_t c) { return seconds(c, n) / (static_cast<double>(n) * round_sweeps); });
-    // The first of the fastest: the shallower depth, and the split, where they tie.
-    std::size_t won = 0;
-    for (std::size_t c = 1; c < choices.size(); ++c) {
-        if (best[c] < best[won]) won = c;
-    }
-    exchange_trial_ = {};
-    exchange_trial_.ran = true;
-    for (std::size_t d = 0; d < depths.size(); ++d)
-        exchange_trial_.depths.push_back({depths[d], best[2 * d], best[2 * d + 1]});
-    exchange_trial_.taken = choices[won].depth;
-    exchange_trial_.fused = choices[won].fused;
-    plan.block = depths[choices[won].depth];
-    plan.fused_exchanges = choices[won].fused;
+    // Choices in exchange_verdict's order: per depth, the split then the fused pass.
+    exchange_trial_ = exchange_verdict(depths, best);
+    plan.block = exchange_trial_.taken_depth().time_block;
+    plan.fused_exchanges = exchange_trial_.fused;
     choices.clear();  // the sweepers and their recordings
     run = std::move(setups[exchange_trial_.taken]);
 }
