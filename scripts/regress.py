@@ -13,7 +13,8 @@ counts. The baseline is `scripts/baselines/<gpu model>.json` unless --baseline n
 Prints one table (figure, baseline, now, now / baseline, verdict) and exits 1 when a figure is
 more than the tolerance below its baseline or a run left no report, 0 otherwise, 2 on bad input.
 --update REASON writes the current figures as the new baseline, with REASON and the date in the
-file (commit it: its history is the baseline's).
+file (commit it: its history is the baseline's); the figures of a GPU count the reports do not
+have are kept, each marked `kept` with the date it was measured.
 """
 import argparse
 import datetime
@@ -156,7 +157,13 @@ def load_baseline(path):
 
 def write_baseline(path, model, now, reason, old):
     figures = {k: {"ratio": round(v["ratio"], 4), "us": round(v["us"], 2)}
-               for k, v in sorted(now.items(), key=lambda kv: figure_key(kv[0])) if v}
+               for k, v in now.items() if v}
+    # A GPU count this host does not have keeps its figures, marked with the date they were taken.
+    measured = {figure_key(k)[0] for k in figures}
+    for k, v in old.get("figures", {}).items():
+        if figure_key(k)[0] not in measured:
+            figures[k] = dict(v, kept=v.get("kept", old.get("updated", "unknown")))
+    figures = dict(sorted(figures.items(), key=lambda kv: figure_key(kv[0])))
     doc = {"gpu": model, "updated": datetime.date.today().isoformat(), "reason": reason,
            "command": "scripts/bench-gpu.sh regress --update REASON",
            "tolerance": old.get("tolerance", TOLERANCE), "figures": figures}

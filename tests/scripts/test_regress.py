@@ -125,6 +125,21 @@ class Gate(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertEqual(self.row(out, "np1_a")[-1], "ok")
 
+    def test_update_keeps_the_gpu_counts_it_did_not_measure(self):
+        self.put("np1_a_r1", stencil_report(0.5, 7.0))
+        with open(self.baseline, "w") as f:
+            json.dump({"updated": "2026-01-02", "figures": {
+                "np1_a": {"ratio": 1.0, "us": 1.0}, "np4_a": {"ratio": 0.9, "us": 2.0},
+                "np4_b": {"ratio": 0.8, "us": 3.0, "kept": "2025-12-31"}}}, f)
+        rc, out, _ = self.run_gate("--update", "one GPU only")
+        self.assertEqual(rc, 0, out)
+        with open(self.baseline) as f:
+            figures = json.load(f)["figures"]
+        self.assertEqual(list(figures), ["np1_a", "np4_a", "np4_b"])
+        self.assertEqual(figures["np1_a"], {"ratio": 0.5, "us": 7.0})
+        self.assertEqual(figures["np4_a"], {"ratio": 0.9, "us": 2.0, "kept": "2026-01-02"})
+        self.assertEqual(figures["np4_b"]["kept"], "2025-12-31")
+
     def test_default_baseline_is_per_gpu_model(self):
         self.assertEqual(regress.slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3")
         self.assertEqual(regress.gpu_model({"placement": [{"gpu": "NVIDIA H200 (0000:1a:00.0)"}]}),
