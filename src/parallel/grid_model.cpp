@@ -10,16 +10,23 @@ namespace gridsim {
 
 namespace {
 
-// Seconds per pass of `grid`'s halos, `depth` layers deep: its messages and their bytes.
+// The points per axis of the largest block of `grid` (the first blocks take the remainder).
+std::array<long long, 3> largest_block(const Domain& dom, const std::array<int, 3>& grid) {
+    std::array<long long, 3> block{1, 1, 1};
+    for (int d = 0; d < dom.dims; ++d) block[d] = (dom.solved[d] + grid[d] - 1) / grid[d];
+    return block;
+}
+
+// Seconds of the busiest rank's halo exchange on `grid`: its messages (once per exchange, however
+// deep) and its bytes (per layer: a k-deep exchange every k sweeps moves one layer per sweep).
 struct HaloCost {
-    double messages = 0.0;  // seconds
-    double bytes = 0.0;     // seconds per layer
+    double messages = 0.0;
+    double bytes = 0.0;
 };
 
 HaloCost halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes,
                    const FixedCosts& costs) {
-    std::array<long long, 3> block{1, 1, 1};  // the largest block
-    for (int d = 0; d < dom.dims; ++d) block[d] = (dom.solved[d] + grid[d] - 1) / grid[d];
+    const std::array<long long, 3> block = largest_block(dom, grid);
     HaloCost c;
     for (int d = 0; d < dom.dims; ++d) {
         if (grid[d] == 1) continue;  // a periodic axis on one rank is a local copy
@@ -53,15 +60,14 @@ GridDemand grid_demand(const Config& cfg) {
     // Jacobi's residual cadence (time.norm_every) is a key of the run, not of the problem: the
     // grid is the one of a residual every sweep at every cadence, so a residual's bits at a
     // sweep do not depend on how often it is taken.
-    d.residual_every_sweep = cfg.problem == "jacobi";
-    if (d.residual_every_sweep && cfg.dims == 2) d.row_pass_levels = kModelSummingLevels;
+    d.sums_residual = cfg.problem == "jacobi";
+    if (d.sums_residual && cfg.dims == 2) d.row_pass_levels = kModelSummingLevels;
     return d;
 }
 
 std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& grid) {
-    std::int64_t points = 1;
-    for (int d = 0; d < dom.dims; ++d) points *= (dom.solved[d] + grid[d] - 1) / grid[d];
-    return points;
+    const std::array<long long, 3> block = largest_block(dom, grid);
+    return block[0] * block[1] * block[2];
 }
 
 bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
@@ -79,7 +85,7 @@ double modelled_halo_cost(const Domain& dom, const std::array<int, 3>& grid, int
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs) {
     const HaloCost halo = halo_cost(dom, grid, demand.value_bytes, costs);
-    const double per_pass = halo.messages + (demand.residual_every_sweep ? costs.read_back : 0.0);
+    const double per_pass = halo.messages + (demand.sums_residual ? costs.read_back : 0.0);
     const int levels =
         takes_row_passes(dom, grid, demand.row_pass_levels) ? demand.row_pass_levels : 1;
     return per_pass / levels + halo.bytes;

@@ -29,7 +29,9 @@ struct FixedCosts {
 // follow the ranks' blocks).
 struct GridDemand {
     int value_bytes = 8;
-    bool residual_every_sweep = false;  // the problem's sweeps may each sum a residual (jacobi)
+    // The problem's sweeps may each sum a residual (jacobi): modelled as a read-back and
+    // all-reduce per pass, as with a residual every sweep.
+    bool sums_residual = false;
     // Sweeps a summing pass takes (a residual every sweep, k sweeps and k residuals per exchange
     // and read-back), which it can only where the ranks split rows alone (x unsplit, 2D): the
     // CUDA pass sums whole-width row slabs. 1: no such pass.

@@ -103,7 +103,7 @@ const std::string kJacobi16k =
 TEST(ProcessGrid, AResidualEverySweepSplitsRowsForTheSummingPass) {
     const Case c = make(kJacobi16k);
     const GridDemand d = grid_demand(c.cfg);
-    EXPECT_TRUE(d.residual_every_sweep);
+    EXPECT_TRUE(d.sums_residual);
     EXPECT_EQ(d.row_pass_levels, kModelSummingLevels);
     EXPECT_LT(modelled_sweep_cost(c.dom, {1, 2, 1}, d), modelled_sweep_cost(c.dom, {2, 1, 1}, d));
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2), (Grid{1, 2, 1}));
@@ -134,7 +134,7 @@ TEST(ProcessGrid, TheDemandIsTheProblemsNotTheKeys) {
                   choose_process_grid(plain.cfg, plain.dom, 2));
     }
     const GridDemand heat = grid_demand(make(kHeat512).cfg);
-    EXPECT_FALSE(heat.residual_every_sweep);
+    EXPECT_FALSE(heat.sums_residual);
     EXPECT_EQ(heat.row_pass_levels, 1);
     EXPECT_EQ(heat.value_bytes, 8);
     // 3D: no pass sums in 3D, so every grid pays a read-back per sweep alike.
