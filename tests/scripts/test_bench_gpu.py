@@ -86,7 +86,11 @@ class BenchGpu(unittest.TestCase):
         self.assertEqual(len(doc["figures"]), 20)
         self.assertEqual(doc["figures"]["np2_jacobi2d_f_norm1"]["ratio"], 0.9)
         runs = [c for c in self.commands() if " run " in c]
-        self.assertEqual(len(runs), 20)
+        # The snapshot deck runs twice per repeat (REGRESS_SNAP_RUNS), each into its own folder.
+        self.assertEqual(len(runs), 22)
+        snaps = [c for c in runs if "snapshot_every=100" in c]
+        self.assertEqual(len(snaps), 4)
+        self.assertEqual(len({c.split("output.dir=")[1] for c in snaps}), 4)
         self.assertTrue(all(c.startswith(("-np 1 ", "-np 2 ")) for c in runs))
         self.assertTrue(all(os.path.join(ROOT, "inputs", "bench_") in c for c in runs))
         self.assertTrue(any("time.norm_every=1" in c and "problem.precision=double" in c for c in runs))
