@@ -76,12 +76,6 @@ bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
     return largest_block_points(dom, grid) <= most;
 }
 
-double modelled_halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes,
-                          const FixedCosts& costs) {
-    const HaloCost c = halo_cost(dom, grid, value_bytes, costs);
-    return c.messages + c.bytes;
-}
-
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs) {
     const HaloCost halo = halo_cost(dom, grid, demand.value_bytes, costs);

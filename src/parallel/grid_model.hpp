@@ -57,16 +57,11 @@ std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& g
 // more GPUs were slower (kSlowerPerGpuPoints2d/3d).
 bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid);
 
-// Modelled seconds per sweep that the busiest rank of process grid `grid` spends on its halos:
-// per face it sends (one or two per split axis), a message plus the face's bytes over the
-// bandwidth, where an x face (one point per row) counts a whole sector per point, the traffic its
-// packing really causes.
-double modelled_halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes,
-                          const FixedCosts& costs = {});
-
-// Modelled fixed seconds per sweep of `grid`: its halos, and with a residual every sweep its
-// read-back, the messages and read-back shared by a summing pass's levels where the grid lets
-// the pass take them (row splits that leave every rank the pass's halo depth).
+// Modelled fixed seconds per sweep that the busiest rank of `grid` spends: per face it sends (one
+// or two per split axis) a message plus the face's bytes over the bandwidth, where an x face (one
+// point per row) counts a whole sector per point, the traffic its packing really causes; with a
+// residual its read-back; the messages and read-back shared by a summing pass's levels where the
+// grid lets the pass take them (row splits that leave every rank the pass's halo depth).
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs = {});
 

@@ -31,6 +31,13 @@ Case make(const std::string& deck, const std::vector<std::string>& sets = {}) {
 
 const std::string kHeat512 = "[grid]\ncells = [512, 512, 512]\n";
 
+// The model's cost of `grid` for a problem without a residual (heat): its halos alone.
+double modelled_halo_cost(const Domain& dom, const Grid& grid, int value_bytes) {
+    GridDemand heat;
+    heat.value_bytes = value_bytes;
+    return modelled_sweep_cost(dom, grid, heat);
+}
+
 }  // namespace
 
 // 2 x H200, NCCL, heat 512^3 double: z split 0.386 ms/step, x split 0.462.
