@@ -67,14 +67,6 @@ const std::vector<Case> kCases = {
 
 class TimeBlock : public testing::TestWithParam<Case> {};
 
-// Whether every subdomain of `deck` on `grid` takes k-deep halos (the rule the run applies).
-bool takes_halos(const std::string& deck, const std::vector<int>& grid, int k) {
-    const Config cfg = load_config(deck, "test.toml", test::pinned_backend(deck, {}));
-    std::array<int, 3> pg{1, 1, 1};
-    for (std::size_t d = 0; d < grid.size(); ++d) pg[d] = grid[d];
-    return decomposition_problem(make_domain(cfg), pg, product(grid), k).empty();
-}
-
 std::size_t differing(const std::vector<double>& a, const std::vector<double>& b) {
     std::size_t n = 0;
     for (std::size_t p = 0; p < a.size(); ++p) n += a[p] != b[p] ? 1 : 0;
@@ -132,7 +124,7 @@ TEST_P(TimeBlock, FieldsAndResidualsAreBitwiseThoseOfOneSweepPerExchange) {
                 if (k > 8 && (mode == "false" || mode == "\"fused\"")) continue;
                 // Every subdomain takes halos 8 deep; a deeper one is refused where a subdomain
                 // is thinner (TimeBlockThinSubdomains).
-                if (k > 8 && !takes_halos(c.deck, grid, k)) break;
+                if (k > 8 && !test::takes_halos(c.deck, n, k, {pg})) break;
                 const RunResult r =
                     test::run_on_ranks(n, c.deck,
                                        {pg, fmt::format("parallel.time_block={}", k),

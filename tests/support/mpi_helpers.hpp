@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "mesh/domain.hpp"
+#include "parallel/grid_model.hpp"
 #include "problems/problem.hpp"
 #include "run/run.hpp"
 
@@ -33,6 +35,15 @@ inline std::vector<std::string> pinned_backend(const std::string& deck,
     for (const std::string& s : sets) chosen = chosen || s.rfind("parallel.backend", 0) == 0;
     if (!chosen) sets.emplace_back("parallel.backend=cpu");
     return sets;
+}
+
+// Whether `deck` (+ overrides) on `n` ranks takes k-deep halos, the rule the run applies: on the
+// process grid the deck or `sets` give, else on the automatic one.
+inline bool takes_halos(const std::string& deck, int n, int k,
+                        const std::vector<std::string>& sets = {}) {
+    const Config cfg = load_config(deck, "test.toml", pinned_backend(deck, sets));
+    const Domain dom = make_domain(cfg);
+    return decomposition_problem(dom, choose_process_grid(cfg, dom, n), n, k).empty();
 }
 
 // Runs `deck` (+ overrides) on world ranks 0..n-1; the others wait at the final barrier.
