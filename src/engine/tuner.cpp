@@ -73,12 +73,12 @@ bool Tuner<T>::can_sum_in_passes() const {
 // fastest depends on the size (the blocks of a pass fill the multiprocessors in whole waves or
 // not). In 3D only where a subdomain's x-y cross-section has at least kLevels3dMinCrossSection
 // points, else 1 (the 3D pass streams one x-y tile per block along z, and below that too few
-// blocks fill the GPU). With a residual every sweep (Blocks::summing) where the sweeps can sum
-// inside passes and a rank updates at least kSummingMinPoints points, a trial of 1 against
-// summing passes of 2 to kSummingMostLevels (which wins depends on size and precision), else 1;
-// 1 elsewhere (the CPU: its passes take one level each), and for the CG (it exchanges inside
-// every operator application). Whether k fits is a pure function of the deck and the process
-// grid, so every rank decides alike.
+// blocks fill the GPU; the process grid's model credits the pass only there). With a residual every
+// sweep (Blocks::summing) where the sweeps can sum inside passes and a rank updates at least
+// kSummingMinPoints points, a trial of 1 against summing passes of 2 to kSummingMostLevels (which
+// wins depends on size and precision), else 1; 1 elsewhere (the CPU: its passes take one level
+// each), and for the CG (it exchanges inside every operator application). Whether k fits is a pure
+// function of the deck and the process grid, so every rank decides alike.
 template <class T>
 std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
     auto problem = [&](int k) {
@@ -99,7 +99,9 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
                 return {1};
             return fitting({1}, std::min(kSummingMostLevels, most));
         }
-        if (dom_.dims == 3 && smallest_cross_section() < kLevels3dMinCrossSection) return {1};
+        if (dom_.dims == 3 &&
+            smallest_cross_section(dom_, topo_.process_grid()) < kLevels3dMinCrossSection)
+            return {1};
         std::vector<int> ks = fitting({}, most);
         if (ks.empty()) ks.push_back(1);
         return ks;
@@ -110,13 +112,6 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
                           fmt::format("{} needs {}-deep halos: {}", k, k, why));
     }
     return {k};
-}
-
-// Points in the x-y cross-section of the smallest subdomain (the same on every rank).
-template <class T>
-std::int64_t Tuner<T>::smallest_cross_section() const {
-    const std::array<int, 3> grid = topo_.process_grid();
-    return std::int64_t{dom_.solved[0] / grid[0]} * (dom_.solved[1] / grid[1]);
 }
 
 // Each candidate's pass over this rank's updated points (one launch, as on one rank), from one

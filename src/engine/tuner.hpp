@@ -64,11 +64,9 @@ private:
     [[nodiscard]] bool exchange_trial_runs(const SweepPlan& plan) const;
     [[nodiscard]] bool decide_recording(const HaloExchange<T>& halo) const;
     [[nodiscard]] int kernel_wrap_period(const SweepPlan& plan, const HaloExchange<T>& halo) const;
-    [[nodiscard]] std::int64_t smallest_cross_section() const;
 
     static constexpr int kExchangeTrialRounds = 5;              // per choice
     static constexpr double kExchangeTrialRoundSeconds = 1e-2;  // a round, roughly
-    static constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
     // "auto" with a residual every sweep, where the sweeps can sum inside passes: the trial
     // times one sweep per pass against summing passes of 2 to this many levels; deeper ones were
     // never the fastest (docs/tuning.md, "Time blocking and passes"). The process grid's model

@@ -52,6 +52,15 @@ bool takes_row_passes(const Domain& dom, const std::array<int, 3>& grid, int lev
            decomposition_problem(dom, grid, ranks, levels).empty();
 }
 
+// Whether a 3D pass of `levels` levels runs on `grid`: every rank's x-y cross-section at least
+// kLevels3dMinCrossSection points and as deep as the pass's halos.
+bool takes_plane_passes(const Domain& dom, const std::array<int, 3>& grid, int levels) {
+    if (levels <= 1 || dom.dims != 3) return false;
+    const int ranks = grid[0] * grid[1] * grid[2];
+    return smallest_cross_section(dom, grid) >= kLevels3dMinCrossSection &&
+           decomposition_problem(dom, grid, ranks, levels).empty();
+}
+
 }  // namespace
 
 GridDemand grid_demand(const Config& cfg) {
@@ -62,7 +71,13 @@ GridDemand grid_demand(const Config& cfg) {
     // sweep do not depend on how often it is taken.
     d.sums_residual = cfg.problem == "jacobi";
     if (d.sums_residual && cfg.dims == 2) d.row_pass_levels = kModelSummingLevels;
+    const bool implicit = cfg.problem == "heat" && cfg.word("problem.scheme") == "implicit";
+    if (cfg.dims == 3 && !implicit) d.plane_pass_levels = kModelPlaneLevels;
     return d;
+}
+
+std::int64_t smallest_cross_section(const Domain& dom, const std::array<int, 3>& grid) {
+    return std::int64_t{dom.solved[0] / grid[0]} * (dom.solved[1] / grid[1]);
 }
 
 std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& grid) {
@@ -79,10 +94,13 @@ bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs) {
     const HaloCost halo = halo_cost(dom, grid, demand.value_bytes, costs);
-    const double per_pass = halo.messages + (demand.sums_residual ? costs.read_back : 0.0);
-    const int levels =
+    const int row =
         takes_row_passes(dom, grid, demand.row_pass_levels) ? demand.row_pass_levels : 1;
-    return per_pass / levels + halo.bytes;
+    const int plane =
+        takes_plane_passes(dom, grid, demand.plane_pass_levels) ? demand.plane_pass_levels : 1;
+    // A pass of several levels exchanges once; only a summing pass reads back once too.
+    const double read_back = demand.sums_residual ? costs.read_back / row : 0.0;
+    return halo.messages / std::max(row, plane) + read_back + halo.bytes;
 }
 
 std::array<int, 3> cheapest_grid(const Domain& dom, int nranks,

@@ -36,11 +36,22 @@ struct GridDemand {
     // and read-back), which it can only where the ranks split rows alone (x unsplit, 2D): the
     // CUDA pass sums whole-width row slabs. 1: no such pass.
     int row_pass_levels = 1;
+    // Sweeps a plain pass takes in 3D (time blocking: k sweeps per exchange), which it can only
+    // where every rank's x-y cross-section holds kLevels3dMinCrossSection points: the CUDA pass
+    // streams one x-y tile per block along z, so a z split keeps its blocks and an x or y split
+    // divides them. 1: no such pass (2D, the implicit scheme: its CG exchanges every operator).
+    int plane_pass_levels = 1;
 };
 
 // The levels the model credits a summing pass with: the most the time-block trial tries
 // (Tuner::kSummingMostLevels).
 constexpr int kModelSummingLevels = 4;
+
+// The levels the model credits a 3D pass with: the fewest a time-blocked pass takes.
+constexpr int kModelPlaneLevels = 2;
+// The smallest x-y cross-section (points per rank) on which a 3D pass of several levels runs:
+// below it too few blocks fill the GPU, so the time block is 1 (Tuner, docs/tuning.md).
+constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
 
 GridDemand grid_demand(const Config& cfg);
 
@@ -48,7 +59,10 @@ GridDemand grid_demand(const Config& cfg);
 // with default settings, where the fixed costs of a step outweigh the halved work (docs/tuning.md,
 // "Process grid"; 2D: jacobi float with the residual every sweep, 3D: heat double).
 constexpr std::int64_t kSlowerPerGpuPoints2d = std::int64_t{1} << 21;
-constexpr std::int64_t kSlowerPerGpuPoints3d = std::int64_t{1} << 19;
+constexpr std::int64_t kSlowerPerGpuPoints3d = std::int64_t{1} << 17;
+
+// Points in the x-y cross-section of the smallest block of `grid`.
+std::int64_t smallest_cross_section(const Domain& dom, const std::array<int, 3>& grid);
 
 // Points of the largest block of `grid` (the first blocks take the remainder points).
 std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& grid);
@@ -61,7 +75,8 @@ bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid);
 // or two per split axis) a message plus the face's bytes over the bandwidth, where an x face (one
 // point per row) counts a whole sector per point, the traffic its packing really causes; with a
 // residual its read-back; the messages and read-back shared by a summing pass's levels where the
-// grid lets the pass take them (row splits that leave every rank the pass's halo depth).
+// grid lets the pass take them (row splits that leave every rank the pass's halo depth), the
+// messages alone by a 3D pass's levels where every rank keeps the pass's cross-section and halos.
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs = {});
 
