@@ -318,6 +318,21 @@ def percent(share):
     return f"{100 * share:.1f}%" if share < 0.095 else f"{100 * share:.0f}%"
 
 
+def compute_text(study, first, last):
+    """Where the last rank count's step goes: its compute phase against a perfect division of the
+    first's, and what the step spends beyond it (transfers and reductions not hidden)."""
+    weak = study["kind"] == "weak"
+    perfect, ratio = lib.compute_division(first["ranks"], first["compute_s"], last["ranks"], last["compute_s"], weak)
+    vector = last["vector_s"] > 0
+    beyond = last["time_per_step_s"] - last["compute_s"] - last["vector_s"]
+    return (f"At N={last['ranks']} the compute phase (interior + boundary shell, mean over ranks) takes "
+            f"{1e3 * last['compute_s']:.4f} ms, {percent(ratio)} of perfect "
+            f"{'weak scaling' if weak else 'division'} of N={first['ranks']}'s ({1e3 * perfect:.4f} ms), and the "
+            f"step {1e3 * abs(beyond):.4f} ms {'more' if beyond >= 0 else 'less'} than it"
+            f"{' and the vector operations' if vector else ''} (transfers, reductions and waits not hidden behind "
+            "them, where more).")
+
+
 def limits_text(study, rows, p):
     """What limits scaling, read off the measurements."""
     if len(rows) < 2:
@@ -332,9 +347,13 @@ def limits_text(study, rows, p):
     kf = [r["karp_flatt"] for r in rows if r["karp_flatt"] is not None]
     if len(kf) >= 2:
         trend = "grows" if kf[-1] > kf[0] * 1.2 else ("shrinks" if kf[-1] < kf[0] / 1.2 else "stays about constant")
-        lines.append(f"The Karp-Flatt serial fraction {trend} with N ({kf[0]:.3f} -> {kf[-1]:.3f}): "
-                     + ("an overhead that grows with the rank count (communication, synchronisation), not a fixed serial part."
-                        if trend == "grows" else "consistent with a fixed serial part, as Amdahl assumes."))
+        meaning = {
+            "grows": "an overhead that grows with the rank count (communication, synchronisation), not a fixed serial part.",
+            "shrinks": "a cost of splitting at all, paid from the first split on, not a fixed serial part.",
+            "stays about constant": "consistent with a fixed serial part, as Amdahl assumes.",
+        }[trend]
+        lines.append(f"The Karp-Flatt serial fraction {trend} with N ({kf[0]:.3f} -> {kf[-1]:.3f}): {meaning}")
+    lines.append(compute_text(study, first, last))
     # Vector operations shrink with N like the stencil; global reductions (the CG's dot products,
     # jacobi's residual: a local sum and an all-reduce) have a latency that does not.
     shown = shown_parts(rows)

@@ -77,6 +77,14 @@ def karp_flatt(n, s):
     return (1.0 / s - 1.0 / n) / (1.0 - 1.0 / n)
 
 
+def compute_division(n0, compute0, n, compute, weak=False):
+    """The compute phase at n ranks against its perfect division from n0 ranks: (perfect seconds,
+    perfect / measured). Strong scaling divides n0's compute by n / n0; weak keeps it (each rank
+    holds as many points)."""
+    perfect = compute0 if weak else compute0 * n0 / n
+    return perfect, (perfect / compute if compute > 0 else float("nan"))
+
+
 def halo_traffic(cells, grid, periodic, value_bytes):
     """Messages and bytes sent per step by the busiest rank of a block decomposition.
 

@@ -66,6 +66,22 @@ class KarpFlatt(unittest.TestCase):
         self.assertIsNone(lib.karp_flatt(1, 1.0))
 
 
+class ComputeDivision(unittest.TestCase):
+    def test_strong_divides_and_weak_keeps_the_first_compute(self):
+        perfect, ratio = lib.compute_division(1, 0.276, 4, 0.0798)
+        self.assertAlmostEqual(perfect, 0.069)
+        self.assertAlmostEqual(ratio, 0.069 / 0.0798)
+        perfect, ratio = lib.compute_division(2, 0.2, 8, 0.04)  # from 2 ranks: a quarter
+        self.assertAlmostEqual(perfect, 0.05)
+        self.assertAlmostEqual(ratio, 1.25)
+        perfect, ratio = lib.compute_division(1, 0.3, 4, 0.33, weak=True)
+        self.assertAlmostEqual(perfect, 0.3)
+        self.assertAlmostEqual(ratio, 0.3 / 0.33)
+
+    def test_no_compute_time_gives_no_ratio(self):
+        self.assertTrue(math.isnan(lib.compute_division(1, 0.1, 2, 0.0)[1]))
+
+
 class Decomposition(unittest.TestCase):
     def test_halo_traffic_counts_faces_of_the_largest_block(self):
         # 64^3 over 2x2x1, non-periodic: one x face and one y face of 32x64, doubles.
