@@ -1,0 +1,145 @@
+"""The written side of a scaling study (scripts/scaling.py report): what limits scaling, read off
+the measured rows, the CSV and the plots."""
+
+import csv
+import os
+
+import scaling_lib as lib
+
+
+def overlap_word(report):
+    """parallel.overlap as a run report holds it: "auto", "on" or "off" (older reports: a bool)."""
+    v = report["overlap"]
+    return ("on" if v else "off") if isinstance(v, bool) else v
+
+
+def overlap_on(report):
+    return overlap_word(report) != "off"
+
+
+def shown_parts(rows):
+    """The parts of a step the table and the phase plot show: the stencil and the halos always,
+    vector operations and reductions where the runs spent time in them (the CG's passes over its
+    vectors, its dot products and all-reduces; jacobi's residual). A part left out took no time,
+    so the parts shown still add up to the step."""
+    extra = [part for part in ("vector_s", "reduction_s") if any(r[part] > 0 for r in rows)]
+    return ["compute_s", "transfer_s"] + extra + ["other_s"]
+
+
+def percent(share):
+    """A share of a step as a percentage, with a decimal where a whole number would say 0% or 1%."""
+    return f"{100 * share:.1f}%" if share < 0.095 else f"{100 * share:.0f}%"
+
+
+def compute_text(study, first, last):
+    """Where the last rank count's step goes: its compute phase against a perfect division of the
+    first's, and what the step spends beyond it (transfers and reductions not hidden)."""
+    weak = study["kind"] == "weak"
+    perfect, ratio = lib.compute_division(first["ranks"], first["compute_s"], last["ranks"], last["compute_s"], weak)
+    vector = last["vector_s"] > 0
+    beyond = last["time_per_step_s"] - last["compute_s"] - last["vector_s"]
+    return (f"At N={last['ranks']} the compute phase (interior + boundary shell, mean over ranks) takes "
+            f"{1e3 * last['compute_s']:.4f} ms, {percent(ratio)} of perfect "
+            f"{'weak scaling' if weak else 'division'} of N={first['ranks']}'s ({1e3 * perfect:.4f} ms), and the "
+            f"step {1e3 * abs(beyond):.4f} ms {'more' if beyond >= 0 else 'less'} than it"
+            f"{' and the vector operations' if vector else ''} (transfers, reductions and waits not hidden behind "
+            "them, where more).")
+
+
+def limits_text(study, rows, p):
+    """What limits scaling, read off the measurements."""
+    if len(rows) < 2:
+        return "One rank count only: nothing to say about scaling yet."
+    first, last = rows[0], rows[-1]
+    lines = []
+    share0 = first["transfer_s"] / first["time_per_step_s"] if first["time_per_step_s"] else 0
+    share1 = last["transfer_s"] / last["time_per_step_s"] if last["time_per_step_s"] else 0
+    lines.append(f"Halo transfer (pack + transfer + unpack, mean over ranks) is {100 * share0:.0f}% of a step "
+                 f"at N={first['ranks']} and {100 * share1:.0f}% at N={last['ranks']}"
+                 + (" (overlapped with the interior, so it can exceed what it costs the step)." if overlap_on(last["report"]) else "."))
+    kf = [r["karp_flatt"] for r in rows if r["karp_flatt"] is not None]
+    if len(kf) >= 2:
+        trend = "grows" if kf[-1] > kf[0] * 1.2 else ("shrinks" if kf[-1] < kf[0] / 1.2 else "stays about constant")
+        meaning = {
+            "grows": "an overhead that grows with the rank count (communication, synchronisation), not a fixed serial part.",
+            "shrinks": "a cost of splitting at all, paid from the first split on, not a fixed serial part.",
+            "stays about constant": "consistent with a fixed serial part, as Amdahl assumes.",
+        }[trend]
+        lines.append(f"The Karp-Flatt serial fraction {trend} with N ({kf[0]:.3f} -> {kf[-1]:.3f}): {meaning}")
+    lines.append(compute_text(study, first, last))
+    # Vector operations shrink with N like the stencil; global reductions (the CG's dot products,
+    # jacobi's residual: a local sum and an all-reduce) have a latency that does not.
+    shown = shown_parts(rows)
+    for part, what in (("vector_s", "Vector operations (passes over the solver's vectors"),
+                       ("reduction_s", "Reductions (local sums and all-reduces")):
+        if part in shown:
+            s0 = first[part] / first["time_per_step_s"] if first["time_per_step_s"] else 0
+            s1 = last[part] / last["time_per_step_s"] if last["time_per_step_s"] else 0
+            lines.append(f"{what}, mean over ranks) are {percent(s0)} of a step "
+                         f"at N={first['ranks']} and {percent(s1)} at N={last['ranks']}.")
+    if p is not None:
+        lines.append(f"Fitted parallel fraction P = {p:.4f}"
+                     + (": at or below zero, the runs got no faster with more ranks." if p <= 0 else "."))
+    if len(rows) == 2:
+        lines.append("With two rank counts any one-parameter law fits exactly; add rank counts to test it.")
+    if last["efficiency"] < 0.5:
+        lines.append(f"Efficiency at N={last['ranks']} is {100 * last['efficiency']:.0f}%: adding ranks there costs more than it gains.")
+    return " ".join(lines)
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["ranks", "process_grid", "cells", "repeats", "time_per_step_s", "glups", "speedup",
+                    "efficiency", "predicted_speedup", "karp_flatt", "compute_s", "transfer_s", "vector_s",
+                    "reduction_s", "other_s"])
+        for r in rows:
+            w.writerow([r["ranks"], r["process_grid"], r["cells"], r["repeats"], f"{r['time_per_step_s']:.9e}",
+                        f"{r['glups']:.6f}", f"{r['speedup']:.6f}", f"{r['efficiency']:.6f}",
+                        "" if r["predicted"] is None else f"{r['predicted']:.6f}",
+                        "" if r["karp_flatt"] is None else f"{r['karp_flatt']:.6f}",
+                        *(f"{r[part]:.9e}" for part in ("compute_s", "transfer_s", "vector_s", "reduction_s",
+                                                        "other_s"))])
+
+
+def plot(plt, directory, study, rows, p):
+    weak = study["kind"] == "weak"
+    ranks = [r["ranks"] for r in rows]
+    dense = sorted(set([1] + ranks + [max(ranks) * 2]))
+    law = (lambda n: lib.gustafson(p, n)) if weak else (lambda n: lib.amdahl(p, n))
+    files = []
+    for what, key, ideal in (("speedup", "speedup", lambda n: n), ("efficiency", "efficiency", lambda n: 1.0)):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.plot(ranks, [r[key] for r in rows], "o-", label="measured")
+        ax.plot(dense, [ideal(n) for n in dense], "k--", label="ideal")
+        if p is not None:
+            fitted = [law(n) if key == "speedup" else law(n) / n for n in dense]
+            ax.plot(dense, fitted, ":", label=f"{'Gustafson' if weak else 'Amdahl'} P={p:.3f}")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("ranks N")
+        ax.set_ylabel(("scaled " if weak and key == "speedup" else "") + what)
+        ax.set_title(f"{study['kind']} scaling: {what}")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        name = f"{what}.png"
+        fig.tight_layout()
+        fig.savefig(os.path.join(directory, name), dpi=110)
+        plt.close(fig)
+        files.append(name)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    bottom = [0.0] * len(rows)
+    x = range(len(rows))
+    for part in shown_parts(rows):
+        vals = [r[part] * 1e3 for r in rows]
+        ax.bar(x, vals, bottom=bottom, label=part[:-2])
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.plot(x, [r["time_per_step_s"] * 1e3 for r in rows], "ko-", label="wall time per step")
+    ax.set_xticks(list(x), [str(n) for n in ranks])
+    ax.set_xlabel("ranks N")
+    ax.set_ylabel("ms per step (phase means over ranks)")
+    ax.set_title("phase breakdown")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(directory, "phases.png"), dpi=110)
+    plt.close(fig)
+    return files + ["phases.png"]
