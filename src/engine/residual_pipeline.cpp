@@ -60,9 +60,10 @@ double ResidualPipeline<T>::take() {
         return std::sqrt(be_.sums().finish_read(read));
     }
     // A pass's level is summed over the ranks as its own sweep's residual would be: where that
-    // is on the device (the ipc transport's mailboxes add the ranks' values in rank order; NCCL
-    // runs no summing passes), in rank order on the host; else through the same MPI_Allreduce
-    // of one double (one call for all of a pass's levels might let MPI sum in another order).
+    // is on the device (the ipc transport's mailboxes add the ranks' values in rank order; NCCL,
+    // which runs summing passes on two ranks only, adds two values, which commute), in rank
+    // order on the host; else through the same MPI_Allreduce of one double (one call for all of
+    // a pass's levels might let MPI sum in another order).
     // The device's all-reduce would hold the boundary lane until every rank's fold arrived.
     const double sum = p.level >= 0 ? be_.level_sums()->finish_read_level(p.read, p.level)
                                     : be_.sums().finish_read(p.read);

@@ -56,11 +56,14 @@ SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&
 // sweep's boxes as the sweep itself would, on every rank (a rank's boxes depend on its faces),
 // and with several ranks a residual all-reduced on the host: each level's sum then goes through
 // the MPI_Allreduce of one double that a sweep's goes through, so the global sums have the same
-// bits. NCCL all-reduces a sweep's sum on the device, in an order of its own beyond two ranks.
+// bits. NCCL all-reduces a sweep's sum on the device: on two ranks that is the one sum of two
+// values, the same whichever comes first (addition commutes), so a pass's levels are summed in
+// rank order on the host as under ipc; on more ranks NCCL adds in an order of its own (ring or
+// tree, by size) that the host cannot reproduce, so there are no summing passes.
 template <class T>
 bool Tuner<T>::can_sum_in_passes() const {
     const int here = may_fuse(cfg_.overlap) &&
-                             (topo_.size() == 1 || choice_.transport != TransportKind::nccl) &&
+                             (topo_.size() <= 2 || choice_.transport != TransportKind::nccl) &&
                              be_.level_sums() != nullptr &&
                              be_.level_sums()->sums_levels(geo_.sum_boxes, dom_.dims)
                          ? 1
