@@ -351,6 +351,31 @@ def cmd_report(args):
 
 
 # ----------------------------------------------------------------------------- model
+def halo_inputs(report):
+    """The periodic axes and the bytes per value of a run report's deck."""
+    cfg = report["config"]
+    periodic = [cfg["boundary"].get(a, cfg["boundary"]["kind"]) == "periodic" for a in "xyz"[:report["dims"]]]
+    if cfg["boundary"]["kind"] == "benchmark":
+        periodic = [False, True]
+    return periodic, 4 if report["precision"] == "float" else 8
+
+
+def fitted_halo_model(rows, periodic, vbytes):
+    """(seconds per message, bytes per second, "") fitted to the measured transfer phase of the
+    rows, or (None, None, why not)."""
+    samples = []
+    for r in rows:
+        cells = [int(c) for c in r["cells"].split("x")]
+        grid = [int(g) for g in r["process_grid"].split("x")]
+        m, b = lib.halo_traffic(cells, grid, periodic, vbytes)
+        samples.append((m, b, r["report"]["phases"]["transfer"]["max"] / max(r["report"]["steps"], 1)))
+    try:
+        alpha, bw = lib.fit_halo_model(samples)
+    except lib.FitError as err:
+        return None, None, str(err)
+    return alpha, bw, ""
+
+
 def cmd_model(args):
     study, runs = load_study(args.dir)
     gridsim = args.gridsim
@@ -362,23 +387,8 @@ def cmd_model(args):
     weak = study["kind"] == "weak"
     if p is None:
         raise UsageError(fit_note)
-    first = rows[0]["report"]
-    cfg = first["config"]
-    periodic = [cfg["boundary"].get(a, cfg["boundary"]["kind"]) == "periodic" for a in "xyz"[:first["dims"]]]
-    if cfg["boundary"]["kind"] == "benchmark":
-        periodic = [False, True]
-    vbytes = 4 if first["precision"] == "float" else 8
-    samples = []
-    for r in rows:
-        cells = [int(c) for c in r["cells"].split("x")]
-        grid = [int(g) for g in r["process_grid"].split("x")]
-        m, b = lib.halo_traffic(cells, grid, periodic, vbytes)
-        samples.append((m, b, r["report"]["phases"]["transfer"]["max"] / max(r["report"]["steps"], 1)))
-    try:
-        alpha, bw = lib.fit_halo_model(samples)
-    except lib.FitError as err:
-        alpha, bw = None, None
-        halo_note = str(err)
+    periodic, vbytes = halo_inputs(rows[0]["report"])
+    alpha, bw, halo_note = fitted_halo_model(rows, periodic, vbytes)
     base = rows[0]
     # Work that divides over the ranks: the stencil and, for a CG, its vector operations. The
     # reductions are left out, as the halo model has no term for an all-reduce's latency.
