@@ -198,9 +198,9 @@ TEST(ProcessGrid, APassCountsOnlyWhereTheRanksTakeItsHalos) {
 
 // A 3D pass of several levels streams one x-y tile per block along z and runs only where every
 // rank keeps kLevels3dMinCrossSection points of cross-section: the model shares its messages among
-// its levels there alone. 4 x H200, heat double, default settings: 128^3 on 1x1x4 (the pass runs)
-// 8.6 us per step against 22.3 on 1x2x2 (cross-section 128 x 64: one sweep per exchange), one GPU
-// 9.5; 256^3 on 1x2x2 25.8 against 27.0 on 1x1x4 (both take the pass: the bytes decide).
+// its levels there alone. The orderings measured on 4 x H200 (docs/tuning.md, "Process grid"):
+// heat 128^3 faster on 1x1x4 (the pass runs) than on 1x2x2 (cross-section 128 x 64: one sweep per
+// exchange); 256^3 faster on 1x2x2 than on 1x1x4 (both take the pass: the bytes decide).
 TEST(ProcessGrid, A3dPassCountsOnlyWhereEveryRankKeepsItsCrossSection) {
     const std::string heat128 = "[grid]\ncells = [128, 128, 128]\n";
     const Case c = make(heat128);
