@@ -1,0 +1,245 @@
+// The CUDA backend's passes of several sweeps: the 3D levels kernel, the summing passes (a
+// residual every sweep) and blocks deeper than a pass, each bitwise one sweep per pass, and what
+// "auto" chooses from its trials. Ranks may share a GPU here (parallel.share_gpus).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/simulation.hpp"
+#include "gpu/gpu_test_support.hpp"
+#include "gpu/require_gpu.hpp"
+#include "platform/backend_select.hpp"
+#include "problems/problem.hpp"
+#include "support/mpi_helpers.hpp"
+
+using namespace gridsim;
+using namespace gridsim::test;
+
+// The 3D levels kernel over boxes of several tiles along x and y (a tile writes 32 V - 2k
+// columns and 48 - 2k rows) and chunks along z, and "auto": a start-up trial of k = 2..4 where
+// the x-y cross-section has at least 128^2 points (2D: 2..8), else 1 sweep per pass. Fields
+// and norms bitwise those of k = 1; "auto" takes the fastest k of the trial it reports.
+TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
+    GRIDSIM_REQUIRE_GPU();
+    struct Case {
+        const char* deck;
+        std::vector<int> trial;  // the candidates "auto" times, none: it takes k = 1
+    };
+    const std::vector<Case> cases = {
+        {"[grid]\ncells = [131, 133, 9]\n[time]\nsteps = 13\n", {2, 3, 4}},
+        {"[problem]\nprecision = \"float\"\n[grid]\ncells = [137, 129, 10]\n[boundary]\nkind = "
+         "\"periodic\"\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\nsteps = 14\n",
+         {2, 3, 4}},
+        {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [70, 240, 6]\n"
+         "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 11\n",
+         {2, 3, 4}},
+        {"[grid]\ncells = [100, 100, 12]\n[time]\nsteps = 10\n", {}},
+        {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [300, 200]\n[boundary]\nkind = "
+         "\"benchmark\"\n[time]\nsteps = 17\nnorm_every = 5\n",
+         {2, 3, 4, 5, 6, 7, 8}},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.deck);
+        const RunResult one = test::run_on_ranks(1, c.deck + kGpu, {"parallel.time_block=1"});
+        EXPECT_TRUE(one.time_block_trial.empty());
+        for (const char* k : {"2", "4", "\"auto\""}) {
+            const RunResult r =
+                test::run_on_ranks(1, c.deck + kGpu, {fmt::format("parallel.time_block={}", k)});
+            if (test::world_rank() != 0) continue;
+            SCOPED_TRACE(fmt::format("time_block {}", k));
+            if (k[0] != '"') {
+                EXPECT_EQ(r.time_block, std::stoi(k));
+                EXPECT_TRUE(r.time_block_trial.empty());
+            } else {
+                expect_fastest_of(r, c.trial);
+            }
+            EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+            EXPECT_EQ(r.residual_history, one.residual_history);
+            EXPECT_EQ(r.final_norm, one.final_norm);
+        }
+    }
+}
+
+// A residual every sweep in passes of several sweeps (the levels kernel summing every level as
+// the stream kernel sums that sweep, partial for partial): fields, residual histories and the
+// stop sweep bitwise those of one sweep per pass, with overlap "auto", on one rank and on this
+// run's ranks split along y (each level's sum all-reduced on the host, as a sweep's: transports
+// staged and ipc, and nccl on two ranks; nccl on more runs one sweep per pass, its order being
+// its own). The decks cover interiors that sum 8 rows per thread (2^21 points or more)
+// and 4, widths off the 16-byte packs, the benchmark's periodic rows (shell slabs summed before
+// the interior) and Dirichlet faces, float and double, and a tolerance met inside a pass;
+// "auto" times one sweep per pass against summing passes of 2 to 4 sweeps from 2^21 updated
+// points on one rank (the 1530 x 1450 decks), at any size on several, and takes the fastest it
+// reports, and takes 1 without a trial below.
+TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::vector<std::string> decks = {
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [1530, 1450]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 37\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [1530, 1450]\n"
+        "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 23\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 123]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 29\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
+        "[boundary]\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 31\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [200, 180]\n"
+        "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 5000\nnorm_every = 1\n"
+        "tolerance = 3e-3\n",
+    };
+    struct Ranks {
+        int n;
+        const char* transport;
+    };
+    std::vector<Ranks> runs = {{1, "\"auto\""}};
+    if (test::world_size() > 1) {
+        for (const char* t : {"\"staged\"", "\"ipc\""}) runs.push_back({test::world_size(), t});
+        if (every_rank_has_its_own_gpu()) runs.push_back({test::world_size(), "\"nccl\""});
+    }
+    for (const std::string& deck : decks) {
+        for (const Ranks& on : runs) {
+            const bool sums = on.n <= 2 || std::string(on.transport) != "\"nccl\"";
+            SCOPED_TRACE(fmt::format("{}{} rank(s), transport {}", deck, on.n, on.transport));
+            const std::vector<std::string> where = {
+                fmt::format("parallel.process_grid=[1,{}]", on.n),
+                fmt::format("parallel.transport={}", on.transport)};
+            auto with = [&](std::vector<std::string> keys) {
+                keys.insert(keys.end(), where.begin(), where.end());
+                return keys;
+            };
+            const RunResult one =
+                test::run_on_ranks(on.n, deck + kGpu, with({"parallel.time_block=1"}));
+            const std::vector<int> trial =
+                sums && (on.n > 1 || deck.find("1530") != std::string::npos)
+                    ? std::vector<int>{1, 2, 3, 4}
+                    : std::vector<int>{};
+            for (const char* k : {"2", "3", "5", "8", "\"auto\""}) {
+                for (const char* graphs : {"off", "auto"}) {
+                    const RunResult r = test::run_on_ranks(
+                        on.n, deck + kGpu,
+                        with({fmt::format("parallel.time_block={}", k), "parallel.phase_every=3",
+                              fmt::format("parallel.graphs={}", graphs)}));
+                    if (test::world_rank() != 0) continue;
+                    SCOPED_TRACE(fmt::format("time_block {}, graphs {}", k, graphs));
+                    if (k[0] == '"') {
+                        expect_fastest_of(r, trial);
+                    } else {
+                        EXPECT_EQ(r.time_block, std::stoi(k));
+                        EXPECT_TRUE(r.time_block_trial.empty());
+                    }
+                    if (r.time_block > 1 && sums)
+                        EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+                    if (!sums) EXPECT_EQ(r.passes, one.passes) << "nccl summed a pass's levels";
+                    EXPECT_EQ(r.steps, one.steps);
+                    EXPECT_EQ(r.converged, one.converged);
+                    EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+                    EXPECT_EQ(r.residual_history, one.residual_history);
+                }
+            }
+        }
+    }
+}
+
+// Halos deeper than a pass (a 2D pass takes 8 levels, a 3D one 4): blocks of up to 16 sweeps
+// between exchanges run as several passes of even length (9 = 5 + 4, 14 = 7 + 7 in 2D; 12 = 4 x 3
+// in 3D), bitwise the fields and residual histories of k = 1, on one rank and on all of them
+// through every transport the ranks can use; and time_block "auto" on several ranks: the
+// exchange trial times the pass trial's k and 2k, split and fused, and takes the fastest.
+TEST(GpuDeepHalos, BlocksOfSeveralPassesAndAutoDepthAreBitwiseOneSweepPerPass) {
+    GRIDSIM_REQUIRE_GPU();
+    struct Case {
+        std::string deck;
+        const char* split;  // the process grid, split along the walk axis (faces of long rows)
+    };
+    const std::vector<Case> cases = {
+        {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [600, 301]\n[boundary]\nkind = "
+         "\"benchmark\"\n[time]\nsteps = 61\nnorm_every = 7\n",
+         "[1,{}]"},
+        {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
+         "[boundary]\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 45\nnorm_every = 11\n",
+         "[1,{}]"},
+        {"[grid]\ncells = [140, 131, 80]\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\n"
+         "steps = 29\n",
+         "[1,1,{}]"},
+    };
+    std::vector<std::pair<int, const char*>> runs = {{1, "\"auto\""}};
+    if (test::world_size() > 1) {
+        runs.push_back({test::world_size(), "\"staged\""});
+        if (every_rank_has_its_own_gpu()) {
+            for (const char* t : {"\"nccl\"", "\"ipc\""}) runs.push_back({test::world_size(), t});
+        }
+    }
+    for (const Case& c : cases) {
+        for (const auto& [n, transport] : runs) {
+            SCOPED_TRACE(fmt::format("{}{} rank(s), transport {}", c.deck, n, transport));
+            const std::string pg = "parallel.process_grid=" + fmt::format(fmt::runtime(c.split), n);
+            auto run = [&](const std::string& k) {
+                return test::run_on_ranks(n, c.deck + kGpu,
+                                          {pg, "parallel.transport=" + std::string(transport),
+                                           "parallel.time_block=" + k});
+            };
+            const RunResult one = run("1");
+            for (const char* k : {"9", "12", "14", "16", "\"auto\""}) {
+                const RunResult r = run(k);
+                if (test::world_rank() != 0) continue;
+                SCOPED_TRACE(fmt::format("time_block {}", k));
+                EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+                EXPECT_EQ(r.residual_history, one.residual_history);
+                EXPECT_EQ(r.steps, one.steps);
+                if (k[0] != '"') {
+                    EXPECT_EQ(r.time_block, std::stoi(k));
+                    EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+                    continue;
+                }
+                // The pass trial's k, then (several ranks) the exchange trial's depth.
+                ASSERT_FALSE(r.time_block_trial.empty());
+                int k0 = r.time_block_trial[0].k;
+                double fastest = r.time_block_trial[0].seconds_per_sweep;
+                for (const TimeBlockTrial& t : r.time_block_trial) {
+                    if (t.seconds_per_sweep < fastest) {
+                        k0 = t.k;
+                        fastest = t.seconds_per_sweep;
+                    }
+                }
+                const ExchangeTrial& x = r.exchange_trial;
+                if (n == 1) {
+                    EXPECT_FALSE(x.ran);
+                    EXPECT_EQ(r.time_block, k0);
+                    continue;
+                }
+                ASSERT_TRUE(x.ran);
+                std::vector<int> depths;
+                int taken = 0;
+                bool fused = false;
+                double best = std::numeric_limits<double>::infinity();
+                for (const ExchangeTrial::Depth& d : x.depths) {
+                    depths.push_back(d.time_block);
+                    EXPECT_GT(d.split_seconds_per_sweep, 0.0);
+                    EXPECT_GT(d.fused_seconds_per_sweep, 0.0);
+                    for (bool f : {false, true}) {
+                        const double t = f ? d.fused_seconds_per_sweep : d.split_seconds_per_sweep;
+                        if (t < best) {
+                            best = t;
+                            taken = d.time_block;
+                            fused = f;
+                        }
+                    }
+                }
+                const std::vector<int> expected =
+                    2 * k0 <= 16 ? std::vector<int>{k0, 2 * k0} : std::vector<int>{k0};
+                EXPECT_EQ(depths, expected);
+                EXPECT_EQ(r.time_block, taken);
+                EXPECT_EQ(x.taken_depth().time_block, taken);
+                EXPECT_EQ(x.fused, fused);
+            }
+        }
+    }
+}
