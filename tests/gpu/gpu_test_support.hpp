@@ -1,6 +1,6 @@
-// What the GPU suite's files share: the deck keys that put a run on the GPU, a run's global
-// field, the differences between two fields, whether every rank has a GPU of its own, and the
-// check of a time-block trial's choice.
+// What the GPU suite's files share: a deck with its GPU-vs-CPU tolerance, the deck keys that put a
+// run on the GPU, a run's global field, the differences between two fields, whether every rank has
+// a GPU of its own, and the check of a time-block trial's choice.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,15 @@
 #include "support/mpi_helpers.hpp"
 
 namespace gridsim::test {
+
+// A deck of a parameterised test, named for its test's name.
+struct Deck {
+    const char* name;
+    std::string text;
+    double tolerance;  // GPU vs CPU, relative to max |u|
+};
+
+inline void PrintTo(const Deck& d, std::ostream* os) { *os << d.name; }
 
 inline const std::string kGpu = "[parallel]\nbackend = \"cuda\"\nshare_gpus = true\n";
 

@@ -33,14 +33,6 @@ using namespace gridsim::test;
 
 namespace {
 
-struct Deck {
-    const char* name;
-    std::string text;
-    double tolerance;  // GPU vs CPU, relative to max |u|
-};
-
-void PrintTo(const Deck& d, std::ostream* os) { *os << d.name; }
-
 // Sizes off every block shape, Dirichlet, periodic and mixed faces, both problems, 2D and 3D,
 // float and double. Each axis that 4 ranks may split updates at least 32 points, so every time
 // block the tests try (up to 8) decomposes on 1, 2 and 4 ranks.

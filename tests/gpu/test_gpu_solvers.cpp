@@ -28,15 +28,7 @@ using namespace gridsim::test;
 // backend within the CG tolerance, 2D and 3D, float and double, at this run's rank count (the
 // ranks share the GPUs when there are fewer), NCCL included where every rank has a GPU, its
 // sums all-reduced both on the device (NCCL) and on the host (MPI).
-struct ImplicitDeck {
-    const char* name;
-    std::string text;
-    double tolerance;  // GPU vs CPU, relative to max |u|
-};
-
-void PrintTo(const ImplicitDeck& d, std::ostream* os) { *os << d.name; }
-
-const std::vector<ImplicitDeck> kImplicitDecks = {
+const std::vector<Deck> kDecks = {
     {"heat3d_double_mixed",
      "[problem]\nscheme = \"implicit\"\n[grid]\ncells = [37, 29, 19]\n[boundary]\nx = "
      "\"periodic\"\nface_values = [0, 0, 1, -0.5, 0.25, 0]\n[initial]\nkind = \"hotspot\"\n"
@@ -54,11 +46,11 @@ const std::vector<ImplicitDeck> kImplicitDecks = {
      1e-4},
 };
 
-class GpuImplicit : public testing::TestWithParam<ImplicitDeck> {};
+class GpuImplicit : public testing::TestWithParam<Deck> {};
 
 TEST_P(GpuImplicit, BothVectorKernelsAgreeWithTheCpuBackend) {
     GRIDSIM_REQUIRE_GPU();
-    const ImplicitDeck& d = GetParam();
+    const Deck& d = GetParam();
     const int n = test::world_size();
     const auto cpu = field(d.text, {"parallel.backend=cpu"}, n);
     // {transport, parallel.cg_allreduce, the all-reduce that should run}.
@@ -92,10 +84,8 @@ TEST_P(GpuImplicit, BothVectorKernelsAgreeWithTheCpuBackend) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Decks, GpuImplicit, testing::ValuesIn(kImplicitDecks),
-                         [](const testing::TestParamInfo<ImplicitDeck>& info) {
-                             return info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Decks, GpuImplicit, testing::ValuesIn(kDecks),
+                         [](const testing::TestParamInfo<Deck>& info) { return info.param.name; });
 
 // Subdomains one point thicker than the halo (2 points per rank along z over 4 ranks, along x
 // over 2), periodic and Dirichlet, against the one-rank GPU run and the CPU.
