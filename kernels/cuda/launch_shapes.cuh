@@ -67,6 +67,14 @@ bool allow_shared(Kernel kernel, std::size_t bytes) {
     return true;
 }
 
+// Blocks of `kernel` (`threads` and `smem` bytes each) the whole GPU runs at once: a wave.
+template <class Kernel>
+long long wave_slots(Kernel kernel, int threads, std::size_t smem, int multiprocessors) {
+    int n = 0;
+    GRIDSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));
+    return static_cast<long long>(multiprocessors) * std::max(n, 1);
+}
+
 // A launch's grid, block and dynamic shared memory.
 struct Launch {
     dim3 grid;

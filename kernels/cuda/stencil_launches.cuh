@@ -17,10 +17,12 @@
 #include "kernels/cuda/lanes.hpp"
 #include "kernels/cuda/launch_shapes.cuh"
 #include "kernels/cuda/levels_2d.cuh"
-#include "kernels/cuda/levels_3d.cuh"
+#include "kernels/cuda/levels_3d_launch.cuh"
+#include "kernels/cuda/naive_launch.cuh"
 #include "kernels/cuda/residual_sums.hpp"
 #include "kernels/cuda/stream_kernels.cuh"
 #include "kernels/cuda/tiled_kernel.cuh"
+#include "kernels/level_chunks.hpp"
 
 namespace gridsim::cuda {
 
@@ -88,9 +90,11 @@ public:
             throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
         if (in.ext.dims == 3) {
             if (p.kind == StencilKind::heat) {
-                levels_3d_for<StencilKind::heat>(p.r, in, out, b, live, levels, stream(lane));
+                launch_levels_3d<T, StencilKind::heat>(p.r, in, out, b, live, levels,
+                                                       multiprocessors_, stream(lane));
             } else {
-                levels_3d_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane));
+                launch_levels_3d<T, StencilKind::jacobi>(p.r, in, out, b, live, levels,
+                                                         multiprocessors_, stream(lane));
             }
             return;
         }
@@ -225,7 +229,8 @@ private:
                 Lane lane, SelfWrap wrap = {}) {
         const cudaStream_t s = stream(lane);
         if (cfg_.kernel == KernelKind::naive) {
-            launch_naive<Dims, Kind, Sum>(in, out, b, r, s);
+            launch_naive<T, Dims, Kind, Sum>(
+                in, out, b, r, cfg_, [&](long long n) { return partial_slots(n); }, s);
             return;
         }
         constexpr bool kSums = Sum != StencilSum::none;
@@ -350,9 +355,9 @@ private:
         // A wave of this kernel per block width (64, 96, 128 threads).
         static long long slots[3] = {0, 0, 0};
         long long& wave = slots[threads / 32 - 2];
-        if (wave == 0) wave = wave_slots(kernel, threads, smem);
+        if (wave == 0) wave = wave_slots(kernel, threads, smem, multiprocessors_);
         const int ny = b.hi[1] - b.lo[1];
-        const int rows = level_chunk_rows(tiles, ny, Levels, wave);
+        const int rows = level_chunk_rows(tiles, ny, Levels, wave, kLevelRows);
         const dim3 grid(tiles, ceil_div(ny, rows), 1);
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, Levels, b.lo[1], rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
@@ -392,12 +397,12 @@ private:
         if (wave == 0) {
             const std::size_t most = shared_bytes(kLevelRows + 64);
             allowed = allow_shared(kernel, most) ? most : 0;
-            wave = wave_slots(kernel, threads, most);
+            wave = wave_slots(kernel, threads, most, multiprocessors_);
         }
         // Chunks of whole stream blocks' rows of layout box 0.
         const int anchor_rows = layout.hi[0] - layout.lo[0];
         const int block_rows = 1 << layout.block_rows_log2[0];
-        const int rows = level_chunk_rows(tiles, anchor_rows, Levels, wave, block_rows);
+        const int rows = level_chunk_rows(tiles, anchor_rows, Levels, wave, kLevelRows, block_rows);
         const auto chunks = static_cast<int>(ceil_div(anchor_rows, rows));
         // (chunks, tiles) where the pass trims its last tile, else (tiles, chunks): levels_2d.
         const dim3 grid = sum_pass_trims<T>() ? dim3(chunks, tiles, 1) : dim3(tiles, chunks, 1);
@@ -461,117 +466,6 @@ private:
         while ((1 << n) < v) ++n;
         if ((1 << n) != v) throw std::logic_error("a stream launch's rows are not a power of two");
         return n;
-    }
-
-    // 3D: the ring of a 32 x 48 tile is 1 - (32 - 2L)(48 - 2L) / (32 * 48) of its points (38%
-    // at 4 levels), so deeper passes would compute more ring than tile.
-    static constexpr int kMaxLevels3d = 4;
-
-    // One block of 768 threads per multiprocessor, 2 tile rows per thread: float 2 points per
-    // thread (a 64 x 48 tile), double 1 (32 x 48); the fastest shape measured (docs/tuning.md,
-    // "3D levels tile").
-    static constexpr int kRowsPerThread3d = 2;
-    static constexpr int kThreadRows3d = 24;
-
-    template <StencilKind Kind>
-    void levels_3d_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
-                       const Box& b, const Box& live, int levels, cudaStream_t s) {
-        with_levels<2, kMaxLevels3d>(levels, [&](auto l) {
-            this->template launch_levels_3d<Kind, decltype(l)::value, sizeof(T) == 4 ? 2 : 1,
-                                            kRowsPerThread3d, kThreadRows3d>(r, in, out, b, live,
-                                                                             s);
-        });
-    }
-
-    // The rows (2D; planes in 3D) of each chunk a levels launch cuts its box's n rows into along
-    // the walk axis, a whole number of `granule` rows and at most kLevelRows (at least 1): each
-    // chunk of a tile is a block, and a block's steps are its rows plus 3 * levels to fill the
-    // pipeline.
-    // The choice minimises (waves of blocks) x (steps per block), `slots` blocks per wave, so
-    // that the last wave is not a few blocks on an idle GPU (docs/tuning.md, "Levels chunks").
-    static int level_chunk_rows(long long tiles, int n, int levels, long long slots,
-                                int granule = 1) {
-        const long long units = ceil_div(n, granule);
-        const long long per_chunk = std::max(1, kLevelRows / granule);
-        const int least = std::max(1, static_cast<int>(ceil_div(units, per_chunk)));
-        int chunks = least;
-        long long best = -1;
-        const int most = std::max(
-            least, static_cast<int>(std::min<long long>(units, 4 * ceil_div(slots, tiles))));
-        for (int c = least; c <= most; ++c) {
-            const long long waves = ceil_div(tiles * c, slots);
-            const long long cost = waves * (ceil_div(units, c) * granule + 3LL * levels);
-            if (best < 0 || cost < best) {
-                best = cost;
-                chunks = c;
-            }
-        }
-        return std::max(1, static_cast<int>(ceil_div(units, chunks)) * granule);
-    }
-
-    // Blocks of `kernel` (`threads` and `smem` bytes each) the whole GPU runs at once: a wave.
-    template <class Kernel>
-    long long wave_slots(Kernel kernel, int threads, std::size_t smem) const {
-        int n = 0;
-        GRIDSIM_CUDA_CHECK(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));
-        return static_cast<long long>(multiprocessors_) * std::max(n, 1);
-    }
-
-    // A 32 V x Rows R tile per block (V points and R rows per thread), z chunks by
-    // level_chunk_rows.
-    template <StencilKind Kind, int Levels, int V, int R, int Rows>
-    void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
-                          const Box& b, const Box& live, cudaStream_t s) {
-        constexpr int kStrideX = (32 * V - 2 * Levels) / V * V;
-        constexpr int kStrideY = Rows * R - 2 * Levels;
-        constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
-        auto kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows>;
-        static const long long wave = [&] {
-            allow_shared(kernel, kSmem);
-            return wave_slots(kernel, 32 * Rows, kSmem);
-        }();
-        const int x0 = pack_start<V>(b.lo[0] - Levels);
-        const unsigned tiles_x = ceil_div(b.hi[0] - (x0 + Levels), kStrideX);
-        const unsigned tiles_y = ceil_div(b.hi[1] - b.lo[1], kStrideY);
-        const int nz = b.hi[2] - b.lo[2];
-        const int planes =
-            level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, Levels, wave);
-        const dim3 grid(tiles_x, tiles_y, ceil_div(nz, planes));
-        kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes);
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
-    }
-
-    template <int Dims, StencilKind Kind, StencilSum Sum>
-    void launch_naive(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
-                      cudaStream_t s) {
-        const int nx = b.hi[0] - b.lo[0];
-        const int ny = b.hi[1] - b.lo[1];
-        const dim3 block = fit_block(cfg_.block_x, cfg_.block_y, nx, ny);
-        const dim3 grid(ceil_div(nx, block.x), ceil_div(ny, block.y * cfg_.points),
-                        b.hi[2] - b.lo[2]);
-        double* partial = Sum != StencilSum::none
-                              ? partial_slots(static_cast<long long>(grid.x) * grid.y * grid.z)
-                              : nullptr;
-        switch (cfg_.points) {
-            case 1:
-                stencil_naive_kernel<T, Dims, Kind, 1, Sum>
-                    <<<grid, block, 0, s>>>(in, out, b, r, partial);
-                break;
-            case 2:
-                stencil_naive_kernel<T, Dims, Kind, 2, Sum>
-                    <<<grid, block, 0, s>>>(in, out, b, r, partial);
-                break;
-            case 4:
-                stencil_naive_kernel<T, Dims, Kind, 4, Sum>
-                    <<<grid, block, 0, s>>>(in, out, b, r, partial);
-                break;
-            default:
-                stencil_naive_kernel<T, Dims, Kind, 8, Sum>
-                    <<<grid, block, 0, s>>>(in, out, b, r, partial);
-                break;
-        }
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
     LaunchConfig cfg_;

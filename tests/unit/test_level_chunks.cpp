@@ -1,0 +1,38 @@
+// How a levels launch cuts its tiles into chunks along the walk axis (kernels/level_chunks.hpp),
+// against the waves and steps counted by hand: a block steps through its chunk's rows and
+// 3 x levels more; `slots` blocks run at once; at most 4 x ceil(slots / tiles) chunks a tile.
+#include <gtest/gtest.h>
+
+#include "kernels/level_chunks.hpp"
+
+using gridsim::level_chunk_rows;
+
+// 140 tiles of 256 planes at 3 levels, 132 slots (a 512 x 256 x 256 box in double on a GPU of
+// 132 multiprocessors): 1, 2, 3 or 4 chunks take 2 x 265, 3 x 137, 4 x 95 or 5 x 73 steps; 4
+// chunks of 64 planes are the fewest steps.
+TEST(LevelChunks, TilesJustPastAWaveTakeTheFewestStepsNotTheFewestWaves) {
+    EXPECT_EQ(level_chunk_rows(140, 256, 3, 132, 512), 64);
+}
+
+// Tiles that fill whole waves keep one chunk each: 264 tiles of 128 planes take 2 waves of 137
+// steps (2 chunks: 4 x 73; 3: 6 x 52; 4: 8 x 41).
+TEST(LevelChunks, WholeWavesKeepOneChunk) {
+    EXPECT_EQ(level_chunk_rows(264, 128, 3, 132, 512), 128);
+    EXPECT_EQ(level_chunk_rows(132, 256, 3, 132, 512), 256);
+}
+
+// Few tiles: 6 tiles of 64 planes at 2 levels fill one wave of 132 blocks with 22 chunks of 3
+// planes (3 + 6 steps); 21 chunks of 4 take 10, 32 chunks of 2 take 2 waves of 8.
+TEST(LevelChunks, FewTilesTakeShortChunksThatFillAWave) {
+    EXPECT_EQ(level_chunk_rows(6, 64, 2, 132, 512), 3);
+}
+
+// Chunks are at most `most_rows` rows (1000 tiles of 2000 planes: 4 chunks of 500), and a whole
+// number of `granule` rows: 33 tiles of 1000 rows in granules of 8 (125 granules) at 4 levels
+// on 264 slots: 8 chunks of 16 granules, one wave of 128 + 12 steps (7 chunks: 156; 16: 2 x 76;
+// 32: 4 x 44).
+TEST(LevelChunks, ChunksKeepTheirLimitAndTheirGranule) {
+    EXPECT_EQ(level_chunk_rows(1000, 2000, 2, 132, 512), 500);
+    EXPECT_EQ(level_chunk_rows(33, 1000, 4, 264, 512, 8), 128);
+    EXPECT_EQ(level_chunk_rows(1, 1, 2, 132, 512), 1);
+}
