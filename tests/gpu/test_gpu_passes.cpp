@@ -25,9 +25,12 @@ using namespace gridsim;
 using namespace gridsim::test;
 
 // The 3D levels kernel over boxes of several tiles along x and y (a tile writes 32 V - 2k
-// columns and 48 - 2k rows) and chunks along z, and "auto": a start-up trial of k = 2..4 where
-// the x-y cross-section has at least 128^2 points (2D: 2..8), else 1 sweep per pass. Fields
-// and norms bitwise those of k = 1; "auto" takes the fastest k of the trial it reports.
+// columns and 48 - 2k rows), walked in chunks along z or in even runs across tiles (LevelWalks:
+// on a GPU of 132 multiprocessors the 280 x 270 x 120 and 512 x 650 x 128 decks take runs that
+// cross from one tile into the next at every k, the smaller decks chunks), and "auto": a
+// start-up trial of k = 2..4 where the x-y cross-section has at least 128^2 points (2D: 2..8),
+// else 1 sweep per pass. Fields and norms bitwise those of k = 1; "auto" takes the fastest k of
+// the trial it reports.
 TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
     GRIDSIM_REQUIRE_GPU();
     struct Case {
@@ -43,6 +46,10 @@ TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
          "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 11\n",
          {2, 3, 4}},
         {"[grid]\ncells = [100, 100, 12]\n[time]\nsteps = 10\n", {}},
+        {"[grid]\ncells = [280, 270, 120]\n[time]\nsteps = 12\n", {2, 3, 4}},
+        {"[problem]\nname = \"jacobi\"\nprecision = \"float\"\n[grid]\ncells = [512, 650, 128]\n"
+         "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 12\n",
+         {2, 3, 4}},
         {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [300, 200]\n[boundary]\nkind = "
          "\"benchmark\"\n[time]\nsteps = 17\nnorm_every = 5\n",
          {2, 3, 4, 5, 6, 7, 8}},
@@ -51,7 +58,7 @@ TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
         SCOPED_TRACE(c.deck);
         const RunResult one = test::run_on_ranks(1, c.deck + kGpu, {"parallel.time_block=1"});
         EXPECT_TRUE(one.time_block_trial.empty());
-        for (const char* k : {"2", "4", "\"auto\""}) {
+        for (const char* k : {"2", "3", "4", "\"auto\""}) {
             const RunResult r =
                 test::run_on_ranks(1, c.deck + kGpu, {fmt::format("parallel.time_block={}", k)});
             if (test::world_rank() != 0) continue;
