@@ -25,12 +25,12 @@ using namespace gridsim;
 using namespace gridsim::test;
 
 // The 3D levels kernel over boxes of several tiles along x and y (a tile writes 32 V - 2k
-// columns and 48 - 2k rows), walked in chunks along z or in even runs across tiles (LevelWalks:
-// on a GPU of 132 multiprocessors the 280 x 270 x 120 and 512 x 650 x 128 decks take runs that
-// cross from one tile into the next at every k, the smaller decks chunks), and "auto": a
-// start-up trial of k = 2..4 where the x-y cross-section has at least 128^2 points (2D: 2..8),
-// else 1 sweep per pass. Fields and norms bitwise those of k = 1; "auto" takes the fastest k of
-// the trial it reports.
+// columns and 48 - 2k rows) and chunks along z (level_chunk_rows: on a GPU of 132
+// multiprocessors the 280 x 270 x 120 deck has fewer tiles than multiprocessors, the
+// 512 x 650 x 128 one a few more at k = 3, in several waves of chunks), and "auto": a start-up
+// trial of k = 2..4 where the x-y cross-section has at least 128^2 points (2D: 2..8), else 1
+// sweep per pass. Fields and norms bitwise those of k = 1 at k = 2, 3 and 4; "auto" takes the
+// fastest k of the trial it reports.
 TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
     GRIDSIM_REQUIRE_GPU();
     struct Case {
