@@ -11,9 +11,7 @@ namespace gridsim {
 // a whole number of `granule` rows and at most `most_rows` (at least 1): each chunk of a tile is
 // a block, and a block's steps are its rows plus 3 * levels to fill the pipeline. The chunk
 // count minimises (waves of blocks) x (steps per block), `slots` blocks per wave, so that the
-// last wave is not a few blocks on an idle GPU (docs/tuning.md, "Levels chunks"). Every tile's
-// chunks are walked in the same planes at once: the blocks of a wave share their tiles' ring
-// rows in the L2 cache and read whole rows of the box together.
+// last wave is not a few blocks on an idle GPU (docs/tuning.md, "Levels chunks").
 inline int level_chunk_rows(std::int64_t tiles, int rows, int levels, std::int64_t slots,
                             int most_rows, int granule = 1) {
     auto ceil_div = [](std::int64_t n, std::int64_t d) { return (n + d - 1) / d; };

@@ -24,7 +24,8 @@ constexpr int kThreadRows3d = 24;
 constexpr int kLevelPlanes = 512;
 
 // A 32 V x Rows R tile per block (V points and R rows per thread), z chunks by
-// level_chunk_rows.
+// level_chunk_rows, tiles fastest: the blocks of a wave walk the same planes of neighbouring
+// tiles, sharing their rings in the L2 cache (docs/tuning.md, "Levels chunks").
 template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
 void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
                       const Box& live, int multiprocessors, cudaStream_t s) {
