@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -173,8 +174,10 @@ TEST(GpuDeepHalos, BlocksOfSeveralPassesAndAutoDepthAreBitwiseOneSweepPerPass) {
         {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
          "[boundary]\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 45\nnorm_every = 11\n",
          "[1,{}]"},
-        {"[grid]\ncells = [140, 131, 80]\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\n"
-         "steps = 29\n",
+        // z as long as 16-deep halos need over the ranks (80 points up to 5 ranks).
+        {fmt::format("[grid]\ncells = [140, 131, {}]\n[initial]\nkind = \"hotspot\"\nradius = "
+                     "0.3\n[time]\nsteps = 29\n",
+                     std::max(80, 16 * test::world_size())),
          "[1,1,{}]"},
     };
     std::vector<std::pair<int, const char*>> runs = {{1, "\"auto\""}};

@@ -87,8 +87,8 @@ TEST_P(GpuImplicit, BothVectorKernelsAgreeWithTheCpuBackend) {
 INSTANTIATE_TEST_SUITE_P(Decks, GpuImplicit, testing::ValuesIn(kDecks),
                          [](const testing::TestParamInfo<Deck>& info) { return info.param.name; });
 
-// Subdomains one point thicker than the halo (2 points per rank along z over 4 ranks, along x
-// over 2), periodic and Dirichlet, against the one-rank GPU run and the CPU.
+// Subdomains one point thicker than the halo (2 points per rank: along x over 2 ranks, along z
+// over more), periodic and Dirichlet, against the one-rank GPU run and the CPU.
 TEST(GpuThin, SubdomainsOnePointThickerThanTheHalo) {
     GRIDSIM_REQUIRE_GPU();
     const int n = test::world_size();
@@ -98,7 +98,7 @@ TEST(GpuThin, SubdomainsOnePointThickerThanTheHalo) {
             "[grid]\ncells = [{}, 11, {}]\n[boundary]\nkind = \"{}\"\n[initial]\n"
             "kind = \"hotspot\"\nradius = 0.4\n[time]\nsteps = 12\n",
             2 * n, 2 * n, bc);
-        const std::string grid = n == 2 ? "[2, 1, 1]" : "[1, 1, 4]";
+        const std::string grid = n == 2 ? "[2, 1, 1]" : fmt::format("[1, 1, {}]", n);
         const auto one = field(deck + kGpu, {}, 1);
         const auto thin = field(deck + kGpu, {"parallel.process_grid=" + grid}, n);
         const auto cpu = field(deck, {"parallel.backend=cpu", "parallel.process_grid=" + grid}, n);
