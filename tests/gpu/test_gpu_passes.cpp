@@ -156,6 +156,29 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     }
 }
 
+// The deep-halo test's decks, each with its process grid split along the walk axis (faces of
+// long rows); z as long as 16-deep halos need over the ranks (80 points up to 5 ranks).
+namespace {
+struct DeepHaloCase {
+    std::string deck;
+    const char* split;
+};
+std::vector<DeepHaloCase> deep_halo_cases() {
+    return {
+        {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [600, 301]\n[boundary]\nkind = "
+         "\"benchmark\"\n[time]\nsteps = 61\nnorm_every = 7\n",
+         "[1,{}]"},
+        {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
+         "[boundary]\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 45\nnorm_every = 11\n",
+         "[1,{}]"},
+        {fmt::format("[grid]\ncells = [140, 131, {}]\n[initial]\nkind = \"hotspot\"\nradius = "
+                     "0.3\n[time]\nsteps = 29\n",
+                     std::max(80, 16 * test::world_size())),
+         "[1,1,{}]"},
+    };
+}
+}  // namespace
+
 // Halos deeper than a pass (a 2D pass takes 8 levels, a 3D one 4): blocks of up to 16 sweeps
 // between exchanges run as several passes of even length (9 = 5 + 4, 14 = 7 + 7 in 2D; 12 = 4 x 3
 // in 3D), bitwise the fields and residual histories of k = 1, on one rank and on all of them
@@ -163,23 +186,7 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
 // exchange trial times the pass trial's k and 2k, split and fused, and takes the fastest.
 TEST(GpuDeepHalos, BlocksOfSeveralPassesAndAutoDepthAreBitwiseOneSweepPerPass) {
     GRIDSIM_REQUIRE_GPU();
-    struct Case {
-        std::string deck;
-        const char* split;  // the process grid, split along the walk axis (faces of long rows)
-    };
-    const std::vector<Case> cases = {
-        {"[problem]\nname = \"jacobi\"\n[grid]\ncells = [600, 301]\n[boundary]\nkind = "
-         "\"benchmark\"\n[time]\nsteps = 61\nnorm_every = 7\n",
-         "[1,{}]"},
-        {"[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
-         "[boundary]\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 45\nnorm_every = 11\n",
-         "[1,{}]"},
-        // z as long as 16-deep halos need over the ranks (80 points up to 5 ranks).
-        {fmt::format("[grid]\ncells = [140, 131, {}]\n[initial]\nkind = \"hotspot\"\nradius = "
-                     "0.3\n[time]\nsteps = 29\n",
-                     std::max(80, 16 * test::world_size())),
-         "[1,1,{}]"},
-    };
+    const std::vector<DeepHaloCase> cases = deep_halo_cases();
     std::vector<std::pair<int, const char*>> runs = {{1, "\"auto\""}};
     if (test::world_size() > 1) {
         runs.push_back({test::world_size(), "\"staged\""});
@@ -187,7 +194,7 @@ TEST(GpuDeepHalos, BlocksOfSeveralPassesAndAutoDepthAreBitwiseOneSweepPerPass) {
             for (const char* t : {"\"nccl\"", "\"ipc\""}) runs.push_back({test::world_size(), t});
         }
     }
-    for (const Case& c : cases) {
+    for (const DeepHaloCase& c : cases) {
         for (const auto& [n, transport] : runs) {
             SCOPED_TRACE(fmt::format("{}{} rank(s), transport {}", c.deck, n, transport));
             const std::string pg = "parallel.process_grid=" + fmt::format(fmt::runtime(c.split), n);
