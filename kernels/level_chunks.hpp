@@ -7,6 +7,11 @@
 
 namespace gridsim {
 
+// The most chunks a levels launch cuts a tile into: four blocks per slot of a wave.
+inline std::int64_t most_level_chunks(std::int64_t tiles, std::int64_t slots) {
+    return 4 * ((slots + tiles - 1) / tiles);
+}
+
 // The rows (2D; planes in 3D) of each chunk when every tile's `rows` are cut into equal chunks,
 // a whole number of `granule` rows and at most `most_rows` (at least 1): each chunk of a tile is
 // a block, and a block's steps are its rows plus 3 * levels to fill the pipeline. The chunk
@@ -19,7 +24,7 @@ inline int level_chunk_rows(std::int64_t tiles, int rows, int levels, std::int64
     const std::int64_t per_chunk = std::max(1, most_rows / granule);
     const auto least = static_cast<int>(std::max<std::int64_t>(1, ceil_div(units, per_chunk)));
     const auto most = static_cast<int>(
-        std::max<std::int64_t>(least, std::min(units, 4 * ceil_div(slots, tiles))));
+        std::max<std::int64_t>(least, std::min(units, most_level_chunks(tiles, slots))));
     int chunks = least;
     std::int64_t best = -1;
     for (int c = least; c <= most; ++c) {
@@ -31,6 +36,22 @@ inline int level_chunk_rows(std::int64_t tiles, int rows, int levels, std::int64
         }
     }
     return static_cast<int>(std::max<std::int64_t>(1, ceil_div(units, chunks) * granule));
+}
+
+// The rows of each chunk of a float summing pass: the shortest chunks, at least `least_rows` and at
+// most most_level_chunks a tile, a whole number of `granule` rows, where they make at least two
+// waves of blocks; else level_chunk_rows. Such a pass runs faster in many waves of short blocks
+// than in one of long ones, more than the fill steps of the extra blocks cost (docs/tuning.md,
+// "Summing pass chunks").
+inline int sum_pass_chunk_rows(std::int64_t tiles, int rows, int levels, std::int64_t slots,
+                               int most_rows, int granule, int least_rows) {
+    auto ceil_div = [](std::int64_t n, std::int64_t d) { return (n + d - 1) / d; };
+    const std::int64_t shortest =
+        std::max<std::int64_t>(least_rows, ceil_div(rows, most_level_chunks(tiles, slots)));
+    const std::int64_t chunk = ceil_div(shortest, granule) * granule;
+    if (chunk <= most_rows && tiles * ceil_div(rows, chunk) >= 2 * slots)
+        return static_cast<int>(chunk);
+    return level_chunk_rows(tiles, rows, levels, slots, most_rows, granule);
 }
 
 }  // namespace gridsim

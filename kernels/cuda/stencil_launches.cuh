@@ -319,6 +319,8 @@ private:
     // Output rows per block of the levels kernel: each block also steps through 3 x levels rows
     // it does not store (the pipeline filling and draining).
     static constexpr int kLevelRows = 512;
+    // The shortest chunk of a float summing pass's many waves (sum_pass_chunk_rows).
+    static constexpr int kSumChunkRows = 64;
 
     // `sums`: a summing pass's layout (partials included), or nullptr.
     template <StencilKind Kind>
@@ -399,10 +401,15 @@ private:
             allowed = allow_shared(kernel, most) ? most : 0;
             wave = wave_slots(kernel, threads, most, multiprocessors_);
         }
-        // Chunks of whole stream blocks' rows of layout box 0.
+        // Chunks of whole stream blocks' rows of layout box 0: a float pass (chunks fastest)
+        // takes many waves of short chunks where it can, a double pass the fewest waves x steps.
         const int anchor_rows = layout.hi[0] - layout.lo[0];
         const int block_rows = 1 << layout.block_rows_log2[0];
-        const int rows = level_chunk_rows(tiles, anchor_rows, Levels, wave, kLevelRows, block_rows);
+        const int rows =
+            sum_pass_trims<T>()
+                ? sum_pass_chunk_rows(tiles, anchor_rows, Levels, wave, kLevelRows, block_rows,
+                                      kSumChunkRows)
+                : level_chunk_rows(tiles, anchor_rows, Levels, wave, kLevelRows, block_rows);
         const auto chunks = static_cast<int>(ceil_div(anchor_rows, rows));
         // (chunks, tiles) where the pass trims its last tile, else (tiles, chunks): levels_2d.
         const dim3 grid = sum_pass_trims<T>() ? dim3(chunks, tiles, 1) : dim3(tiles, chunks, 1);

@@ -156,6 +156,27 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     }
 }
 
+// A float summing pass over a box tall enough for several waves of its shortest chunks
+// (sum_pass_chunk_rows: 5 tiles of 32768 rows make 128-row chunks at 3 levels on 132
+// multiprocessors, 1280 blocks for 396 slots) sums what one sweep per pass sums: the same field
+// and residual history, bitwise, at 3 and 4 levels.
+TEST(GpuSummingPasses, ManyWavesOfShortChunksAreBitwiseOneSweepPerPass) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::string deck =
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [4096, 32768]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 12\nnorm_every = 1\n";
+    const RunResult one = test::run_on_ranks(1, deck + kGpu, {"parallel.time_block=1"});
+    for (const char* k : {"3", "4"}) {
+        const RunResult r =
+            test::run_on_ranks(1, deck + kGpu, {fmt::format("parallel.time_block={}", k)});
+        if (test::world_rank() != 0) continue;
+        SCOPED_TRACE(fmt::format("time_block {}", k));
+        EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+        EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+        EXPECT_EQ(r.residual_history, one.residual_history);
+    }
+}
+
 // The deep-halo test's decks, each with its process grid split along the walk axis (faces of
 // long rows); z as long as 16-deep halos need over the ranks (80 points up to 5 ranks).
 namespace {

@@ -6,6 +6,7 @@
 #include "kernels/level_chunks.hpp"
 
 using gridsim::level_chunk_rows;
+using gridsim::sum_pass_chunk_rows;
 
 // 140 tiles of 256 planes at 3 levels, 132 slots (a 512 x 256 x 256 box in double on a GPU of
 // 132 multiprocessors): 1, 2, 3 or 4 chunks take 2 x 265, 3 x 137, 4 x 95 or 5 x 73 steps; 4
@@ -35,4 +36,22 @@ TEST(LevelChunks, ChunksKeepTheirLimitAndTheirGranule) {
     EXPECT_EQ(level_chunk_rows(1000, 2000, 2, 132, 512), 500);
     EXPECT_EQ(level_chunk_rows(33, 1000, 4, 264, 512, 8), 128);
     EXPECT_EQ(level_chunk_rows(1, 1, 2, 132, 512), 1);
+}
+
+// A float summing pass takes its shortest chunks where they make two waves: 17 tiles of 8192 rows
+// in granules of 64 on 396 slots may cut a tile into at most 4 x 24 = 96 chunks, so chunks of at
+// least 86 rows, 128 in granules: 64 chunks, 1088 blocks (2.7 waves). 16384 rows: at least 171,
+// so 192 (86 chunks); 4096 rows in granules of 32: the shortest, 64 rows (64 chunks).
+TEST(SumPassChunks, ShortestChunksWhereTheyMakeTwoWaves) {
+    EXPECT_EQ(sum_pass_chunk_rows(17, 8192, 3, 396, 512, 64, 64), 128);
+    EXPECT_EQ(sum_pass_chunk_rows(17, 16384, 3, 396, 512, 64, 64), 192);
+    EXPECT_EQ(sum_pass_chunk_rows(17, 4096, 3, 396, 512, 32, 64), 64);
+}
+
+// Where the shortest chunks make fewer than two waves (9 tiles of 4096 rows in 64-row chunks:
+// 576 blocks for 396 slots), the pass keeps level_chunk_rows' count: 96-row chunks (43 chunks,
+// 387 blocks, one wave of 96 + 9 steps; 64 rows: 2 x 73).
+TEST(SumPassChunks, FewerThanTwoWavesKeepTheWavesAndStepsCount) {
+    EXPECT_EQ(sum_pass_chunk_rows(9, 4096, 3, 396, 512, 32, 64), 96);
+    EXPECT_EQ(level_chunk_rows(9, 4096, 3, 396, 512, 32), 96);
 }
