@@ -21,8 +21,9 @@
 #             graphs off (off) (LATENCY_MODES picks; GRIDSIM_BEFORE=PATH adds another build);
 #             latency.md and latency.png
 #   scaling   the strong and weak studies of docs/scaling.md with scripts/scaling.py on 1, 2, 4
-#             and 8 GPUs (as many as the host has; REPEAT runs each, default 3); each study's
-#             report where numpy and matplotlib are installed, else the command that makes it
+#             and 8 GPUs (as many as the host has; REPEAT runs each, default 3), on 8 GPUs also
+#             heat 3D 1024^3 strong; each study's report where numpy and matplotlib are
+#             installed, else the command that makes it
 #   profile   Nsight Compute (ncu --clock-control none) on a few sweeps of each kernel variant
 #             and deck: DRAM throughput, L1/L2 hit rates, occupancy, stall reasons
 # gridsim and gpu_backend_test come from BUILD_DIR, else PATH, an install's bin/, build/. Everything goes to
@@ -226,6 +227,10 @@ scaling() {
     rm -rf "$studies"
     study jacobi2d-strong strong bench_jacobi2d.toml --set time.norm_every=1
     study heat3d-strong strong bench_heat3d.toml
+    # On a whole node (8 GPUs), heat at 1024^3 as well.
+    if [ "$ngpu" -ge 8 ]; then
+        study heat3d-1024-strong strong bench_heat3d.toml --set "grid.cells=[1024,1024,1024]"
+    fi
     study implicit-strong strong bench_heat3d_implicit.toml
     study heat3d-weak weak bench_heat3d.toml --per-rank-cells 512 512 512
     study jacobi2d-weak weak bench_jacobi2d.toml --per-rank-cells 16384 16384 --set time.norm_every=1

@@ -127,6 +127,26 @@ class BenchGpu(unittest.TestCase):
         self.assertEqual(failed.returncode, 1)
         self.assertIn("failed: 4", failed.stdout)
 
+    def test_scaling_runs_each_study_over_the_hosts_gpus(self):
+        def studies(ngpu):
+            out = os.path.join(self.tmp.name, "out%d" % ngpu)
+            self.run_script("scaling", self.build, ngpu=ngpu, OUT=out)
+            with open(os.path.join(out, "scaling.log")) as f:
+                return [line for line in f if line.startswith("=== python3") and " run " in line]
+        four = studies(4)
+        self.assertEqual(len(four), 5)
+        self.assertTrue(all("--ranks 1 2 4 --repeat" in c for c in four))
+        self.assertFalse(any("1024" in c for c in four))
+        # A whole node of 8: heat 1024^3 strong as well, on 1, 2, 4 and 8 GPUs.
+        eight = studies(8)
+        self.assertEqual(len(eight), 6)
+        big = [c for c in eight if "heat3d-1024-strong" in c]
+        self.assertEqual(len(big), 1)
+        self.assertIn("run strong --deck " + os.path.join(ROOT, "inputs", "bench_heat3d.toml"),
+                      big[0])
+        self.assertIn("--ranks 1 2 4 8 --repeat", big[0])
+        self.assertIn("--set grid.cells=[1024,1024,1024]", big[0])
+
     def test_bad_usage_exits_2(self):
         for args, words in ((("nosuch",), "unknown mode 'nosuch'"), ((), "unknown mode ''"),
                             (("regress", "--update"), "--update needs a value"),
