@@ -7,9 +7,13 @@
 
 namespace gridsim {
 
+namespace chunks_detail {
+inline std::int64_t ceil_div(std::int64_t n, std::int64_t d) { return (n + d - 1) / d; }
+}  // namespace chunks_detail
+
 // The most chunks a levels launch cuts a tile into: four blocks per slot of a wave.
 inline std::int64_t most_level_chunks(std::int64_t tiles, std::int64_t slots) {
-    return 4 * ((slots + tiles - 1) / tiles);
+    return 4 * chunks_detail::ceil_div(slots, tiles);
 }
 
 // The rows (2D; planes in 3D) of each chunk when every tile's `rows` are cut into equal chunks,
@@ -19,7 +23,7 @@ inline std::int64_t most_level_chunks(std::int64_t tiles, std::int64_t slots) {
 // last wave is not a few blocks on an idle GPU (docs/tuning.md, "Levels chunks").
 inline int level_chunk_rows(std::int64_t tiles, int rows, int levels, std::int64_t slots,
                             int most_rows, int granule = 1) {
-    auto ceil_div = [](std::int64_t n, std::int64_t d) { return (n + d - 1) / d; };
+    using chunks_detail::ceil_div;
     const std::int64_t units = ceil_div(rows, granule);
     const std::int64_t per_chunk = std::max(1, most_rows / granule);
     const auto least = static_cast<int>(std::max<std::int64_t>(1, ceil_div(units, per_chunk)));
@@ -45,7 +49,7 @@ inline int level_chunk_rows(std::int64_t tiles, int rows, int levels, std::int64
 // "Summing pass chunks").
 inline int sum_pass_chunk_rows(std::int64_t tiles, int rows, int levels, std::int64_t slots,
                                int most_rows, int granule, int least_rows) {
-    auto ceil_div = [](std::int64_t n, std::int64_t d) { return (n + d - 1) / d; };
+    using chunks_detail::ceil_div;
     const std::int64_t shortest =
         std::max<std::int64_t>(least_rows, ceil_div(rows, most_level_chunks(tiles, slots)));
     const std::int64_t chunk = ceil_div(shortest, granule) * granule;
