@@ -306,7 +306,7 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
     const Deck& d = GetParam();
     for (int n : {1, test::world_size()}) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
-        int blocked = 0;  // the k > 1 that ran
+        int deeper = 0;  // the k > 1 that ran
         for (int k : {2, 3, 4, 5, 8}) {
             // Every deck takes 4-deep halos on its automatic grid of up to 4 ranks (the summing
             // pass the grid is modelled for); a deeper k only where its rows fit (a thin deck
@@ -315,7 +315,7 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
                 if (n <= 4) ASSERT_GT(k, 4) << n << " ranks";
                 continue;
             }
-            ++blocked;
+            ++deeper;
             for (const char* graphs : {"off", "auto"}) {
                 for (const char* overlap : {"true", "false", "\"auto\"", "\"fused\""}) {
                     const RunResult r = test::run_on_ranks(
@@ -332,7 +332,7 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
                 }
             }
         }
-        EXPECT_GT(blocked, 0) << n << " ranks: no k > 1 fits";
+        EXPECT_GT(deeper, 0) << n << " ranks: no k > 1 fits";
         if (n == test::world_size()) break;
     }
 }
