@@ -107,6 +107,8 @@ public:
 private:
     // Runs the tuner: allocates the fields, sets up the halos, keeps the trials; the plan.
     SweepPlan plan_sweeps(Blocks blocks, StencilKind kind);
+    // Blocks the host until both lanes' work so far is done.
+    void wait_for_lanes();
 
     const Config& cfg_;
     int extra_fields_;

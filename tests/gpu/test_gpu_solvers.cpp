@@ -139,6 +139,20 @@ TEST(GpuGraphs, OnIsRefusedWhereTheExchangeNeedsTheHost) {
                  ConfigError);
 }
 
+// The report's phases: the field check after a run's last step (statistics, a host reduction)
+// is timed as a reduction, not the sweeps queued ahead of it, whose time the interior holds.
+TEST(GpuPhases, AHostReductionIsNotChargedTheSweepsQueuedBeforeIt) {
+    GRIDSIM_REQUIRE_GPU();
+    const int n = test::world_size();
+    const std::string deck = "[grid]\ncells = [256, 256, 256]\n[time]\nsteps = 1500\n" + kGpu;
+    const RunResult r = test::run_on_ranks(n, deck, {});
+    const auto phase = [&](Phase p) { return r.phases[static_cast<int>(p)]; };
+    EXPECT_GT(phase(Phase::interior), 0.0);
+    EXPECT_LT(phase(Phase::reduction), 0.1 * phase(Phase::interior))
+        << "reduction " << phase(Phase::reduction) << " s, interior " << phase(Phase::interior)
+        << " s, loop " << r.loop_seconds_local << " s";
+}
+
 // The reductions: statistics and sums agree with the CPU backend (sums to rounding, as the
 // order differs), count non-finite points exactly, and repeat bit for bit.
 TEST(GpuReductions, MatchTheCpuAndRepeatExactly) {
