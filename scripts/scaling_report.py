@@ -33,17 +33,22 @@ def percent(share):
 
 def compute_text(study, first, last):
     """Where the last rank count's step goes: its compute phase against a perfect division of the
-    first's, and what the step spends beyond it (transfers and reductions not hidden)."""
+    first's, and what the step spends beyond it (transfers and reductions not hidden). Phases of
+    the two lanes run at the same time, so their sum can exceed the step."""
     weak = study["kind"] == "weak"
     perfect, ratio = lib.compute_division(first["ranks"], first["compute_s"], last["ranks"], last["compute_s"], weak)
-    vector = last["vector_s"] > 0
+    parts = "it and the vector operations" if last["vector_s"] > 0 else "it"
     beyond = last["time_per_step_s"] - last["compute_s"] - last["vector_s"]
+    if beyond >= 0:
+        rest = (f"the step {1e3 * beyond:.4f} ms more than {parts} (transfers, reductions and waits not "
+                "hidden behind them)")
+    else:
+        rest = (f"the step {1e3 * -beyond:.4f} ms less than {parts} together: they ran at the same time "
+                "on the two lanes, and nothing beyond them is left unhidden")
     return (f"At N={last['ranks']} the compute phase (interior + boundary shell, mean over ranks) takes "
             f"{1e3 * last['compute_s']:.4f} ms, {percent(ratio)} of perfect "
-            f"{'weak scaling' if weak else 'division'} of N={first['ranks']}'s ({1e3 * perfect:.4f} ms), and the "
-            f"step {1e3 * abs(beyond):.4f} ms {'more' if beyond >= 0 else 'less'} than it"
-            f"{' and the vector operations' if vector else ''} (transfers, reductions and waits not hidden behind "
-            "them, where more).")
+            f"{'weak scaling' if weak else 'division'} of N={first['ranks']}'s ({1e3 * perfect:.4f} ms), and "
+            f"{rest}.")
 
 
 def limits_text(study, rows, p):

@@ -7,6 +7,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 import scaling_lib as lib  # noqa: E402
+import scaling_report  # noqa: E402
 
 
 class AmdahlFit(unittest.TestCase):
@@ -80,6 +81,28 @@ class ComputeDivision(unittest.TestCase):
 
     def test_no_compute_time_gives_no_ratio(self):
         self.assertTrue(math.isnan(lib.compute_division(1, 0.1, 2, 0.0)[1]))
+
+
+class ComputeText(unittest.TestCase):
+    """The report's sentence on where the last rank count's step goes."""
+
+    @staticmethod
+    def row(ranks, step_ms, compute_ms, vector_ms=0.0):
+        return {"ranks": ranks, "time_per_step_s": step_ms / 1e3, "compute_s": compute_ms / 1e3,
+                "vector_s": vector_ms / 1e3}
+
+    def test_a_step_beyond_its_phases_is_time_not_hidden(self):
+        text = scaling_report.compute_text({"kind": "strong"}, self.row(1, 1.0, 1.0), self.row(4, 0.3, 0.28))
+        self.assertIn("0.2800 ms, 89% of perfect division of N=1's (0.2500 ms)", text)
+        self.assertIn("the step 0.0200 ms more than it (transfers", text)
+
+    def test_a_step_shorter_than_its_phases_says_they_overlapped(self):
+        # Interior and boundary lanes (and the CG's vector operations) timed while they overlap.
+        text = scaling_report.compute_text({"kind": "strong"}, self.row(1, 186.0, 35.0, 159.0),
+                                           self.row(4, 49.0, 15.0, 40.0))
+        self.assertIn("the step 6.0000 ms less than it and the vector operations together", text)
+        self.assertIn("ran at the same time", text)
+        self.assertNotIn("not hidden", text)
 
 
 class Decomposition(unittest.TestCase):
