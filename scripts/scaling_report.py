@@ -43,8 +43,8 @@ def compute_text(study, first, last):
         rest = (f"the step {1e3 * beyond:.4f} ms more than {parts} (transfers, reductions and waits not "
                 "hidden behind them)")
     else:
-        rest = (f"the step {1e3 * -beyond:.4f} ms less than {parts} together: they ran at the same time "
-                "on the two lanes, and nothing beyond them is left unhidden")
+        rest = (f"the step {1e3 * -beyond:.4f} ms less than {parts} together: they overlapped (the two "
+                "lanes ran at the same time)")
     return (f"At N={last['ranks']} the compute phase (interior + boundary shell, mean over ranks) takes "
             f"{1e3 * last['compute_s']:.4f} ms, {percent(ratio)} of perfect "
             f"{'weak scaling' if weak else 'division'} of N={first['ranks']}'s ({1e3 * perfect:.4f} ms), and "
