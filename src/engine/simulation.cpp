@@ -79,18 +79,23 @@ void Simulation<T>::residual_sweeps(const StencilParams<T>& p, int count) {
     residuals_.request_levels(sweeper_.summing_pass(p, count), count);
 }
 
-// A host reduction waits for both lanes: it first waits for the work queued before it, whose
-// time the lane phases already hold, so that the reduction phase times the reduction alone.
 template <class T>
 void Simulation<T>::wait_for_lanes() {
     be_.wait(Lane::boundary);
     be_.wait(Lane::interior);
 }
 
+// A host reduction waits for both lanes: it first waits for the work queued before it, whose
+// time the lane phases already hold, so that the reduction phase times the reduction alone.
+template <class T>
+PhaseTimer::Scope Simulation<T>::time_host_reduction() {
+    wait_for_lanes();
+    return timer_.on_host(Phase::reduction);
+}
+
 template <class T>
 double Simulation<T>::residual_separate_pass() {
-    wait_for_lanes();
-    auto t = timer_.on_host(Phase::reduction);
+    auto t = time_host_reduction();
     const double local =
         be_.reductions().sum_sq_diff(fields_.current(), fields_.previous(), geo_.updated);
     return std::sqrt(allreduce(topo_.comm(), local, Reduce::sum));
@@ -98,16 +103,14 @@ double Simulation<T>::residual_separate_pass() {
 
 template <class T>
 double Simulation<T>::norm() {
-    wait_for_lanes();
-    auto t = timer_.on_host(Phase::reduction);
+    auto t = time_host_reduction();
     const double local = be_.reductions().sum_sq(fields_.current(), geo_.owned);
     return std::sqrt(allreduce(topo_.comm(), local, Reduce::sum));
 }
 
 template <class T>
 FieldStats Simulation<T>::stats() {
-    wait_for_lanes();
-    auto t = timer_.on_host(Phase::reduction);
+    auto t = time_host_reduction();
     const FieldStats mine = be_.reductions().stats(fields_.current(), geo_.owned);
     FieldStats all;
     all.min = allreduce(topo_.comm(), mine.min, Reduce::min);

@@ -109,6 +109,8 @@ private:
     SweepPlan plan_sweeps(Blocks blocks, StencilKind kind);
     // Blocks the host until both lanes' work so far is done.
     void wait_for_lanes();
+    // Waits for both lanes, then times a host reduction from there on.
+    PhaseTimer::Scope time_host_reduction();
 
     const Config& cfg_;
     int extra_fields_;

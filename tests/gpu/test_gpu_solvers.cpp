@@ -139,8 +139,8 @@ TEST(GpuGraphs, OnIsRefusedWhereTheExchangeNeedsTheHost) {
                  ConfigError);
 }
 
-// The report's phases: the field check after a run's last step (statistics, a host reduction)
-// is timed as a reduction, not the sweeps queued ahead of it, whose time the interior holds.
+// The report's phases: the field checks (statistics, a host reduction; at step 1000 and the last)
+// are timed as reductions, not the sweeps queued ahead of them, whose time the interior holds.
 TEST(GpuPhases, AHostReductionIsNotChargedTheSweepsQueuedBeforeIt) {
     GRIDSIM_REQUIRE_GPU();
     const int n = test::world_size();
