@@ -199,12 +199,15 @@ public:
 };
 
 // A capability (Backend::level_sums(), nullptr where absent): a residual every sweep inside a
-// pass. apply_levels_summing is apply_levels of a jacobi stencil that also sums each level's
-// squared change over `sum_boxes` (the boxes a sweep sums over, in the order it sums them, each
-// inside `box`), exactly as that level's own sweep would, partial for partial:
+// pass. A summing pass starts with start_summing_pass(sum_boxes, levels): the boxes a sweep sums
+// over, in the order it sums them. Then apply_levels_summing, once over a box that holds every
+// sum box or once per box of a split (the shell's boxes, then the interior, on their lanes), is
+// apply_levels of a jacobi stencil that also sums each level's squared change over the sum boxes
+// inside its box, exactly as that level's own sweep would, partial for partial:
 // fold_and_read_levels then gives every level's sum bitwise as that sweep's fold would. Only
-// where sums_levels(sum_boxes, dims), one call per pass; 1 to 8 levels, in one pass over memory
-// up to the backend's levels per pass, else level by level (the CPU backend).
+// where sums_levels(sum_boxes, dims), and only with boxes that split no sum box; 1 to 8 levels,
+// in one pass over memory up to the backend's levels per pass, else level by level (the CPU
+// backend).
 template <class T>
 class LevelSums {
 public:
@@ -214,9 +217,10 @@ public:
     virtual ~LevelSums() = default;
 
     [[nodiscard]] virtual bool sums_levels(const std::vector<Box>& sum_boxes, int dims) const = 0;
+    virtual void start_summing_pass(const std::vector<Box>& sum_boxes, int levels) = 0;
     virtual void apply_levels_summing(const StencilParams<T>& params, FieldView<const T> in,
                                       FieldView<T> out, const Box& box, const Box& live, int levels,
-                                      Lane lane, const std::vector<Box>& sum_boxes) = 0;
+                                      Lane lane) = 0;
     // Folds each level's partials (as fold_residual() folds a sweep's) and starts reading the
     // `levels` sums back, without waiting; returns the read's id. finish_read_level(id, l) waits
     // for it and returns level l's sum (l = 0: the first sweep).

@@ -58,4 +58,20 @@ inline int sum_pass_chunk_rows(std::int64_t tiles, int rows, int levels, std::in
     return level_chunk_rows(tiles, rows, levels, slots, most_rows, granule);
 }
 
+// The chunks that rows [lo, hi) (a non-empty range) meet, of `chunks` chunks of `rows` rows from
+// `anchor`, the first also reaching down to every row below the anchor and the last up to every
+// row above: the first chunk's index and how many. A launch over part of a box takes these, so
+// that its blocks' rows are the whole box's launch's, cut at the range.
+struct ChunkSpan {
+    int first = 0;
+    int count = 0;
+};
+inline ChunkSpan chunks_meeting(int lo, int hi, int anchor, int rows, int chunks) {
+    auto chunk_of = [&](int row) {
+        return row < anchor ? 0 : std::min(chunks - 1, (row - anchor) / rows);
+    };
+    const int first = chunk_of(lo);
+    return {first, chunk_of(hi - 1) - first + 1};
+}
+
 }  // namespace gridsim

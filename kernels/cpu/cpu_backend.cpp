@@ -202,10 +202,12 @@ public:
                                    int /*dims*/) const override {
         return true;
     }
+    void start_summing_pass(const std::vector<Box>& sum_boxes, int /*levels*/) override {
+        sum_boxes_ = sum_boxes;
+    }
     void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                              const Box& box, const Box& live, int levels, Lane /*lane*/,
-                              const std::vector<Box>& sum_boxes) override {
-        run_levels(p, in, out, box, live, levels, sum_boxes);
+                              const Box& box, const Box& live, int levels, Lane /*lane*/) override {
+        run_levels(p, in, out, box, live, levels);
     }
     int fold_and_read_levels(int levels) override {
         const int id = static_cast<int>(reads_issued_++ % Backend<T>::kReads);
@@ -352,13 +354,14 @@ public:
 private:
     static constexpr int kMaxLevels = 8;
 
-    // Each level's squared change over `sum_boxes`, box by box as apply() sums a sweep's, is
-    // added to that level's running sum.
+    // Each level's squared change over the pass's sum boxes inside `box`, box by box as apply()
+    // sums a sweep's, is added to that level's running sum: a pass split into calls that take the
+    // sum boxes in their order adds them in that order too.
     void run_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                    const Box& box, const Box& live, int levels,
-                    const std::vector<Box>& sum_boxes) {
+                    const Box& box, const Box& live, int levels) {
         if (levels < 1 || levels > kMaxLevels)
             throw std::logic_error("apply_levels_summing: 1 to 8 levels");
+        if (box.empty()) return;
         const int dims = in.ext.dims;
         FieldView<const T> src = in;
         for (int l = 1; l <= levels; ++l) {
@@ -369,7 +372,8 @@ private:
             visit_stencil(dims, p.kind, [&](auto d, auto kind) {
                 level_box<T, d.value, kind.value>(src, dst, region, live, p.r);
             });
-            for (const Box& b : sum_boxes) {
+            for (const Box& b : sum_boxes_) {
+                if (!box.holds(b)) continue;
                 double sum = 0.0;
                 for_each_row(b, [&](int j, int k) {
                     sum = add_row_terms<StencilSum::change, T>(sum, dst, src, b, j, k);
@@ -381,6 +385,7 @@ private:
     }
 
     std::array<std::vector<T>, 2> scratch_;  // the levels between in and out
+    std::vector<Box> sum_boxes_;             // the summing pass's (start_summing_pass)
     std::array<double, kMaxLevels> level_sums_{};
     std::array<std::array<double, kMaxLevels>, Backend<T>::kReads> level_reads_{};
     double partial_sum_ = 0.0;  // fused residual since the last fold

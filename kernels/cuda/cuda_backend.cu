@@ -236,10 +236,12 @@ public:
     [[nodiscard]] bool sums_levels(const std::vector<Box>& boxes, int dims) const override {
         return launches_.sums_levels(boxes, dims);
     }
+    void start_summing_pass(const std::vector<Box>& sum_boxes, int levels) override {
+        launches_.start_summing_pass(sum_boxes, levels);
+    }
     void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                              const Box& b, const Box& live, int levels, Lane lane,
-                              const std::vector<Box>& sum_boxes) override {
-        launches_.apply_levels_summing(p, in, out, b, live, levels, lane, sum_boxes);
+                              const Box& b, const Box& live, int levels, Lane lane) override {
+        launches_.apply_levels_summing(p, in, out, b, live, levels, lane);
     }
 
     double* fold_residual() override { return residuals_.fold_residual(); }

@@ -118,14 +118,21 @@ public:
         }
         return true;
     }
+    // The pass's layout of partials over every box its sweeps sum, shared by its launches.
+    void start_summing_pass(const std::vector<Box>& sum_boxes, int levels) {
+        if (levels < 2 || levels > kMaxLevels)
+            throw std::logic_error("a summing pass takes 2 to 8 levels");
+        sum_layout_ = level_sum_layout(sum_boxes, levels);
+        sum_levels_ = levels;
+    }
     void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                              const Box& b, const Box& live, int levels, Lane lane,
-                              const std::vector<Box>& sum_boxes) {
+                              const Box& b, const Box& live, int levels, Lane lane) {
         // The caller asked sums_levels(sum_boxes) once (Simulation::sums_in_passes).
-        if (p.kind != StencilKind::jacobi || levels < 2 || levels > kMaxLevels)
-            throw std::logic_error("apply_levels_summing: jacobi, 2 to 8 levels");
-        const LevelSumLayout layout = level_sum_layout(sum_boxes, levels);
-        levels_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane), &layout);
+        if (p.kind != StencilKind::jacobi || levels != sum_levels_)
+            throw std::logic_error(
+                "apply_levels_summing: jacobi, the levels of start_summing_pass");
+        if (b.empty()) return;
+        levels_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane), &sum_layout_);
     }
 
 private:
@@ -410,21 +417,25 @@ private:
                 ? sum_pass_chunk_rows(tiles, anchor_rows, Levels, wave, kLevelRows, block_rows,
                                       kSumChunkRows)
                 : level_chunk_rows(tiles, anchor_rows, Levels, wave, kLevelRows, block_rows);
-        const auto chunks = static_cast<int>(ceil_div(anchor_rows, rows));
+        // The whole pass's chunks that `b` meets (a split pass launches each box of its split
+        // on its own), cut at b's rows, so that every block sums whole stream blocks.
+        const ChunkSpan span = chunks_meeting(b.lo[1], b.hi[1], layout.lo[0], rows,
+                                              static_cast<int>(ceil_div(anchor_rows, rows)));
+        const int anchor = layout.lo[0] + span.first * rows;
+        const int chunks = span.count;
         // (chunks, tiles) where the pass trims its last tile, else (tiles, chunks): levels_2d.
         const dim3 grid = sum_pass_trims<T>() ? dim3(chunks, tiles, 1) : dim3(tiles, chunks, 1);
         // The row words (LevelSums) of the longest block: the first and last also take the rows
         // outside layout box 0's chunks.
         int longest = rows;
         for (int y : {0, chunks - 1}) {
-            const RowRange own = level_block_rows(y, chunks, b, layout.lo[0], rows);
+            const RowRange own = level_block_rows(y, chunks, b, anchor, rows);
             longest = std::max(longest, own.y1 - own.y0);
         }
         const std::size_t smem = shared_bytes(longest);
         if (smem > allowed) allowed = allow_shared(kernel, smem) ? smem : 0;
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, stored0 - kRingPacks * V, stride,
-                                           kRingPacks * V, layout.lo[0], rows, layout,
-                                           -back * kWarps);
+                                           kRingPacks * V, anchor, rows, layout, -back * kWarps);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
@@ -476,6 +487,8 @@ private:
     }
 
     LaunchConfig cfg_;
+    LevelSumLayout sum_layout_;  // the summing pass's (start_summing_pass)
+    int sum_levels_ = 0;
     int multiprocessors_ = [] {
         int device = 0;
         int count = 0;

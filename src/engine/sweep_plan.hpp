@@ -78,13 +78,19 @@ struct SweepPlan {
     // keeps the split's partials in one launch (box_sweeps), and only on subdomains of at most
     // kFusedSumPoints. With a neighbour on another rank "auto" keeps the split for sweeps of one
     // exchange each (docs/tuning.md, "Overlap on several ranks"); with time blocks the exchange
-    // trial chooses for the exchanging sweep or pass without a residual (fused_exchanges).
+    // trial chooses for a block's exchanging pass, summing or not (fused_exchanges, fuses_pass).
     // overlap "fused" fuses on every rank as "auto" does on a rank without such a neighbour.
     [[nodiscard]] bool fuses(StencilSum sum) const {
         if (!may_fuse(overlap)) return false;
         if (overlap == OverlapMode::automatic && !local_only)
             return sum == StencilSum::none && fused_exchanges;
         return sum == StencilSum::none || (box_sweeps && updated_points <= kFusedSumPoints);
+    }
+    // The exchanging pass of a block: one launch, then the halos, where a pass without sums
+    // fuses; a summing pass also where its shell, the sweep's (kSweepShellDepth deep, the boxes
+    // its sums are laid out over), would not hold every layer the exchange sends.
+    [[nodiscard]] bool fuses_pass(bool sums) const {
+        return fuses(StencilSum::none) || (sums && block > SweepGeometry::kSweepShellDepth);
     }
 };
 

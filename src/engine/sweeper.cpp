@@ -154,7 +154,9 @@ void Sweeper<T>::sweeps(const StencilParams<T>& p, int count) {
 
 // One pass: while the points `extend` = room - count layers beyond the updated ones stay valid,
 // one box and one launch; with none left, the shell goes first and the halos travel beside the
-// interior, as in a single sweep.
+// interior, as in a single sweep, or (SweepPlan::fuses_pass) one launch, then the halos. A summing
+// pass lays its partials out over every box a sweep sums (start_summing_pass), and splits into
+// the sweep's own shell and interior, the boxes its sums are laid out over.
 template <class T>
 void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     fields_.settle_next(be_);
@@ -162,12 +164,11 @@ void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     be_.join_lanes();
     cache_.lanes_moved();
     const int extend = fields_.room() - count;
-    // A summing pass is one call, then the halos (with a neighbour on another rank too): the
-    // layout of its partials spans every box a sweep sums.
+    if (sums) be_.level_sums()->start_summing_pass(geo_.sum_boxes, count);
     auto apply = [&](const Box& b, Lane lane) {
         if (sums) {
             be_.level_sums()->apply_levels_summing(p, fields_.current(), fields_.next(), b,
-                                                   geo_.live, count, lane, geo_.sum_boxes);
+                                                   geo_.live, count, lane);
         } else {
             be_.time_blocking()->apply_levels(p, fields_.current(), fields_.next(), b, geo_.live,
                                               count, lane);
@@ -176,11 +177,12 @@ void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     if (extend > 0) {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
         apply(extend_into_halos(geo_.updated, sub_, extend), Lane::boundary);
-    } else if (sums || plan_.fuses(StencilSum::none)) {
+    } else if (plan_.fuses_pass(sums)) {
         phases_.fused(apply, geo_.updated, fields_.next());
     } else {
-        phases_.shell(apply, halos_.pass_regions);
-        phases_.exchange_beside_interior(fields_.next(), apply, &halos_.pass_regions);
+        const SweepRegions& split = sums ? geo_.regions : halos_.pass_regions;
+        phases_.shell(apply, split);
+        phases_.exchange_beside_interior(fields_.next(), apply, &split);
     }
     fields_.advance(extend, plan_.block);
 }

@@ -51,19 +51,17 @@ SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&
     return plan;
 }
 
-// Overlap "auto" or "fused" (a summing pass is one launch, then the halos: forced overlap
-// splits the shell from the interior), a backend that sums every level of a pass over this
-// sweep's boxes as the sweep itself would, on every rank (a rank's boxes depend on its faces),
-// and with several ranks a residual all-reduced on the host: each level's sum then goes through
-// the MPI_Allreduce of one double that a sweep's goes through, so the global sums have the same
-// bits. NCCL all-reduces a sweep's sum on the device: on two ranks that is the one sum of two
-// values, the same whichever comes first (addition commutes), so a pass's levels are summed in
-// rank order on the host as under ipc; on more ranks NCCL adds in an order of its own (ring or
-// tree, by size) that the host cannot reproduce, so there are no summing passes.
+// A backend that sums every level of a pass over this sweep's boxes as the sweep itself would,
+// on every rank (a rank's boxes depend on its faces), and with several ranks a residual
+// all-reduced on the host: each level's sum then goes through the MPI_Allreduce of one double
+// that a sweep's goes through, so the global sums have the same bits. NCCL all-reduces a sweep's
+// sum on the device: on two ranks that is the one sum of two values, the same whichever comes
+// first (addition commutes), so a pass's levels are summed in rank order on the host as under
+// ipc; on more ranks NCCL adds in an order of its own (ring or tree, by size) that the host
+// cannot reproduce, so there are no summing passes.
 template <class T>
 bool Tuner<T>::can_sum_in_passes() const {
-    const int here = may_fuse(cfg_.overlap) &&
-                             (topo_.size() <= 2 || choice_.transport != TransportKind::nccl) &&
+    const int here = (topo_.size() <= 2 || choice_.transport != TransportKind::nccl) &&
                              be_.level_sums() != nullptr &&
                              be_.level_sums()->sums_levels(geo_.sum_boxes, dom_.dims)
                          ? 1
@@ -176,8 +174,8 @@ void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T
             global_sum(
                 be_.sums().finish_read(be_.sums().start_read(sum, Backend<T>::ReadAfter::fold)));
     } else {
-        be_.level_sums()->apply_levels_summing(p, a, b, updated, geo_.live, k, Lane::boundary,
-                                               geo_.sum_boxes);
+        be_.level_sums()->start_summing_pass(geo_.sum_boxes, k);
+        be_.level_sums()->apply_levels_summing(p, a, b, updated, geo_.live, k, Lane::boundary);
         const int read = be_.level_sums()->fold_and_read_levels(k);
         if (topo_.size() > 1) {
             for (int l = 0; l < k; ++l) global_sum(be_.level_sums()->finish_read_level(read, l));

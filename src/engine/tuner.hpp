@@ -16,6 +16,9 @@
 namespace gridsim {
 
 template <class T>
+class Sweeper;
+
+template <class T>
 class Tuner {
 public:
     Tuner(const Config& cfg, const Domain& dom, const CartTopology& topo,
@@ -50,13 +53,15 @@ private:
     // What follows from the halo exchange: recording (parallel.graphs; throws ConfigError where
     // "on" cannot be honoured), where sums go, the fused sweep's wrap. Collective.
     void plan_exchange(SweepPlan& plan, const HaloExchange<T>& halo);
-    // overlap "auto" with time blocks on several ranks: times blocks of sweeps at each of
-    // `depths` with the exchanging pass split and fused, on the run's fields (their values are
-    // overwritten at initialise) with scratch sweepers, and keeps the fastest: the plan's block
-    // and fused_exchanges, and the halo setup of its depth in `run`. Collective.
+    // overlap "auto" with time blocks on several ranks: times blocks of sweeps (summing passes
+    // where residual sweeps sum in passes) at each of `depths` with the exchanging pass split and
+    // fused, on the run's fields (their values are overwritten at initialise) with scratch
+    // sweepers, and keeps the fastest: the plan's block and fused_exchanges, and the halo setup
+    // of its depth in `run`. Collective.
     void choose_exchange_pass(SweepPlan& plan, const std::vector<int>& depths, FieldPair<T>& fields,
                               HaloSetup<T>& run);
 
+    void run_blocks(Sweeper<T>& s, const SweepPlan& plan, int depth, int count);
     [[nodiscard]] bool can_sum_in_passes() const;
     [[nodiscard]] std::vector<int> time_block_candidates(bool can_sum) const;
     int fastest_time_block(const std::vector<int>& candidates);

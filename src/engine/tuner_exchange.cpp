@@ -16,20 +16,26 @@ namespace gridsim {
 // times: k and 2k where 2k-deep halos fit the subdomains and parallel.time_block's range. Twice
 // as deep halves the exchanges (each one's fixed cost: the handshake, the launches, the ranks'
 // skew) for a first pass that also updates k halo layers (docs/tuning.md, "Exchange trial").
+// Summing passes: k only (the time-block trial has timed the deeper passes, and a 2k-level pass
+// sums 2k levels, not k).
 template <class T>
 std::vector<int> Tuner<T>::halo_depths(const SweepPlan& plan) const {
     const int k = plan.block;
     const bool trial =
         cfg_.time_block == 0 && k > 1 && 2 * k <= kMaxTimeBlock && exchange_trial_runs(plan) &&
+        !plan.sums_in_passes() &&
         decomposition_problem(dom_, topo_.process_grid(), topo_.size(), 2 * k).empty();
     if (trial) return {k, 2 * k};
     return {k};
 }
 
+// Blocks of residual sweeps are timed where they run as summing passes that may split
+// (SweepPlan::fuses_pass); one by one they are single sweeps, whose split "auto" keeps.
 template <class T>
 bool Tuner<T>::exchange_trial_runs(const SweepPlan& plan) const {
-    return cfg_.overlap == OverlapMode::automatic && plan.block > 1 && topo_.size() > 1 &&
-           blocks_ != Blocks::summing;
+    const bool passes = blocks_ != Blocks::summing ||
+                        (plan.sums_in_passes() && plan.block <= SweepGeometry::kSweepShellDepth);
+    return cfg_.overlap == OverlapMode::automatic && plan.block > 1 && topo_.size() > 1 && passes;
 }
 
 template <class T>
@@ -113,15 +119,13 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
                                                                c, topo_.subdomain())});
         }
     }
-    StencilParams<T> p;
-    p.kind = kind_;
     fields.reset(plan.block);
     const int round_sweeps = depths.back();
     auto seconds = [&](std::size_t c, int n) {
         const int depth = depths[choices[c].depth];
         fields.refill(depth);
         const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < n * round_sweeps / depth; ++i) choices[c].sweeper->sweeps(p, depth);
+        run_blocks(*choices[c].sweeper, plan, depth, n * round_sweeps / depth);
         be_.join_lanes();
         be_.wait(Lane::boundary);
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -140,6 +144,31 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
     plan.fused_exchanges = exchange_trial_.fused;
     choices.clear();  // the sweepers and their recordings
     run = std::move(setups[exchange_trial_.taken]);
+}
+
+// `count` blocks of `depth` sweeps on `s`: plain passes, or summing passes whose levels' sums are
+// read back and all-reduced a pass behind, as a run takes them (JacobiStepper).
+template <class T>
+void Tuner<T>::run_blocks(Sweeper<T>& s, const SweepPlan& plan, int depth, int count) {
+    StencilParams<T> p;
+    p.kind = kind_;
+    if (!plan.sums_in_passes()) {
+        for (int i = 0; i < count; ++i) s.sweeps(p, depth);
+        return;
+    }
+    auto take = [&](int read) {
+        for (int l = 0; l < depth; ++l) {
+            const double local = be_.level_sums()->finish_read_level(read, l);
+            if (topo_.size() > 1) (void)allreduce(topo_.comm(), local, Reduce::sum);
+        }
+    };
+    int unread = -1;
+    for (int i = 0; i < count; ++i) {
+        const int read = s.summing_pass(p, depth);
+        if (unread >= 0) take(unread);
+        unread = read;
+    }
+    if (unread >= 0) take(unread);
 }
 
 template class Tuner<float>;

@@ -19,6 +19,13 @@ struct Box {
     [[nodiscard]] bool contains(int i, int j, int k) const {
         return i >= lo[0] && i < hi[0] && j >= lo[1] && j < hi[1] && k >= lo[2] && k < hi[2];
     }
+    // Every point of `b` (a non-empty box) is in this box.
+    [[nodiscard]] bool holds(const Box& b) const {
+        for (int d = 0; d < 3; ++d) {
+            if (b.lo[d] < lo[d] || b.hi[d] > hi[d]) return false;
+        }
+        return true;
+    }
     bool operator==(const Box& o) const { return lo == o.lo && hi == o.hi; }
 };
 

@@ -282,10 +282,9 @@ std::string process_grid_text(const Config& cfg, const RunStart& s) {
         fmt::format("  ranks           {} on process grid {} ({})\n", s.ranks, fmt::join(grid, "x"),
                     grid_given ? "parallel.process_grid" : "lowest modelled cost per sweep");
     // A residual every sweep that summing passes could take (a jacobi deck in 2D, time blocks
-    // not off, overlap "auto" or "fused"), but the CUDA pass sums whole-width row slabs only.
+    // not off), but the CUDA pass sums whole-width row slabs only.
     const bool summing_deck = grid_demand(cfg).row_pass_levels > 1 &&
-                              cfg.integer("time.norm_every") == 1 && cfg.time_block != 1 &&
-                              may_fuse(cfg.overlap);
+                              cfg.integer("time.norm_every") == 1 && cfg.time_block != 1;
     if (s.ranks > 1 && grid[0] > 1 && s.backend == "cuda" && !s.sums_in_passes && summing_deck) {
         out += fmt::format(
             "  note            the CUDA passes sum a residual every sweep only where the ranks "

@@ -82,12 +82,14 @@ TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
 // stop sweep bitwise those of one sweep per pass, with overlap "auto", on one rank and on this
 // run's ranks split along y (each level's sum all-reduced on the host, as a sweep's: transports
 // staged and ipc, and nccl on two ranks; nccl on more runs one sweep per pass, its order being
-// its own). The decks cover interiors that sum 8 rows per thread (2^21 points or more)
-// and 4, widths off the 16-byte packs, the benchmark's periodic rows (shell slabs summed before
-// the interior) and Dirichlet faces, float and double, and a tolerance met inside a pass;
-// "auto" times one sweep per pass against summing passes of 2 to 4 sweeps from 2^21 updated
-// points on one rank (the 1530 x 1450 decks), at any size on several, and takes the fastest it
-// reports, and takes 1 without a trial below.
+// its own). On several ranks "auto" times the exchanging pass split (the sweep's shell slabs,
+// then the halos beside the interior) against fused, and overlap = true always splits it: both
+// launch one layout's partials from two lanes. The decks cover interiors that sum 8 rows per thread
+// (2^21 points or more) and 4, widths off the 16-byte packs, the benchmark's periodic rows (shell
+// slabs summed before the interior) and Dirichlet faces, float and double, and a tolerance met
+// inside a pass; "auto" times one sweep per pass against summing passes of 2 to 4 sweeps from 2^21
+// updated points on one rank (the 1530 x 1450 decks), at any size on several, and takes the fastest
+// it reports, and takes 1 without a trial below.
 TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     GRIDSIM_REQUIRE_GPU();
     const std::vector<std::string> decks = {
@@ -130,13 +132,18 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
                     ? std::vector<int>{1, 2, 3, 4}
                     : std::vector<int>{};
             for (const char* k : {"2", "3", "5", "8", "\"auto\""}) {
-                for (const char* graphs : {"off", "auto"}) {
+                std::vector<std::pair<const char*, const char*>> modes = {{"off", "\"auto\""},
+                                                                          {"auto", "\"auto\""}};
+                if (on.n > 1 && (k[0] == '3' || k[0] == '8')) modes.push_back({"off", "true"});
+                for (const auto& [graphs, overlap] : modes) {
                     const RunResult r = test::run_on_ranks(
                         on.n, deck + kGpu,
                         with({fmt::format("parallel.time_block={}", k), "parallel.phase_every=3",
-                              fmt::format("parallel.graphs={}", graphs)}));
+                              fmt::format("parallel.graphs={}", graphs),
+                              fmt::format("parallel.overlap={}", overlap)}));
                     if (test::world_rank() != 0) continue;
-                    SCOPED_TRACE(fmt::format("time_block {}, graphs {}", k, graphs));
+                    SCOPED_TRACE(
+                        fmt::format("time_block {}, graphs {}, overlap {}", k, graphs, overlap));
                     if (k[0] == '"') {
                         expect_fastest_of(r, trial);
                     } else {
@@ -145,6 +152,8 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
                     }
                     if (r.time_block > 1 && sums)
                         EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+                    if (r.time_block > 1 && sums && on.n > 1 && overlap[0] == '"')
+                        EXPECT_TRUE(r.exchange_trial.ran) << "the summing pass was not timed";
                     if (!sums) EXPECT_EQ(r.passes, one.passes) << "nccl summed a pass's levels";
                     EXPECT_EQ(r.steps, one.steps);
                     EXPECT_EQ(r.converged, one.converged);

@@ -3,8 +3,12 @@
 // 3 x levels more; `slots` blocks run at once; at most 4 x ceil(slots / tiles) chunks a tile.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "kernels/level_chunks.hpp"
 
+using gridsim::chunks_meeting;
+using gridsim::ChunkSpan;
 using gridsim::level_chunk_rows;
 using gridsim::sum_pass_chunk_rows;
 
@@ -54,4 +58,21 @@ TEST(SumPassChunks, ShortestChunksWhereTheyMakeTwoWaves) {
 TEST(SumPassChunks, FewerThanTwoWavesKeepTheWavesAndStepsCount) {
     EXPECT_EQ(sum_pass_chunk_rows(9, 4096, 3, 396, 512, 32, 64), 96);
     EXPECT_EQ(level_chunk_rows(9, 4096, 3, 396, 512, 32), 96);
+}
+
+// A split summing pass launches its shell slabs and its interior on their own: each launch takes
+// the chunks of the whole pass its rows meet. 10 chunks of 64 rows from row 8 (the interior,
+// rows [8, 648)): the slab below the anchor and the one above it meet the first and the last
+// chunk only; the interior all ten; rows in the middle the chunks their rows fall in.
+TEST(ChunksMeeting, APartOfABoxTakesTheWholeBoxsChunksItMeets) {
+    auto span = [](int lo, int hi) {
+        const ChunkSpan s = chunks_meeting(lo, hi, 8, 64, 10);
+        return std::pair<int, int>{s.first, s.count};
+    };
+    EXPECT_EQ(span(0, 8), std::make_pair(0, 1));
+    EXPECT_EQ(span(648, 656), std::make_pair(9, 1));
+    EXPECT_EQ(span(8, 648), std::make_pair(0, 10));
+    EXPECT_EQ(span(0, 656), std::make_pair(0, 10));
+    EXPECT_EQ(span(72, 200), std::make_pair(1, 2));
+    EXPECT_EQ(span(71, 73), std::make_pair(0, 2));
 }
