@@ -86,11 +86,15 @@ struct SweepPlan {
             return sum == StencilSum::none && fused_exchanges;
         return sum == StencilSum::none || (box_sweeps && updated_points <= kFusedSumPoints);
     }
+    // A summing pass can split only where its shell, the sweep's (kSweepShellDepth deep, the
+    // boxes its sums are laid out over), holds every layer the exchange sends.
+    [[nodiscard]] bool summing_pass_may_split() const {
+        return block <= SweepGeometry::kSweepShellDepth;
+    }
     // The exchanging pass of a block: one launch, then the halos, where a pass without sums
-    // fuses; a summing pass also where its shell, the sweep's (kSweepShellDepth deep, the boxes
-    // its sums are laid out over), would not hold every layer the exchange sends.
+    // fuses, and a summing pass also where it cannot split.
     [[nodiscard]] bool fuses_pass(bool sums) const {
-        return fuses(StencilSum::none) || (sums && block > SweepGeometry::kSweepShellDepth);
+        return fuses(StencilSum::none) || (sums && !summing_pass_may_split());
     }
 };
 

@@ -29,12 +29,12 @@ std::vector<int> Tuner<T>::halo_depths(const SweepPlan& plan) const {
     return {k};
 }
 
-// Blocks of residual sweeps are timed where they run as summing passes that may split
-// (SweepPlan::fuses_pass); one by one they are single sweeps, whose split "auto" keeps.
+// Blocks of residual sweeps are timed where they run as summing passes that may split; one by
+// one they are single sweeps, whose split "auto" keeps.
 template <class T>
 bool Tuner<T>::exchange_trial_runs(const SweepPlan& plan) const {
-    const bool passes = blocks_ != Blocks::summing ||
-                        (plan.sums_in_passes() && plan.block <= SweepGeometry::kSweepShellDepth);
+    const bool passes =
+        blocks_ != Blocks::summing || (plan.sums_in_passes() && plan.summing_pass_may_split());
     return cfg_.overlap == OverlapMode::automatic && plan.block > 1 && topo_.size() > 1 && passes;
 }
 
