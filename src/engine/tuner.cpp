@@ -164,22 +164,31 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
 template <class T>
 void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
     const Box& updated = geo_.updated;
-    auto global_sum = [&](double local) { (void)allreduce(topo_.comm(), local, Reduce::sum); };
     if (blocks_ != Blocks::summing) {
         be_.time_blocking()->apply_levels(p, a, b, updated, geo_.live, k, Lane::boundary);
     } else if (k == 1) {
         be_.apply(p, a, b, updated, Lane::boundary, StencilSum::change);
         double* sum = be_.sums().fold_residual();
-        if (topo_.size() > 1)
-            global_sum(
-                be_.sums().finish_read(be_.sums().start_read(sum, Backend<T>::ReadAfter::fold)));
+        if (topo_.size() > 1) {
+            const double local =
+                be_.sums().finish_read(be_.sums().start_read(sum, Backend<T>::ReadAfter::fold));
+            (void)allreduce(topo_.comm(), local, Reduce::sum);
+        }
     } else {
         be_.level_sums()->start_summing_pass(geo_.sum_boxes, k);
         be_.level_sums()->apply_levels_summing(p, a, b, updated, geo_.live, k, Lane::boundary);
         const int read = be_.level_sums()->fold_and_read_levels(k);
-        if (topo_.size() > 1) {
-            for (int l = 0; l < k; ++l) global_sum(be_.level_sums()->finish_read_level(read, l));
-        }
+        if (topo_.size() > 1) take_level_sums(read, k);
+    }
+}
+
+// Waits for a summing pass's read of its `levels` sums and all-reduces them level by level, as a
+// run takes them (ResidualPipeline::take).
+template <class T>
+void Tuner<T>::take_level_sums(int read, int levels) {
+    for (int l = 0; l < levels; ++l) {
+        const double local = be_.level_sums()->finish_read_level(read, l);
+        (void)allreduce(topo_.comm(), local, Reduce::sum);
     }
 }
 

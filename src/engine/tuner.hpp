@@ -62,6 +62,7 @@ private:
                               HaloSetup<T>& run);
 
     void run_blocks(Sweeper<T>& s, const SweepPlan& plan, int depth, int count);
+    void take_level_sums(int read, int levels);
     [[nodiscard]] bool can_sum_in_passes() const;
     [[nodiscard]] std::vector<int> time_block_candidates(bool can_sum) const;
     int fastest_time_block(const std::vector<int>& candidates);

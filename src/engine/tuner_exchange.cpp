@@ -156,19 +156,13 @@ void Tuner<T>::run_blocks(Sweeper<T>& s, const SweepPlan& plan, int depth, int c
         for (int i = 0; i < count; ++i) s.sweeps(p, depth);
         return;
     }
-    auto take = [&](int read) {
-        for (int l = 0; l < depth; ++l) {
-            const double local = be_.level_sums()->finish_read_level(read, l);
-            if (topo_.size() > 1) (void)allreduce(topo_.comm(), local, Reduce::sum);
-        }
-    };
     int unread = -1;
     for (int i = 0; i < count; ++i) {
         const int read = s.summing_pass(p, depth);
-        if (unread >= 0) take(unread);
+        if (unread >= 0) take_level_sums(unread, depth);
         unread = read;
     }
-    if (unread >= 0) take(unread);
+    if (unread >= 0) take_level_sums(unread, depth);
 }
 
 template class Tuner<float>;
