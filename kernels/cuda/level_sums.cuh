@@ -7,14 +7,15 @@
 
 namespace gridsim::cuda {
 
-// What a summing pass (LevelSums::apply_levels_summing) sums, laid out as the stream kernel's
-// summing launches over the same boxes lay out their partials: the boxes are row slabs over the
-// same columns [x_lo, x_hi), box b's launch has blocks of 32 packs (from x0 = pack_start(x_lo))
-// by block_rows[b] rows, `points[b]` rows per thread, gx blocks across, its partials from
-// first[b] on (block (x, y) at first[b] + y * gx + x); a level's partials follow the level
-// before's, per_level apart. Rows per thread and per block are powers of two (log2 kept). Box
-// 0 is the one with the most rows: the pass's row chunks start on its block rows, so no box
-// straddles two chunks. At most kMaxBoxes boxes, as a sweep launches in one go.
+// What a summing pass (LevelSums::apply_levels_summing) sums over one column range (SummingPass
+// keeps one layout per range), laid out as the stream kernel's summing launches over the same
+// boxes lay out their partials: the boxes are row slabs over the same columns [x_lo, x_hi), box b's
+// launch has blocks of 32 packs (from x0 = pack_start(x_lo)) by block_rows[b] rows, `points[b]`
+// rows per thread, gx blocks across, its partials from first[b] on (block (x, y) at first[b] + y *
+// gx + x); a level's partials follow the level before's, per_level apart. Rows per thread and per
+// block are powers of two (log2 kept). Box 0 is the one with the most rows: the pass's row chunks
+// start on its block rows, so no box straddles two chunks. At most kMaxBoxes boxes, as a sweep
+// launches in one go.
 struct LevelSumLayout {
     int count = 0;
     int lo[kMaxBoxes];

@@ -21,6 +21,8 @@
 #include "kernels/cuda/naive_launch.cuh"
 #include "kernels/cuda/residual_sums.hpp"
 #include "kernels/cuda/stream_kernels.cuh"
+#include "kernels/cuda/stream_shapes.cuh"
+#include "kernels/cuda/summing_pass.cuh"
 #include "kernels/cuda/tiled_kernel.cuh"
 #include "kernels/level_chunks.hpp"
 
@@ -32,21 +34,11 @@ template <class T>
 class StencilLaunches {
 public:
     StencilLaunches(const LaunchConfig& cfg, Lanes& lanes, ResidualSums& sums)
-        : cfg_(cfg), lanes_(lanes), sums_(sums) {
-        if (cfg_.kernel == KernelKind::naive) {
-            if (cfg_.block_x == 0) {
-                // The occupancy API's block size for the naive 3D heat kernel, as 32 x (n / 32).
-                int min_grid = 0;
-                int block = 0;
-                GRIDSIM_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(
-                    &min_grid, &block,
-                    stencil_naive_kernel<T, 3, StencilKind::heat, 1, StencilSum::none>, 0, 0));
-                cfg_.block_x = 32;
-                cfg_.block_y = std::max(1, block / 32);
-            }
-            if (cfg_.points == 0) cfg_.points = sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble;
-        }
-    }
+        : cfg_(with_naive_defaults(cfg)),
+          shapes_(cfg_),
+          summing_(shapes_, sums, multiprocessors_),
+          lanes_(lanes),
+          sums_(sums) {}
 
     [[nodiscard]] std::string description() const {
         if (cfg_.kernel == KernelKind::naive)
@@ -56,10 +48,11 @@ public:
             return fmt::format("{} {}x{} points {}", kind, cfg_.block_x, cfg_.block_y, cfg_.points);
         const LaunchDefaults d2 = defaults(2);
         const LaunchDefaults d3 = defaults(3);
-        const std::string summing = cfg_.points == 0 && cfg_.kernel == KernelKind::stream
-                                        ? fmt::format(" ({} summing boxes of 2^{} points or more)",
-                                                      2 * d2.points, kSumRowsFromBits)
-                                        : "";
+        const std::string summing =
+            cfg_.points == 0 && cfg_.kernel == KernelKind::stream
+                ? fmt::format(" ({} summing boxes of 2^{} points or more)", 2 * d2.points,
+                              StreamShapes<T>::kSumRowsFromBits)
+                : "";
         return fmt::format("{} 2D {}x{} points {}{} / 3D {}x{} points {}", kind, d2.block_x,
                            d2.block_y, cfg_.points != 0 ? cfg_.points : d2.points, summing,
                            d3.block_x, d3.block_y, cfg_.points != 0 ? cfg_.points : d3.points);
@@ -105,89 +98,48 @@ public:
         }
     }
 
-    // 2D jacobi sweeps whose summing launches this backend's levels kernel can reproduce: the
-    // stream kernel with its default shapes, every box a row slab of the same columns wide
-    // enough for 16-byte packs (the x blocks are then 32 packs wide, one warp per thread row).
+    // The summing pass (SummingPass): what it can sum, its layout, its launches over a box.
     [[nodiscard]] bool sums_levels(const std::vector<Box>& boxes, int dims) const {
-        if (dims != 2 || boxes.empty() || boxes.size() > static_cast<std::size_t>(kMaxBoxes) ||
-            cfg_.points != 0 || cfg_.block_x != 0)
-            return false;
-        for (const Box& b : boxes) {  // takes_packs: the stream kernel, 16-byte packs
-            if (b.lo[0] != boxes[0].lo[0] || b.hi[0] != boxes[0].hi[0] || !takes_packs(b))
-                return false;
-        }
-        return true;
+        return summing_.sums_levels(boxes, dims);
     }
-    // The pass's layout of partials over every box its sweeps sum, shared by its launches.
     void start_summing_pass(const std::vector<Box>& sum_boxes, int levels) {
-        if (levels < 2 || levels > kMaxLevels)
-            throw std::logic_error("a summing pass takes 2 to 8 levels");
-        sum_layout_ = level_sum_layout(sum_boxes, levels);
-        sum_levels_ = levels;
+        summing_.start(sum_boxes, levels);
     }
     void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                               const Box& b, const Box& live, int levels, Lane lane) {
         // The caller asked sums_levels(sum_boxes) once (Simulation::sums_in_passes).
-        if (p.kind != StencilKind::jacobi || levels != sum_levels_)
+        if (p.kind != StencilKind::jacobi)
             throw std::logic_error(
                 "apply_levels_summing: jacobi, the levels of start_summing_pass");
         if (b.empty()) return;
-        levels_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane), &sum_layout_);
+        summing_.apply(p.r, in, out, b, live, levels, stream(lane));
     }
 
 private:
     [[nodiscard]] cudaStream_t stream(Lane lane) const { return lanes_.stream(lane); }
     double* partial_slots(long long more) { return sums_.partial_slots(more); }
-    [[nodiscard]] LaunchDefaults defaults(int dims) const {
-        if (cfg_.kernel == KernelKind::tiled) return dims == 2 ? kTiled2d : kTiled3d;
-        if (dims == 2) return kStream2d;
-        return sizeof(T) == 4 ? kStream3dFloat : kStream3dDouble;
-    }
-
-    // The launch of a walking variant (stream, tiled) over `b`.
-    // `vector`: points per thread along x (a thread then covers x from box.lo[0] rounded down to
-    // a multiple of `vector`). `sum`: what the launch also sums (a residual's partials).
+    [[nodiscard]] LaunchDefaults defaults(int dims) const { return shapes_.defaults(dims); }
     template <int Dims>
-    Launch walk_launch(const Box& b, int vector = 1, StencilSum sum = StencilSum::none) const {
-        const bool summing = sum != StencilSum::none;
-        const LaunchDefaults d = defaults(Dims);
-        const int bx = cfg_.block_x != 0 ? cfg_.block_x : d.block_x;
-        const int by = cfg_.block_x != 0 ? cfg_.block_y : d.block_y;
-        int points = cfg_.points != 0 ? cfg_.points : d.points;
-        // A 2D stream box of at least kSumRowsFrom points that sums walks twice the rows per
-        // thread: half the blocks, so half the per-block sums to store and fold (docs/tuning.md,
-        // "Summing launches"). A function of the box alone, so every path that sums a box sums
-        // it alike.
-        if (Dims == 2 && summing && cfg_.points == 0 && cfg_.kernel == KernelKind::stream &&
-            b.count() >= kSumRowsFrom)
-            points *= 2;
-        const int x0 = b.lo[0] - ((b.lo[0] % vector) + vector) % vector;
-        const int nx = static_cast<int>(ceil_div(b.hi[0] - x0, vector));
-        const int ny = b.hi[1] - b.lo[1];
-        const int nz = b.hi[2] - b.lo[2];
-        Launch l;
-        if constexpr (Dims == 3) {
-            l.block = fit_block(bx, by, nx, ny);
-            l.grid = dim3(ceil_div(nx, l.block.x), ceil_div(ny, l.block.y), ceil_div(nz, points));
-        } else {
-            const int chunks = static_cast<int>(ceil_div(ny, points));
-            l.block = fit_block(bx, by, nx, chunks);
-            l.grid = dim3(ceil_div(nx, l.block.x), ceil_div(chunks, l.block.y), 1);
-            // A jacobi residual sweep in packs: its x blocks as a summing pass's tiles.
-            if (sum == StencilSum::change && vector > 1 && l.block.x == 32) {
-                l.groups = sum_pass_groups<T>();
-                l.grid.x = l.groups.blocks(nx);
-            }
-        }
-        l.points = points;
-        if (cfg_.kernel == KernelKind::tiled) {
-            const std::size_t rows = Dims == 3 ? l.block.y + 2 : l.block.y;
-            l.smem = 2 * (l.block.x + 2) * rows * sizeof(T);
-        }
-        return l;
+    [[nodiscard]] Launch walk_launch(const Box& b, int vector = 1,
+                                     StencilSum sum = StencilSum::none) const {
+        return shapes_.template walk_launch<Dims>(b, vector, sum);
     }
-    static constexpr int kSumRowsFromBits = 21;
-    static constexpr std::int64_t kSumRowsFrom = std::int64_t{1} << kSumRowsFromBits;
+    // The naive kernel's shape where the configuration leaves it open: the occupancy API's block
+    // size for the naive 3D heat kernel, as 32 x (n / 32), and points per thread by value size.
+    static LaunchConfig with_naive_defaults(LaunchConfig cfg) {
+        if (cfg.kernel != KernelKind::naive) return cfg;
+        if (cfg.block_x == 0) {
+            int min_grid = 0;
+            int block = 0;
+            GRIDSIM_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(
+                &min_grid, &block,
+                stencil_naive_kernel<T, 3, StencilKind::heat, 1, StencilSum::none>, 0, 0));
+            cfg.block_x = 32;
+            cfg.block_y = std::max(1, block / 32);
+        }
+        if (cfg.points == 0) cfg.points = sizeof(T) == 4 ? kNaiveRowsFloat : kNaiveRowsDouble;
+        return cfg;
+    }
 
     // f(dims, kind, sum) with the run-time values as std::integral_constant. The sums each kind
     // needs, and no others, are compiled: jacobi's residual (the squared change) and heat's
@@ -220,14 +172,12 @@ private:
         }
     }
 
-    // Walk-axis loads each stream thread keeps in flight (the depth of its pipeline), and the
-    // points of a 16-byte pack.
-    static constexpr int kUnroll = GRIDSIM_WALK_BYTES / static_cast<int>(sizeof(T));
-    static constexpr int kVector = 16 / static_cast<int>(sizeof(T));
-    // Whether the stream kernel walks `b` in 16-byte packs of x points (a box wide enough).
+    static constexpr int kUnroll = StreamShapes<T>::kUnroll;
+    static constexpr int kVector = StreamShapes<T>::kVector;
+    // Whether the stream kernel walks `b` in packs (StreamShapes::takes_packs).
+    template <int Dims, StencilSum Sum>
     [[nodiscard]] bool takes_packs(const Box& b) const {
-        return GRIDSIM_STREAM_VECTOR && cfg_.kernel == KernelKind::stream &&
-               b.hi[0] - b.lo[0] >= 32 * kVector;
+        return shapes_.takes_packs(b, Dims, Sum);
     }
 
     // `wrap` (stream kernel only): the instance that also stores the periodic walk-axis copy.
@@ -242,7 +192,7 @@ private:
         }
         constexpr bool kSums = Sum != StencilSum::none;
         const bool wraps = wrap.n > 0;
-        if (takes_packs(b)) {
+        if (takes_packs<Dims, Sum>(b)) {
             const Launch l = walk_launch<Dims>(b, kVector, Sum);
             double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
             auto kernel = wraps ? stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector,
@@ -275,7 +225,8 @@ private:
         std::vector<std::vector<Box>> runs;
         for (const Box& b : boxes) {
             if (b.empty()) continue;
-            if (runs.empty() || takes_packs(runs.back().front()) != takes_packs(b) ||
+            if (runs.empty() ||
+                takes_packs<Dims, Sum>(runs.back().front()) != takes_packs<Dims, Sum>(b) ||
                 runs.back().size() == static_cast<std::size_t>(kMaxBoxes))
                 runs.emplace_back();
             runs.back().push_back(b);
@@ -283,7 +234,7 @@ private:
         for (const std::vector<Box>& run : runs) {
             if (run.size() == 1) {
                 launch<Dims, Kind, Sum>(in, out, run[0], r, lane, wrap);
-            } else if (takes_packs(run.front())) {
+            } else if (takes_packs<Dims, Sum>(run.front())) {
                 launch_run<Dims, Kind, Sum, kUnroll / kVector, kVector>(in, out, run, r, lane,
                                                                         wrap);
             } else {
@@ -323,24 +274,12 @@ private:
     }
 
     static constexpr int kMaxLevels = kMaxLevels2d;
-    // Output rows per block of the levels kernel: each block also steps through 3 x levels rows
-    // it does not store (the pipeline filling and draining).
-    static constexpr int kLevelRows = 512;
-    // The shortest chunk of a float summing pass's many waves (sum_pass_chunk_rows).
-    static constexpr int kSumChunkRows = 64;
 
-    // `sums`: a summing pass's layout (partials included), or nullptr.
     template <StencilKind Kind>
     void levels_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
-                    const Box& live, int levels, cudaStream_t s,
-                    const LevelSumLayout* sums = nullptr) {
+                    const Box& live, int levels, cudaStream_t s) {
         with_levels<2, kMaxLevels>(levels, [&](auto l) {
-            constexpr int kLevels = decltype(l)::value;
-            if (sums == nullptr) {
-                this->template launch_levels<Kind, kLevels>(r, in, out, b, live, s);
-            } else if constexpr (Kind == StencilKind::jacobi) {
-                this->template launch_summing_levels<kLevels>(r, in, out, b, live, s, *sums);
-            }
+            this->template launch_levels<Kind, decltype(l)::value>(r, in, out, b, live, s);
         });
     }
 
@@ -366,129 +305,13 @@ private:
         long long& wave = slots[threads / 32 - 2];
         if (wave == 0) wave = wave_slots(kernel, threads, smem, multiprocessors_);
         const int ny = b.hi[1] - b.lo[1];
-        const int rows = level_chunk_rows(tiles, ny, Levels, wave, kLevelRows);
+        const int rows = level_chunk_rows(tiles, ny, Levels, wave, kLevelRows2d);
         const dim3 grid(tiles, ceil_div(ny, rows), 1);
         kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, Levels, b.lo[1], rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    // A summing pass: its tiles are the residual sweep's x blocks in sum_pass_groups (one warp
-    // each, LevelSums; the ring in the end lanes) from layout.x0; its rows are chunked on the
-    // stream blocks' rows of layout box 0, so each block of the pass sums whole stream blocks.
-    template <int Levels>
-    void launch_summing_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
-                               const Box& b, const Box& live, cudaStream_t s,
-                               const LevelSumLayout& layout) {
-        constexpr int V = 16 / static_cast<int>(sizeof(T));
-        using Summing = LevelSums<T, Levels, V>;
-        constexpr int kWarps = Summing::kSumWarps;
-        constexpr PackGroups kGroups = sum_pass_groups<T>();
-        static_assert(kGroups.ring * V >= Levels && kGroups.warps == kWarps);
-        constexpr int kRingPacks = kGroups.ring;
-        const int stride = kGroups.stride() * V;
-        // The first tile's stored columns start at or before b.lo[0], on the stream grid.
-        const int back = static_cast<int>(ceil_div(std::max(0, layout.x0 - b.lo[0]), stride));
-        const int stored0 = layout.x0 - back * stride;
-        const unsigned tiles = ceil_div(b.hi[0] - stored0, stride);
-        const int threads = Summing::kSumThreads;
-        auto shared_bytes = [&](int row_words) {
-            return 3 * Levels * 2 * (threads + 2) * sizeof(T) +
-                   Summing::kSharedDoubles * sizeof(double) +
-                   static_cast<std::size_t>(row_words + Summing::kRowsBefore +
-                                            Summing::kRowsAfter) *
-                       sizeof(unsigned);
-        };
-        auto kernel = stencil_levels_2d_sum_kernel<T, Levels, V>;
-        // A wave, counted with the row words of the longest block there can be (a chunk and the
-        // shell and ring rows beyond layout box 0).
-        static std::size_t allowed = 0;  // the rows, and so the bytes, differ between launches
-        static long long wave = 0;
-        if (wave == 0) {
-            const std::size_t most = shared_bytes(kLevelRows + 64);
-            allowed = allow_shared(kernel, most) ? most : 0;
-            wave = wave_slots(kernel, threads, most, multiprocessors_);
-        }
-        // Chunks of whole stream blocks' rows of layout box 0: a float pass (chunks fastest)
-        // takes many waves of short chunks where it can, a double pass the fewest waves x steps.
-        const int anchor_rows = layout.hi[0] - layout.lo[0];
-        const int block_rows = 1 << layout.block_rows_log2[0];
-        const int rows =
-            sum_pass_trims<T>()
-                ? sum_pass_chunk_rows(tiles, anchor_rows, Levels, wave, kLevelRows, block_rows,
-                                      kSumChunkRows)
-                : level_chunk_rows(tiles, anchor_rows, Levels, wave, kLevelRows, block_rows);
-        // The whole pass's chunks that `b` meets (a split pass launches each box of its split
-        // on its own), cut at b's rows, so that every block sums whole stream blocks.
-        const ChunkSpan span = chunks_meeting(b.lo[1], b.hi[1], layout.lo[0], rows,
-                                              static_cast<int>(ceil_div(anchor_rows, rows)));
-        const int anchor = layout.lo[0] + span.first * rows;
-        const int chunks = span.count;
-        // (chunks, tiles) where the pass trims its last tile, else (tiles, chunks): levels_2d.
-        const dim3 grid = sum_pass_trims<T>() ? dim3(chunks, tiles, 1) : dim3(tiles, chunks, 1);
-        // The row words (LevelSums) of the longest block: the first and last also take the rows
-        // outside layout box 0's chunks.
-        int longest = rows;
-        for (int y : {0, chunks - 1}) {
-            const RowRange own = level_block_rows(y, chunks, b, anchor, rows);
-            longest = std::max(longest, own.y1 - own.y0);
-        }
-        const std::size_t smem = shared_bytes(longest);
-        if (smem > allowed) allowed = allow_shared(kernel, smem) ? smem : 0;
-        kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, stored0 - kRingPacks * V, stride,
-                                           kRingPacks * V, anchor, rows, layout, -back * kWarps);
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
-    }
-
-    // The summing pass's layout over `boxes` (sums_levels), each box's blocks as walk_launch
-    // shapes its summing stream launch, the partials `levels` runs of them.
-    LevelSumLayout level_sum_layout(const std::vector<Box>& boxes, int levels) {
-        constexpr int V = kVector;
-        if (boxes.empty() || boxes.size() > static_cast<std::size_t>(kMaxBoxes))
-            throw std::logic_error("a summing pass's layout takes 1 to kMaxBoxes boxes");
-        LevelSumLayout l;
-        l.count = static_cast<int>(boxes.size());
-        l.x_lo = boxes[0].lo[0];
-        l.x_hi = boxes[0].hi[0];
-        l.x0 = pack_start<V>(l.x_lo);
-        // The boxes in the sweep's order, each from its first partial; then the one with the
-        // most rows moved to slot 0.
-        unsigned first = 0;
-        for (int k = 0; k < l.count; ++k) {
-            const Box& b = boxes[k];
-            const Launch w = walk_launch<2>(b, V, StencilSum::change);
-            if (w.groups.warps != sum_pass_warps<T>())
-                throw std::logic_error("a summing pass's box is not walked in its tiles' blocks");
-            l.lo[k] = b.lo[1];
-            l.hi[k] = b.hi[1];
-            l.points_log2[k] = log2_exact(w.points);
-            l.block_rows_log2[k] = log2_exact(w.points * static_cast<int>(w.block.y));
-            l.first[k] = first;
-            first += static_cast<unsigned>(w.blocks());
-            l.gx = w.grid.x;
-        }
-        int most = 0;
-        for (int k = 1; k < l.count; ++k) {
-            if (l.hi[k] - l.lo[k] > l.hi[most] - l.lo[most]) most = k;
-        }
-        std::swap(l.lo[0], l.lo[most]);
-        std::swap(l.hi[0], l.hi[most]);
-        std::swap(l.points_log2[0], l.points_log2[most]);
-        std::swap(l.block_rows_log2[0], l.block_rows_log2[most]);
-        std::swap(l.first[0], l.first[most]);
-        l.per_level = first;
-        l.partial = partial_slots(levels * l.per_level);
-        return l;
-    }
-    static int log2_exact(int v) {
-        int n = 0;
-        while ((1 << n) < v) ++n;
-        if ((1 << n) != v) throw std::logic_error("a stream launch's rows are not a power of two");
-        return n;
-    }
-
     LaunchConfig cfg_;
-    LevelSumLayout sum_layout_;  // the summing pass's (start_summing_pass)
-    int sum_levels_ = 0;
     int multiprocessors_ = [] {
         int device = 0;
         int count = 0;
@@ -496,6 +319,8 @@ private:
         GRIDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
         return count;
     }();
+    StreamShapes<T> shapes_;
+    SummingPass<T> summing_;
     Lanes& lanes_;
     ResidualSums& sums_;
 };

@@ -165,6 +165,64 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     }
 }
 
+// Summing passes where a rank's sweep has x faces: a periodic x on one rank, and this run's ranks
+// split along x (and 2 x 2 on four ranks). The faces' strips, 8 columns and narrower than a warp
+// of packs, are summed apart from the middle columns (where the y faces' slabs and the interior
+// are row slabs of the same columns), one launch of the pass per column range. Fields, residual
+// histories and the stop sweep bitwise those of one sweep per pass at k = 2, 3 and 8, overlap
+// "auto", true (the pass split into the sweep's shell and interior) and off, through the staged
+// and ipc transports, float and double, widths off the packs; the passes share sweeps. A check
+// every 20 steps ends blocks there, so that some passes are shorter than the halos and run into
+// them without an exchange (at k = 8: 20 = 2 x 8 + 4), x halos included.
+TEST(GpuSummingPasses, RanksThatSplitXAreBitwiseOneSweepPerPass) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::vector<std::string> decks = {
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [701, 300]\n[boundary]\nkind = "
+        "\"periodic\"\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n[time]\nsteps = 19\n"
+        "norm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
+        "[boundary]\nx = \"periodic\"\nface_values = [1, 2, 3, 4]\n[time]\nsteps = 17\n"
+        "norm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [1030, 650]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 400\nnorm_every = 1\ntolerance = 1e-2\n[output]\n"
+        "check_every = 20\n",
+    };
+    const int n = test::world_size();
+    std::vector<std::string> grids = {"[1,1]"};
+    if (n > 1) grids.push_back(fmt::format("[{},1]", n));
+    if (n == 4) grids.push_back("[2,2]");
+    for (const std::string& deck : decks) {
+        for (const std::string& grid : grids) {
+            const int ranks = grid == "[1,1]" ? 1 : n;
+            for (const char* transport : {"\"staged\"", "\"ipc\""}) {
+                if (ranks == 1 && transport[1] == 'i') continue;
+                SCOPED_TRACE(fmt::format("{}grid {}, transport {}", deck, grid, transport));
+                auto run = [&](const std::string& k, const char* overlap) {
+                    return test::run_on_ranks(
+                        ranks, deck + kGpu,
+                        {"parallel.process_grid=" + grid,
+                         fmt::format("parallel.transport={}", transport),
+                         "parallel.time_block=" + k, fmt::format("parallel.overlap={}", overlap),
+                         "parallel.graphs=\"off\""});
+                };
+                const RunResult one = run("1", "\"auto\"");
+                for (const auto& [k, overlap] : std::vector<std::pair<const char*, const char*>>{
+                         {"2", "false"}, {"3", "\"auto\""}, {"3", "true"}, {"8", "true"}}) {
+                    const RunResult r = run(k, overlap);
+                    if (test::world_rank() != 0) continue;
+                    SCOPED_TRACE(fmt::format("time_block {}, overlap {}", k, overlap));
+                    EXPECT_EQ(r.time_block, std::stoi(k));
+                    EXPECT_TRUE(r.sums_in_passes);
+                    EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+                    EXPECT_EQ(r.steps, one.steps);
+                    EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);
+                    EXPECT_EQ(r.residual_history, one.residual_history);
+                }
+            }
+        }
+    }
+}
+
 // A float summing pass over a box tall enough for several waves of its shortest chunks
 // (sum_pass_chunk_rows: 5 tiles of 32768 rows make 128-row chunks at 3 levels on 132
 // multiprocessors, 1280 blocks for 396 slots) sums what one sweep per pass sums: the same field

@@ -1,14 +1,20 @@
 // How a levels launch cuts its tiles into chunks along the walk axis (kernels/level_chunks.hpp),
 // against the waves and steps counted by hand: a block steps through its chunk's rows and
 // 3 x levels more; `slots` blocks run at once; at most 4 x ceil(slots / tiles) chunks a tile.
+// And how a summing pass groups the boxes it sums by their columns (kernels/sum_columns.hpp).
 #include <gtest/gtest.h>
 
 #include <utility>
+#include <vector>
 
 #include "kernels/level_chunks.hpp"
+#include "kernels/sum_columns.hpp"
 
+using gridsim::Box;
 using gridsim::chunks_meeting;
 using gridsim::ChunkSpan;
+using gridsim::column_ranges;
+using gridsim::ColumnRange;
 using gridsim::level_chunk_rows;
 using gridsim::sum_pass_chunk_rows;
 
@@ -75,4 +81,29 @@ TEST(ChunksMeeting, APartOfABoxTakesTheWholeBoxsChunksItMeets) {
     EXPECT_EQ(span(0, 656), std::make_pair(0, 10));
     EXPECT_EQ(span(72, 200), std::make_pair(1, 2));
     EXPECT_EQ(span(71, 73), std::make_pair(0, 2));
+}
+
+// A rank split along x on a 2 x 2 grid: its sweep sums the x faces' strips (8 columns, every
+// row), then the y faces' slabs and the interior between them. The strips are ranges of their
+// own; the slabs and the interior share the middle columns, in the sweep's order.
+TEST(ColumnRanges, StripsApartFromTheMiddleColumnsSlabs) {
+    const std::vector<Box> boxes = {
+        {{0, 0, 0}, {8, 100, 1}},   {{92, 0, 0}, {100, 100, 1}}, {{8, 0, 0}, {92, 8, 1}},
+        {{8, 92, 0}, {92, 100, 1}}, {{8, 8, 0}, {92, 92, 1}},
+    };
+    const std::vector<ColumnRange> r = column_ranges(boxes);
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(std::make_pair(r[0].lo, r[0].hi), std::make_pair(0, 8));
+    EXPECT_EQ(r[0].boxes, std::vector<int>{0});
+    EXPECT_EQ(std::make_pair(r[1].lo, r[1].hi), std::make_pair(92, 100));
+    EXPECT_EQ(r[1].boxes, std::vector<int>{1});
+    EXPECT_EQ(std::make_pair(r[2].lo, r[2].hi), std::make_pair(8, 92));
+    EXPECT_EQ(r[2].boxes, (std::vector<int>{2, 3, 4}));
+}
+
+// Boxes whose columns overlap without being the same cannot be summed apart: no ranges.
+TEST(ColumnRanges, OverlappingColumnsGiveNone) {
+    const std::vector<Box> boxes = {{{0, 0, 0}, {50, 10, 1}}, {{40, 10, 0}, {100, 20, 1}}};
+    EXPECT_TRUE(column_ranges(boxes).empty());
+    EXPECT_EQ(column_ranges({boxes[0], boxes[0]}).size(), 1u);
 }
