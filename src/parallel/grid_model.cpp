@@ -38,18 +38,17 @@ HaloCost halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_
         // Contiguous bytes per run of the face: one value for x faces, a row otherwise.
         const double run = static_cast<double>(value_bytes) * (d == 0 ? 1 : block[0]);
         const double moved = std::ceil(run / costs.sector) * costs.sector / run;
-        c.messages += messages * costs.message;
+        c.messages += messages * (costs.message + (d == 0 ? costs.packing : 0.0));
         c.bytes += messages * static_cast<double>(points) * value_bytes * moved / costs.bandwidth;
     }
     return c;
 }
 
-// Whether a summing pass of `levels` levels runs on `grid`: rows split alone, every rank as deep
-// as the pass's halos.
-bool takes_row_passes(const Domain& dom, const std::array<int, 3>& grid, int levels) {
+// Whether a summing pass of `levels` levels runs on `grid`: 2D, every rank as deep as the pass's
+// halos.
+bool takes_summing_passes(const Domain& dom, const std::array<int, 3>& grid, int levels) {
     const int ranks = grid[0] * grid[1] * grid[2];
-    return levels > 1 && dom.dims == 2 && grid[0] == 1 &&
-           decomposition_problem(dom, grid, ranks, levels).empty();
+    return levels > 1 && dom.dims == 2 && decomposition_problem(dom, grid, ranks, levels).empty();
 }
 
 // Whether a 3D pass of `levels` levels runs on `grid`: every rank's x-y cross-section at least
@@ -70,7 +69,7 @@ GridDemand grid_demand(const Config& cfg) {
     // grid is the one of a residual every sweep at every cadence, so a residual's bits at a
     // sweep do not depend on how often it is taken.
     d.sums_residual = cfg.problem == "jacobi";
-    if (d.sums_residual && cfg.dims == 2) d.row_pass_levels = kModelSummingLevels;
+    if (d.sums_residual && cfg.dims == 2) d.summing_pass_levels = kModelSummingLevels;
     const bool implicit = cfg.problem == "heat" && cfg.word("problem.scheme") == "implicit";
     if (cfg.dims == 3 && !implicit) d.plane_pass_levels = kModelPlaneLevels;
     return d;
@@ -94,8 +93,9 @@ bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs) {
     const HaloCost halo = halo_cost(dom, grid, demand.value_bytes, costs);
-    const int row =
-        takes_row_passes(dom, grid, demand.row_pass_levels) ? demand.row_pass_levels : 1;
+    const int row = takes_summing_passes(dom, grid, demand.summing_pass_levels)
+                        ? demand.summing_pass_levels
+                        : 1;
     const int plane =
         takes_plane_passes(dom, grid, demand.plane_pass_levels) ? demand.plane_pass_levels : 1;
     // A pass of several levels exchanges once; only a summing pass reads back once too.

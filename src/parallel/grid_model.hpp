@@ -18,6 +18,7 @@ namespace gridsim {
 // Orders of magnitude of a GPU node's fixed costs, compared with each other only.
 struct FixedCosts {
     double message = 20e-6;    // seconds per message: launch, pack, handshake, latency
+    double packing = 40e-6;    // seconds an x face adds (packed from strided memory and unpacked)
     double bandwidth = 1e11;   // bytes per second of a face's transfer
     double sector = 32.0;      // bytes the memory system moves at least
     double read_back = 20e-6;  // seconds per residual: its read-back and all-reduce
@@ -32,10 +33,10 @@ struct GridDemand {
     // The problem's sweeps may each sum a residual (jacobi): modelled as a read-back and
     // all-reduce per pass, as with a residual every sweep.
     bool sums_residual = false;
-    // Sweeps a summing pass takes (a residual every sweep, k sweeps and k residuals per exchange
-    // and read-back), which it can only where the ranks split rows alone (x unsplit, 2D): the
-    // CUDA pass sums whole-width row slabs. 1: no such pass.
-    int row_pass_levels = 1;
+    // Sweeps a summing pass takes in 2D (a residual every sweep, k sweeps and k residuals per
+    // exchange and read-back), which it can wherever every rank takes the pass's halos. 1: no
+    // such pass.
+    int summing_pass_levels = 1;
     // Sweeps a plain pass takes in 3D (time blocking: k sweeps per exchange), which it can only
     // where every rank's x-y cross-section holds kLevels3dMinCrossSection points: the CUDA pass
     // streams one x-y tile per block along z, so a z split keeps its blocks and an x or y split
@@ -73,10 +74,11 @@ bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid);
 
 // Modelled fixed seconds per sweep that the busiest rank of `grid` spends: per face it sends (one
 // or two per split axis) a message plus the face's bytes over the bandwidth, where an x face (one
-// point per row) counts a whole sector per point, the traffic its packing really causes; with a
-// residual its read-back; the messages and read-back shared by a summing pass's levels where the
-// grid lets the pass take them (row splits that leave every rank the pass's halo depth), the
-// messages alone by a 3D pass's levels where every rank keeps the pass's cross-section and halos.
+// point per row) also pays its packing and counts a whole sector per point, the traffic its
+// packing really causes; with a residual its read-back; the messages and read-back shared by a
+// summing pass's levels where the grid lets the pass take them (every rank as deep as the pass's
+// halos), the messages alone by a 3D pass's levels where every rank keeps the pass's
+// cross-section and halos.
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs = {});
 

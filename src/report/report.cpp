@@ -282,14 +282,15 @@ std::string process_grid_text(const Config& cfg, const RunStart& s) {
         fmt::format("  ranks           {} on process grid {} ({})\n", s.ranks, fmt::join(grid, "x"),
                     grid_given ? "parallel.process_grid" : "lowest modelled cost per sweep");
     // A residual every sweep that summing passes could take (a jacobi deck in 2D, time blocks
-    // not off), but the CUDA pass sums whole-width row slabs only.
-    const bool summing_deck = grid_demand(cfg).row_pass_levels > 1 &&
+    // not off), but NCCL on more than two ranks adds each sum in an order of its own.
+    const bool summing_deck = grid_demand(cfg).summing_pass_levels > 1 &&
                               cfg.integer("time.norm_every") == 1 && cfg.time_block != 1;
-    if (s.ranks > 1 && grid[0] > 1 && s.backend == "cuda" && !s.sums_in_passes && summing_deck) {
-        out += fmt::format(
-            "  note            the CUDA passes sum a residual every sweep only where the ranks "
-            "split y alone (parallel.process_grid = [1, {}]); here each sweep is a pass\n",
-            s.ranks);
+    if (s.ranks > 2 && s.transport == "nccl" && s.backend == "cuda" && !s.sums_in_passes &&
+        summing_deck) {
+        out +=
+            "  note            NCCL on more than 2 ranks adds a residual in an order of its "
+            "own, so each residual sweep is a pass of its own (parallel.transport = \"ipc\" or "
+            "\"staged\" sums them inside passes)\n";
     }
     const Domain dom = make_domain(cfg);
     if (s.backend == "cuda" && below_paying_size(dom, s.process_grid)) {

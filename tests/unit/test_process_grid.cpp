@@ -88,21 +88,21 @@ TEST(ProcessGrid, AnExplicitGridWins) {
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 4), (Grid{4, 1, 1}));
 }
 
-TEST(ProcessGrid, XFacesCountWholeSectors) {
+TEST(ProcessGrid, XFacesPayTheirPackingAndWholeSectors) {
     // One message each. Halving the value size halves a y face's bytes, so 2 (y8 - y4) is a
     // double y face's transfer term; an x face of the same size moves 32 bytes per 8-byte point,
-    // four times that, so it costs three such terms more.
+    // four times that, so it costs three such terms more, and its packing.
     const Case c = make(kHeat512);
     const double y8 = modelled_halo_cost(c.dom, {1, 2, 1}, 8);
     const double y4 = modelled_halo_cost(c.dom, {1, 2, 1}, 4);
     const double x8 = modelled_halo_cost(c.dom, {2, 1, 1}, 8);
     EXPECT_GT(y8, y4);
-    EXPECT_NEAR(x8 - y8, 3 * 2 * (y8 - y4), 1e-12 * x8);
+    EXPECT_NEAR(x8 - y8, 3 * 2 * (y8 - y4) + FixedCosts{}.packing, 1e-12 * x8);
 }
 
 // The jacobi benchmark at 16384^2 float with the residual every sweep (y periodic): on 2 ranks
-// an x split sends one face where a y split sends two, but only a y split lets a summing pass
-// share one exchange and one read-back between its levels (docs/tuning.md, "Process grid").
+// an x split sends one face where a y split sends two, but the x face is packed and unpacked,
+// which costs more than the second message, as measured (docs/tuning.md, "Process grid").
 const std::string kJacobi16k =
     "[problem]\nname = \"jacobi\"\nprecision = \"float\"\n[grid]\ncells = [16384, 16384]\n"
     "[boundary]\nkind = \"benchmark\"\n[time]\nnorm_every = 1\n";
@@ -111,18 +111,28 @@ TEST(ProcessGrid, AResidualEverySweepSplitsRowsForTheSummingPass) {
     const Case c = make(kJacobi16k);
     const GridDemand d = grid_demand(c.cfg);
     EXPECT_TRUE(d.sums_residual);
-    EXPECT_EQ(d.row_pass_levels, kModelSummingLevels);
+    EXPECT_EQ(d.summing_pass_levels, kModelSummingLevels);
     EXPECT_LT(modelled_sweep_cost(c.dom, {1, 2, 1}, d), modelled_sweep_cost(c.dom, {2, 1, 1}, d));
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2), (Grid{1, 2, 1}));
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 4), (Grid{1, 4, 1}));
     // A residual every 100 sweeps gets the grid of a residual every sweep: the cadence changes
-    // no bits. Heat, which sums no residual, gets the halo model's x split (one face, not two).
+    // no bits.
     const Case every100 = make(kJacobi16k, {"time.norm_every=100"});
     EXPECT_EQ(choose_process_grid(every100.cfg, every100.dom, 2), (Grid{1, 2, 1}));
-    const Case heat = make(
-        "[problem]\nprecision = \"float\"\n[grid]\ncells = [16384, 16384]\n[boundary]\ny = "
-        "\"periodic\"\n");
-    EXPECT_EQ(choose_process_grid(heat.cfg, heat.dom, 2), (Grid{2, 1, 1}));
+}
+
+// A summing pass runs on any 2D grid whose ranks take its halos: x splits and 2 x 2 grids share
+// their messages and read-back among its levels as row splits do.
+TEST(ProcessGrid, ASummingPassCountsOnEveryGridOfItsHalos) {
+    const Case c = make(kJacobi16k);
+    const GridDemand d = grid_demand(c.cfg);
+    GridDemand no_pass = d;
+    no_pass.summing_pass_levels = 1;
+    for (const Grid& g : {Grid{2, 1, 1}, Grid{2, 2, 1}, Grid{4, 1, 1}}) {
+        SCOPED_TRACE(g[0] * 10 + g[1]);
+        const double with_pass = modelled_sweep_cost(c.dom, g, d);
+        EXPECT_LT(with_pass, modelled_sweep_cost(c.dom, g, no_pass));
+    }
 }
 
 // What the problem asks of a pass, whatever the keys that choose how the sweeps run and the
@@ -136,25 +146,25 @@ TEST(ProcessGrid, TheDemandIsTheProblemsNotTheKeys) {
           "time.norm_every=7"}) {
         SCOPED_TRACE(set);
         const Case c = make(kJacobi16k, {set});
-        EXPECT_EQ(grid_demand(c.cfg).row_pass_levels, kModelSummingLevels);
+        EXPECT_EQ(grid_demand(c.cfg).summing_pass_levels, kModelSummingLevels);
         EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2),
                   choose_process_grid(plain.cfg, plain.dom, 2));
     }
     const GridDemand heat = grid_demand(make(kHeat512).cfg);
     EXPECT_FALSE(heat.sums_residual);
-    EXPECT_EQ(heat.row_pass_levels, 1);
+    EXPECT_EQ(heat.summing_pass_levels, 1);
     EXPECT_EQ(heat.value_bytes, 8);
     // 3D: no pass sums in 3D, so every grid pays a read-back per sweep alike.
     const Case j3 = make(
         "[problem]\nname = \"jacobi\"\n[grid]\ncells = [64, 64, 64]\n[time]\nnorm_every = 1\n");
-    EXPECT_EQ(grid_demand(j3.cfg).row_pass_levels, 1);
+    EXPECT_EQ(grid_demand(j3.cfg).summing_pass_levels, 1);
     EXPECT_EQ(choose_process_grid(j3.cfg, j3.dom, 2), (Grid{1, 1, 2}));
 }
 
-// With costs of the test's own: a read-back and messages free of charge leave only the bytes,
-// where an x face's sectors cost more, so the y split wins; a costly read-back (shared by the
-// pass's levels on the y split alone) decides for y too; with the read-back and the y messages'
-// extra latency the only costs and no pass, the x split wins.
+// With costs of the test's own: a read-back, messages and packing free of charge leave only the
+// bytes, where an x face's sectors cost more, so the y split wins; with packing free and no pass,
+// the x split's single message wins; with the x face's packing the y split's second message is
+// cheaper.
 TEST(ProcessGrid, TheChoiceIsAFunctionOfTheCostsAlone) {
     const Case c = make(kJacobi16k);
     GridDemand d = grid_demand(c.cfg);
@@ -164,20 +174,22 @@ TEST(ProcessGrid, TheChoiceIsAFunctionOfTheCostsAlone) {
     };
     FixedCosts bytes_only;
     bytes_only.message = 0.0;
+    bytes_only.packing = 0.0;
     bytes_only.read_back = 0.0;
     EXPECT_EQ(chosen(bytes_only, d), (Grid{1, 2, 1}));
-    FixedCosts slow_read_back;
-    slow_read_back.read_back = 1e-3;
-    EXPECT_EQ(chosen(slow_read_back, d), (Grid{1, 2, 1}));
     GridDemand no_pass = d;
-    no_pass.row_pass_levels = 1;
-    EXPECT_EQ(chosen(slow_read_back, no_pass), (Grid{2, 1, 1}));
+    no_pass.summing_pass_levels = 1;
+    FixedCosts free_packing;
+    free_packing.packing = 0.0;
+    EXPECT_EQ(chosen(free_packing, no_pass), (Grid{2, 1, 1}));
+    EXPECT_EQ(chosen(free_packing, d), (Grid{2, 1, 1}));
+    EXPECT_EQ(chosen(FixedCosts{}, no_pass), (Grid{1, 2, 1}));
     // Per sweep the pass shares its messages and read-back among its levels, never its bytes.
     const FixedCosts costs;
     const double with_pass = modelled_sweep_cost(c.dom, {1, 2, 1}, d, costs);
     const double without = modelled_sweep_cost(c.dom, {1, 2, 1}, no_pass, costs);
     const double bytes = modelled_sweep_cost(c.dom, {1, 2, 1}, d, bytes_only);
-    EXPECT_NEAR(without - bytes, d.row_pass_levels * (with_pass - bytes), 1e-12 * without);
+    EXPECT_NEAR(without - bytes, d.summing_pass_levels * (with_pass - bytes), 1e-12 * without);
     EXPECT_NEAR(without - bytes, 2 * costs.message + costs.read_back, 1e-12 * without);
 }
 
@@ -189,7 +201,7 @@ TEST(ProcessGrid, APassCountsOnlyWhereTheRanksTakeItsHalos) {
         "\"benchmark\"\n[time]\nnorm_every = 1\n");
     GridDemand d = grid_demand(c.cfg);
     GridDemand no_pass = d;
-    no_pass.row_pass_levels = 1;
+    no_pass.summing_pass_levels = 1;
     EXPECT_EQ(modelled_sweep_cost(c.dom, {1, 4, 1}, d),
               modelled_sweep_cost(c.dom, {1, 4, 1}, no_pass));
     EXPECT_LT(modelled_sweep_cost(c.dom, {1, 2, 1}, d),
