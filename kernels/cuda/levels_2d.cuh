@@ -5,6 +5,10 @@
 
 namespace gridsim::cuda {
 
+// Output rows per block of a 2D levels launch (at most): each block also steps through
+// 3 x levels rows it does not store (the pipeline filling and draining).
+constexpr int kLevelRows2d = 512;
+
 // Temporal blocking in 2D (TimeBlocking::apply_levels): `Levels` sweeps in one pass over memory. A
 // block holds a tile of blockDim.x * V columns, V consecutive columns per thread, and writes the
 // middle `stride` of them (the Levels columns on each side are computed redundantly, one fewer
@@ -20,10 +24,6 @@ namespace gridsim::cuda {
 // being copied. Points outside `live` (global Dirichlet points) keep their value at every level;
 // the stencil is stencil_point with the stream kernel's arguments, so every point is bitwise the
 // same as `Levels` sweeps of apply().
-// Output rows per block of a 2D levels launch (at most): each block also steps through
-// 3 x levels rows it does not store (the pipeline filling and draining).
-constexpr int kLevelRows2d = 512;
-
 template <class T, int Levels, int V>
 struct LevelsTile {
     using Rows = T[Levels][V];  // one value per level and column

@@ -31,7 +31,7 @@ public:
 
     // Whether the stream kernel walks `b` in 16-byte packs of x points: a box wide enough, and
     // every box of a 2D jacobi residual sweep with the default shapes, however narrow (a summing
-    // pass reproduces the sums of blocks of packs only: StencilLaunches::sums_levels).
+    // pass reproduces the sums of blocks of packs only: SummingPass::sums_levels).
     [[nodiscard]] bool takes_packs(const Box& b, int dims, StencilSum sum) const {
         if (!GRIDSIM_STREAM_VECTOR || cfg_.kernel != KernelKind::stream) return false;
         return b.hi[0] - b.lo[0] >= 32 * kVector || sums_in_warps(dims, sum, kVector);
