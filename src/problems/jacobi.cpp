@@ -18,8 +18,9 @@ namespace {
 // n+1 has been issued, so the GPU never idles while the host waits for it. If it shows
 // convergence, sweep n+1 is undone (its input, u^n, is still the other buffer): the run stops
 // at exactly the sweep that converged, as if it had waited. With temporal blocking the sweeps
-// between two residual sweeps run as blocks (Simulation::sweeps), never the one after a
-// residual sweep (it may be undone) nor a residual sweep itself (it sums its own change). A
+// between two residual sweeps run as blocks (Simulation::sweeps), never a residual sweep itself
+// (it sums its own change) nor, with a tolerance, the one after a residual sweep (it may be
+// undone; without a tolerance nothing is, and the sweeps after it run as a block). A
 // residual is read at once where something needs it at that sweep (a progress line, an output,
 // the last sweep).
 // With a residual every sweep and passes that sum every level (Simulation::sums_in_passes), a
@@ -106,13 +107,14 @@ std::int64_t JacobiStepper<T>::summing_pass(std::int64_t sweep, const HostStep& 
 }
 
 // A residual sweep, or a block of sweeps without one ending before the next residual sweep
-// (which sums its own) and at the next step that needs the host; one sweep while a residual is
-// read. Where a residual converged the sweep after it is undone.
+// (which sums its own) and at the next step that needs the host; with a tolerance, one sweep
+// while a residual is read, undone where that residual converged.
 template <class T>
 std::int64_t JacobiStepper<T>::sweeps_and_residuals(std::int64_t sweep, const HostStep& host) {
     const bool check = residual_at(sweep + 1);
+    const bool undoable = tolerance_ > 0 && !pending_.empty();
     const int block =
-        check || !pending_.empty()
+        check || undoable
             ? 1
             : block_length(sweep, sim_.most_sweeps(), cfg_.steps,
                            [&](std::int64_t s) { return residual_at(s + 1) || host(s); });

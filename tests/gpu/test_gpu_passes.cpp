@@ -348,3 +348,38 @@ TEST(GpuDeepHalos, BlocksOfSeveralPassesAndAutoDepthAreBitwiseOneSweepPerPass) {
         }
     }
 }
+
+// Jacobi with a residual every few sweeps and blocks of sweeps between them: without a tolerance
+// nothing is undone, so the sweeps after a residual sweep run as a block while its residual is
+// read; with one, the sweep after a residual sweep runs alone (a convergence undoes it), a pass
+// of its own. Fields and residual histories are bitwise those of one sweep per pass either way.
+TEST(GpuJacobiBlocks, WithoutAToleranceTheSweepsAfterAResidualSweepRunAsABlock) {
+    GRIDSIM_REQUIRE_GPU();
+    const int n = test::world_size();
+    const std::string deck =
+        "[problem]\nname = \"jacobi\"\nprecision = \"float\"\n[grid]\ncells = [301, 203]\n"
+        "[boundary]\nvalue = 1.0\n[time]\nsteps = 20\nnorm_every = 5\n[output]\n"
+        "progress_every = 0\n" +
+        kGpu;
+    const std::vector<std::string> sets = {fmt::format("parallel.process_grid=[1,{}]", n),
+                                           "parallel.transport=\"staged\""};
+    auto run = [&](const char* block, const char* tolerance) {
+        std::vector<std::string> s = sets;
+        s.push_back(std::string("parallel.time_block=") + block);
+        s.push_back(std::string("time.tolerance=") + tolerance);
+        return test::run_on_ranks(n, deck, s);
+    };
+    const RunResult one = run("1", "0");
+    const RunResult free_blocks = run("4", "0");
+    const RunResult undoable = run("4", "1e-30");
+    if (test::world_rank() != 0) return;
+    EXPECT_EQ(one.passes, 20);
+    EXPECT_LT(free_blocks.passes, undoable.passes) << "a sweep after a residual sweep ran alone";
+    EXPECT_LT(undoable.passes, one.passes) << "no sweeps shared a pass";
+    for (const RunResult* r : {&free_blocks, &undoable}) {
+        EXPECT_EQ(r->steps, 20);
+        EXPECT_EQ(count_differences(r->global_field, one.global_field), 0u);
+        EXPECT_EQ(r->residual_history, one.residual_history);
+    }
+    EXPECT_EQ(one.residual_history.size(), 4u);
+}
