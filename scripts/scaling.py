@@ -298,15 +298,9 @@ def optional(value, spec):
     return "-" if value is None else format(value, spec)
 
 
-def cmd_report(args):
-    study, runs = load_study(args.dir)
-    rows = summarise(study, runs)
-    p, fit_note = analyse(study, rows)
-    write_csv(os.path.join(args.dir, "scaling.csv"), rows)
-    # The plots need matplotlib; the tables and the fit do not, so a python3 without it still
-    # gets report.md and scaling.csv.
-    plt, no_plots = pydeps.pyplot()
-    pictures = plot(plt, args.dir, study, rows, p) if plt is not None else []
+def report_lines(study, rows, p, fit_note, pictures, no_plots):
+    """report.md, line by line: the deck and setup, the table per N, the fit, what limits
+    scaling, and the notes (files, skipped plots, failed runs), then the plots."""
     first = rows[0]["report"]
     failed = [r for r in study["runs"] if not r.get("report")]
     law = "Gustafson" if study["kind"] == "weak" else "Amdahl"
@@ -338,6 +332,19 @@ def cmd_report(args):
     if failed:
         md += [f"**Failed runs ({len(failed)}).** " + "; ".join(f"N={r['ranks']} exit {r['returncode']}" for r in failed), ""]
     md += [f"![{name}]({name})" for name in pictures]
+    return md
+
+
+def cmd_report(args):
+    study, runs = load_study(args.dir)
+    rows = summarise(study, runs)
+    p, fit_note = analyse(study, rows)
+    write_csv(os.path.join(args.dir, "scaling.csv"), rows)
+    # The plots need matplotlib; the tables and the fit do not, so a python3 without it still
+    # gets report.md and scaling.csv.
+    plt, no_plots = pydeps.pyplot()
+    pictures = plot(plt, args.dir, study, rows, p) if plt is not None else []
+    md = report_lines(study, rows, p, fit_note, pictures, no_plots)
     with open(os.path.join(args.dir, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(line for line in md if not line.startswith("![")))
