@@ -19,8 +19,8 @@ namespace {
 // convergence, sweep n+1 is undone (its input, u^n, is still the other buffer): the run stops
 // at exactly the sweep that converged, as if it had waited. With temporal blocking the sweeps
 // between two residual sweeps run as blocks (Simulation::sweeps), never a residual sweep itself
-// (it sums its own change) nor, with a tolerance, the one after a residual sweep (it may be
-// undone; without a tolerance nothing is, and the sweeps after it run as a block). A
+// (it sums its own change) nor, with a tolerance, the sweep after one (it may be undone;
+// without a tolerance nothing is undone, and that sweep starts a block). A
 // residual is read at once where something needs it at that sweep (a progress line, an output,
 // the last sweep).
 // With a residual every sweep and passes that sum every level (Simulation::sums_in_passes), a
@@ -55,6 +55,8 @@ public:
     [[nodiscard]] double last_residual() const { return residual_; }
 
 private:
+    // Only a tolerance stops the run at a converged sweep, undoing the sweeps issued after it.
+    [[nodiscard]] bool may_converge() const { return tolerance_ > 0; }
     [[nodiscard]] bool residual_at(std::int64_t s) const {
         return s % norm_every_ == 0 || s == cfg_.steps;
     }
@@ -62,7 +64,7 @@ private:
     void take() {
         residual_ = sim_.take_residual();
         history_.emplace_back(pending_.front(), residual_);
-        converged_ = tolerance_ > 0 && residual_ < tolerance_;
+        converged_ = may_converge() && residual_ < tolerance_;
         pending_.pop_front();
     }
     // Forgets the residuals still pending (the simulation's reads with them).
@@ -95,7 +97,7 @@ std::int64_t JacobiStepper<T>::summing_pass(std::int64_t sweep, const HostStep& 
     sweep += count;
     while (!pending_.empty() && pending_.front() < first) take();  // the blocks before
     for (std::int64_t s = first; s <= sweep; ++s) pending_.push_back(s);
-    if (tolerance_ > 0) settle();
+    if (may_converge()) settle();
     if (!converged_) return sweep;
     const std::int64_t at = history_.back().first;
     drop();
@@ -112,7 +114,7 @@ std::int64_t JacobiStepper<T>::summing_pass(std::int64_t sweep, const HostStep& 
 template <class T>
 std::int64_t JacobiStepper<T>::sweeps_and_residuals(std::int64_t sweep, const HostStep& host) {
     const bool check = residual_at(sweep + 1);
-    const bool undoable = tolerance_ > 0 && !pending_.empty();
+    const bool undoable = may_converge() && !pending_.empty();
     const int block =
         check || undoable
             ? 1
