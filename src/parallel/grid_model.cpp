@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/levels_3d_tile.hpp"
 #include "parallel/mpi_check.hpp"
+#include "parallel/plane_pass_model.hpp"
 
 namespace gridsim {
 
@@ -60,6 +62,22 @@ bool takes_plane_passes(const Domain& dom, const std::array<int, 3>& grid, int l
            decomposition_problem(dom, grid, ranks, levels).empty();
 }
 
+// A 3D sweep with time blocking on `grid`: the busiest rank's block at the fastest k, a pass of
+// k levels where the grid lets every rank take it (its messages shared by its levels), else one
+// sweep per pass; its halos' bytes and a residual's read-back every sweep.
+double plane_sweep_cost(const Domain& dom, const std::array<int, 3>& grid, const GridDemand& demand,
+                        const FixedCosts& costs, const HaloCost& halo) {
+    const std::array<long long, 3> block = largest_block(dom, grid);
+    const double every_sweep = halo.bytes + (demand.sums_residual ? costs.read_back : 0.0);
+    double best = modelled_single_sweep_seconds(block, demand.value_bytes) + halo.messages;
+    for (int k = 2; k <= demand.plane_pass_levels; ++k) {
+        if (!takes_plane_passes(dom, grid, k)) continue;
+        best = std::min(
+            best, modelled_plane_pass_seconds(block, demand.value_bytes, k) + halo.messages / k);
+    }
+    return best + every_sweep;
+}
+
 }  // namespace
 
 GridDemand grid_demand(const Config& cfg) {
@@ -71,7 +89,7 @@ GridDemand grid_demand(const Config& cfg) {
     d.sums_residual = cfg.problem == "jacobi";
     if (d.sums_residual && cfg.dims == 2) d.summing_pass_levels = kModelSummingLevels;
     const bool implicit = cfg.problem == "heat" && cfg.word("problem.scheme") == "implicit";
-    if (cfg.dims == 3 && !implicit) d.plane_pass_levels = kModelPlaneLevels;
+    if (cfg.dims == 3 && !implicit) d.plane_pass_levels = kMaxLevels3d;
     return d;
 }
 
@@ -93,14 +111,14 @@ bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs) {
     const HaloCost halo = halo_cost(dom, grid, demand.value_bytes, costs);
+    if (dom.dims == 3 && demand.plane_pass_levels > 1)
+        return plane_sweep_cost(dom, grid, demand, costs, halo);
     const int row = takes_summing_passes(dom, grid, demand.summing_pass_levels)
                         ? demand.summing_pass_levels
                         : 1;
-    const int plane =
-        takes_plane_passes(dom, grid, demand.plane_pass_levels) ? demand.plane_pass_levels : 1;
     // A pass of several levels exchanges once; only a summing pass reads back once too.
     const double read_back = demand.sums_residual ? costs.read_back / row : 0.0;
-    return halo.messages / std::max(row, plane) + read_back + halo.bytes;
+    return halo.messages / row + read_back + halo.bytes;
 }
 
 std::array<int, 3> cheapest_grid(const Domain& dom, int nranks,

@@ -1,6 +1,7 @@
 // The automatic process grid: a deterministic model of the fixed costs one sweep pays on the
 // busiest rank of each factorisation of the rank count (messages per face, their bytes, the
-// read-back of a residual, and how many sweeps share them where a pass can take several), and
+// read-back of a residual, and how many sweeps share them where a pass can take several), in 3D
+// with time blocking also of the pass's own time on that rank's block (plane_pass_model.hpp), and
 // the search for its cheapest grid. A function of problem, grid and ranks only: the same deck on
 // the same ranks always gets the same grid, and so the same bits (docs/tuning.md, "Process
 // grid"). No MPI here, so every rule is unit-tested with costs of the test's own.
@@ -15,13 +16,15 @@
 
 namespace gridsim {
 
-// Orders of magnitude of a GPU node's fixed costs, compared with each other only.
+// A GPU node's fixed costs as a step's time beyond its pass's own sees them (an exchange partly
+// hidden behind the interior): fitted to the multi-GPU 3D runs of docs/tuning.md, "Process grid",
+// in ratios to each other that rank the 2D grids as measured.
 struct FixedCosts {
-    double message = 20e-6;    // seconds per message: launch, pack, handshake, latency
-    double packing = 40e-6;    // seconds an x face adds (packed from strided memory and unpacked)
-    double bandwidth = 1e11;   // bytes per second of a face's transfer
-    double sector = 32.0;      // bytes the memory system moves at least
-    double read_back = 20e-6;  // seconds per residual: its read-back and all-reduce
+    double message = 4e-6;    // seconds per message: launch, pack, handshake, latency
+    double packing = 8e-6;    // seconds an x face adds (packed from strided memory and unpacked)
+    double bandwidth = 5e11;  // bytes per second of a face's transfer
+    double sector = 32.0;     // bytes the memory system moves at least
+    double read_back = 4e-6;  // seconds per residual: its read-back and all-reduce
 };
 
 // What the problem asks of each pass. From the problem alone, never from the keys that choose how
@@ -37,10 +40,12 @@ struct GridDemand {
     // exchange and read-back), which it can wherever every rank takes the pass's halos. 1: no
     // such pass.
     int summing_pass_levels = 1;
-    // Sweeps a plain pass takes in 3D (time blocking: k sweeps per exchange), which it can only
-    // where every rank's x-y cross-section holds kLevels3dMinCrossSection points: the CUDA pass
-    // streams one x-y tile per block along z, so a z split keeps its blocks and an x or y split
-    // divides them. 1: no such pass (2D, the implicit scheme: its CG exchanges every operator).
+    // The most sweeps a plain pass takes in 3D (time blocking: k sweeps per exchange), which it
+    // can only where every rank's x-y cross-section holds kLevels3dMinCrossSection points: the
+    // CUDA pass streams one x-y tile per block along z, so a z split keeps its blocks and an x or
+    // y split divides them. The model takes the fastest k from 2 to these, each with its pass's
+    // time on the block. 1: no such pass (2D, the implicit scheme: its CG exchanges every
+    // operator).
     int plane_pass_levels = 1;
 };
 
@@ -48,8 +53,6 @@ struct GridDemand {
 // (Tuner::kSummingMostLevels).
 constexpr int kModelSummingLevels = 4;
 
-// The levels the model credits a 3D pass with: the fewest a time-blocked pass takes.
-constexpr int kModelPlaneLevels = 2;
 // The smallest x-y cross-section (points per rank) on which a 3D pass of several levels runs:
 // below it too few blocks fill the GPU, so the time block is 1 (Tuner, docs/tuning.md).
 constexpr std::int64_t kLevels3dMinCrossSection = 128 * 128;
@@ -72,13 +75,14 @@ std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& g
 // more GPUs were slower (kSlowerPerGpuPoints2d/3d).
 bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid);
 
-// Modelled fixed seconds per sweep that the busiest rank of `grid` spends: per face it sends (one
-// or two per split axis) a message plus the face's bytes over the bandwidth, where an x face (one
-// point per row) also pays its packing and counts a whole sector per point, the traffic its
-// packing really causes; with a residual its read-back; the messages and read-back shared by a
-// summing pass's levels where the grid lets the pass take them (every rank as deep as the pass's
-// halos), the messages alone by a 3D pass's levels where every rank keeps the pass's
-// cross-section and halos.
+// Modelled seconds per sweep that the busiest rank of `grid` spends: per face it sends (one or two
+// per split axis) a message plus the face's bytes over the bandwidth, where an x face (one point
+// per row) also pays its packing and counts a whole sector per point, the traffic its packing
+// really causes; with a residual its read-back; the messages and read-back shared by a summing
+// pass's levels where the grid lets the pass take them (every rank as deep as the pass's halos).
+// With a 3D pass in demand, also the sweep's own time on the rank's block, at the fastest k: a
+// pass of k levels (plane_pass_model.hpp) sharing the messages where every rank keeps the pass's
+// cross-section and halos, else one sweep per pass.
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs = {});
 

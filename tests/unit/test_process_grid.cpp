@@ -9,7 +9,9 @@
 
 #include "config/config.hpp"
 #include "mesh/domain.hpp"
+#include "kernels/levels_3d_tile.hpp"
 #include "parallel/grid_model.hpp"
+#include "parallel/plane_pass_model.hpp"
 #include "problems/problem.hpp"
 
 using namespace gridsim;
@@ -209,48 +211,81 @@ TEST(ProcessGrid, APassCountsOnlyWhereTheRanksTakeItsHalos) {
 }
 
 // A 3D pass of several levels streams one x-y tile per block along z and runs only where every
-// rank keeps kLevels3dMinCrossSection points of cross-section: the model shares its messages among
-// its levels there alone. The orderings measured on 4 x H200 (docs/tuning.md, "Process grid"):
-// heat 128^3 faster on 1x1x4 (the pass runs) than on 1x2x2 (cross-section 128 x 64: one sweep per
-// exchange); 256^3 faster on 1x2x2 than on 1x1x4 (both take the pass: the bytes decide).
+// rank keeps kLevels3dMinCrossSection points of cross-section. The orderings measured on 4 x H200
+// (docs/tuning.md, "Process grid"): heat 128^3 faster on 1x1x4 (the pass runs) than on 1x2x2
+// (cross-section 128 x 64: one sweep per exchange); 256^3 faster on 1x2x2 than on 1x1x4.
 TEST(ProcessGrid, A3dPassCountsOnlyWhereEveryRankKeepsItsCrossSection) {
     const std::string heat128 = "[grid]\ncells = [128, 128, 128]\n";
     const Case c = make(heat128);
     const GridDemand d = grid_demand(c.cfg);
-    EXPECT_EQ(d.plane_pass_levels, kModelPlaneLevels);
+    EXPECT_EQ(d.plane_pass_levels, kMaxLevels3d);
     EXPECT_EQ(smallest_cross_section(c.dom, {1, 2, 2}), 128 * 64);
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 4), (Grid{1, 1, 4}));
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2), (Grid{1, 1, 2}));
     const Case c256 = make("[grid]\ncells = [256, 256, 256]\n");
     EXPECT_EQ(choose_process_grid(c256.cfg, c256.dom, 4), (Grid{1, 2, 2}));
-    // Per sweep the pass shares the messages of a grid that keeps the cross-section, never its
-    // bytes, and nothing of one that does not.
-    FixedCosts bytes_only;
-    bytes_only.message = 0.0;
+    // Without the pass a sweep is its block read and written once plus every message; with it,
+    // the fastest k's pass with the messages shared among its levels.
     GridDemand no_pass = d;
     no_pass.plane_pass_levels = 1;
-    const FixedCosts costs;
-    for (const Grid& g : {Grid{1, 1, 4}, Grid{1, 2, 2}}) {
-        const double with_pass = modelled_sweep_cost(c.dom, g, d, costs);
-        const double without = modelled_sweep_cost(c.dom, g, no_pass, costs);
-        const double bytes = modelled_sweep_cost(c.dom, g, d, bytes_only);
-        const double shared = g[1] == 1 ? d.plane_pass_levels : 1.0;
-        EXPECT_NEAR(without - bytes, shared * (with_pass - bytes), 1e-12 * without);
-    }
-    // A pass as deep as a rank's planes does not fit: 8 planes over 4 ranks leave 2 each.
-    const Case thin = make("[grid]\ncells = [256, 256, 8]\n");
-    GridDemand deep = grid_demand(thin.cfg);
-    deep.plane_pass_levels = 3;
-    GridDemand none = deep;
-    none.plane_pass_levels = 1;
-    EXPECT_EQ(modelled_sweep_cost(thin.dom, {1, 1, 4}, deep),
-              modelled_sweep_cost(thin.dom, {1, 1, 4}, none));
+    auto one_sweep_per_pass = [&](const Case& k, const Grid& g) {
+        const std::array<long long, 3> b{k.dom.solved[0] / g[0], k.dom.solved[1] / g[1],
+                                         k.dom.solved[2] / g[2]};
+        return modelled_single_sweep_seconds(b, 8) + modelled_sweep_cost(k.dom, g, no_pass);
+    };
+    EXPECT_DOUBLE_EQ(modelled_sweep_cost(c.dom, {1, 2, 2}, d), one_sweep_per_pass(c, {1, 2, 2}));
+    EXPECT_LT(modelled_sweep_cost(c.dom, {1, 1, 4}, d), one_sweep_per_pass(c, {1, 1, 4}));
+    // A pass deeper than a rank's planes does not fit: 4 planes over 4 ranks leave 1 each, 8
+    // leave 2, as deep as the shallowest pass.
+    const Case thin = make("[grid]\ncells = [256, 256, 4]\n");
+    const GridDemand deep = grid_demand(thin.cfg);
+    EXPECT_DOUBLE_EQ(modelled_sweep_cost(thin.dom, {1, 1, 4}, deep),
+                     one_sweep_per_pass(thin, {1, 1, 4}));
+    const Case eight = make("[grid]\ncells = [256, 256, 8]\n");
+    EXPECT_LT(modelled_sweep_cost(eight.dom, {1, 1, 4}, deep), one_sweep_per_pass(eight, {1, 1, 4}));
     // The implicit scheme's CG exchanges inside every operator: no pass, its halos' bytes decide.
     const Case cg = make(heat128 + "[problem]\nscheme = \"implicit\"\n");
     EXPECT_EQ(grid_demand(cg.cfg).plane_pass_levels, 1);
     EXPECT_EQ(choose_process_grid(cg.cfg, cg.dom, 4), (Grid{1, 2, 2}));
     // 2D has no plane pass.
     EXPECT_EQ(grid_demand(make(kJacobi16k).cfg).plane_pass_levels, 1);
+}
+
+// The 3D pass's tiles fill the waves of the GPU better on some grids than on others, which the
+// model counts (plane_pass_model.hpp). Measured on 4 x H200, heat 512^3, us per step with default
+// settings otherwise (docs/performance.md): double 1x2x2 118.2, 1x1x4 102.4, 2x1x2 98.7;
+// float 61.2, 57.1, 56.7. On 2 GPUs 512^3 splits z: 1x1x2 166.9, 2x1x1 175.2, 1x2x1 204.4.
+TEST(ProcessGrid, A3dGridFillsThePasssWaves) {
+    const Case d512 = make(kHeat512);
+    const Grid g = choose_process_grid(d512.cfg, d512.dom, 4);
+    EXPECT_TRUE(g == (Grid{1, 1, 4}) || g == (Grid{2, 1, 2})) << g[0] << g[1] << g[2];
+    const Case f512 = make(kHeat512 + "[problem]\nprecision = \"float\"\n");
+    const Grid f = choose_process_grid(f512.cfg, f512.dom, 4);
+    EXPECT_TRUE(f == (Grid{1, 1, 4}) || f == (Grid{2, 1, 2})) << f[0] << f[1] << f[2];
+    EXPECT_EQ(choose_process_grid(d512.cfg, d512.dom, 2), (Grid{1, 1, 2}));
+}
+
+// The fixed costs rank the 2D grids by their ratios alone: every cost scaled alike (bandwidth
+// inversely) gives every 2D grid the same order, so no jacobi 2D grid depends on their scale.
+TEST(ProcessGrid, The2dChoicesFollowTheRatiosOfTheFixedCosts) {
+    FixedCosts scaled;
+    scaled.message *= 7.0;
+    scaled.packing *= 7.0;
+    scaled.read_back *= 7.0;
+    scaled.bandwidth /= 7.0;
+    for (const char* cells : {"[16384, 16384]", "[4096, 1024]", "[1024, 4096]", "[2048, 2048]"}) {
+        SCOPED_TRACE(cells);
+        const Case c = make(kJacobi16k, {std::string("grid.cells=") + cells});
+        const GridDemand d = grid_demand(c.cfg);
+        for (int ranks : {2, 4, 8}) {
+            auto with = [&](const FixedCosts& costs) {
+                return cheapest_grid(c.dom, ranks, [&](const Grid& g) {
+                    return modelled_sweep_cost(c.dom, g, d, costs);
+                });
+            };
+            EXPECT_EQ(with(scaled), with(FixedCosts{}));
+        }
+    }
 }
 
 // The search: the lowest cost wins, equal costs go to the larger factors on z, then y, and a
