@@ -8,8 +8,8 @@
 #include <array>
 
 #include "config/config.hpp"
-#include "mesh/domain.hpp"
 #include "kernels/levels_3d_tile.hpp"
+#include "mesh/domain.hpp"
 #include "parallel/grid_model.hpp"
 #include "parallel/plane_pass_model.hpp"
 #include "problems/problem.hpp"
@@ -242,7 +242,8 @@ TEST(ProcessGrid, A3dPassCountsOnlyWhereEveryRankKeepsItsCrossSection) {
     EXPECT_DOUBLE_EQ(modelled_sweep_cost(thin.dom, {1, 1, 4}, deep),
                      one_sweep_per_pass(thin, {1, 1, 4}));
     const Case eight = make("[grid]\ncells = [256, 256, 8]\n");
-    EXPECT_LT(modelled_sweep_cost(eight.dom, {1, 1, 4}, deep), one_sweep_per_pass(eight, {1, 1, 4}));
+    EXPECT_LT(modelled_sweep_cost(eight.dom, {1, 1, 4}, deep),
+              one_sweep_per_pass(eight, {1, 1, 4}));
     // The implicit scheme's CG exchanges inside every operator: no pass, its halos' bytes decide.
     const Case cg = make(heat128 + "[problem]\nscheme = \"implicit\"\n");
     EXPECT_EQ(grid_demand(cg.cfg).plane_pass_levels, 1);
