@@ -9,7 +9,7 @@ namespace gridsim {
 
 namespace {
 
-long long ceil_div(long long n, long long d) { return (n + d - 1) / d; }
+using chunks_detail::ceil_div;
 
 // The first point of the first tile: the box's first point less the ring, rounded down to a
 // multiple of the lane's points (the block's own indices start at 0).
