@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <memory>
 
@@ -11,6 +12,58 @@
 #include "platform/resource_checks.hpp"
 
 namespace gridsim {
+
+namespace {
+
+// One rank's residual sweeps as a run replays them (Sweeper::sweep with a residual, then the
+// residual pipeline): two recordings, `a` into `b` and back, each a sweep over the updated points
+// that sums its change and ends in fold_and_read, replayed in turn, each one's read finished (the
+// host folds the partials) after the next is issued. Each direction first runs once unrecorded,
+// as a run's first sweep of a kind does (it sizes the partials a recording holds).
+template <class T>
+class ReplayedSweeps {
+public:
+    ReplayedSweeps(Backend<T>& be, const StencilParams<T>& p, FieldView<T> a, FieldView<T> b,
+                   const Box& updated)
+        : be_(be) {
+        for (int d = 0; d < 2; ++d) {
+            FieldView<T> from = d == 0 ? a : b;
+            FieldView<T> to = d == 0 ? b : a;
+            be_.apply(p, from, to, updated, Lane::boundary, StencilSum::change);
+            (void)be_.sums().finish_read(be_.sums().fold_and_read());
+            be_.recorder()->begin_capture(true);
+            be_.apply(p, from, to, updated, Lane::boundary, StencilSum::change);
+            (void)be_.sums().fold_and_read();
+            recordings_[d] = be_.recorder()->end_capture();
+        }
+    }
+    ReplayedSweeps(const ReplayedSweeps&) = delete;
+    ReplayedSweeps& operator=(const ReplayedSweeps&) = delete;
+
+    // `n` sweeps, every read finished by the time it returns.
+    void sweeps(int n) {
+        for (int i = 0; i < n; ++i) {
+            const int read = recordings_[next_]->launch();
+            next_ = 1 - next_;
+            finish();
+            unread_ = read;
+        }
+        finish();
+    }
+
+private:
+    void finish() {
+        if (unread_ >= 0) (void)be_.sums().finish_read(unread_);
+        unread_ = -1;
+    }
+
+    Backend<T>& be_;
+    std::array<std::unique_ptr<Recording>, 2> recordings_;
+    int next_ = 0;
+    int unread_ = -1;
+};
+
+}  // namespace
 
 template <class T>
 SweepPlan Tuner<T>::plan(FieldPair<T>& fields, HaloSetup<T>& halos,
@@ -75,11 +128,11 @@ bool Tuner<T>::can_sum_in_passes() const {
 // not). In 3D only where a subdomain's x-y cross-section has at least kLevels3dMinCrossSection
 // points, else 1 (the 3D pass streams one x-y tile per block along z, and below that too few
 // blocks fill the GPU; the process grid's model credits the pass only there). With a residual every
-// sweep (Blocks::summing) where the sweeps can sum inside passes and a rank updates at least
-// kSummingMinPoints points, a trial of 1 against summing passes of 2 to kSummingMostLevels (which
-// wins depends on size and precision), else 1; 1 elsewhere (the CPU: its passes take one level
-// each), and for the CG (it exchanges inside every operator application). Whether k fits is a pure
-// function of the deck and the process grid, so every rank decides alike.
+// sweep (Blocks::summing) where the sweeps can sum inside passes, a trial of 1 against summing
+// passes of 2 to kSummingMostLevels (which wins depends on size and precision), else 1; 1 elsewhere
+// (the CPU: its passes take one level each), and for the CG (it exchanges inside every operator
+// application). Whether k fits is a pure function of the deck and the process grid, so every rank
+// decides alike.
 template <class T>
 std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
     auto problem = [&](int k) {
@@ -96,8 +149,7 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
         if (blocks_ == Blocks::none || !be_.on_device()) return {1};
         const int most = be_.levels_per_pass(dom_.dims);
         if (blocks_ == Blocks::summing) {
-            if (!can_sum || (topo_.size() == 1 && geo_.updated.count() < kSummingMinPoints))
-                return {1};
+            if (!can_sum) return {1};
             return fitting({1}, std::min(kSummingMostLevels, most));
         }
         if (dom_.dims == 3 &&
@@ -118,7 +170,10 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
 // Each candidate's pass over this rank's updated points (one launch, as on one rank), from one
 // scratch field into another shaped as that k's fields (its halo depth sets the row strides):
 // one pass to warm up, then the fastest of three rounds of passes that take about a millisecond
-// on the slowest rank. The fields are zero; a pass's time does not depend on the values.
+// on the slowest rank. The fields are zero; a pass's time does not depend on the values. Where
+// the run replays its residual sweeps from recordings (replays_residual_sweeps), k = 1 is timed
+// so too (ReplayedSweeps): a launch and a fold kernel per sweep cost a small subdomain more than
+// the replay whose partials the host folds, and the trial would pick a k the run is slower at.
 template <class T>
 int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
     auto extents = [&](int k) {
@@ -129,9 +184,17 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
     auto seconds_per_sweep = [&](int k) {
         Field<T> a = be_.allocate_field(extents(k));
         Field<T> b = be_.allocate_field(extents(k));
+        std::unique_ptr<ReplayedSweeps<T>> replayed;
+        if (k == 1 && blocks_ == Blocks::summing && replays_residual_sweeps())
+            replayed =
+                std::make_unique<ReplayedSweeps<T>>(be_, p, a.view(), b.view(), geo_.updated);
         auto passes = [&](int n) {
             const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), k);
+            if (replayed) {
+                replayed->sweeps(n);
+            } else {
+                for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), k);
+            }
             be_.sums().join_fold(Lane::boundary);
             be_.wait(Lane::boundary);
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -153,6 +216,16 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
     for (std::size_t i = 0; i < candidates.size(); ++i)
         trials_.push_back({candidates[i], c.slowest[i]});
     return c.chosen;
+}
+
+// Whether the run will replay its residual sweeps from recordings, as plan_exchange decides once
+// the halos exist: on one rank every halo is the rank's own and none waits on the host, so that
+// is where a recorder is present and parallel.graphs allows it. With several ranks the trial
+// times unrecorded sweeps (the recordings' NCCL all-reduce needs the run's halo exchange).
+template <class T>
+bool Tuner<T>::replays_residual_sweeps() const {
+    return topo_.size() == 1 && be_.recorder() != nullptr && cfg_.graphs != GraphMode::off &&
+           records_residuals(static_cast<double>(geo_.updated.count()));
 }
 
 // A pass of the trial: a plain one, or (a residual every sweep) one that sums every level, and

@@ -64,6 +64,7 @@ private:
     void run_blocks(Sweeper<T>& s, const SweepPlan& plan, int depth, int count);
     void take_level_sums(int read, int levels);
     [[nodiscard]] bool can_sum_in_passes() const;
+    [[nodiscard]] bool replays_residual_sweeps() const;
     [[nodiscard]] std::vector<int> time_block_candidates(bool can_sum) const;
     int fastest_time_block(const std::vector<int>& candidates);
     void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k);
@@ -78,17 +79,14 @@ private:
     // never the fastest (docs/tuning.md, "Time blocking and passes"). The process grid's model
     // credits a summing pass with as many.
     static constexpr int kSummingMostLevels = kModelSummingLevels;
-    // ... from this many updated points on one rank; below, 1 without a trial. The trial times
-    // k = 1 as a launch and a fold kernel, where a run replays a recorded sweep whose partials
-    // the host folds, so below this size the trial's k = 1 is slower than the run's and it would
-    // pick a wrong k (docs/tuning.md). With several ranks every size gets the trial: each timed
-    // pass then also pays its residuals' round trip through the host (trial_pass), which is most
-    // of a small sweep's time.
-    static constexpr std::int64_t kSummingMinPoints = std::int64_t{1} << 21;
     // A recorded residual is folded on the boundary lane before the next sweep can start; an
     // unrecorded one is folded beside it. Above this many updated points per rank the fold (one
     // partial per stencil block) costs more than the launches a replay saves (docs/tuning.md).
     static constexpr double kRecordResidualPoints = 33554432.0;  // 2^25 updated points per rank
+    // Whether recorded sweeps also record their residual, the most updated points of a rank given.
+    [[nodiscard]] bool records_residuals(double most_updated) const {
+        return cfg_.graphs == GraphMode::on || most_updated <= kRecordResidualPoints;
+    }
 
     const Config& cfg_;
     const Domain& dom_;

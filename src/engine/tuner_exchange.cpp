@@ -47,7 +47,7 @@ void Tuner<T>::plan_exchange(SweepPlan& plan, const HaloExchange<T>& halo) {
     // The same on every rank: the largest rank decides.
     const double most =
         allreduce(topo_.comm(), static_cast<double>(geo_.updated.count()), Reduce::max);
-    plan.record_residuals = cfg_.graphs == GraphMode::on || most <= kRecordResidualPoints;
+    plan.record_residuals = records_residuals(most);
 }
 
 // BoxSweeps::apply_boxes's wrap_period for this rank's fused sweeps: the walk axis's extent

@@ -87,9 +87,9 @@ TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
 // launch one layout's partials from two lanes. The decks cover interiors that sum 8 rows per thread
 // (2^21 points or more) and 4, widths off the 16-byte packs, the benchmark's periodic rows (shell
 // slabs summed before the interior) and Dirichlet faces, float and double, and a tolerance met
-// inside a pass; "auto" times one sweep per pass against summing passes of 2 to 4 sweeps from 2^21
-// updated points on one rank (the 1530 x 1450 decks), at any size on several, and takes the fastest
-// it reports, and takes 1 without a trial below.
+// inside a pass; "auto" times one sweep per pass (on one rank replayed from recordings where the
+// run records its residual sweeps) against summing passes of 2 to 4 sweeps, and takes the fastest
+// it reports; NCCL on more than two ranks takes 1 without a trial.
 TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     GRIDSIM_REQUIRE_GPU();
     const std::vector<std::string> decks = {
@@ -127,10 +127,7 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
             };
             const RunResult one =
                 test::run_on_ranks(on.n, deck + kGpu, with({"parallel.time_block=1"}));
-            const std::vector<int> trial =
-                sums && (on.n > 1 || deck.find("1530") != std::string::npos)
-                    ? std::vector<int>{1, 2, 3, 4}
-                    : std::vector<int>{};
+            const std::vector<int> trial = sums ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{};
             for (const char* k : {"2", "3", "5", "8", "\"auto\""}) {
                 std::vector<std::pair<const char*, const char*>> modes = {{"off", "\"auto\""},
                                                                           {"auto", "\"auto\""}};
