@@ -1,5 +1,5 @@
-// The 3D levels pass's tile (temporal blocking along z), in plain C++ so that the host's cost
-// model (src/parallel/plane_pass_model.hpp) counts the tiles the CUDA launch makes.
+// The 3D levels pass's tile (temporal blocking along z), in plain C++: the CUDA launch and the
+// host's cost model (src/parallel/plane_pass_model.hpp) count its tiles with the same functions.
 #pragma once
 
 namespace gridsim {
@@ -27,6 +27,23 @@ constexpr int levels_3d_stride_x(int lane_points, int levels) {
 }
 constexpr int levels_3d_stride_y(int levels) {
     return kThreadRows3d * kRowsPerThread3d - 2 * levels;
+}
+
+// The first point of a pass's first tile along x, for a box from `lo`: lo less the ring, rounded
+// down to a multiple of the lane's points.
+constexpr int levels_3d_first_x(int lo, int lane_points, int levels) {
+    const int x = lo - levels;
+    return x - ((x % lane_points) + lane_points) % lane_points;
+}
+
+// The tiles of a pass over a box's points [lo, hi) along x, and along y.
+constexpr long long levels_3d_tiles_x(int lo, int hi, int lane_points, int levels) {
+    const long long stride = levels_3d_stride_x(lane_points, levels);
+    return (hi - (levels_3d_first_x(lo, lane_points, levels) + levels) + stride - 1) / stride;
+}
+constexpr long long levels_3d_tiles_y(int lo, int hi, int levels) {
+    const long long stride = levels_3d_stride_y(levels);
+    return (hi - lo + stride - 1) / stride;
 }
 
 }  // namespace gridsim

@@ -4,6 +4,7 @@
 #include <cuda_pipeline_primitives.h>
 
 #include "kernels/cuda/walk_common.cuh"
+#include "kernels/levels_3d_tile.hpp"
 
 namespace gridsim::cuda {
 
@@ -139,12 +140,12 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     // Points a tile writes: along x a multiple of V (tiles start on a multiple of V, aligned
     // loads), along y every row but the ring's.
-    constexpr int kStrideX = (32 * V - 2 * Levels) / V * V;
+    constexpr int kStrideX = levels_3d_stride_x(V, Levels);
     constexpr int kStrideY = Rows * R - 2 * Levels;
     const int tx = static_cast<int>(threadIdx.x);
     const int row0 = R * static_cast<int>(threadIdx.y);  // the thread's first tile row
     const Tile tile(reinterpret_cast<P*>(smem_raw), tx, static_cast<int>(threadIdx.y));
-    const int x0 = pack_start<V>(box.lo[0] - Levels);  // the first tile's first point
+    const int x0 = levels_3d_first_x(box.lo[0], V, Levels);  // the first tile's first point
     const int tile_x = x0 + static_cast<int>(blockIdx.x) * kStrideX;
     const int i = tile_x + V * tx;
     const int j0 = box.lo[1] - Levels + static_cast<int>(blockIdx.y) * kStrideY + row0;

@@ -18,17 +18,14 @@ template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
 void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
                       const Box& live, int multiprocessors, cudaStream_t s) {
     static_assert(Rows == kThreadRows3d && R == kRowsPerThread3d, "the tile of levels_3d_tile.hpp");
-    constexpr int kStrideX = levels_3d_stride_x(V, Levels);
-    constexpr int kStrideY = levels_3d_stride_y(Levels);
     constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
     auto kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows>;
     static const long long wave = [&] {
         allow_shared(kernel, kSmem);
         return wave_slots(kernel, 32 * Rows, kSmem, multiprocessors);
     }();
-    const int x0 = pack_start<V>(b.lo[0] - Levels);
-    const unsigned tiles_x = ceil_div(b.hi[0] - (x0 + Levels), kStrideX);
-    const unsigned tiles_y = ceil_div(b.hi[1] - b.lo[1], kStrideY);
+    const auto tiles_x = static_cast<unsigned>(levels_3d_tiles_x(b.lo[0], b.hi[0], V, Levels));
+    const auto tiles_y = static_cast<unsigned>(levels_3d_tiles_y(b.lo[1], b.hi[1], Levels));
     const int nz = b.hi[2] - b.lo[2];
     const int planes =
         level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, Levels, wave, kLevelPlanes);

@@ -7,28 +7,16 @@
 
 namespace gridsim {
 
-namespace {
-
 using chunks_detail::ceil_div;
-
-// The first point of the first tile: the box's first point less the ring, rounded down to a
-// multiple of the lane's points (the block's own indices start at 0).
-int first_tile_point(int lane_points, int levels) {
-    const int x = -levels;
-    return (x - (lane_points - 1)) / lane_points * lane_points;
-}
-
-}  // namespace
 
 PlanePassShape plane_pass_shape(const std::array<long long, 3>& block, int value_bytes, int levels,
                                 const PlanePassCosts& costs) {
     if (levels < 2 || levels > kMaxLevels3d)
         throw std::logic_error("a modelled 3D pass takes 2 to kMaxLevels3d levels");
     const int v = levels_3d_lane_points(value_bytes);
-    const int x0 = first_tile_point(v, levels);
     PlanePassShape p;
-    p.tiles = ceil_div(block[0] - (x0 + levels), levels_3d_stride_x(v, levels)) *
-              ceil_div(block[1], levels_3d_stride_y(levels));
+    p.tiles = levels_3d_tiles_x(0, static_cast<int>(block[0]), v, levels) *
+              levels_3d_tiles_y(0, static_cast<int>(block[1]), levels);
     const int nz = static_cast<int>(block[2]);
     p.planes = level_chunk_rows(p.tiles, nz, levels, costs.multiprocessors, kLevelPlanes);
     p.blocks = p.tiles * ceil_div(nz, p.planes);

@@ -36,6 +36,21 @@ TEST(PlanePassModel, CountsTheTilesAndChunksOfTheCudaPass) {
     EXPECT_THROW(plane_pass_shape(Block{64, 64, 64}, 8, kMaxLevels3d + 1), std::logic_error);
 }
 
+// A box off the origin: its first tile starts at its first point less the ring, rounded down to
+// a lane's points, and each tile writes the stride beyond its ring. By hand: float (2 points a
+// lane) at 2 levels over x in [3, 259): the first tile from x = 0 writes [2, 62), so five tiles
+// reach 259; at 3 levels from x = 0 the first tile starts at -4. Double at 2 levels over y in
+// [5, 93): 44 rows a tile, two tiles.
+TEST(PlanePassModel, TilesOfABoxOffTheOrigin) {
+    EXPECT_EQ(levels_3d_first_x(3, 2, 2), 0);
+    EXPECT_EQ(levels_3d_first_x(0, 2, 3), -4);
+    EXPECT_EQ(levels_3d_first_x(0, 1, 2), -2);
+    EXPECT_EQ(levels_3d_tiles_x(3, 259, 2, 2), 5);
+    EXPECT_EQ(levels_3d_tiles_x(3, 242, 2, 2), 4);
+    EXPECT_EQ(levels_3d_tiles_y(5, 93, 2), 2);
+    EXPECT_EQ(levels_3d_tiles_y(5, 94, 2), 3);
+}
+
 // Every block a 512^3 grid of 4 ranks holds, at every k, within 6% of the measured time, and the
 // fastest k the measured one: 512x256x256 (1x2x2) 97.0 / 109.3 / 107.3 us at k = 2 / 3 / 4,
 // 256x512x256 (2x1x2) 101.6 / 81.8 / 108.4, 512x512x128 (1x1x4) 103.5 / 83.6 / 108.2; the whole
