@@ -383,20 +383,10 @@ def fitted_halo_model(rows, periodic, vbytes):
     return alpha, bw, ""
 
 
-def cmd_model(args):
-    study, runs = load_study(args.dir)
-    gridsim = args.gridsim
-    if not os.access(gridsim, os.X_OK):
-        raise UsageError(f"gridsim executable {gridsim} not found: it chooses the predicted "
-                         "process grids (build first, or --gridsim)")
-    rows = summarise(study, runs)
-    p, fit_note = analyse(study, rows)
+def halo_time_model(study, base, gridsim, periodic, vbytes, alpha, bw):
+    """Modelled seconds per step on n ranks: the base run's divisible work per point over the
+    points per rank, plus the halo traffic of gridsim's own process grid for n ranks."""
     weak = study["kind"] == "weak"
-    if p is None:
-        raise UsageError(fit_note)
-    periodic, vbytes = halo_inputs(rows[0]["report"])
-    alpha, bw, halo_note = fitted_halo_model(rows, periodic, vbytes)
-    base = rows[0]
     # Work that divides over the ranks: the stencil and, for a CG, its vector operations. The
     # reductions are left out, as the halo model has no term for an all-reduce's latency.
     compute_per_point = ((base["compute_s"] + base["vector_s"]) * base["ranks"]
@@ -417,27 +407,12 @@ def cmd_model(args):
         m, b = lib.halo_traffic(cells, pg, periodic, vbytes)
         return compute_per_point * pts / n + alpha * m + b / bw
 
-    t1 = base["time_per_step_s"] * (base["ranks"] if not weak else 1)
-    law = lib.gustafson if weak else lib.amdahl
-    law_name = "Gustafson's law" if weak else "Amdahl's law"
-    measured = [r["speedup"] for r in rows]
-    law_err = lib.relative_rms(measured, [law(p, r["ranks"]) for r in rows])
-    print(f"{'N':>8} {(law_name.split()[0] + ' S'):>14} " + (f"{'halo-model S':>14}" if alpha is not None else ""))
-    halo_err = None
-    if alpha is not None:
-        def halo_speedup(n):
-            t = halo_time(n)
-            return (n if weak else 1) * halo_time(1) / t
-        halo_err = lib.relative_rms(measured, [halo_speedup(r["ranks"]) for r in rows])
-    for n in args.predict:
-        line = f"{n:>8} {law(p, n):>14.3f} "
-        if alpha is not None:
-            line += f"{halo_speedup(n):>14.3f}"
-        print(line)
-    print(f"\n{law_name}: P = {p:.4f}, relative RMS error on the measured points {100 * law_err:.1f}%.")
-    if alpha is None:
-        print(f"Halo model: not fitted ({halo_note}). Trusting {law_name}, the only model fitted.")
-        return 0
+    return halo_time, compute_per_point
+
+
+def print_model_verdict(law_name, law_err, halo, t1):
+    """Which model to trust: the fitted law, or (halo = (alpha, bw, compute, error)) the halo model."""
+    alpha, bw, compute_per_point, halo_err = halo
     print(f"Halo model: {alpha * 1e6:.2f} us per message + bytes / {bw / 1e9:.2f} GB/s (fitted to the measured transfer "
           f"phase), compute {compute_per_point * 1e9:.4f} ns per point per rank (stencil and vector operations), "
           f"no overlap assumed; relative RMS "
@@ -448,6 +423,45 @@ def cmd_model(args):
            "it reproduces the measured points better; the halo model's assumptions (no overlap, perfect compute "
            "division) fit these runs worse")
     print(f"Trusting {'the halo model' if trust == 'halo model' else trust}: {why}. (t1 = {t1 * 1e3:.3f} ms per step.)")
+
+
+def cmd_model(args):
+    study, runs = load_study(args.dir)
+    gridsim = args.gridsim
+    if not os.access(gridsim, os.X_OK):
+        raise UsageError(f"gridsim executable {gridsim} not found: it chooses the predicted "
+                         "process grids (build first, or --gridsim)")
+    rows = summarise(study, runs)
+    p, fit_note = analyse(study, rows)
+    weak = study["kind"] == "weak"
+    if p is None:
+        raise UsageError(fit_note)
+    periodic, vbytes = halo_inputs(rows[0]["report"])
+    alpha, bw, halo_note = fitted_halo_model(rows, periodic, vbytes)
+    base = rows[0]
+    t1 = base["time_per_step_s"] * (base["ranks"] if not weak else 1)
+    law = lib.gustafson if weak else lib.amdahl
+    law_name = "Gustafson's law" if weak else "Amdahl's law"
+    measured = [r["speedup"] for r in rows]
+    law_err = lib.relative_rms(measured, [law(p, r["ranks"]) for r in rows])
+    print(f"{'N':>8} {(law_name.split()[0] + ' S'):>14} " + (f"{'halo-model S':>14}" if alpha is not None else ""))
+    halo_speedup = None
+    if alpha is not None:
+        halo_time, compute_per_point = halo_time_model(study, base, gridsim, periodic, vbytes, alpha, bw)
+
+        def halo_speedup(n):
+            return (n if weak else 1) * halo_time(1) / halo_time(n)
+        halo_err = lib.relative_rms(measured, [halo_speedup(r["ranks"]) for r in rows])
+    for n in args.predict:
+        line = f"{n:>8} {law(p, n):>14.3f} "
+        if halo_speedup is not None:
+            line += f"{halo_speedup(n):>14.3f}"
+        print(line)
+    print(f"\n{law_name}: P = {p:.4f}, relative RMS error on the measured points {100 * law_err:.1f}%.")
+    if alpha is None:
+        print(f"Halo model: not fitted ({halo_note}). Trusting {law_name}, the only model fitted.")
+        return 0
+    print_model_verdict(law_name, law_err, (alpha, bw, compute_per_point, halo_err), t1)
     return 0
 
 
