@@ -77,6 +77,30 @@ def slower_than_one(best):
     return lines or ["- none"]
 
 
+MODE_STYLES = (("auto", "o-", "now"), ("ipc", "s-.", "ipc"), ("rows", "d-", "y split"),
+               ("before", "x--", "before"))
+
+
+def plot_problem(ax, best, problem):
+    """One problem's time per step against points per GPU, by GPU count and mode, over its floor."""
+    for n in sorted({k[2] for k in best if k[0] == problem}):
+        for mode, style, what in MODE_STYLES:
+            pts = sorted((d["updated_points_per_step"] / n, d["time_per_step_s"] * 1e6)
+                         for k, d in best.items() if k[0] == problem and k[2] == n and k[3] == mode)
+            if pts:
+                ax.plot(*zip(*pts), style, label=f"{n} GPU(s), {what}")
+    floor = sorted((d["updated_points_per_step"] / k[2], floor_us(d))
+                   for k, d in best.items() if k[0] == problem and k[3] == "auto")
+    ax.plot(*zip(*floor), "k:", label="memory floor")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("updated points per GPU")
+    ax.set_ylabel("us per step")
+    ax.set_title(problem + (" float, residual every sweep" if problem.startswith("jacobi") else " double"))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def plot(best, path):
     try:
         import matplotlib
@@ -88,23 +112,7 @@ def plot(best, path):
     problems = sorted({k[0] for k in best})
     fig, axes = plt.subplots(1, len(problems), figsize=(6 * len(problems), 4.5), squeeze=False)
     for ax, problem in zip(axes[0], problems):
-        for n in sorted({k[2] for k in best if k[0] == problem}):
-            for mode, style in (("auto", "o-"), ("ipc", "s-."), ("rows", "d-"), ("before", "x--")):
-                pts = sorted((d["updated_points_per_step"] / n, d["time_per_step_s"] * 1e6)
-                             for k, d in best.items() if k[0] == problem and k[2] == n and k[3] == mode)
-                if pts:
-                    what = {"auto": "now", "ipc": "ipc", "rows": "y split", "before": "before"}[mode]
-                    ax.plot(*zip(*pts), style, label=f"{n} GPU(s), {what}")
-        floor = sorted((d["updated_points_per_step"] / k[2], floor_us(d))
-                       for k, d in best.items() if k[0] == problem and k[3] == "auto")
-        ax.plot(*zip(*floor), "k:", label="memory floor")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("updated points per GPU")
-        ax.set_ylabel("us per step")
-        ax.set_title(problem + (" float, residual every sweep" if problem.startswith("jacobi") else " double"))
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        plot_problem(ax, best, problem)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

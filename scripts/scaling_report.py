@@ -51,26 +51,38 @@ def compute_text(study, first, last):
             f"{rest}.")
 
 
+def step_share(row, part):
+    """The share of a step that `part` of the row takes (0 where the step took no time)."""
+    return row[part] / row["time_per_step_s"] if row["time_per_step_s"] else 0
+
+
+def karp_flatt_text(rows):
+    """How the Karp-Flatt serial fraction moves with N, and what that means; "" with fewer than two."""
+    kf = [r["karp_flatt"] for r in rows if r["karp_flatt"] is not None]
+    if len(kf) < 2:
+        return ""
+    trend = "grows" if kf[-1] > kf[0] * 1.2 else ("shrinks" if kf[-1] < kf[0] / 1.2 else "stays about constant")
+    meaning = {
+        "grows": "an overhead that grows with the rank count (communication, synchronisation), not a fixed serial part.",
+        "shrinks": "a cost of splitting at all, paid from the first split on, not a fixed serial part.",
+        "stays about constant": "consistent with a fixed serial part, as Amdahl assumes.",
+    }[trend]
+    return f"The Karp-Flatt serial fraction {trend} with N ({kf[0]:.3f} -> {kf[-1]:.3f}): {meaning}"
+
+
 def limits_text(study, rows, p):
     """What limits scaling, read off the measurements."""
     if len(rows) < 2:
         return "One rank count only: nothing to say about scaling yet."
     first, last = rows[0], rows[-1]
     lines = []
-    share0 = first["transfer_s"] / first["time_per_step_s"] if first["time_per_step_s"] else 0
-    share1 = last["transfer_s"] / last["time_per_step_s"] if last["time_per_step_s"] else 0
+    share0, share1 = step_share(first, "transfer_s"), step_share(last, "transfer_s")
     lines.append(f"Halo transfer (pack + transfer + unpack, mean over ranks) is {100 * share0:.0f}% of a step "
                  f"at N={first['ranks']} and {100 * share1:.0f}% at N={last['ranks']}"
                  + (" (overlapped with the interior, so it can exceed what it costs the step)." if overlap_on(last["report"]) else "."))
-    kf = [r["karp_flatt"] for r in rows if r["karp_flatt"] is not None]
-    if len(kf) >= 2:
-        trend = "grows" if kf[-1] > kf[0] * 1.2 else ("shrinks" if kf[-1] < kf[0] / 1.2 else "stays about constant")
-        meaning = {
-            "grows": "an overhead that grows with the rank count (communication, synchronisation), not a fixed serial part.",
-            "shrinks": "a cost of splitting at all, paid from the first split on, not a fixed serial part.",
-            "stays about constant": "consistent with a fixed serial part, as Amdahl assumes.",
-        }[trend]
-        lines.append(f"The Karp-Flatt serial fraction {trend} with N ({kf[0]:.3f} -> {kf[-1]:.3f}): {meaning}")
+    kf = karp_flatt_text(rows)
+    if kf:
+        lines.append(kf)
     lines.append(compute_text(study, first, last))
     # Vector operations shrink with N like the stencil; global reductions (the CG's dot products,
     # jacobi's residual: a local sum and an all-reduce) have a latency that does not.
@@ -78,10 +90,8 @@ def limits_text(study, rows, p):
     for part, what in (("vector_s", "Vector operations (passes over the solver's vectors"),
                        ("reduction_s", "Reductions (local sums and all-reduces")):
         if part in shown:
-            s0 = first[part] / first["time_per_step_s"] if first["time_per_step_s"] else 0
-            s1 = last[part] / last["time_per_step_s"] if last["time_per_step_s"] else 0
-            lines.append(f"{what}, mean over ranks) are {percent(s0)} of a step "
-                         f"at N={first['ranks']} and {percent(s1)} at N={last['ranks']}.")
+            lines.append(f"{what}, mean over ranks) are {percent(step_share(first, part))} of a step "
+                         f"at N={first['ranks']} and {percent(step_share(last, part))} at N={last['ranks']}.")
     if p is not None:
         lines.append(f"Fitted parallel fraction P = {p:.4f}"
                      + (": at or below zero, the runs got no faster with more ranks." if p <= 0 else "."))
@@ -107,30 +117,32 @@ def write_csv(path, rows):
                                                         "other_s"))])
 
 
-def plot(plt, directory, study, rows, p):
+def plot_curve(plt, path, study, rows, p, what):
+    """Measured speedup or efficiency against the ideal and (P fitted) the law, on log2 ranks."""
     weak = study["kind"] == "weak"
     ranks = [r["ranks"] for r in rows]
     dense = sorted(set([1] + ranks + [max(ranks) * 2]))
     law = (lambda n: lib.gustafson(p, n)) if weak else (lambda n: lib.amdahl(p, n))
-    files = []
-    for what, key, ideal in (("speedup", "speedup", lambda n: n), ("efficiency", "efficiency", lambda n: 1.0)):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.plot(ranks, [r[key] for r in rows], "o-", label="measured")
-        ax.plot(dense, [ideal(n) for n in dense], "k--", label="ideal")
-        if p is not None:
-            fitted = [law(n) if key == "speedup" else law(n) / n for n in dense]
-            ax.plot(dense, fitted, ":", label=f"{'Gustafson' if weak else 'Amdahl'} P={p:.3f}")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("ranks N")
-        ax.set_ylabel(("scaled " if weak and key == "speedup" else "") + what)
-        ax.set_title(f"{study['kind']} scaling: {what}")
-        ax.grid(True, alpha=0.3)
-        ax.legend()
-        name = f"{what}.png"
-        fig.tight_layout()
-        fig.savefig(os.path.join(directory, name), dpi=110)
-        plt.close(fig)
-        files.append(name)
+    speedup = what == "speedup"
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(ranks, [r[what] for r in rows], "o-", label="measured")
+    ax.plot(dense, [n if speedup else 1.0 for n in dense], "k--", label="ideal")
+    if p is not None:
+        fitted = [law(n) if speedup else law(n) / n for n in dense]
+        ax.plot(dense, fitted, ":", label=f"{'Gustafson' if weak else 'Amdahl'} P={p:.3f}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("ranks N")
+    ax.set_ylabel(("scaled " if weak and speedup else "") + what)
+    ax.set_title(f"{study['kind']} scaling: {what}")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_phases(plt, path, rows):
+    """Each rank count's step as stacked phase means, with the wall time per step."""
     fig, ax = plt.subplots(figsize=(6, 4))
     bottom = [0.0] * len(rows)
     x = range(len(rows))
@@ -139,12 +151,21 @@ def plot(plt, directory, study, rows, p):
         ax.bar(x, vals, bottom=bottom, label=part[:-2])
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.plot(x, [r["time_per_step_s"] * 1e3 for r in rows], "ko-", label="wall time per step")
-    ax.set_xticks(list(x), [str(n) for n in ranks])
+    ax.set_xticks(list(x), [str(r["ranks"]) for r in rows])
     ax.set_xlabel("ranks N")
     ax.set_ylabel("ms per step (phase means over ranks)")
     ax.set_title("phase breakdown")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(directory, "phases.png"), dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot(plt, directory, study, rows, p):
+    files = []
+    for what in ("speedup", "efficiency"):
+        name = f"{what}.png"
+        plot_curve(plt, os.path.join(directory, name), study, rows, p, what)
+        files.append(name)
+    plot_phases(plt, os.path.join(directory, "phases.png"), rows)
     return files + ["phases.png"]
