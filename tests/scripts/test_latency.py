@@ -41,6 +41,12 @@ class Latency(unittest.TestCase):
         self.assertAlmostEqual(best[("jacobi2d", 2048, 1, "auto")]["time_per_step_s"], 10e-6)
         self.assertAlmostEqual(best[("jacobi2d", 2048, 2, "rows")]["time_per_step_s"], 9.5e-6)
 
+    def test_plot_writes_one_png(self):
+        path = os.path.join(self.dir, "latency.png")
+        latency.plot(latency.load(self.dir), path)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
     def test_rows_column_and_verdicts(self):
         best = latency.load(self.dir)
         rows = latency.table(best)
