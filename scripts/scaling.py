@@ -358,31 +358,6 @@ def cmd_report(args):
 
 
 # ----------------------------------------------------------------------------- model
-def halo_inputs(report):
-    """The periodic axes and the bytes per value of a run report's deck."""
-    cfg = report["config"]
-    periodic = [cfg["boundary"].get(a, cfg["boundary"]["kind"]) == "periodic" for a in "xyz"[:report["dims"]]]
-    if cfg["boundary"]["kind"] == "benchmark":
-        periodic = [False, True]
-    return periodic, 4 if report["precision"] == "float" else 8
-
-
-def fitted_halo_model(rows, periodic, vbytes):
-    """(seconds per message, bytes per second, "") fitted to the measured transfer phase of the
-    rows, or (None, None, why not)."""
-    samples = []
-    for r in rows:
-        cells = [int(c) for c in r["cells"].split("x")]
-        grid = [int(g) for g in r["process_grid"].split("x")]
-        m, b = lib.halo_traffic(cells, grid, periodic, vbytes)
-        samples.append((m, b, r["report"]["phases"]["transfer"]["max"] / max(r["report"]["steps"], 1)))
-    try:
-        alpha, bw = lib.fit_halo_model(samples)
-    except lib.FitError as err:
-        return None, None, str(err)
-    return alpha, bw, ""
-
-
 def halo_time_model(study, base, gridsim, periodic, vbytes, alpha, bw):
     """Modelled seconds per step on n ranks: the base run's divisible work per point over the
     points per rank, plus the halo traffic of gridsim's own process grid for n ranks."""
@@ -410,21 +385,6 @@ def halo_time_model(study, base, gridsim, periodic, vbytes, alpha, bw):
     return halo_time, compute_per_point
 
 
-def print_model_verdict(law_name, law_err, halo, t1):
-    """Which model to trust: the fitted law, or (halo = (alpha, bw, compute, error)) the halo model."""
-    alpha, bw, compute_per_point, halo_err = halo
-    print(f"Halo model: {alpha * 1e6:.2f} us per message + bytes / {bw / 1e9:.2f} GB/s (fitted to the measured transfer "
-          f"phase), compute {compute_per_point * 1e9:.4f} ns per point per rank (stencil and vector operations), "
-          f"no overlap assumed; relative RMS "
-          f"error on the measured points {100 * halo_err:.1f}%.")
-    trust = "halo model" if halo_err <= law_err else law_name
-    why = ("it follows the halo bytes and messages that actually grow with N, where the fitted law lumps every cost "
-           "into one constant fraction" if trust == "halo model" else
-           "it reproduces the measured points better; the halo model's assumptions (no overlap, perfect compute "
-           "division) fit these runs worse")
-    print(f"Trusting {'the halo model' if trust == 'halo model' else trust}: {why}. (t1 = {t1 * 1e3:.3f} ms per step.)")
-
-
 def cmd_model(args):
     study, runs = load_study(args.dir)
     gridsim = args.gridsim
@@ -436,8 +396,8 @@ def cmd_model(args):
     weak = study["kind"] == "weak"
     if p is None:
         raise UsageError(fit_note)
-    periodic, vbytes = halo_inputs(rows[0]["report"])
-    alpha, bw, halo_note = fitted_halo_model(rows, periodic, vbytes)
+    periodic, vbytes = lib.halo_inputs(rows[0]["report"])
+    alpha, bw, halo_note = lib.fitted_halo_model(rows, periodic, vbytes)
     base = rows[0]
     t1 = base["time_per_step_s"] * (base["ranks"] if not weak else 1)
     law = lib.gustafson if weak else lib.amdahl
@@ -461,7 +421,7 @@ def cmd_model(args):
     if alpha is None:
         print(f"Halo model: not fitted ({halo_note}). Trusting {law_name}, the only model fitted.")
         return 0
-    print_model_verdict(law_name, law_err, (alpha, bw, compute_per_point, halo_err), t1)
+    print("\n".join(lib.model_verdict(law_name, law_err, (alpha, bw, compute_per_point, halo_err), t1)))
     return 0
 
 

@@ -123,5 +123,36 @@ class Decomposition(unittest.TestCase):
             lib.fit_halo_model([(0, 0, 0.0), (2, 1e6, 1e-3)])
 
 
+    def test_halo_inputs_read_the_deck_of_a_report(self):
+        def report(boundary, dims=2, precision="float"):
+            return {"config": {"boundary": boundary}, "dims": dims, "precision": precision}
+        self.assertEqual(lib.halo_inputs(report({"kind": "benchmark"})), ([False, True], 4))
+        self.assertEqual(lib.halo_inputs(report({"kind": "dirichlet", "z": "periodic"}, 3, "double")),
+                         ([False, False, True], 8))
+
+    def test_fitted_halo_model_on_rows_of_known_transfer_times(self):
+        # Two faces of 1024 doubles at 1x2 and four at 2x2: 5 us a message, 1 GB/s.
+        def row(cells, grid, transfer_per_step):
+            return {"cells": cells, "process_grid": grid,
+                    "report": {"steps": 10, "phases": {"transfer": {"max": 10 * transfer_per_step}}}}
+        rows = []
+        for cells, grid in (("1024x1024", "1x2"), ("1024x1024", "2x2"), ("2048x1024", "1x4")):
+            m, b = lib.halo_traffic([int(c) for c in cells.split("x")], [int(g) for g in grid.split("x")],
+                                    [False, False], 8)
+            rows.append(row(cells, grid, 5e-6 * m + b / 1e9))
+        alpha, bw, why = lib.fitted_halo_model(rows, [False, False], 8)
+        self.assertEqual(why, "")
+        self.assertAlmostEqual(alpha, 5e-6, delta=1e-12)
+        self.assertAlmostEqual(bw / 1e9, 1.0, places=6)
+        alpha, bw, why = lib.fitted_halo_model(rows[:1], [False, False], 8)
+        self.assertIsNone(alpha)
+        self.assertNotEqual(why, "")
+
+    def test_model_verdict_trusts_the_model_with_the_smaller_error(self):
+        halo = (5e-6, 1e9, 1e-9, 0.02)
+        self.assertIn("Trusting the halo model", lib.model_verdict("Amdahl's law", 0.05, halo, 1e-3)[1])
+        self.assertIn("Trusting Amdahl's law", lib.model_verdict("Amdahl's law", 0.01, halo, 1e-3)[1])
+
+
 if __name__ == "__main__":
     unittest.main()
