@@ -34,28 +34,28 @@ template <class T>
 class StencilLaunches {
 public:
     StencilLaunches(const LaunchConfig& cfg, Lanes& lanes, ResidualSums& sums)
-        : cfg_(with_naive_defaults(cfg)),
-          shapes_(cfg_),
+        : shapes_(with_naive_defaults(cfg)),
           summing_(shapes_, sums, multiprocessors_),
           lanes_(lanes),
           sums_(sums) {}
 
     [[nodiscard]] std::string description() const {
-        if (cfg_.kernel == KernelKind::naive)
-            return fmt::format("naive {}x{} rows {}", cfg_.block_x, cfg_.block_y, cfg_.points);
-        const char* kind = cfg_.kernel == KernelKind::tiled ? "tiled" : "stream";
-        if (cfg_.block_x != 0)
-            return fmt::format("{} {}x{} points {}", kind, cfg_.block_x, cfg_.block_y, cfg_.points);
+        if (cfg().kernel == KernelKind::naive)
+            return fmt::format("naive {}x{} rows {}", cfg().block_x, cfg().block_y, cfg().points);
+        const char* kind = cfg().kernel == KernelKind::tiled ? "tiled" : "stream";
+        if (cfg().block_x != 0)
+            return fmt::format("{} {}x{} points {}", kind, cfg().block_x, cfg().block_y,
+                               cfg().points);
         const LaunchDefaults d2 = defaults(2);
         const LaunchDefaults d3 = defaults(3);
         const std::string summing =
-            cfg_.points == 0 && cfg_.kernel == KernelKind::stream
+            cfg().points == 0 && cfg().kernel == KernelKind::stream
                 ? fmt::format(" ({} summing boxes of 2^{} points or more)", 2 * d2.points,
                               StreamShapes<T>::kSumRowsFromBits)
                 : "";
         return fmt::format("{} 2D {}x{} points {}{} / 3D {}x{} points {}", kind, d2.block_x,
-                           d2.block_y, cfg_.points != 0 ? cfg_.points : d2.points, summing,
-                           d3.block_x, d3.block_y, cfg_.points != 0 ? cfg_.points : d3.points);
+                           d2.block_y, cfg().points != 0 ? cfg().points : d2.points, summing,
+                           d3.block_x, d3.block_y, cfg().points != 0 ? cfg().points : d3.points);
     }
 
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
@@ -65,7 +65,7 @@ public:
             this->template launch<dims.value, kind.value, with.value>(in, out, b, p.r, lane);
         });
     }
-    [[nodiscard]] bool applies_boxes() const { return cfg_.kernel == KernelKind::stream; }
+    [[nodiscard]] bool applies_boxes() const { return cfg().kernel == KernelKind::stream; }
     void apply_boxes(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                      const std::vector<Box>& boxes, Lane lane, StencilSum sum, int wrap_period) {
         if (!applies_boxes()) throw std::logic_error("apply_boxes needs the stream kernel");
@@ -124,6 +124,8 @@ private:
                                      StencilSum sum = StencilSum::none) const {
         return shapes_.template walk_launch<Dims>(b, vector, sum);
     }
+    // The launch settings, the naive kernel's defaults filled in (one copy: the shapes').
+    [[nodiscard]] const LaunchConfig& cfg() const { return shapes_.config(); }
     // The naive kernel's shape where the configuration leaves it open: the occupancy API's block
     // size for the naive 3D heat kernel, as 32 x (n / 32), and points per thread by value size.
     static LaunchConfig with_naive_defaults(LaunchConfig cfg) {
@@ -185,9 +187,9 @@ private:
     void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
                 Lane lane, SelfWrap wrap = {}) {
         const cudaStream_t s = stream(lane);
-        if (cfg_.kernel == KernelKind::naive) {
+        if (cfg().kernel == KernelKind::naive) {
             launch_naive<T, Dims, Kind, Sum>(
-                in, out, b, r, cfg_, [&](long long n) { return partial_slots(n); }, s);
+                in, out, b, r, cfg(), [&](long long n) { return partial_slots(n); }, s);
             return;
         }
         constexpr bool kSums = Sum != StencilSum::none;
@@ -205,7 +207,7 @@ private:
         }
         const Launch l = walk_launch<Dims>(b, 1, Sum);
         double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
-        if (cfg_.kernel == KernelKind::tiled) {
+        if (cfg().kernel == KernelKind::tiled) {
             stencil_tiled_kernel<T, Dims, Kind, kUnroll, Sum>
                 <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, l.points, partial);
         } else {
@@ -311,7 +313,6 @@ private:
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
-    LaunchConfig cfg_;
     int multiprocessors_ = [] {
         int device = 0;
         int count = 0;
