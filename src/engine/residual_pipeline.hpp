@@ -1,5 +1,6 @@
 // The residuals a run has requested and not yet taken, oldest first: each sweep's (or a summing
-// pass's levels') sum read back beside the next sweeps, summed over the ranks when taken.
+// pass's levels') sum read back beside the next sweeps, summed over the ranks on the host when
+// taken.
 #pragma once
 
 #include <deque>
@@ -18,41 +19,25 @@ public:
                      HaloExchange<T>& halo)
         : be_(be), timer_(timer), topo_(topo), halo_(halo) {}
 
-    // Whether sums over the ranks are all-reduced in backend memory, on the boundary lane (the
-    // NCCL transport, more than one rank).
-    [[nodiscard]] bool reduces_on_device() const {
-        return topo_.size() > 1 && halo_.reduces_on_device();
-    }
-    // After a sweep that summed its change: folds that sum on the device and, unless the ranks
-    // sum it there (NCCL: at take), starts copying it to the host. Never waits. `recorded_read`
-    // (>= 0): a replayed sweep folded, summed and started reading it itself.
+    // After a sweep that summed its change: folds that sum on the device and starts copying it to
+    // the host. Never waits. `recorded_read` (>= 0): a replayed sweep folded it and started
+    // reading it itself.
     void request(int recorded_read);
     // A summing pass's `count` levels, read by `read` (LevelSums::fold_and_read_levels).
     void request_levels(int read, int count) {
-        for (int l = 0; l < count; ++l) pending_.push_back({nullptr, false, read, false, l});
+        for (int l = 0; l < count; ++l) pending_.push_back({read, l});
     }
     // Waits for the oldest requested residual: sqrt of the global sum over updated points of
     // (u^n - u^{n-1})^2 for the sweep n that requested it.
     double take();
     // Forgets the requested residuals not yet taken (after a convergence inside a pass).
     void drop() { pending_.clear(); }
-    // NCCL connects the ranks for a collective at its first use, a cost that would otherwise
-    // land in the first timed residual: one empty residual pays it.
-    void connect();
 
 private:
-    // All-reduces a folded sum on the boundary lane (NCCL) and starts reading it back.
-    int reduce_on_device_and_read(double* sum);
-    double sum_in_rank_order(double local);
-
-    // Either a folded local sum (backend memory) the ranks sum on the device (NCCL) when it is
-    // taken, or a read in flight (its id) of a local sum, or of the global one where a replayed
-    // sweep all-reduced it itself. `level` >= 0: that level's sum of a summing pass's read.
+    // A read in flight (its id) of a local sum; `level` >= 0: that level's sum of a summing
+    // pass's read.
     struct Pending {
-        double* sum;
-        bool on_device;
         int read;
-        bool global;
         int level = -1;
     };
     Backend<T>& be_;

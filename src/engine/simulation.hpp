@@ -74,7 +74,10 @@ public:
         return fields_.current();
     }
     [[nodiscard]] Backend<T>& backend_ops() { return be_; }
-    [[nodiscard]] bool reduces_on_device() const { return residuals_.reduces_on_device(); }
+    // Whether allreduce_on_lane() works: several ranks, a device transport (ipc, NCCL).
+    [[nodiscard]] bool reduces_on_device() const {
+        return topo_.size() > 1 && halos_.halo->reduces_on_device();
+    }
     void allreduce_on_lane(double* sums, int n) { halos_.halo->allreduce_sum_on_lane(sums, n); }
 
     // Global measures of the current field: the stand-alone pass for the residual (tests compare
@@ -109,6 +112,9 @@ private:
     SweepPlan plan_sweeps(Blocks blocks, StencilKind kind);
     // Blocks the host until both lanes' work so far is done.
     void wait_for_lanes();
+    // NCCL connects the ranks for a collective at its first use, a cost that would otherwise land
+    // in the first timed sum on the device (the CG's): one empty all-reduce pays it.
+    void connect_device_sums();
     // Waits for both lanes, then times a host reduction from there on.
     PhaseTimer::Scope time_host_reduction();
 

@@ -57,7 +57,6 @@ struct SweepPlan {
     bool record_residuals = false;    // "auto" records residual sweeps of small subdomains only
     int wrap_period = 0;              // tuner.hpp, kernel_wrap_period
     bool local_only = false;          // no neighbour on another rank
-    bool reduces_on_device = false;   // several ranks, sums all-reduced on the device (NCCL)
     bool box_sweeps = false;          // the backend sweeps several boxes in one launch
     std::int64_t updated_points = 0;  // this rank's
 

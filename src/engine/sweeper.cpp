@@ -29,8 +29,7 @@ void Sweeper<T>::sweep(const StencilParams<T>& p, bool residual) {
     const StencilSum sum = residual ? StencilSum::change : StencilSum::none;
     auto& rec = cache_.sweep(extend, fields_.parity(), residual);
     if (cache_.replays(rec, residual, timer_.sampled())) {
-        const int read = cache_.replay(rec, residual && !plan_.reduces_on_device,
-                                       [&] { capture_sweep(p, sum, extend); });
+        const int read = cache_.replay(rec, residual, [&] { capture_sweep(p, sum, extend); });
         if (residual) recorded_read_ = read;
     } else {
         cache_.ran_unrecorded(rec);
@@ -42,14 +41,7 @@ void Sweeper<T>::sweep(const StencilParams<T>& p, bool residual) {
 template <class T>
 void Sweeper<T>::capture_sweep(const StencilParams<T>& p, StencilSum sum, int extend) {
     sweep_work(p, sum, extend);
-    if (sum == StencilSum::none) return;
-    if (plan_.reduces_on_device) {
-        double* folded = be_.sums().fold_residual();
-        halos_.halo->allreduce_sum_on_lane(folded, 1);
-        be_.sums().start_read(folded, Backend<T>::ReadAfter::boundary_lane);
-    } else {
-        be_.sums().fold_and_read();
-    }
+    if (sum != StencilSum::none) (void)be_.sums().fold_and_read();
 }
 
 // Two exchanging sweeps as one recording, where neither of its passes is sampled for phase

@@ -69,8 +69,8 @@ private:
     // `count` levels in one pass; `sums`: each level also sums its residual.
     void pass(const StencilParams<T>& p, int count, bool sums);
     void update_ring(const StencilParams<T>& p, int extend);
-    // What a recording of a sweep holds after its work: with a residual, its fold, its
-    // all-reduce over the ranks (NCCL) and its read-back.
+    // What a recording of a sweep holds after its work: with a residual, its fold and read-back
+    // (the host sums it over the ranks: ResidualPipeline::take).
     void capture_sweep(const StencilParams<T>& p, StencilSum sum, int extend);
 
     Backend<T>& be_;

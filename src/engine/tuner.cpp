@@ -105,21 +105,23 @@ SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&
 }
 
 // A backend that sums every level of a pass over this sweep's boxes as the sweep itself would,
-// on every rank (a rank's boxes depend on its faces), and with several ranks a residual
-// all-reduced on the host: each level's sum then goes through the MPI_Allreduce of one double
-// that a sweep's goes through, so the global sums have the same bits. NCCL all-reduces a sweep's
-// sum on the device: on two ranks that is the one sum of two values, the same whichever comes
-// first (addition commutes), so a pass's levels are summed in rank order on the host as under
-// ipc; on more ranks NCCL adds in an order of its own (ring or tree, by size) that the host
-// cannot reproduce, so there are no summing passes.
+// on every rank (a rank's boxes depend on its faces). Over the ranks each level's sum goes
+// through the host's sum that a sweep's goes through (ResidualPipeline::take), whatever the
+// transport and the rank count, so the global sums have the same bits.
 template <class T>
 bool Tuner<T>::can_sum_in_passes() const {
-    const int here = (topo_.size() <= 2 || choice_.transport != TransportKind::nccl) &&
-                             be_.level_sums() != nullptr &&
-                             be_.level_sums()->sums_levels(geo_.sum_boxes, dom_.dims)
-                         ? 1
-                         : 0;
+    const int here =
+        be_.level_sums() != nullptr && be_.level_sums()->sums_levels(geo_.sum_boxes, dom_.dims) ? 1
+                                                                                                : 0;
     return allreduce(topo_.comm(), here, Reduce::min) == 1;
+}
+
+// A residual's local sum summed over the ranks as the run sums it (ResidualPipeline::take).
+template <class T>
+double Tuner<T>::sum_over_ranks(double local) const {
+    if (choice_.transport == TransportKind::ipc || choice_.transport == TransportKind::nccl)
+        return sum_in_rank_order(topo_.comm(), local);
+    return allreduce(topo_.comm(), local, Reduce::sum);
 }
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory
@@ -220,8 +222,9 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
 
 // Whether the run will replay its residual sweeps from recordings, as plan_exchange decides once
 // the halos exist: on one rank every halo is the rank's own and none waits on the host, so that
-// is where a recorder is present and parallel.graphs allows it. With several ranks the trial
-// times unrecorded sweeps (the recordings' NCCL all-reduce needs the run's halo exchange).
+// is where a recorder is present and parallel.graphs allows it. With several ranks a run's
+// recording holds its sweep's halo exchange, which does not exist yet: the trial times
+// unrecorded sweeps, each read back and summed over the ranks before the next.
 template <class T>
 bool Tuner<T>::replays_residual_sweeps() const {
     return topo_.size() == 1 && be_.recorder() != nullptr && cfg_.graphs != GraphMode::off &&
@@ -231,7 +234,7 @@ bool Tuner<T>::replays_residual_sweeps() const {
 // A pass of the trial: a plain one, or (a residual every sweep) one that sums every level, and
 // its fold; k = 1 is then one summing sweep over the updated points (a run's sweep sums its
 // shell and interior boxes, in one launch where it is one rank's). With several ranks a summing
-// pass also reads its sums back and all-reduces them level by level, as a run takes them: a
+// pass also reads its sums back and sums them over the ranks level by level, as a run takes them: a
 // residual's round trip through the host is paid once per pass, and where the subdomain is
 // small it is most of a sweep's time, so the trial weighs it.
 template <class T>
@@ -245,7 +248,7 @@ void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T
         if (topo_.size() > 1) {
             const double local =
                 be_.sums().finish_read(be_.sums().start_read(sum, Backend<T>::ReadAfter::fold));
-            (void)allreduce(topo_.comm(), local, Reduce::sum);
+            (void)sum_over_ranks(local);
         }
     } else {
         be_.level_sums()->start_summing_pass(geo_.sum_boxes, k);
@@ -255,14 +258,12 @@ void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T
     }
 }
 
-// Waits for a summing pass's read of its `levels` sums and all-reduces them level by level, as a
-// run takes them (ResidualPipeline::take).
+// Waits for a summing pass's read of its `levels` sums and sums them over the ranks level by
+// level, as a run takes them (ResidualPipeline::take).
 template <class T>
 void Tuner<T>::take_level_sums(int read, int levels) {
-    for (int l = 0; l < levels; ++l) {
-        const double local = be_.level_sums()->finish_read_level(read, l);
-        (void)allreduce(topo_.comm(), local, Reduce::sum);
-    }
+    for (int l = 0; l < levels; ++l)
+        (void)sum_over_ranks(be_.level_sums()->finish_read_level(read, l));
 }
 
 template class Tuner<float>;

@@ -63,6 +63,7 @@ private:
 
     void run_blocks(Sweeper<T>& s, const SweepPlan& plan, int depth, int count);
     void take_level_sums(int read, int levels);
+    [[nodiscard]] double sum_over_ranks(double local) const;
     [[nodiscard]] bool can_sum_in_passes() const;
     [[nodiscard]] bool replays_residual_sweeps() const;
     [[nodiscard]] std::vector<int> time_block_candidates(bool can_sum) const;

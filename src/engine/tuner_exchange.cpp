@@ -41,7 +41,6 @@ bool Tuner<T>::exchange_trial_runs(const SweepPlan& plan) const {
 template <class T>
 void Tuner<T>::plan_exchange(SweepPlan& plan, const HaloExchange<T>& halo) {
     plan.local_only = halo.local_only();
-    plan.reduces_on_device = topo_.size() > 1 && halo.reduces_on_device();
     plan.wrap_period = kernel_wrap_period(plan, halo);
     plan.record_sweeps = decide_recording(halo);
     // The same on every rank: the largest rank decides.

@@ -106,6 +106,15 @@ std::vector<T> allgather(MPI_Comm comm, T value) {
     return all;
 }
 
+// The sum of every rank's `local`, added in rank order from the first rank's (((v0 + v1) + v2)
+// ...), on every rank: the same bits on every rank, at every rank count and however often.
+inline double sum_in_rank_order(MPI_Comm comm, double local) {
+    const std::vector<double> all = allgather(comm, local);
+    double sum = all[0];
+    for (std::size_t r = 1; r < all.size(); ++r) sum += all[r];
+    return sum;
+}
+
 // The largest `value` over the ranks and the lowest rank that holds it, on every rank.
 struct RankedValue {
     double value;

@@ -281,17 +281,6 @@ std::string process_grid_text(const Config& cfg, const RunStart& s) {
     std::string out =
         fmt::format("  ranks           {} on process grid {} ({})\n", s.ranks, fmt::join(grid, "x"),
                     grid_given ? "parallel.process_grid" : "lowest modelled cost per sweep");
-    // A residual every sweep that summing passes could take (a jacobi deck in 2D, time blocks
-    // not off), but NCCL on more than two ranks adds each sum in an order of its own.
-    const bool summing_deck = grid_demand(cfg).summing_pass_levels > 1 &&
-                              cfg.integer("time.norm_every") == 1 && cfg.time_block != 1;
-    if (s.ranks > 2 && s.transport == "nccl" && s.backend == "cuda" && !s.sums_in_passes &&
-        summing_deck) {
-        out +=
-            "  note            NCCL on more than 2 ranks adds a residual in an order of its "
-            "own, so each residual sweep is a pass of its own (parallel.transport = \"ipc\" or "
-            "\"staged\" sums them inside passes)\n";
-    }
     const Domain dom = make_domain(cfg);
     if (s.backend == "cuda" && below_paying_size(dom, s.process_grid)) {
         out += fmt::format(

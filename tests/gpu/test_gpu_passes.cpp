@@ -80,16 +80,16 @@ TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
 // A residual every sweep in passes of several sweeps (the levels kernel summing every level as
 // the stream kernel sums that sweep, partial for partial): fields, residual histories and the
 // stop sweep bitwise those of one sweep per pass, with overlap "auto", on one rank and on this
-// run's ranks split along y (each level's sum all-reduced on the host, as a sweep's: transports
-// staged and ipc, and nccl on two ranks; nccl on more runs one sweep per pass, its order being
-// its own). On several ranks "auto" times the exchanging pass split (the sweep's shell slabs,
+// run's ranks split along y (each level's sum added over the ranks on the host, as a sweep's:
+// transports staged, ipc and nccl, at every rank count). On several ranks "auto" times the
+// exchanging pass split (the sweep's shell slabs,
 // then the halos beside the interior) against fused, and overlap = true always splits it: both
 // launch one layout's partials from two lanes. The decks cover interiors that sum 8 rows per thread
 // (2^21 points or more) and 4, widths off the 16-byte packs, the benchmark's periodic rows (shell
 // slabs summed before the interior) and Dirichlet faces, float and double, and a tolerance met
 // inside a pass; "auto" times one sweep per pass (on one rank replayed from recordings where the
 // run records its residual sweeps) against summing passes of 2 to 4 sweeps, and takes the fastest
-// it reports; NCCL on more than two ranks takes 1 without a trial.
+// it reports.
 TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     GRIDSIM_REQUIRE_GPU();
     const std::vector<std::string> decks = {
@@ -116,7 +116,6 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     }
     for (const std::string& deck : decks) {
         for (const Ranks& on : runs) {
-            const bool sums = on.n <= 2 || std::string(on.transport) != "\"nccl\"";
             SCOPED_TRACE(fmt::format("{}{} rank(s), transport {}", deck, on.n, on.transport));
             const std::vector<std::string> where = {
                 fmt::format("parallel.process_grid=[1,{}]", on.n),
@@ -127,7 +126,7 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
             };
             const RunResult one =
                 test::run_on_ranks(on.n, deck + kGpu, with({"parallel.time_block=1"}));
-            const std::vector<int> trial = sums ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{};
+            const std::vector<int> trial = {1, 2, 3, 4};
             for (const char* k : {"2", "3", "5", "8", "\"auto\""}) {
                 std::vector<std::pair<const char*, const char*>> modes = {{"off", "\"auto\""},
                                                                           {"auto", "\"auto\""}};
@@ -147,11 +146,10 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
                         EXPECT_EQ(r.time_block, std::stoi(k));
                         EXPECT_TRUE(r.time_block_trial.empty());
                     }
-                    if (r.time_block > 1 && sums)
+                    if (r.time_block > 1)
                         EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
-                    if (r.time_block > 1 && sums && on.n > 1 && overlap[0] == '"')
+                    if (r.time_block > 1 && on.n > 1 && overlap[0] == '"')
                         EXPECT_TRUE(r.exchange_trial.ran) << "the summing pass was not timed";
-                    if (!sums) EXPECT_EQ(r.passes, one.passes) << "nccl summed a pass's levels";
                     EXPECT_EQ(r.steps, one.steps);
                     EXPECT_EQ(r.converged, one.converged);
                     EXPECT_EQ(count_differences(r.global_field, one.global_field), 0u);

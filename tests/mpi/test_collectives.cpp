@@ -53,6 +53,17 @@ TEST(Collectives, BroadcastAndAllgatherKeepRankOrder) {
     for (int r = 0; r < size; ++r) EXPECT_EQ(all[r], 2.0 * r);
 }
 
+// Rank 0 holds 2^53, every other rank 1: from the first rank on, each 1 is lost to rounding (2^53
+// + 1 rounds to even, 2^53), while the ones added together first would survive (2^53 + 2 at
+// three ranks). Every rank gets the same bits.
+TEST(Collectives, SumInRankOrderAddsFromTheFirstRank) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    const double big = 9007199254740992.0;  // 2^53
+    EXPECT_EQ(sum_in_rank_order(MPI_COMM_WORLD, rank == 0 ? big : 1.0), big);
+    EXPECT_EQ(sum_in_rank_order(MPI_COMM_WORLD, rank + 1.0), size * (size + 1) / 2.0);
+}
+
 TEST(Collectives, MaxlocNamesTheLowestRankOfTheLargestValue) {
     const int rank = test::world_rank();
     const int size = test::world_size();
