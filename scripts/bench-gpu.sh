@@ -14,7 +14,8 @@
 #             REGRESS_SNAP_RUNS times as many, default 2); scripts/regress.py
 #             compares each figure (its ratio to the copy bandwidth of the same run) with the
 #             baseline of this GPU model in scripts/baselines/ and exits 1 if any is more than 5%
-#             worse. --update REASON rewrites the baseline (commit it with the reason)
+#             worse (or than a figure's own tolerance in the baseline: the snapshot deck's).
+#             --update REASON rewrites the baseline (commit it with the reason)
 #   latency   time per step against points per GPU (jacobi 2D float, residual every sweep,
 #             1024^2..16384^2; heat 3D double 64^3..512^3) on 1, 2 and 4 GPUs, as gridsim
 #             chooses (auto), with the ipc transport, on ranks that split y alone (rows) and with

@@ -12,9 +12,13 @@ counts. The baseline is `scripts/baselines/<gpu model>.json` unless --baseline n
 
 Prints one table (figure, baseline, now, now / baseline, verdict) and exits 1 when a figure is
 more than the tolerance below its baseline or a run left no report, 0 otherwise, 2 on bad input.
+The tolerance is the baseline file's (--tolerance overrides it), except for a figure whose
+baseline entry holds a `tolerance` of its own, with its `tolerance_reason`: one whose same-build
+runs differ by more than the file's (the snapshot deck, whose time is the host's file write).
 --update REASON writes the current figures as the new baseline, with REASON and the date in the
 file (commit it: its history is the baseline's); the figures of a GPU count the reports do not
-have are kept, each marked `kept` with the date it was measured.
+have are kept, each marked `kept` with the date it was measured, and every figure keeps its own
+tolerance.
 """
 import argparse
 import datetime
@@ -93,17 +97,23 @@ def collect(folder):
     return found, model
 
 
+# A figure's own entries in the baseline that --update carries over.
+OWN_KEYS = ("tolerance", "tolerance_reason")
+
+
 def compare(baseline, now, tolerance=TOLERANCE):
     """Rows (figure, baseline ratio, now ratio, now / baseline, verdict) in figure order, and
-    whether the gate passes. Verdicts: 'ok' within the tolerance, 'better' above it, 'WORSE'
-    below it, 'FAILED' for a run without a report, 'new' for a figure the baseline lacks,
-    'MISSING' for a baseline figure this run did not measure (not a failure: fewer GPUs)."""
+    whether the gate passes. Verdicts: 'ok' within the tolerance (`tolerance`, or the figure's
+    own in the baseline), 'better' above it, 'WORSE' below it, 'FAILED' for a run without a
+    report, 'new' for a figure the baseline lacks, 'MISSING' for a baseline figure this run did
+    not measure (not a failure: fewer GPUs)."""
     rows = []
     passed = True
     for name in sorted(set(baseline) | set(now), key=figure_key):
         base = baseline.get(name)
         cur = now.get(name, "absent")
         base_ratio = base["ratio"] if base else None
+        bound = base.get("tolerance", tolerance) if base else tolerance
         if cur is None:
             rows.append((name, base_ratio, None, None, "FAILED"))
             passed = False
@@ -114,10 +124,10 @@ def compare(baseline, now, tolerance=TOLERANCE):
         else:
             change = cur["ratio"] / base_ratio
             verdict = "ok"
-            if change < 1.0 - tolerance:
+            if change < 1.0 - bound:
                 verdict = "WORSE"
                 passed = False
-            elif change > 1.0 + tolerance:
+            elif change > 1.0 + bound:
                 verdict = "better"
             rows.append((name, base_ratio, cur["ratio"], change, verdict))
     return rows, passed
@@ -158,6 +168,9 @@ def load_baseline(path):
 def write_baseline(path, model, now, reason, old):
     figures = {k: {"ratio": round(v["ratio"], 4), "us": round(v["us"], 2)}
                for k, v in now.items() if v}
+    for k, v in figures.items():
+        v.update({key: old["figures"][k][key] for key in OWN_KEYS
+                  if key in old.get("figures", {}).get(k, {})})
     # A GPU count this host does not have keeps its figures, marked with the date they were taken.
     measured = {figure_key(k)[0] for k in figures}
     for k, v in old.get("figures", {}).items():
@@ -195,6 +208,9 @@ def main(argv=None):
     print(f"GPU {model or 'unknown'}; baseline {os.path.relpath(path)}"
           f" ({old.get('updated', 'none yet')}); a figure more than {tolerance:.0%} below its"
           " baseline fails")
+    for name, entry in sorted(old["figures"].items(), key=lambda kv: figure_key(kv[0])):
+        if "tolerance" in entry and name in now:
+            print(f"  {name}: {entry['tolerance']:.0%} ({entry.get('tolerance_reason', '')})")
     print(table(rows, now))
     if args.update is not None:
         write_baseline(path, model, now, args.update.strip(), old)

@@ -1,7 +1,9 @@
 """scripts/regress.py (the GPU regression gate's verdict) on synthetic run reports whose figures
 are known by construction: the best repeat counts, the CG figure is its field passes over the
 copy bandwidth, a figure more than 5% below its baseline fails the gate, a run without a report
-fails it, and --update writes a baseline (with its reason) that the same reports then pass."""
+fails it, a figure with a tolerance of its own in the baseline is held to that one, and --update
+writes a baseline (with its reason, keeping each figure's own tolerance) that the same reports
+then pass."""
 import contextlib
 import io
 import json
@@ -90,6 +92,34 @@ class Gate(unittest.TestCase):
         self.assertTrue(out.rstrip().endswith("FAIL"), out)
         rc, out, _ = self.run_gate("--tolerance", "0.1")
         self.assertEqual(rc, 0, out)
+
+    def test_a_figure_with_its_own_tolerance(self):
+        with open(self.baseline, "w") as f:
+            json.dump({"figures": {
+                "np1_a": {"ratio": 1.0, "us": 1.0},
+                "np1_snap": {"ratio": 1.0, "us": 1.0, "tolerance": 0.3,
+                             "tolerance_reason": "the file write"}}}, f)
+        self.put("np1_a_r1", stencil_report(1.0, 1.0))
+        self.put("np1_snap_r1", stencil_report(0.75, 1.0))   # 25% below: within its 30%
+        rc, out, _ = self.run_gate()
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.row(out, "np1_snap")[-1], "ok")
+        self.assertIn("np1_snap: 30% (the file write)", out)
+        self.put("np1_snap_r1", stencil_report(1.35, 1.0))   # 35% above: better
+        self.assertEqual(self.row(self.run_gate()[1], "np1_snap")[-1], "better")
+        self.put("np1_snap_r1", stencil_report(0.65, 1.0))   # 35% below: fails
+        self.put("np1_a_r1", stencil_report(0.94, 1.0))      # the file's 5% still holds here
+        rc, out, _ = self.run_gate("--tolerance", "0.1")     # overrides the file's, not its own
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.row(out, "np1_snap")[-1], "WORSE")
+        self.assertEqual(self.row(out, "np1_a")[-1], "ok")
+        rc, out, _ = self.run_gate("--update", "new figures")
+        self.assertEqual(rc, 0, out)
+        with open(self.baseline) as f:
+            figures = json.load(f)["figures"]
+        self.assertEqual(figures["np1_snap"], {"ratio": 0.65, "us": 1.0, "tolerance": 0.3,
+                                               "tolerance_reason": "the file write"})
+        self.assertEqual(figures["np1_a"], {"ratio": 0.94, "us": 1.0})
 
     def test_rows_ordered_by_gpu_count(self):
         for name in ("np4_x", "np1_y", "np2_x", "np1_x"):
