@@ -6,6 +6,12 @@
 
 namespace gridsim {
 
+double residual_over_ranks(MPI_Comm comm, double local, TransportKind transport) {
+    if (transport == TransportKind::ipc || transport == TransportKind::nccl)
+        return sum_in_rank_order(comm, local);
+    return allreduce(comm, local, Reduce::sum);
+}
+
 // The fold and the read-back run beside the next sweep: neither lane waits for them.
 template <class T>
 void ResidualPipeline<T>::request(int recorded_read) {
@@ -14,14 +20,8 @@ void ResidualPipeline<T>::request(int recorded_read) {
 }
 
 // The wait in finish_read() is for the requesting sweep itself to finish, so it is not timed as a
-// reduction; the sum over the ranks is. A sweep's sum and each level's of a summing pass go
-// through the same sum over the ranks, so a residual has the same bits whatever the time block:
-// with the device transports (ipc, NCCL) every rank's value added in rank order, the first
-// rank's first, whatever the rank count (NCCL's own all-reduce adds in an order of its own, ring
-// or tree by size, beyond two ranks); with the host's (staged, cuda-aware) one MPI_Allreduce of
-// one double (one call for all of a pass's levels might let MPI sum in another order). Summed on
-// the host, the ranks' sums never hold a lane: on the device they held the boundary lane until
-// every rank's fold had arrived.
+// reduction; the sum over the ranks (residual_over_ranks) is. Summed on the host, the ranks' sums
+// hold no lane: on the device the boundary lane would wait for every rank's fold.
 template <class T>
 double ResidualPipeline<T>::take() {
     const Pending p = pending_.front();
@@ -30,8 +30,7 @@ double ResidualPipeline<T>::take() {
                                     : be_.sums().finish_read(p.read);
     if (topo_.size() == 1) return std::sqrt(sum);
     auto t = timer_.on_host(Phase::reduction);
-    if (halo_.reduces_on_device()) return std::sqrt(sum_in_rank_order(topo_.comm(), sum));
-    return std::sqrt(allreduce(topo_.comm(), sum, Reduce::sum));
+    return std::sqrt(residual_over_ranks(topo_.comm(), sum, transport_));
 }
 
 template class ResidualPipeline<float>;

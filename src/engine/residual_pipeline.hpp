@@ -5,19 +5,28 @@
 
 #include <deque>
 
+#include "config/config.hpp"
 #include "engine/phase_timer.hpp"
 #include "kernels/backend.hpp"
 #include "parallel/cart_topology.hpp"
-#include "parallel/halo_exchange.hpp"
 
 namespace gridsim {
+
+// A residual's local sum over the ranks of `comm`, as a run sums every one (a sweep's, and each
+// level's of a summing pass, so that they have the same bits whatever the time block): with a
+// transport that moves halos on the device (ipc, NCCL), every rank's sum added in rank order on
+// the host, whatever the rank count (NCCL's own all-reduce adds in an order of its own beyond two
+// ranks, ring or tree by size); with the host's (staged, cuda-aware), one MPI_Allreduce of one
+// double (one call for all of a pass's levels might let MPI sum in another order).
+double residual_over_ranks(MPI_Comm comm, double local, TransportKind transport);
 
 template <class T>
 class ResidualPipeline {
 public:
+    // `transport`: the run's, resolved.
     ResidualPipeline(Backend<T>& be, PhaseTimer& timer, const CartTopology& topo,
-                     HaloExchange<T>& halo)
-        : be_(be), timer_(timer), topo_(topo), halo_(halo) {}
+                     TransportKind transport)
+        : be_(be), timer_(timer), topo_(topo), transport_(transport) {}
 
     // After a sweep that summed its change: folds that sum on the device and starts copying it to
     // the host. Never waits. `recorded_read` (>= 0): a replayed sweep folded it and started
@@ -43,7 +52,7 @@ private:
     Backend<T>& be_;
     PhaseTimer& timer_;
     const CartTopology& topo_;
-    HaloExchange<T>& halo_;
+    TransportKind transport_;
     std::deque<Pending> pending_;
 };
 

@@ -20,7 +20,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
       timer_(be_.make_interval_timer(), resolved_phase_every(cfg.phase_every, be_.on_device())),
       geo_(topo_.subdomain()),
       sweeper_(be_, timer_, fields_, geo_, halos_, plan_sweeps(blocks, kind), topo_.subdomain()),
-      residuals_(be_, timer_, topo_, *halos_.halo),
+      residuals_(be_, timer_, topo_, choice_.transport),
       operator_(be_, timer_, halos_, geo_, sweeper_.plan()),
       host_(be_, fields_, topo_, dom_) {
     global_updated_ = std::llround(

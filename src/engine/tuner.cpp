@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 
+#include "engine/residual_pipeline.hpp"
 #include "engine/sweeper.hpp"
 #include "parallel/collectives.hpp"
 #include "platform/resource_checks.hpp"
@@ -106,8 +107,8 @@ SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&
 
 // A backend that sums every level of a pass over this sweep's boxes as the sweep itself would,
 // on every rank (a rank's boxes depend on its faces). Over the ranks each level's sum goes
-// through the host's sum that a sweep's goes through (ResidualPipeline::take), whatever the
-// transport and the rank count, so the global sums have the same bits.
+// through the sum a sweep's goes through (residual_over_ranks), whatever the transport and the
+// rank count, so the global sums have the same bits.
 template <class T>
 bool Tuner<T>::can_sum_in_passes() const {
     const int here =
@@ -116,12 +117,10 @@ bool Tuner<T>::can_sum_in_passes() const {
     return allreduce(topo_.comm(), here, Reduce::min) == 1;
 }
 
-// A residual's local sum summed over the ranks as the run sums it (ResidualPipeline::take).
+// A residual's local sum summed over the ranks as the run sums it.
 template <class T>
 double Tuner<T>::sum_over_ranks(double local) const {
-    if (choice_.transport == TransportKind::ipc || choice_.transport == TransportKind::nccl)
-        return sum_in_rank_order(topo_.comm(), local);
-    return allreduce(topo_.comm(), local, Reduce::sum);
+    return residual_over_ranks(topo_.comm(), local, choice_.transport);
 }
 
 // parallel.time_block. "auto": where the backend advances several sweeps per pass over memory

@@ -1,11 +1,13 @@
-// The typed collectives of parallel/collectives.hpp against values each rank can compute on its
-// own: rank r contributes r + 1 (or a value derived from it), so sums, extremes and orders are
-// known in closed form at every rank count.
+// The typed collectives of parallel/collectives.hpp, and how a residual is summed over the ranks
+// (engine/residual_pipeline.hpp), against values each rank can compute on its own: rank r
+// contributes r + 1 (or a value derived from it), so sums, extremes and orders are known in
+// closed form at every rank count.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <vector>
 
+#include "engine/residual_pipeline.hpp"
 #include "parallel/collectives.hpp"
 #include "parallel/mpi_session.hpp"
 #include "support/mpi_helpers.hpp"
@@ -62,6 +64,18 @@ TEST(Collectives, SumInRankOrderAddsFromTheFirstRank) {
     const double big = 9007199254740992.0;  // 2^53
     EXPECT_EQ(sum_in_rank_order(MPI_COMM_WORLD, rank == 0 ? big : 1.0), big);
     EXPECT_EQ(sum_in_rank_order(MPI_COMM_WORLD, rank + 1.0), size * (size + 1) / 2.0);
+}
+
+// A residual over the ranks (engine/residual_pipeline.hpp): in rank order with the transports that
+// move halos on the device, however many ranks; through MPI's sum with the host's.
+TEST(Collectives, ResidualsOfDeviceTransportsAreSummedInRankOrder) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    const double big = 9007199254740992.0;  // 2^53, as above
+    for (TransportKind t : {TransportKind::ipc, TransportKind::nccl})
+        EXPECT_EQ(residual_over_ranks(MPI_COMM_WORLD, rank == 0 ? big : 1.0, t), big);
+    for (TransportKind t : {TransportKind::staged, TransportKind::cuda_aware})
+        EXPECT_EQ(residual_over_ranks(MPI_COMM_WORLD, rank + 1.0, t), size * (size + 1) / 2.0);
 }
 
 TEST(Collectives, MaxlocNamesTheLowestRankOfTheLargestValue) {
