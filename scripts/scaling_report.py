@@ -37,14 +37,18 @@ def compute_text(study, first, last):
     the two lanes run at the same time, so their sum can exceed the step."""
     weak = study["kind"] == "weak"
     perfect, ratio = lib.compute_division(first["ranks"], first["compute_s"], last["ranks"], last["compute_s"], weak)
-    parts = "it and the vector operations" if last["vector_s"] > 0 else "it"
+    vectors = last["vector_s"] > 0
+    parts = "it and the vector operations" if vectors else "it"
     beyond = last["time_per_step_s"] - last["compute_s"] - last["vector_s"]
     if beyond >= 0:
         rest = (f"the step {1e3 * beyond:.4f} ms more than {parts} (transfers, reductions and waits not "
                 "hidden behind them)")
-    else:
+    elif vectors:
         rest = (f"the step {1e3 * -beyond:.4f} ms less than {parts} together: they overlapped (the two "
                 "lanes ran at the same time)")
+    else:
+        rest = (f"the step {1e3 * -beyond:.4f} ms less than it: the interior and the boundary shell "
+                "overlapped (the two lanes ran at the same time)")
     return (f"At N={last['ranks']} the compute phase (interior + boundary shell, mean over ranks) takes "
             f"{1e3 * last['compute_s']:.4f} ms, {percent(ratio)} of perfect "
             f"{'weak scaling' if weak else 'division'} of N={first['ranks']}'s ({1e3 * perfect:.4f} ms), and "

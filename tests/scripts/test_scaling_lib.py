@@ -104,6 +104,11 @@ class ComputeText(unittest.TestCase):
         self.assertIn("ran at the same time", text)
         self.assertNotIn("not hidden", text)
 
+    def test_a_step_shorter_than_its_compute_alone_names_the_two_lanes(self):
+        text = scaling_report.compute_text({"kind": "strong"}, self.row(1, 0.26, 0.26), self.row(4, 0.074, 0.10))
+        self.assertIn("the step 0.0260 ms less than it: the interior and the boundary shell overlapped", text)
+        self.assertNotIn("together", text)
+
 
 class Decomposition(unittest.TestCase):
     def test_halo_traffic_counts_faces_of_the_largest_block(self):
