@@ -98,16 +98,12 @@ public:
     // Makes `lane`'s later work wait for the last fold, and so for every earlier one (before a
     // collective on that lane uses a result).
     virtual void join_fold(Lane lane) = 0;
-    // Copies one double from backend memory to the host without waiting, ordered after the last
-    // fold, or after the boundary lane's work so far, and returns the read's id; finish_read(id)
+    // Folds the partials as fold_residual() does and copies the folded sum to the host without
+    // waiting (a backend may do both in one launch); returns the read's id. finish_read(id)
     // waits for that read and returns its value. At most kReads reads are unfinished at a time.
-    enum class ReadAfter { fold, boundary_lane };
     static constexpr int kReads = 8;
-    virtual int start_read(const double* src, ReadAfter after) = 0;
-    virtual double finish_read(int id) = 0;
-    // fold_residual() and start_read() of its result, where nothing (no all-reduce) comes
-    // between them; a backend may do both in one launch.
     virtual int fold_and_read() = 0;
+    virtual double finish_read(int id) = 0;
 };
 
 // Deterministic reductions over a box, returned to the host (they wait for both lanes): the same
@@ -233,7 +229,8 @@ public:
 // host time than the GPU spends on them; a replay is one call. Between begin_capture() and
 // end_capture() the work of both lanes is recorded, not run: no call may wait for the device,
 // and a fold (fold_residual) runs on the boundary lane into memory the recording owns, as does a
-// read started then (start_read's id is then -1: launch() returns the id of each replay's read).
+// read started then (fold_and_read's id is then -1: launch() returns the id of each replay's
+// read).
 // `sum_read_by_host`: a residual recorded now ends in fold_and_read() (nothing on the device uses
 // its sum), so the backend may leave the fold to finish_read(). The backend must not be used
 // from another thread meanwhile.
@@ -255,7 +252,6 @@ public:
 template <class T>
 class Backend {
 public:
-    using ReadAfter = FoldedSums::ReadAfter;
     static constexpr int kReads = FoldedSums::kReads;
     static constexpr int kSumSlots = VectorOps<T>::kSumSlots;
 

@@ -225,13 +225,12 @@ public:
     }
     void join_fold(Lane /*lane*/) override {}
     // Reads complete at once; the value waits in a ring slot for finish_read.
-    int start_read(const double* src, typename Backend<T>::ReadAfter /*after*/) override {
+    int fold_and_read() override {
         const int id = static_cast<int>(reads_issued_++ % Backend<T>::kReads);
-        reads_[id] = *src;
+        reads_[id] = *fold_residual();
         return id;
     }
     double finish_read(int id) override { return reads_[id]; }
-    int fold_and_read() override { return start_read(fold_residual(), ReadAfter::fold); }
 
     void pack(FieldView<const T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
         for_each_face_row(m, [&](int f, int i, int j, int k, long long at, std::size_t bytes) {

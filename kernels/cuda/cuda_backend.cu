@@ -252,9 +252,6 @@ public:
         return residuals_.finish_read_level(id, level);
     }
     void join_fold(Lane lane) override { residuals_.join_fold(lanes_.stream(lane)); }
-    int start_read(const double* src, ReadAfter after) override {
-        return residuals_.start_read(src, after == ReadAfter::fold);
-    }
     int fold_and_read() override { return residuals_.fold_and_read(); }
     double finish_read(int id) override { return residuals_.finish_read(id); }
     void begin_capture(bool sum_read_by_host) override {

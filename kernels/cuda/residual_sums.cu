@@ -212,23 +212,16 @@ void ResidualSums::join_fold(cudaStream_t s) {
     GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(s, fold_done_[1 - partial_set_].get(), 0));
 }
 
-int ResidualSums::start_read(const double* src, bool after_fold) {
-    if (capture_) {
-        capture_->read_used = true;
-        GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(capture_->read->host.data(), src, sizeof(double),
-                                           cudaMemcpyDeviceToHost, lanes_.boundary()));
-        return -1;
-    }
-    const cudaStream_t s = after_fold ? reduce_.get() : lanes_.boundary();
+int ResidualSums::read_after_fold(const double* src) {
     const int id = static_cast<int>(reads_issued_++ % kReads);
-    GRIDSIM_CUDA_CHECK(
-        cudaMemcpyAsync(reads_[id]->host.data(), src, sizeof(double), cudaMemcpyDeviceToHost, s));
-    reads_[id]->done.record(s);
+    GRIDSIM_CUDA_CHECK(cudaMemcpyAsync(reads_[id]->host.data(), src, sizeof(double),
+                                       cudaMemcpyDeviceToHost, reduce_.get()));
+    reads_[id]->done.record(reduce_.get());
     return id;
 }
 
 int ResidualSums::fold_and_read() {
-    if (!capture_) return start_read(fold_residual(), true);
+    if (!capture_) return read_after_fold(fold_residual());
     capture_->read_used = true;
     if (capture_->partials_on_host) {
         lanes_.join_interior(recording());  // the replay's end then covers every block's partial

@@ -37,12 +37,11 @@ public:
     // Room for `more` block partials after those already written this check.
     double* partial_slots(long long more);
     // FoldedSums and LevelSums: fold_residual, fold_and_read_levels, finish_read_level, join_fold,
-    // start_read, fold_and_read, finish_read, begin_capture and end_capture.
+    // fold_and_read, finish_read, begin_capture and end_capture.
     double* fold_residual();
     int fold_and_read_levels(int levels);
     double finish_read_level(int id, int level);
     void join_fold(cudaStream_t s);
-    int start_read(const double* src, bool after_fold);
     int fold_and_read();
     double finish_read(int id);
     void begin_capture(bool sum_read_by_host);
@@ -55,6 +54,8 @@ public:
 private:
     struct Capture;
     double* fold_in_capture(double* host = nullptr);
+    // Copies the sum at `src` to a read slot on the fold's stream, after the last fold.
+    int read_after_fold(const double* src);
     ReadSlot& finished(int id);
     double* fold_set(int parts, double* host);
 

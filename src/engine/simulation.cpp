@@ -65,16 +65,6 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
              Lane::boundary);
     be_.wait(Lane::boundary);
     fields_.reset(plan().block);
-    connect_device_sums();
-}
-
-template <class T>
-void Simulation<T>::connect_device_sums() {
-    if (!reduces_on_device()) return;
-    double* sum = be_.sums().fold_residual();
-    be_.sums().join_fold(Lane::boundary);
-    halos_.halo->allreduce_sum_on_lane(sum, 1);
-    be_.wait(Lane::boundary);
 }
 
 // A single sweep is a sweep with its residual.

@@ -112,9 +112,6 @@ private:
     SweepPlan plan_sweeps(Blocks blocks, StencilKind kind);
     // Blocks the host until both lanes' work so far is done.
     void wait_for_lanes();
-    // NCCL connects the ranks for a collective at its first use, a cost that would otherwise land
-    // in the first timed sum on the device (the CG's): one empty all-reduce pays it.
-    void connect_device_sums();
     // Waits for both lanes, then times a host reduction from there on.
     PhaseTimer::Scope time_host_reduction();
 

@@ -243,11 +243,10 @@ void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T
         be_.time_blocking()->apply_levels(p, a, b, updated, geo_.live, k, Lane::boundary);
     } else if (k == 1) {
         be_.apply(p, a, b, updated, Lane::boundary, StencilSum::change);
-        double* sum = be_.sums().fold_residual();
         if (topo_.size() > 1) {
-            const double local =
-                be_.sums().finish_read(be_.sums().start_read(sum, Backend<T>::ReadAfter::fold));
-            (void)sum_over_ranks(local);
+            (void)sum_over_ranks(be_.sums().finish_read(be_.sums().fold_and_read()));
+        } else {
+            (void)be_.sums().fold_residual();
         }
     } else {
         be_.level_sums()->start_summing_pass(geo_.sum_boxes, k);

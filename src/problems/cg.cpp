@@ -21,6 +21,15 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
       allreduce_timer_(on_device_ ? be_.make_interval_timer() : make_wall_clock_timer()) {
     if (settings_.jacobi_preconditioner) z_ = sim.make_field();
     be_.vector_ops().prepare();  // start-up work, outside the timed steps
+    if (on_device_) connect_device_sums();
+}
+
+template <class T>
+void ConjugateGradient<T>::connect_device_sums() {
+    double* sum = be_.sums().fold_residual();
+    be_.sums().join_fold(Lane::boundary);
+    sim_.allreduce_on_lane(sum, 1);
+    be_.wait(Lane::boundary);
 }
 
 template <class T>

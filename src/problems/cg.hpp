@@ -59,6 +59,9 @@ private:
     [[nodiscard]] FieldView<T> z() { return (z_ ? *z_ : r_).view(); }
     // z = r / d (BLAS sequence; nothing without a preconditioner).
     void precondition();
+    // NCCL connects the ranks for a collective at its first use, a cost that would otherwise land
+    // in the first timed all-reduce: one empty all-reduce on the device pays it at start-up.
+    void connect_device_sums();
     void setup(FieldView<T> x);
     void iterate_blas(FieldView<T> x, double& rz, double& rr);
     void iterate_fused(FieldView<T> x, double& rz, double& rr);

@@ -152,9 +152,7 @@ TEST(CpuBackend, HandsOverItsPartsAndOnlyTheLevelSumsCapability) {
     EXPECT_EQ(be->levels_per_pass(2), 1);
     EXPECT_EQ(be->levels_per_pass(3), 1);
     // The required parts are there and work: a fold of nothing is zero, read back by id.
-    const int id =
-        be->sums().start_read(be->sums().fold_residual(), Backend<double>::ReadAfter::fold);
-    EXPECT_EQ(be->sums().finish_read(id), 0.0);
+    EXPECT_EQ(be->sums().finish_read(be->sums().fold_and_read()), 0.0);
     auto f = be->allocate_field(FieldExtents::make(2, {4, 3, 1}, 1, be->row_alignment()));
     be->fill(f.view(), Box{{0, 0, 0}, {4, 3, 1}}, 2.0);
     EXPECT_EQ(be->reductions().sum_sq(f.view(), Box{{0, 0, 0}, {4, 3, 1}}), 48.0);
