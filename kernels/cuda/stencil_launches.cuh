@@ -48,10 +48,15 @@ public:
                                cfg().points);
         const LaunchDefaults d2 = defaults(2);
         const LaunchDefaults d3 = defaults(3);
+        const std::string fewer_rows =
+            sizeof(T) == 4
+                ? fmt::format(", {}x{} from 2^{}", d2.block_x, StreamShapes<T>::kSumBlockY,
+                              StreamShapes<T>::kSumFewerRowsFromBits)
+                : "";
         const std::string summing =
             cfg().points == 0 && cfg().kernel == KernelKind::stream
-                ? fmt::format(" ({} summing boxes of 2^{} points or more)", 2 * d2.points,
-                              StreamShapes<T>::kSumRowsFromBits)
+                ? fmt::format(" ({} summing boxes of 2^{} points or more{})", 2 * d2.points,
+                              StreamShapes<T>::kSumRowsFromBits, fewer_rows)
                 : "";
         return fmt::format("{} 2D {}x{} points {}{} / 3D {}x{} points {}", kind, d2.block_x,
                            d2.block_y, cfg().points != 0 ? cfg().points : d2.points, summing,

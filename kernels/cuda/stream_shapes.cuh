@@ -18,6 +18,10 @@ public:
     static constexpr int kVector = 16 / static_cast<int>(sizeof(T));
     static constexpr int kSumRowsFromBits = 21;
     static constexpr std::int64_t kSumRowsFrom = std::int64_t{1} << kSumRowsFromBits;
+    // A float 2D jacobi residual box of at least this many points walks in blocks of kSumBlockY
+    // warps along y (docs/tuning.md, "Summing launches' block rows").
+    static constexpr int kSumFewerRowsFromBits = 23;
+    static constexpr int kSumBlockY = 2;
 
     explicit StreamShapes(const LaunchConfig& cfg) : cfg_(cfg) {}
 
@@ -46,7 +50,7 @@ public:
         const bool summing = sum != StencilSum::none;
         const LaunchDefaults d = defaults(Dims);
         const int bx = cfg_.block_x != 0 ? cfg_.block_x : d.block_x;
-        const int by = cfg_.block_x != 0 ? cfg_.block_y : d.block_y;
+        const int by = cfg_.block_x != 0 ? cfg_.block_y : default_block_y(b, Dims, sum, vector);
         int points = cfg_.points != 0 ? cfg_.points : d.points;
         // A 2D stream box of at least kSumRowsFrom points that sums walks twice the rows per
         // thread: half the blocks, so half the per-block sums to store and fold (docs/tuning.md,
@@ -85,6 +89,17 @@ public:
     }
 
 private:
+    // The default block's warps along y: kSumBlockY for a float 2D jacobi residual box of at least
+    // 2^kSumFewerRowsFromBits points (its summing pass cuts its chunks in whole blocks' rows, so
+    // shorter blocks let more chunks fill one wave), else the variant's. A function of the box
+    // alone, as the rows per thread are.
+    [[nodiscard]] int default_block_y(const Box& b, int dims, StencilSum sum, int vector) const {
+        if (sizeof(T) == 4 && sums_in_warps(dims, sum, vector) &&
+            b.count() >= (std::int64_t{1} << kSumFewerRowsFromBits))
+            return kSumBlockY;
+        return defaults(dims).block_y;
+    }
+
     // A 2D jacobi residual walked in packs with the default shapes: its x blocks are whole warps,
     // laid out as a summing pass's.
     [[nodiscard]] bool sums_in_warps(int dims, StencilSum sum, int vector) const {
