@@ -82,14 +82,14 @@ TEST(GpuLevels3d, AutoAndTilesAreBitwiseOneSweepPerPass) {
 // stop sweep bitwise those of one sweep per pass, with overlap "auto", on one rank and on this
 // run's ranks split along y (each level's sum added over the ranks on the host, as a sweep's:
 // transports staged, ipc and nccl, at every rank count). On several ranks "auto" times the
-// exchanging pass split (the sweep's shell slabs,
-// then the halos beside the interior) against fused, and overlap = true always splits it: both
-// launch one layout's partials from two lanes. The decks cover interiors that sum 8 rows per thread
-// (2^21 points or more) and 4, widths off the 16-byte packs, the benchmark's periodic rows (shell
-// slabs summed before the interior) and Dirichlet faces, float and double, and a tolerance met
-// inside a pass; "auto" times one sweep per pass (on one rank replayed from recordings where the
-// run records its residual sweeps) against summing passes of 2 to 4 sweeps, and takes the fastest
-// it reports.
+// exchanging pass split (the sweep's shell slabs, then the halos beside the interior) against
+// fused, and overlap = true always splits it: both launch one layout's partials from two lanes.
+// The decks cover interiors that sum 8 rows per thread (2^21 points or more) and 4, float
+// interiors summed in blocks of 32 x 2 threads (2^23 points or more on every rank) beside shell
+// slabs in 32 x 4, widths off the 16-byte packs, the benchmark's periodic rows (shell slabs summed
+// before the interior) and Dirichlet faces, float and double, and a tolerance met inside a pass;
+// "auto" times one sweep per pass (on one rank replayed from recordings where the run records its
+// residual sweeps) against summing passes of 2 to 4 sweeps, and takes the fastest it reports.
 TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
     GRIDSIM_REQUIRE_GPU();
     const std::vector<std::string> decks = {
@@ -97,6 +97,8 @@ TEST(GpuSummingPasses, ResidualEverySweepIsBitwiseOneSweepPerPass) {
         "\"benchmark\"\n[time]\nsteps = 37\nnorm_every = 1\n",
         "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [1530, 1450]\n"
         "[boundary]\nkind = \"benchmark\"\n[time]\nsteps = 23\nnorm_every = 1\n",
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [2100, 16400]\n[boundary]\nkind = "
+        "\"benchmark\"\n[time]\nsteps = 11\nnorm_every = 1\n",
         "[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 123]\n[boundary]\nkind = "
         "\"benchmark\"\n[time]\nsteps = 29\nnorm_every = 1\n",
         "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [517, 260]\n"
