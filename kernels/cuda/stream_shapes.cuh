@@ -21,6 +21,7 @@ public:
     // A float 2D jacobi residual box of at least this many points walks in blocks of kSumBlockY
     // warps along y (docs/tuning.md, "Summing launches' block rows").
     static constexpr int kSumFewerRowsFromBits = 23;
+    static constexpr std::int64_t kSumFewerRowsFrom = std::int64_t{1} << kSumFewerRowsFromBits;
     static constexpr int kSumBlockY = 2;
 
     explicit StreamShapes(const LaunchConfig& cfg) : cfg_(cfg) {}
@@ -50,7 +51,7 @@ public:
         const bool summing = sum != StencilSum::none;
         const LaunchDefaults d = defaults(Dims);
         const int bx = cfg_.block_x != 0 ? cfg_.block_x : d.block_x;
-        const int by = cfg_.block_x != 0 ? cfg_.block_y : default_block_y(b, Dims, sum, vector);
+        const int by = cfg_.block_x != 0 ? cfg_.block_y : default_block_y(b, Dims, sum, vector, d);
         int points = cfg_.points != 0 ? cfg_.points : d.points;
         // A 2D stream box of at least kSumRowsFrom points that sums walks twice the rows per
         // thread: half the blocks, so half the per-block sums to store and fold (docs/tuning.md,
@@ -90,14 +91,14 @@ public:
 
 private:
     // The default block's warps along y: kSumBlockY for a float 2D jacobi residual box of at least
-    // 2^kSumFewerRowsFromBits points (its summing pass cuts its chunks in whole blocks' rows, so
-    // shorter blocks let more chunks fill one wave), else the variant's. A function of the box
+    // kSumFewerRowsFrom points (its summing pass cuts its chunks in whole blocks' rows, so shorter
+    // blocks let more chunks fill one wave), else the variant's (`d`). A function of the box
     // alone, as the rows per thread are.
-    [[nodiscard]] int default_block_y(const Box& b, int dims, StencilSum sum, int vector) const {
-        if (sizeof(T) == 4 && sums_in_warps(dims, sum, vector) &&
-            b.count() >= (std::int64_t{1} << kSumFewerRowsFromBits))
+    [[nodiscard]] int default_block_y(const Box& b, int dims, StencilSum sum, int vector,
+                                      const LaunchDefaults& d) const {
+        if (sizeof(T) == 4 && sums_in_warps(dims, sum, vector) && b.count() >= kSumFewerRowsFrom)
             return kSumBlockY;
-        return defaults(dims).block_y;
+        return d.block_y;
     }
 
     // A 2D jacobi residual walked in packs with the default shapes: its x blocks are whole warps,
