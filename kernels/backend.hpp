@@ -77,7 +77,8 @@ public:
     Recording(const Recording&) = delete;
     Recording& operator=(const Recording&) = delete;
     virtual ~Recording() = default;
-    // Replays the work; returns the id of the read it ends with (FoldedSums::finish_read), or -1.
+    // Replays the work; returns the id of its first read (FoldedSums::finish_read), or -1. A
+    // recording of two residual sweeps reads two sums, the second's id the first's plus one.
     virtual int launch() = 0;
 };
 
@@ -228,9 +229,9 @@ public:
 // (CUDA graphs): at small subdomains issuing a step's launches, copies and events costs more
 // host time than the GPU spends on them; a replay is one call. Between begin_capture() and
 // end_capture() the work of both lanes is recorded, not run: no call may wait for the device,
-// and a fold (fold_residual) runs on the boundary lane into memory the recording owns, as does a
-// read started then (fold_and_read's id is then -1: launch() returns the id of each replay's
-// read).
+// and a fold (fold_residual) runs on the boundary lane into memory the recording owns, as do the
+// reads started then, at most two (fold_and_read's id is then -1: launch() returns the id of each
+// replay's first read).
 // `sum_read_by_host`: a residual recorded now ends in fold_and_read() (nothing on the device uses
 // its sum), so the backend may leave the fold to finish_read(). The backend must not be used
 // from another thread meanwhile.

@@ -107,6 +107,8 @@ constexpr long long kHostFoldPartials = 8192;
 
 constexpr int kMaxReadValues = 8;  // a summing pass's levels
 
+constexpr int kMostRecordedReads = 2;  // a pair of residual sweeps
+
 }  // namespace
 
 // One double read back to the host: a page-locked slot and the event after which it holds the
@@ -127,49 +129,56 @@ struct ReadSlot {
 
 namespace {
 
-// A recorded sweep (a CUDA graph) and the memory its work uses besides the fields: the block
-// partials (those the host folds are its read slot's) and folded sum of a residual, and the
-// slot its read-back lands in.
+// A recorded sweep or pair of sweeps (a CUDA graph) and the memory its work uses besides the
+// fields: the block partials (those the host folds are its read slots') and folded sum of a
+// residual, and the slots its reads land in (ids from `first_read` on, in order).
 class CudaRecording final : public Recording {
 public:
-    CudaRecording(cudaGraph_t graph, cudaStream_t stream, ReadSlot* read, int read_id,
-                  Buffer<double> partials, Buffer<double> result)
+    CudaRecording(cudaGraph_t graph, cudaStream_t stream, std::vector<ReadSlot*> reads,
+                  int first_read, Buffer<double> partials, Buffer<double> result)
         : exec_(graph),
           stream_(stream),
-          read_(read),
-          read_id_(read_id),
+          reads_(std::move(reads)),
+          first_read_(first_read),
           partials_(std::move(partials)),
           result_(std::move(result)) {}
 
     int launch() override {
-        if (read_ != nullptr && read_->unread)
-            throw std::logic_error("a recording replayed before its last read was finished");
+        for (const ReadSlot* r : reads_) {
+            if (r->unread)
+                throw std::logic_error("a recording replayed before its last read was finished");
+        }
         exec_.launch(stream_);
-        if (read_ == nullptr) return -1;
-        read_->done.record(stream_);
-        read_->unread = true;
-        return read_id_;
+        if (reads_.empty()) return -1;
+        for (ReadSlot* r : reads_) {
+            r->done.record(stream_);
+            r->unread = true;
+        }
+        return first_read_;
     }
 
 private:
     GraphExec exec_;
     cudaStream_t stream_;
-    ReadSlot* read_;
-    int read_id_;
+    std::vector<ReadSlot*> reads_;
+    int first_read_;
     Buffer<double> partials_;
     Buffer<double> result_;
 };
 
 }  // namespace
 
-// While recording: the recording's partials and folded sum, and its read's slot.
+// While recording: the recording's partials and folded sum, and its reads' slots.
 struct ResidualSums::Capture {
     Buffer<double> partials;  // device memory, or page-locked where partials_on_host
     bool partials_on_host = false;
     long long used = 0;
     Buffer<double> result = device_buffer<double>(1);
-    std::unique_ptr<ReadSlot> read;  // where a read started while recording lands
-    bool read_used = false;
+    // Where the reads started while recording land, and the page-locked partials of the next
+    // read the host folds: allocated before the capture, which may not allocate.
+    std::vector<std::unique_ptr<ReadSlot>> reads;
+    int reads_used = 0;
+    Buffer<double> spare_partials;
 };
 
 ResidualSums::ResidualSums(Lanes& lanes)
@@ -222,14 +231,16 @@ int ResidualSums::read_after_fold(const double* src) {
 
 int ResidualSums::fold_and_read() {
     if (!capture_) return read_after_fold(fold_residual());
-    capture_->read_used = true;
+    if (capture_->reads_used == kMostRecordedReads)
+        throw std::logic_error("a recording reads back more sums than it has slots for");
+    ReadSlot& read = *capture_->reads[static_cast<std::size_t>(capture_->reads_used++)];
     if (capture_->partials_on_host) {
         lanes_.join_interior(recording());  // the replay's end then covers every block's partial
-        capture_->read->fold_count = capture_->used;
-        capture_->read->partials = std::move(capture_->partials);
+        read.fold_count = capture_->used;
+        read.partials = std::exchange(capture_->partials, std::move(capture_->spare_partials));
         capture_->used = 0;
     } else {
-        fold_in_capture(capture_->read->host.data());
+        fold_in_capture(read.host.data());
     }
     return -1;
 }
@@ -242,11 +253,13 @@ double ResidualSums::finish_read(int id) {
 
 void ResidualSums::begin_capture(bool sum_read_by_host) {
     capture_ = std::make_unique<Capture>();
-    capture_->read = std::make_unique<ReadSlot>();
     const auto most = static_cast<std::size_t>(std::max(most_partials_, 1LL));
     capture_->partials_on_host = sum_read_by_host && most_partials_ <= kHostFoldPartials;
     capture_->partials =
         capture_->partials_on_host ? pinned_buffer<double>(most) : device_buffer<double>(most);
+    if (capture_->partials_on_host) capture_->spare_partials = pinned_buffer<double>(most);
+    for (int i = 0; i < kMostRecordedReads; ++i)
+        capture_->reads.push_back(std::make_unique<ReadSlot>());
     GRIDSIM_CUDA_CHECK(cudaStreamBeginCapture(lanes_.boundary(), cudaStreamCaptureModeThreadLocal));
 }
 
@@ -255,14 +268,13 @@ std::unique_ptr<Recording> ResidualSums::end_capture() {
     cudaGraph_t graph = nullptr;
     GRIDSIM_CUDA_CHECK(cudaStreamEndCapture(lanes_.boundary(), &graph));
     std::unique_ptr<Capture> c = std::move(capture_);
-    ReadSlot* read = nullptr;
-    int read_id = -1;
-    if (c->read_used) {
-        read_id = static_cast<int>(reads_.size());
-        read = c->read.get();
-        reads_.push_back(std::move(c->read));
+    const int first_read = static_cast<int>(reads_.size());
+    std::vector<ReadSlot*> reads;
+    for (int i = 0; i < c->reads_used; ++i) {
+        reads.push_back(c->reads[static_cast<std::size_t>(i)].get());
+        reads_.push_back(std::move(c->reads[static_cast<std::size_t>(i)]));
     }
-    return std::make_unique<CudaRecording>(graph, lanes_.boundary(), read, read_id,
+    return std::make_unique<CudaRecording>(graph, lanes_.boundary(), std::move(reads), first_read,
                                            std::move(c->partials), std::move(c->result));
 }
 

@@ -48,6 +48,19 @@ public:
     }
     [[nodiscard]] Entry& pair(int parity) { return pairs_[parity]; }
 
+    // A pair of residual sweeps replays once both single residual sweeps ran unrecorded. Each
+    // parity has two recordings, replayed in turn: a pair's reads are taken after the next pair
+    // is launched, and a recording's next replay would overwrite them.
+    [[nodiscard]] bool residual_pair_ready() const {
+        return plan_.record_sweeps && plan_.record_residuals && sweeps_[0][0][1].ran &&
+               sweeps_[0][1][1].ran;
+    }
+    [[nodiscard]] Entry& residual_pair(int parity) {
+        const int turn = residual_pair_turn_[parity];
+        residual_pair_turn_[parity] = 1 - turn;
+        return residual_pairs_[parity][turn];
+    }
+
     // Replays `e`, capturing what `capture` issues first if need be (`read_on_host`: the capture
     // ends in a read the host sums); returns the id of the read it ends with, or -1. A replay
     // waits for the work issued before it on the boundary lane only: after a sweep that ran
@@ -71,6 +84,8 @@ private:
     bool lanes_joined_ = true;  // no unrecorded work since the last replay
     std::array<std::array<std::array<Entry, 2>, 2>, kMaxTimeBlock> sweeps_;
     std::array<Entry, 2> pairs_;
+    std::array<std::array<Entry, 2>, 2> residual_pairs_;  // [parity][turn]
+    std::array<int, 2> residual_pair_turn_{0, 0};
 };
 
 }  // namespace gridsim

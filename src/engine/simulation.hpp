@@ -50,6 +50,14 @@ public:
 
     // Residuals (engine/residual_pipeline.hpp): after sweep(p, true); the oldest; forget all.
     void request_residual() { residuals_.request(sweeper_.take_recorded_read()); }
+    // Two sweeps with their residuals requested, replayed as one recording where
+    // pairs_residuals() holds (Sweeper::residual_pair).
+    [[nodiscard]] bool pairs_residuals() const { return sweeper_.pairs_residuals(); }
+    void residual_pair(const StencilParams<T>& p) {
+        const int read = sweeper_.residual_pair(p);
+        residuals_.request(read);
+        residuals_.request(read + 1);
+    }
     double take_residual() { return residuals_.take(); }
     void drop_residuals() { residuals_.drop(); }
 

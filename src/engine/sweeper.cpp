@@ -1,5 +1,7 @@
 #include "engine/sweeper.hpp"
 
+#include <stdexcept>
+
 namespace gridsim {
 
 template <class T>
@@ -53,18 +55,31 @@ void Sweeper<T>::sweep_pair(const StencilParams<T>& p) {
         sweep(p);
         return;
     }
+    (void)replay_pair(p, StencilSum::none, cache_.pair(fields_.parity()));
+}
+
+template <class T>
+int Sweeper<T>::residual_pair(const StencilParams<T>& p) {
+    if (!pairs_residuals()) throw std::logic_error("a residual pair where none replays");
+    return replay_pair(p, StencilSum::change, cache_.residual_pair(fields_.parity()));
+}
+
+template <class T>
+int Sweeper<T>::replay_pair(const StencilParams<T>& p, StencilSum sum,
+                            typename GraphCache<T>::Entry& e) {
     fields_.settle_download(be_, 0);
     fields_.settle_download(be_, 1);
     timer_.start_pass();
     timer_.start_pass();
-    (void)cache_.replay(cache_.pair(fields_.parity()), false, [&] {
-        sweep_work(p, StencilSum::none, 0);
+    const int read = cache_.replay(e, sum != StencilSum::none, [&] {
+        capture_sweep(p, sum, 0);
         fields_.swap();
-        sweep_work(p, StencilSum::none, 0);
+        capture_sweep(p, sum, 0);
         fields_.swap();
     });
     fields_.advance(0, plan_.block);
     fields_.advance(0, plan_.block);
+    return read;
 }
 
 // With temporal blocking the sweep also updates the halo layers that stay valid: a point

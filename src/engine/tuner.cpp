@@ -16,33 +16,41 @@ namespace gridsim {
 
 namespace {
 
-// One rank's residual sweeps as a run replays them (Sweeper::sweep with a residual, then the
-// residual pipeline): two recordings, `a` into `b` and back, each a sweep over the updated points
-// that sums its change and ends in fold_and_read, replayed in turn, each one's read finished (the
-// host folds the partials) after the next is issued. Each direction first runs once unrecorded,
-// as a run's first sweep of a kind does (it sizes the partials a recording holds).
+// One rank's residual sweeps as a run replays them (Sweeper::sweep with a residual, or
+// Sweeper::residual_pair where the run pairs them, then the residual pipeline): two recordings
+// from `a`, replayed in turn, each one sweep over the updated points into `b` (the other from `b`
+// into `a`) or a pair (`a` into `b` and back), every sweep summing its change and ending in
+// fold_and_read; a replay's reads are finished (the host folds the partials) after the next
+// replay is issued. Each direction first runs once unrecorded, as a run's first sweep of a kind
+// does (it sizes the partials a recording holds).
 template <class T>
 class ReplayedSweeps {
 public:
     ReplayedSweeps(Backend<T>& be, const StencilParams<T>& p, FieldView<T> a, FieldView<T> b,
-                   const Box& updated)
-        : be_(be) {
+                   const Box& updated, bool pairs)
+        : be_(be), per_replay_(pairs ? 2 : 1) {
+        auto sweep = [&](int d) {
+            be_.apply(p, d == 0 ? a : b, d == 0 ? b : a, updated, Lane::boundary,
+                      StencilSum::change);
+        };
         for (int d = 0; d < 2; ++d) {
-            FieldView<T> from = d == 0 ? a : b;
-            FieldView<T> to = d == 0 ? b : a;
-            be_.apply(p, from, to, updated, Lane::boundary, StencilSum::change);
+            sweep(d);
             (void)be_.sums().finish_read(be_.sums().fold_and_read());
+        }
+        for (int r = 0; r < 2; ++r) {
             be_.recorder()->begin_capture(true);
-            be_.apply(p, from, to, updated, Lane::boundary, StencilSum::change);
-            (void)be_.sums().fold_and_read();
-            recordings_[d] = be_.recorder()->end_capture();
+            for (int i = 0; i < per_replay_; ++i) {
+                sweep(pairs ? i : r);
+                (void)be_.sums().fold_and_read();
+            }
+            recordings_[r] = be_.recorder()->end_capture();
         }
     }
     ReplayedSweeps(const ReplayedSweeps&) = delete;
     ReplayedSweeps& operator=(const ReplayedSweeps&) = delete;
 
-    // `n` sweeps, every read finished by the time it returns.
-    void sweeps(int n) {
+    // `n` replays (n x per_replay() sweeps), every read finished by the time it returns.
+    void replays(int n) {
         for (int i = 0; i < n; ++i) {
             const int read = recordings_[next_]->launch();
             next_ = 1 - next_;
@@ -51,14 +59,17 @@ public:
         }
         finish();
     }
+    [[nodiscard]] int per_replay() const { return per_replay_; }
 
 private:
     void finish() {
-        if (unread_ >= 0) (void)be_.sums().finish_read(unread_);
+        for (int i = 0; unread_ >= 0 && i < per_replay_; ++i)
+            (void)be_.sums().finish_read(unread_ + i);
         unread_ = -1;
     }
 
     Backend<T>& be_;
+    int per_replay_;
     std::array<std::unique_ptr<Recording>, 2> recordings_;
     int next_ = 0;
     int unread_ = -1;
@@ -173,8 +184,9 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
 // one pass to warm up, then the fastest of three rounds of passes that take about a millisecond
 // on the slowest rank. The fields are zero; a pass's time does not depend on the values. Where
 // the run replays its residual sweeps from recordings (replays_residual_sweeps), k = 1 is timed
-// so too (ReplayedSweeps): a launch and a fold kernel per sweep cost a small subdomain more than
-// the replay whose partials the host folds, and the trial would pick a k the run is slower at.
+// so too (ReplayedSweeps, in pairs where the run has no tolerance): a launch and a fold kernel
+// per sweep cost a small subdomain more than the replay whose partials the host folds, and the
+// trial would pick a k the run is slower at.
 template <class T>
 int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
     auto extents = [&](int k) {
@@ -187,12 +199,12 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
         Field<T> b = be_.allocate_field(extents(k));
         std::unique_ptr<ReplayedSweeps<T>> replayed;
         if (k == 1 && blocks_ == Blocks::summing && replays_residual_sweeps())
-            replayed =
-                std::make_unique<ReplayedSweeps<T>>(be_, p, a.view(), b.view(), geo_.updated);
+            replayed = std::make_unique<ReplayedSweeps<T>>(be_, p, a.view(), b.view(), geo_.updated,
+                                                           cfg_.number("time.tolerance") <= 0);
         auto passes = [&](int n) {
             const auto t0 = std::chrono::steady_clock::now();
             if (replayed) {
-                replayed->sweeps(n);
+                replayed->replays(n);
             } else {
                 for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), k);
             }
@@ -211,7 +223,7 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
             const double t = passes(n);
             best = round == 0 ? t : std::min(best, t);
         }
-        return best / (static_cast<double>(n) * k);
+        return best / (static_cast<double>(n) * (replayed ? replayed->per_replay() : k));
     };
     const TrialChoice c = agree_on_fastest(topo_.comm(), candidates, seconds_per_sweep);
     for (std::size_t i = 0; i < candidates.size(); ++i)

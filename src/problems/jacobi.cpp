@@ -22,7 +22,8 @@ namespace {
 // (it sums its own change) nor, with a tolerance, the sweep after one (it may be undone;
 // without a tolerance nothing is undone, and that sweep starts a block). A
 // residual is read at once where something needs it at that sweep (a progress line, an output,
-// the last sweep).
+// the last sweep). Without a tolerance two residual sweeps in a row, the host needing nothing
+// between them, go as one replayed pair where the sweeps are recorded (Simulation::residual_pair).
 // With a residual every sweep and passes that sum every level (Simulation::sums_in_passes), a
 // block of sweeps is one pass: without a tolerance its residuals are read after the next block
 // has been issued; with one, at once, and a convergence inside the pass undoes the whole pass
@@ -74,6 +75,8 @@ private:
     }
     std::int64_t summing_pass(std::int64_t sweep, const HostStep& host);
     std::int64_t sweeps_and_residuals(std::int64_t sweep, const HostStep& host);
+    [[nodiscard]] bool pairs_at(std::int64_t sweep, const HostStep& host) const;
+    std::int64_t residual_pair(std::int64_t sweep);
 
     Simulation<T>& sim_;
     const Config& cfg_;
@@ -114,6 +117,7 @@ std::int64_t JacobiStepper<T>::summing_pass(std::int64_t sweep, const HostStep& 
 template <class T>
 std::int64_t JacobiStepper<T>::sweeps_and_residuals(std::int64_t sweep, const HostStep& host) {
     const bool check = residual_at(sweep + 1);
+    if (check && pairs_at(sweep, host)) return residual_pair(sweep);
     const bool undoable = may_converge() && !pending_.empty();
     const int block =
         check || undoable
@@ -139,6 +143,25 @@ std::int64_t JacobiStepper<T>::sweeps_and_residuals(std::int64_t sweep, const Ho
         pending_.push_back(sweep);
     }
     return sweep;
+}
+
+// Whether the sweeps after `sweep` and after that both take their residual as one replayed
+// pair: without a tolerance (nothing to undo), where the host needs nothing between them.
+template <class T>
+bool JacobiStepper<T>::pairs_at(std::int64_t sweep, const HostStep& host) const {
+    return !may_converge() && sweep + 2 <= cfg_.steps && residual_at(sweep + 2) &&
+           !host(sweep + 1) && sim_.pairs_residuals();
+}
+
+// Two residual sweeps as one replay; the residuals requested before it are taken after it is
+// issued, as a single sweep's are.
+template <class T>
+std::int64_t JacobiStepper<T>::residual_pair(std::int64_t sweep) {
+    sim_.residual_pair(params_);
+    while (!pending_.empty()) take();
+    pending_.push_back(sweep + 1);
+    pending_.push_back(sweep + 2);
+    return sweep + 2;
 }
 
 template <class T>

@@ -24,6 +24,38 @@
 using namespace gridsim;
 using namespace gridsim::test;
 
+namespace {
+
+// The owned points of a simulation's current field, x fastest.
+template <class T>
+std::vector<T> owned_points(Simulation<T>& s) {
+    const FieldView<const T> u = s.host().current_on_host();
+    std::vector<T> v;
+    for (int k = 0; k < u.ext.n[2]; ++k)
+        for (int j = 0; j < u.ext.n[1]; ++j)
+            for (int i = 0; i < u.ext.n[0]; ++i) v.push_back(u(i, j, k));
+    return v;
+}
+
+template <class T>
+StencilParams<T> jacobi_params() {
+    StencilParams<T> p;
+    p.kind = StencilKind::jacobi;
+    return p;
+}
+
+// check(float{}) or check(double{}), as the deck's precision says.
+template <class Check>
+void with_precision(const Config& cfg, Check&& check) {
+    if (cfg.precision == Precision::float32) {
+        check(float{});
+    } else {
+        check(double{});
+    }
+}
+
+}  // namespace
+
 // Implicit heat (CG): the GPU's cuBLAS sequence and its fused kernels each agree with the CPU
 // backend within the CG tolerance, 2D and 3D, float and double, at this run's rank count (the
 // ranks share the GPUs when there are fewer), NCCL included where every rank has a GPU, its
@@ -127,6 +159,62 @@ TEST(GpuGraphs, ConvergenceStopsAtTheSameSweep) {
     EXPECT_EQ(replayed.steps, plain.steps);
     EXPECT_EQ(replayed.residual_history, plain.residual_history);
     EXPECT_EQ(count_differences(replayed.global_field, plain.global_field), 0u);
+}
+
+// Two residual sweeps replayed as one recording (Simulation::residual_pair), their residuals
+// taken after the next replay is issued as a run takes them, against single sweeps that are not
+// recorded: bitwise the same residuals and fields, 2D (benchmark, the periodic y stored by the
+// sweep) and 3D, float and double, sampled passes (phase timing) running single in between. Each
+// rank runs its own one-rank simulations.
+TEST(GpuGraphs, ResidualPairsAreBitwiseSingleSweeps) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::vector<std::string> decks = {
+        "[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 123]\n[boundary]\nkind = "
+        "\"benchmark\"\n",
+        "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [70, 33, 21]\n"
+        "[boundary]\nz = \"periodic\"\nface_values = [1, 2, 3, 4, 5, 6]\n"};
+    for (const std::string& text : decks) {
+        SCOPED_TRACE(text);
+        const std::vector<std::string> keys = {"parallel.time_block=1", "parallel.phase_every=7"};
+        const Config cfg = load_config(text + kGpu, "t.toml", keys);
+        auto set = keys;
+        set.push_back("parallel.graphs=off");
+        const Config plain_cfg = load_config(text + kGpu, "t.toml", set);
+        auto check = [&](auto precision_tag) {
+            using T = decltype(precision_tag);
+            const StencilParams<T> p = jacobi_params<T>();
+            Simulation<T> sim(cfg, MPI_COMM_SELF);
+            Simulation<T> plain(plain_cfg, MPI_COMM_SELF);
+            sim.initialise();
+            plain.initialise();
+            std::vector<double> paired, single;
+            int pairs = 0;
+            int pending = 0;
+            for (int sweeps = 0; sweeps < 120;) {
+                const int issued = sim.pairs_residuals() ? 2 : 1;
+                if (issued == 2) {
+                    sim.residual_pair(p);
+                    ++pairs;
+                } else {
+                    sim.sweep(p, true);
+                    sim.request_residual();
+                }
+                for (; pending > 0; --pending) paired.push_back(sim.take_residual());
+                pending = issued;
+                sweeps += issued;
+            }
+            for (; pending > 0; --pending) paired.push_back(sim.take_residual());
+            for (std::size_t s = 0; s < paired.size(); ++s) {
+                plain.sweep(p, true);
+                plain.request_residual();
+                single.push_back(plain.take_residual());
+            }
+            EXPECT_GT(pairs, 40) << "the sweeps did not replay as pairs";
+            EXPECT_EQ(paired, single);
+            EXPECT_EQ(owned_points(sim), owned_points(plain));
+        };
+        with_precision(cfg, check);
+    }
 }
 
 // "on" where a step needs the host (staged MPI messages between ranks) is refused on every rank.
@@ -258,20 +346,11 @@ TEST(GpuStaging, AStagedFieldHoldsItsStepWhileTheSweepsGoOn) {
         const Config cfg = load_config(text + kGpu, "t.toml", {set});
         auto check = [&](auto precision_tag) {
             using T = decltype(precision_tag);
-            StencilParams<T> p;
-            p.kind = StencilKind::jacobi;
+            const StencilParams<T> p = jacobi_params<T>();
             Simulation<T> sim(cfg, MPI_COMM_WORLD);
             Simulation<T> plain(cfg, MPI_COMM_WORLD);
             auto advance = [&](Simulation<T>& s, int blocks) {
                 for (int b = 0; b < blocks; ++b) s.sweeps(p, s.most_sweeps());
-            };
-            auto owned = [](Simulation<T>& s) {
-                const FieldView<const T> u = s.host().current_on_host();
-                std::vector<T> v;
-                for (int k = 0; k < u.ext.n[2]; ++k)
-                    for (int j = 0; j < u.ext.n[1]; ++j)
-                        for (int i = 0; i < u.ext.n[0]; ++i) v.push_back(u(i, j, k));
-                return v;
             };
             const std::shared_ptr<void> memory1 = sim.host().allocate_staging();
             const std::shared_ptr<void> memory2 = sim.host().allocate_staging();
@@ -281,13 +360,13 @@ TEST(GpuStaging, AStagedFieldHoldsItsStepWhileTheSweepsGoOn) {
             // then 40 passes issued at once; `plain` gives the expected states without staging.
             advance(sim, 3);
             advance(plain, 3);
-            const std::vector<T> first = owned(plain);
+            const std::vector<T> first = owned_points(plain);
             const StagedField staged1 = sim.host().stage_current(memory1.get());
             advance(sim, 1);
             const StagedField staged2 = sim.host().stage_current(memory2.get());
             advance(sim, 40);
             advance(plain, 1);
-            const std::vector<T> second = owned(plain);
+            const std::vector<T> second = owned_points(plain);
             advance(plain, 40);
             auto differences = [](const StagedField& staged, const std::vector<T>& expected) {
                 EXPECT_TRUE(staged.landing->wait());
@@ -300,12 +379,8 @@ TEST(GpuStaging, AStagedFieldHoldsItsStepWhileTheSweepsGoOn) {
             EXPECT_EQ(differences(staged1, first), 0u) << "of " << first.size() << " points";
             EXPECT_EQ(differences(staged2, second), 0u) << "of " << second.size() << " points";
             EXPECT_NE(first, second);
-            EXPECT_EQ(owned(sim), owned(plain));
+            EXPECT_EQ(owned_points(sim), owned_points(plain));
         };
-        if (cfg.precision == Precision::float32) {
-            check(float{});
-        } else {
-            check(double{});
-        }
+        with_precision(cfg, check);
     }
 }
