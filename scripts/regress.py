@@ -18,7 +18,9 @@ runs differ by more than the file's (the snapshot deck, whose time is the host's
 --update REASON writes the current figures as the new baseline, with REASON and the date in the
 file (commit it: its history is the baseline's); the figures of a GPU count the reports do not
 have are kept, each marked `kept` with the date it was measured, and every figure keeps its own
-tolerance.
+tolerance. A new file (--baseline naming one that does not exist yet, e.g. the build before a
+change, gated against in the same call) takes each figure's own tolerance from the committed
+baseline of the GPU model.
 """
 import argparse
 import datetime
@@ -165,12 +167,19 @@ def load_baseline(path):
         raise GateError(f"{path}: not a baseline file ({e})") from e
 
 
-def write_baseline(path, model, now, reason, old):
+def own_tolerances(doc):
+    """Each figure's own tolerance keys in a baseline document."""
+    return {k: {key: v[key] for key in OWN_KEYS if key in v}
+            for k, v in doc.get("figures", {}).items()}
+
+
+def write_baseline(path, model, now, reason, old, own):
+    """`own`: each figure's own tolerance keys where `old` has none for it."""
     figures = {k: {"ratio": round(v["ratio"], 4), "us": round(v["us"], 2)}
                for k, v in now.items() if v}
+    old_own = own_tolerances(old)
     for k, v in figures.items():
-        v.update({key: old["figures"][k][key] for key in OWN_KEYS
-                  if key in old.get("figures", {}).get(k, {})})
+        v.update(old_own.get(k) or own.get(k, {}))
     # A GPU count this host does not have keeps its figures, marked with the date they were taken.
     measured = {figure_key(k)[0] for k in figures}
     for k, v in old.get("figures", {}).items():
@@ -213,7 +222,11 @@ def main(argv=None):
             print(f"  {name}: {entry['tolerance']:.0%} ({entry.get('tolerance_reason', '')})")
     print(table(rows, now))
     if args.update is not None:
-        write_baseline(path, model, now, args.update.strip(), old)
+        committed = os.path.join(BASELINES, slug(model) + ".json")
+        own = (own_tolerances(load_baseline(committed))
+               if not os.path.exists(path) and os.path.abspath(committed) != os.path.abspath(path)
+               else {})
+        write_baseline(path, model, now, args.update.strip(), old, own)
         print(f"baseline written: {path} ({args.update.strip()})")
         return 0 if all(v is not None for v in now.values()) else 1
     print("PASS" if passed else "FAIL")

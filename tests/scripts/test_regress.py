@@ -121,6 +121,34 @@ class Gate(unittest.TestCase):
                                                "tolerance_reason": "the file write"})
         self.assertEqual(figures["np1_a"], {"ratio": 0.94, "us": 1.0})
 
+    def test_a_new_baseline_takes_the_own_tolerances_of_the_committed_one(self):
+        committed = os.path.join(self.tmp.name, "baselines")
+        os.makedirs(committed)
+        with open(os.path.join(committed, "test-gpu-x1.json"), "w") as f:
+            json.dump({"figures": {
+                "np1_snap": {"ratio": 2.0, "us": 1.0, "tolerance": 0.3,
+                             "tolerance_reason": "the file write"}}}, f)
+        self.put("np1_a_r1", stencil_report(1.0, 1.0))
+        self.put("np1_snap_r1", stencil_report(1.0, 1.0))
+        saved = regress.BASELINES
+        regress.BASELINES = committed
+        try:
+            rc, out, _ = self.run_gate("--update", "the build before")
+        finally:
+            regress.BASELINES = saved
+        self.assertEqual(rc, 0, out)
+        with open(self.baseline) as f:
+            figures = json.load(f)["figures"]
+        self.assertEqual(figures["np1_snap"], {"ratio": 1.0, "us": 1.0, "tolerance": 0.3,
+                                               "tolerance_reason": "the file write"})
+        self.assertEqual(figures["np1_a"], {"ratio": 1.0, "us": 1.0})
+        self.put("np1_snap_r1", stencil_report(0.8, 1.0))   # 20% below: within its 30%
+        self.put("np1_a_r1", stencil_report(0.9, 1.0))      # 10% below: fails the file's 5%
+        rc, out, _ = self.run_gate()
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.row(out, "np1_snap")[-1], "ok")
+        self.assertEqual(self.row(out, "np1_a")[-1], "WORSE")
+
     def test_rows_ordered_by_gpu_count(self):
         for name in ("np4_x", "np1_y", "np2_x", "np1_x"):
             self.put(name + "_r1", stencil_report(1.0, 1.0))
