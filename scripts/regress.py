@@ -174,12 +174,11 @@ def own_tolerances(doc):
 
 
 def write_baseline(path, model, now, reason, old, own):
-    """`own`: each figure's own tolerance keys where `old` has none for it."""
+    """`own`: each figure's own tolerance keys (own_tolerances)."""
     figures = {k: {"ratio": round(v["ratio"], 4), "us": round(v["us"], 2)}
                for k, v in now.items() if v}
-    old_own = own_tolerances(old)
     for k, v in figures.items():
-        v.update(old_own.get(k) or own.get(k, {}))
+        v.update(own.get(k, {}))
     # A GPU count this host does not have keeps its figures, marked with the date they were taken.
     measured = {figure_key(k)[0] for k in figures}
     for k, v in old.get("figures", {}).items():
@@ -206,8 +205,11 @@ def main(argv=None):
         if args.update is not None and not args.update.strip():
             raise GateError("--update needs a reason, e.g. --update 'new fused kernel'")
         now, model = collect(args.reports)
-        path = args.baseline or os.path.join(BASELINES, slug(model) + ".json")
+        committed = os.path.join(BASELINES, slug(model) + ".json")
+        path = args.baseline or committed
         old = load_baseline(path)
+        # A new file takes the own tolerances of the GPU model's committed baseline.
+        own = own_tolerances(old if os.path.exists(path) else load_baseline(committed))
         tolerance = args.tolerance if args.tolerance is not None else old.get("tolerance",
                                                                               TOLERANCE)
         rows, passed = compare(old["figures"], now, tolerance)
@@ -222,10 +224,6 @@ def main(argv=None):
             print(f"  {name}: {entry['tolerance']:.0%} ({entry.get('tolerance_reason', '')})")
     print(table(rows, now))
     if args.update is not None:
-        committed = os.path.join(BASELINES, slug(model) + ".json")
-        own = (own_tolerances(load_baseline(committed))
-               if not os.path.exists(path) and os.path.abspath(committed) != os.path.abspath(path)
-               else {})
         write_baseline(path, model, now, args.update.strip(), old, own)
         print(f"baseline written: {path} ({args.update.strip()})")
         return 0 if all(v is not None for v in now.values()) else 1

@@ -52,6 +52,11 @@ class Gate(unittest.TestCase):
         with open(self.baseline, "w") as f:
             json.dump({"figures": {k: {"ratio": v, "us": 1.0} for k, v in figures.items()}}, f)
 
+    def written(self):
+        """The baseline file as --update wrote it."""
+        with open(self.baseline) as f:
+            return json.load(f)
+
     def row(self, text, name):
         for line in text.splitlines():
             if line.startswith(f"| {name} |"):
@@ -115,8 +120,7 @@ class Gate(unittest.TestCase):
         self.assertEqual(self.row(out, "np1_a")[-1], "ok")
         rc, out, _ = self.run_gate("--update", "new figures")
         self.assertEqual(rc, 0, out)
-        with open(self.baseline) as f:
-            figures = json.load(f)["figures"]
+        figures = self.written()["figures"]
         self.assertEqual(figures["np1_snap"], {"ratio": 0.65, "us": 1.0, "tolerance": 0.3,
                                                "tolerance_reason": "the file write"})
         self.assertEqual(figures["np1_a"], {"ratio": 0.94, "us": 1.0})
@@ -137,8 +141,7 @@ class Gate(unittest.TestCase):
         finally:
             regress.BASELINES = saved
         self.assertEqual(rc, 0, out)
-        with open(self.baseline) as f:
-            figures = json.load(f)["figures"]
+        figures = self.written()["figures"]
         self.assertEqual(figures["np1_snap"], {"ratio": 1.0, "us": 1.0, "tolerance": 0.3,
                                                "tolerance_reason": "the file write"})
         self.assertEqual(figures["np1_a"], {"ratio": 1.0, "us": 1.0})
@@ -174,8 +177,7 @@ class Gate(unittest.TestCase):
         self.assertIn("--update needs a reason", err)
         rc, out, _ = self.run_gate("--update", "a slower but correct kernel")
         self.assertEqual(rc, 0, out)
-        with open(self.baseline) as f:
-            doc = json.load(f)
+        doc = self.written()
         self.assertEqual(doc["reason"], "a slower but correct kernel")
         self.assertEqual(doc["gpu"], "Test GPU X1")
         self.assertEqual(doc["figures"]["np1_a"], {"ratio": 0.5, "us": 7.0})
@@ -191,8 +193,7 @@ class Gate(unittest.TestCase):
                 "np4_b": {"ratio": 0.8, "us": 3.0, "kept": "2025-12-31"}}}, f)
         rc, out, _ = self.run_gate("--update", "one GPU only")
         self.assertEqual(rc, 0, out)
-        with open(self.baseline) as f:
-            figures = json.load(f)["figures"]
+        figures = self.written()["figures"]
         self.assertEqual(list(figures), ["np1_a", "np4_a", "np4_b"])
         self.assertEqual(figures["np1_a"], {"ratio": 0.5, "us": 7.0})
         self.assertEqual(figures["np4_a"], {"ratio": 0.9, "us": 2.0, "kept": "2026-01-02"})
