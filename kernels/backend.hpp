@@ -77,8 +77,10 @@ public:
     Recording(const Recording&) = delete;
     Recording& operator=(const Recording&) = delete;
     virtual ~Recording() = default;
+    // The most sums one recording reads back: a group of residual sweeps, one sum each.
+    static constexpr int kMostReads = 4;
     // Replays the work; returns the id of its first read (FoldedSums::finish_read), or -1. A
-    // recording of two residual sweeps reads two sums, the second's id the first's plus one.
+    // recording of several residual sweeps reads one sum each, ids in order from the first.
     virtual int launch() = 0;
 };
 

@@ -107,8 +107,6 @@ constexpr long long kHostFoldPartials = 8192;
 
 constexpr int kMaxReadValues = 8;  // a summing pass's levels
 
-constexpr int kMostRecordedReads = 2;  // a pair of residual sweeps
-
 }  // namespace
 
 // One double read back to the host: a page-locked slot and the event after which it holds the
@@ -174,11 +172,11 @@ struct ResidualSums::Capture {
     bool partials_on_host = false;
     long long used = 0;
     Buffer<double> result = device_buffer<double>(1);
-    // Where the reads started while recording land, and the page-locked partials of the next
-    // read the host folds: allocated before the capture, which may not allocate.
+    // Where the reads started while recording land, and the page-locked partials of the reads
+    // after the first that the host folds: allocated before the capture, which may not allocate.
     std::vector<std::unique_ptr<ReadSlot>> reads;
     int reads_used = 0;
-    Buffer<double> spare_partials;
+    std::vector<Buffer<double>> spare_partials;
 };
 
 ResidualSums::ResidualSums(Lanes& lanes)
@@ -231,13 +229,18 @@ int ResidualSums::read_after_fold(const double* src) {
 
 int ResidualSums::fold_and_read() {
     if (!capture_) return read_after_fold(fold_residual());
-    if (capture_->reads_used == kMostRecordedReads)
+    if (capture_->reads_used == Recording::kMostReads)
         throw std::logic_error("a recording reads back more sums than it has slots for");
     ReadSlot& read = *capture_->reads[static_cast<std::size_t>(capture_->reads_used++)];
     if (capture_->partials_on_host) {
         lanes_.join_interior(recording());  // the replay's end then covers every block's partial
         read.fold_count = capture_->used;
-        read.partials = std::exchange(capture_->partials, std::move(capture_->spare_partials));
+        Buffer<double> next;
+        if (!capture_->spare_partials.empty()) {
+            next = std::move(capture_->spare_partials.back());
+            capture_->spare_partials.pop_back();
+        }
+        read.partials = std::exchange(capture_->partials, std::move(next));
         capture_->used = 0;
     } else {
         fold_in_capture(read.host.data());
@@ -257,8 +260,9 @@ void ResidualSums::begin_capture(bool sum_read_by_host) {
     capture_->partials_on_host = sum_read_by_host && most_partials_ <= kHostFoldPartials;
     capture_->partials =
         capture_->partials_on_host ? pinned_buffer<double>(most) : device_buffer<double>(most);
-    if (capture_->partials_on_host) capture_->spare_partials = pinned_buffer<double>(most);
-    for (int i = 0; i < kMostRecordedReads; ++i)
+    for (int i = 1; capture_->partials_on_host && i < Recording::kMostReads; ++i)
+        capture_->spare_partials.push_back(pinned_buffer<double>(most));
+    for (int i = 0; i < Recording::kMostReads; ++i)
         capture_->reads.push_back(std::make_unique<ReadSlot>());
     GRIDSIM_CUDA_CHECK(cudaStreamBeginCapture(lanes_.boundary(), cudaStreamCaptureModeThreadLocal));
 }

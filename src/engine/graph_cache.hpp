@@ -1,9 +1,9 @@
 // Recorded sweeps (parallel.graphs: CUDA graphs), keyed by what a recording depends on: the halo
 // layers left (a sweep's extent), which field is current (a recording reads the fields at fixed
-// addresses) and whether the sweep sums its residual; pairs of exchanging sweeps by the parity
-// they start from. The first sweep of each kind runs unrecorded (it also sizes the residual's
-// partials), the next is recorded, later ones replay it. Sampled passes (phase timing) always
-// run unrecorded: they record timing events.
+// addresses) and whether the sweep sums its residual; pairs of exchanging sweeps and groups of
+// residual sweeps by the parity they start from. The first sweep of each kind runs unrecorded (it
+// also sizes the residual's partials), the next is recorded, later ones replay it. Sampled passes
+// (phase timing) always run unrecorded: they record timing events.
 #pragma once
 
 #include <array>
@@ -48,17 +48,19 @@ public:
     }
     [[nodiscard]] Entry& pair(int parity) { return pairs_[parity]; }
 
-    // A pair of residual sweeps replays once both single residual sweeps ran unrecorded. Each
-    // parity has two recordings, replayed in turn: a pair's reads are taken after the next pair
-    // is launched, and a recording's next replay would overwrite them.
-    [[nodiscard]] bool residual_pair_ready() const {
+    // A group of 2 to Recording::kMostReads residual sweeps replays once both single residual
+    // sweeps ran unrecorded. Each size and parity has two recordings, replayed in turn: a group's
+    // reads are taken after the next group is launched, and a recording's next replay would
+    // overwrite them.
+    [[nodiscard]] bool residual_group_ready() const {
         return plan_.record_sweeps && plan_.record_residuals && sweeps_[0][0][1].ran &&
                sweeps_[0][1][1].ran;
     }
-    [[nodiscard]] Entry& residual_pair(int parity) {
-        const int turn = residual_pair_turn_[parity];
-        residual_pair_turn_[parity] = 1 - turn;
-        return residual_pairs_[parity][turn];
+    [[nodiscard]] Entry& residual_group(int count, int parity) {
+        const auto size = static_cast<std::size_t>(count - 2);
+        const int turn = residual_group_turn_[size][parity];
+        residual_group_turn_[size][parity] = 1 - turn;
+        return residual_groups_[size][parity][turn];
     }
 
     // Replays `e`, capturing what `capture` issues first if need be (`read_on_host`: the capture
@@ -84,8 +86,10 @@ private:
     bool lanes_joined_ = true;  // no unrecorded work since the last replay
     std::array<std::array<std::array<Entry, 2>, 2>, kMaxTimeBlock> sweeps_;
     std::array<Entry, 2> pairs_;
-    std::array<std::array<Entry, 2>, 2> residual_pairs_;  // [parity][turn]
-    std::array<int, 2> residual_pair_turn_{0, 0};
+    static constexpr int kGroupSizes = Recording::kMostReads - 1;  // 2 .. kMostReads sweeps
+    // [sweeps - 2][parity][turn]
+    std::array<std::array<std::array<Entry, 2>, 2>, kGroupSizes> residual_groups_;
+    std::array<std::array<int, 2>, kGroupSizes> residual_group_turn_{};
 };
 
 }  // namespace gridsim

@@ -1,15 +1,18 @@
 #include "engine/residual_pipeline.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include "parallel/collectives.hpp"
 
 namespace gridsim {
 
-double residual_over_ranks(MPI_Comm comm, double local, TransportKind transport) {
-    if (transport == TransportKind::ipc || transport == TransportKind::nccl)
-        return sum_in_rank_order(comm, local);
-    return allreduce(comm, local, Reduce::sum);
+void residuals_over_ranks(MPI_Comm comm, double* sums, int count, TransportKind transport) {
+    if (transport == TransportKind::ipc || transport == TransportKind::nccl) {
+        sum_in_rank_order(comm, sums, count);
+        return;
+    }
+    for (int i = 0; i < count; ++i) sums[i] = allreduce(comm, sums[i], Reduce::sum);
 }
 
 // The fold and the read-back run beside the next sweep: neither lane waits for them.
@@ -19,18 +22,32 @@ void ResidualPipeline<T>::request(int recorded_read) {
     pending_.push_back({read});
 }
 
-// The wait in finish_read() is for the requesting sweep itself to finish, so it is not timed as a
-// reduction; the sum over the ranks (residual_over_ranks) is. Summed on the host, the ranks' sums
-// hold no lane: on the device the boundary lane would wait for every rank's fold.
 template <class T>
 double ResidualPipeline<T>::take() {
+    if (taken_.empty()) take_request();
+    const double r = taken_.front();
+    taken_.pop_front();
+    return r;
+}
+
+// The wait in finish_read() is for the requesting sweeps themselves to finish, so it is not timed
+// as a reduction; the sum over the ranks (residuals_over_ranks) is. Summed on the host, the ranks'
+// sums hold no lane: on the device the boundary lane would wait for every rank's fold.
+template <class T>
+void ResidualPipeline<T>::take_request() {
     const Pending p = pending_.front();
     pending_.pop_front();
-    const double sum = p.level >= 0 ? be_.level_sums()->finish_read_level(p.read, p.level)
-                                    : be_.sums().finish_read(p.read);
-    if (topo_.size() == 1) return std::sqrt(sum);
-    auto t = timer_.on_host(Phase::reduction);
-    return std::sqrt(residual_over_ranks(topo_.comm(), sum, transport_));
+    std::vector<double> sums(static_cast<std::size_t>(p.count));
+    for (int i = 0; i < p.count; ++i) {
+        sums[static_cast<std::size_t>(i)] = p.levels
+                                                ? be_.level_sums()->finish_read_level(p.read, i)
+                                                : be_.sums().finish_read(p.read + i);
+    }
+    if (topo_.size() > 1) {
+        auto t = timer_.on_host(Phase::reduction);
+        residuals_over_ranks(topo_.comm(), sums.data(), p.count, transport_);
+    }
+    for (const double s : sums) taken_.push_back(std::sqrt(s));
 }
 
 template class ResidualPipeline<float>;

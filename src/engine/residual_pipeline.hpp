@@ -12,13 +12,18 @@
 
 namespace gridsim {
 
-// A residual's local sum over the ranks of `comm`, as a run sums every one (a sweep's, and each
-// level's of a summing pass, so that they have the same bits whatever the time block): with a
-// transport that moves halos on the device (ipc, NCCL), every rank's sum added in rank order on
-// the host, whatever the rank count (NCCL's own all-reduce adds in an order of its own beyond two
-// ranks, ring or tree by size); with the host's (staged, cuda-aware), one MPI_Allreduce of one
-// double (one call for all of a pass's levels might let MPI sum in another order).
-double residual_over_ranks(MPI_Comm comm, double local, TransportKind transport);
+// Residuals' local sums (`count` of them, in place) summed over the ranks of `comm`, as a run sums
+// every one (a sweep's, and each level's of a summing pass, so that they have the same bits
+// whatever the time block): with a transport that moves halos on the device (ipc, NCCL), every
+// rank's sum added in rank order on the host, all `count` in one collective, whatever the rank
+// count (NCCL's own all-reduce adds in an order of its own beyond two ranks, ring or tree by
+// size); with the host's (staged, cuda-aware), one MPI_Allreduce of one double each (one call for
+// several might let MPI sum in another order).
+void residuals_over_ranks(MPI_Comm comm, double* sums, int count, TransportKind transport);
+inline double residual_over_ranks(MPI_Comm comm, double local, TransportKind transport) {
+    residuals_over_ranks(comm, &local, 1, transport);
+    return local;
+}
 
 template <class T>
 class ResidualPipeline {
@@ -32,28 +37,39 @@ public:
     // the host. Never waits. `recorded_read` (>= 0): a replayed sweep folded it and started
     // reading it itself.
     void request(int recorded_read);
+    // A replayed group of `count` residual sweeps, read by `first_read` and the ids after it
+    // (Sweeper::residual_group).
+    void request_group(int first_read, int count) { pending_.push_back({first_read, count}); }
     // A summing pass's `count` levels, read by `read` (LevelSums::fold_and_read_levels).
-    void request_levels(int read, int count) {
-        for (int l = 0; l < count; ++l) pending_.push_back({read, l});
-    }
+    void request_levels(int read, int count) { pending_.push_back({read, count, true}); }
     // Waits for the oldest requested residual: sqrt of the global sum over updated points of
-    // (u^n - u^{n-1})^2 for the sweep n that requested it.
+    // (u^n - u^{n-1})^2 for the sweep n that requested it. The first of a request's residuals
+    // waits for all of them (one replay or pass made them) and sums them over the ranks in one
+    // collective.
     double take();
     // Forgets the requested residuals not yet taken (after a convergence inside a pass).
-    void drop() { pending_.clear(); }
+    void drop() {
+        pending_.clear();
+        taken_.clear();
+    }
 
 private:
-    // A read in flight (its id) of a local sum; `level` >= 0: that level's sum of a summing
-    // pass's read.
+    // One request's reads in flight: `count` local sums, read by ids `read` on (`levels`: the
+    // levels of one summing pass's read).
     struct Pending {
         int read;
-        int level = -1;
+        int count = 1;
+        bool levels = false;
     };
+    // The oldest request's residuals, read and summed over the ranks, into taken_.
+    void take_request();
+
     Backend<T>& be_;
     PhaseTimer& timer_;
     const CartTopology& topo_;
     TransportKind transport_;
     std::deque<Pending> pending_;
+    std::deque<double> taken_;  // residuals of a request already summed, not yet taken
 };
 
 }  // namespace gridsim

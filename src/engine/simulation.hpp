@@ -50,13 +50,13 @@ public:
 
     // Residuals (engine/residual_pipeline.hpp): after sweep(p, true); the oldest; forget all.
     void request_residual() { residuals_.request(sweeper_.take_recorded_read()); }
-    // Two sweeps with their residuals requested, replayed as one recording where
-    // pairs_residuals() holds (Sweeper::residual_pair).
-    [[nodiscard]] bool pairs_residuals() const { return sweeper_.pairs_residuals(); }
-    void residual_pair(const StencilParams<T>& p) {
-        const int read = sweeper_.residual_pair(p);
-        residuals_.request(read);
-        residuals_.request(read + 1);
+    // `count` sweeps with their residuals requested, replayed as one recording where
+    // groups_residuals(count) holds (Sweeper::residual_group).
+    [[nodiscard]] bool groups_residuals(int count) const {
+        return sweeper_.groups_residuals(count);
+    }
+    void residual_group(const StencilParams<T>& p, int count) {
+        residuals_.request_group(sweeper_.residual_group(p, count), count);
     }
     double take_residual() { return residuals_.take(); }
     void drop_residuals() { residuals_.drop(); }

@@ -55,30 +55,33 @@ void Sweeper<T>::sweep_pair(const StencilParams<T>& p) {
         sweep(p);
         return;
     }
-    (void)replay_pair(p, StencilSum::none, cache_.pair(fields_.parity()));
+    (void)replay_group(p, StencilSum::none, cache_.pair(fields_.parity()), 2);
 }
 
 template <class T>
-int Sweeper<T>::residual_pair(const StencilParams<T>& p) {
-    if (!pairs_residuals()) throw std::logic_error("a residual pair where none replays");
-    return replay_pair(p, StencilSum::change, cache_.residual_pair(fields_.parity()));
+int Sweeper<T>::residual_group(const StencilParams<T>& p, int count) {
+    if (count < 2 || count > Recording::kMostReads || !groups_residuals(count))
+        throw std::logic_error("a group of residual sweeps where none replays");
+    return replay_group(p, StencilSum::change, cache_.residual_group(count, fields_.parity()),
+                        count);
 }
 
+// The capture sweeps the fields in turn and swaps them back as often, so that the recording's
+// fields are those of the replay's start.
 template <class T>
-int Sweeper<T>::replay_pair(const StencilParams<T>& p, StencilSum sum,
-                            typename GraphCache<T>::Entry& e) {
+int Sweeper<T>::replay_group(const StencilParams<T>& p, StencilSum sum,
+                             typename GraphCache<T>::Entry& e, int count) {
     fields_.settle_download(be_, 0);
     fields_.settle_download(be_, 1);
-    timer_.start_pass();
-    timer_.start_pass();
+    for (int i = 0; i < count; ++i) timer_.start_pass();
     const int read = cache_.replay(e, sum != StencilSum::none, [&] {
-        capture_sweep(p, sum, 0);
-        fields_.swap();
-        capture_sweep(p, sum, 0);
-        fields_.swap();
+        for (int i = 0; i < count; ++i) {
+            capture_sweep(p, sum, 0);
+            fields_.swap();
+        }
+        for (int i = 0; i < count; ++i) fields_.swap();
     });
-    fields_.advance(0, plan_.block);
-    fields_.advance(0, plan_.block);
+    for (int i = 0; i < count; ++i) fields_.advance(0, plan_.block);
     return read;
 }
 

@@ -37,16 +37,17 @@ public:
     // `count` (2..most_residual_sweeps()) sweeps, each summing its change, in one pass; returns
     // the read of their sums (LevelSums::finish_read_level).
     int summing_pass(const StencilParams<T>& p, int count);
-    // Whether two sweeps with their residuals replay now as one recording (residual_pair): one
-    // sweep per exchange, recorded residual sweeps, neither pass sampled for phase timing.
-    [[nodiscard]] bool pairs_residuals() const {
-        return plan_.block == 1 && cache_.residual_pair_ready() && !timer_.samples_within(2);
+    // Whether `count` (2..Recording::kMostReads) sweeps with their residuals replay now as one
+    // recording (residual_group): one sweep per exchange, recorded residual sweeps, none of the
+    // passes sampled for phase timing.
+    [[nodiscard]] bool groups_residuals(int count) const {
+        return plan_.block == 1 && cache_.residual_group_ready() && !timer_.samples_within(count);
     }
-    // Two sweeps, each summing its change, replayed as one recording (pairs_residuals() must
-    // hold): at small subdomains a replay's own cost on the device is a sweep's. Returns the
-    // first sweep's read (FoldedSums::finish_read); the second's is the next id. Bitwise the
-    // same as two calls of sweep(p, true).
-    int residual_pair(const StencilParams<T>& p);
+    // `count` sweeps, each summing its change, replayed as one recording (groups_residuals(count)
+    // must hold): at small subdomains a replay's own cost on the device is of a sweep's order.
+    // Returns the first sweep's read (FoldedSums::finish_read); the others' are the ids after
+    // it. Bitwise the same as `count` calls of sweep(p, true).
+    int residual_group(const StencilParams<T>& p, int count);
 
     // The most sweeps one call of sweeps() takes now: the halo layers left, or 2 where one sweep
     // per exchange is recorded (a pair replays as one recording) and the problem runs blocks of
@@ -72,9 +73,10 @@ public:
 
 private:
     void sweep_pair(const StencilParams<T>& p);
-    // Two sweeps from the current field as the recording `e` (captured first if need be), each
-    // summing `sum` and reading it back; returns the first read's id, or -1.
-    int replay_pair(const StencilParams<T>& p, StencilSum sum, typename GraphCache<T>::Entry& e);
+    // `count` sweeps from the current field as the recording `e` (captured first if need be),
+    // each summing `sum` and reading it back; returns the first read's id, or -1.
+    int replay_group(const StencilParams<T>& p, StencilSum sum, typename GraphCache<T>::Entry& e,
+                     int count);
     // The work of one sweep from current into next, without the swap: the updated points and
     // the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
     void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);

@@ -17,18 +17,18 @@ namespace gridsim {
 namespace {
 
 // One rank's residual sweeps as a run replays them (Sweeper::sweep with a residual, or
-// Sweeper::residual_pair where the run pairs them, then the residual pipeline): two recordings
+// Sweeper::residual_group where the run groups them, then the residual pipeline): two recordings
 // from `a`, replayed in turn, each one sweep over the updated points into `b` (the other from `b`
-// into `a`) or a pair (`a` into `b` and back), every sweep summing its change and ending in
-// fold_and_read; a replay's reads are finished (the host folds the partials) after the next
-// replay is issued. Each direction first runs once unrecorded, as a run's first sweep of a kind
-// does (it sizes the partials a recording holds).
+// into `a`) or a group of Recording::kMostReads (`a` into `b`, back, and so on), every sweep
+// summing its change and ending in fold_and_read; a replay's reads are finished (the host folds
+// the partials) after the next replay is issued. Each direction first runs once unrecorded, as a
+// run's first sweep of a kind does (it sizes the partials a recording holds).
 template <class T>
 class ReplayedSweeps {
 public:
     ReplayedSweeps(Backend<T>& be, const StencilParams<T>& p, FieldView<T> a, FieldView<T> b,
-                   const Box& updated, bool pairs)
-        : be_(be), per_replay_(pairs ? 2 : 1) {
+                   const Box& updated, bool groups)
+        : be_(be), per_replay_(groups ? Recording::kMostReads : 1) {
         auto sweep = [&](int d) {
             be_.apply(p, d == 0 ? a : b, d == 0 ? b : a, updated, Lane::boundary,
                       StencilSum::change);
@@ -40,7 +40,7 @@ public:
         for (int r = 0; r < 2; ++r) {
             be_.recorder()->begin_capture(true);
             for (int i = 0; i < per_replay_; ++i) {
-                sweep(pairs ? i : r);
+                sweep(groups ? i % 2 : r);
                 (void)be_.sums().fold_and_read();
             }
             recordings_[r] = be_.recorder()->end_capture();
@@ -184,7 +184,7 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
 // one pass to warm up, then the fastest of three rounds of passes that take about a millisecond
 // on the slowest rank. The fields are zero; a pass's time does not depend on the values. Where
 // the run replays its residual sweeps from recordings (replays_residual_sweeps), k = 1 is timed
-// so too (ReplayedSweeps, in pairs where the run has no tolerance): a launch and a fold kernel
+// so too (ReplayedSweeps, in groups where the run has no tolerance): a launch and a fold kernel
 // per sweep cost a small subdomain more than the replay whose partials the host folds, and the
 // trial would pick a k the run is slower at.
 template <class T>

@@ -106,13 +106,31 @@ std::vector<T> allgather(MPI_Comm comm, T value) {
     return all;
 }
 
-// The sum of every rank's `local`, added in rank order from the first rank's (((v0 + v1) + v2)
-// ...), on every rank: the same bits on every rank, at every rank count and however often.
+// Every rank's `n` values of `local`, rank after rank, on every rank.
+template <class T>
+std::vector<T> allgather(MPI_Comm comm, const T* local, int n) {
+    int size = 1;
+    GRIDSIM_MPI_CHECK(MPI_Comm_size(comm, &size));
+    std::vector<T> all(static_cast<std::size_t>(size) * static_cast<std::size_t>(n));
+    GRIDSIM_MPI_CHECK(MPI_Allgather(local, n, mpi_type<T>(), all.data(), n, mpi_type<T>(), comm));
+    return all;
+}
+
+// Each of the `n` values of `sums`, summed over every rank of `comm` in place, added in rank
+// order from the first rank's (((v0 + v1) + v2) ...), all in one collective: the same bits on
+// every rank, at every rank count, however often and however many values one call takes.
+inline void sum_in_rank_order(MPI_Comm comm, double* sums, int n) {
+    const std::vector<double> all = allgather(comm, sums, n);
+    const std::size_t width = static_cast<std::size_t>(n);
+    for (std::size_t i = 0; i < width; ++i) {
+        double sum = all[i];
+        for (std::size_t at = width + i; at < all.size(); at += width) sum += all[at];
+        sums[i] = sum;
+    }
+}
 inline double sum_in_rank_order(MPI_Comm comm, double local) {
-    const std::vector<double> all = allgather(comm, local);
-    double sum = all[0];
-    for (std::size_t r = 1; r < all.size(); ++r) sum += all[r];
-    return sum;
+    sum_in_rank_order(comm, &local, 1);
+    return local;
 }
 
 // The largest `value` over the ranks and the lowest rank that holds it, on every rank.

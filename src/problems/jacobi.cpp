@@ -22,8 +22,9 @@ namespace {
 // (it sums its own change) nor, with a tolerance, the sweep after one (it may be undone;
 // without a tolerance nothing is undone, and that sweep starts a block). A
 // residual is read at once where something needs it at that sweep (a progress line, an output,
-// the last sweep). Without a tolerance two residual sweeps in a row, the host needing nothing
-// between them, go as one replayed pair where the sweeps are recorded (Simulation::residual_pair).
+// the last sweep). Without a tolerance up to Recording::kMostReads residual sweeps in a row, the
+// host needing nothing between them, go as one replayed group where the sweeps are recorded
+// (Simulation::residual_group).
 // With a residual every sweep and passes that sum every level (Simulation::sums_in_passes), a
 // block of sweeps is one pass: without a tolerance its residuals are read after the next block
 // has been issued; with one, at once, and a convergence inside the pass undoes the whole pass
@@ -75,8 +76,8 @@ private:
     }
     std::int64_t summing_pass(std::int64_t sweep, const HostStep& host);
     std::int64_t sweeps_and_residuals(std::int64_t sweep, const HostStep& host);
-    [[nodiscard]] bool pairs_at(std::int64_t sweep, const HostStep& host) const;
-    std::int64_t residual_pair(std::int64_t sweep);
+    [[nodiscard]] int group_at(std::int64_t sweep, const HostStep& host) const;
+    std::int64_t residual_group(std::int64_t sweep, int count);
 
     Simulation<T>& sim_;
     const Config& cfg_;
@@ -117,7 +118,10 @@ std::int64_t JacobiStepper<T>::summing_pass(std::int64_t sweep, const HostStep& 
 template <class T>
 std::int64_t JacobiStepper<T>::sweeps_and_residuals(std::int64_t sweep, const HostStep& host) {
     const bool check = residual_at(sweep + 1);
-    if (check && pairs_at(sweep, host)) return residual_pair(sweep);
+    if (check) {
+        const int group = group_at(sweep, host);
+        if (group > 1) return residual_group(sweep, group);
+    }
     const bool undoable = may_converge() && !pending_.empty();
     const int block =
         check || undoable
@@ -145,23 +149,28 @@ std::int64_t JacobiStepper<T>::sweeps_and_residuals(std::int64_t sweep, const Ho
     return sweep;
 }
 
-// Whether the sweeps after `sweep` and after that both take their residual as one replayed
-// pair: without a tolerance (nothing to undo), where the host needs nothing between them.
+// How many sweeps after `sweep` (whose next takes its residual) go as one replayed group: the
+// most, up to Recording::kMostReads, that each take their residual without a tolerance (nothing
+// to undo), the host needing nothing between them; 1 where no group of two replays.
 template <class T>
-bool JacobiStepper<T>::pairs_at(std::int64_t sweep, const HostStep& host) const {
-    return !may_converge() && sweep + 2 <= cfg_.steps && residual_at(sweep + 2) &&
-           !host(sweep + 1) && sim_.pairs_residuals();
+int JacobiStepper<T>::group_at(std::int64_t sweep, const HostStep& host) const {
+    if (may_converge()) return 1;
+    int count = 1;
+    while (count < Recording::kMostReads && sweep + count + 1 <= cfg_.steps &&
+           residual_at(sweep + count + 1) && !host(sweep + count))
+        ++count;
+    while (count > 1 && !sim_.groups_residuals(count)) --count;
+    return count;
 }
 
-// Two residual sweeps as one replay; the residuals requested before it are taken after it is
-// issued, as a single sweep's are.
+// A group of residual sweeps as one replay; the residuals requested before it are taken after
+// it is issued, as a single sweep's are.
 template <class T>
-std::int64_t JacobiStepper<T>::residual_pair(std::int64_t sweep) {
-    sim_.residual_pair(params_);
+std::int64_t JacobiStepper<T>::residual_group(std::int64_t sweep, int count) {
+    sim_.residual_group(params_, count);
     while (!pending_.empty()) take();
-    pending_.push_back(sweep + 1);
-    pending_.push_back(sweep + 2);
-    return sweep + 2;
+    for (int i = 1; i <= count; ++i) pending_.push_back(sweep + i);
+    return sweep + count;
 }
 
 template <class T>

@@ -161,12 +161,13 @@ TEST(GpuGraphs, ConvergenceStopsAtTheSameSweep) {
     EXPECT_EQ(count_differences(replayed.global_field, plain.global_field), 0u);
 }
 
-// Two residual sweeps replayed as one recording (Simulation::residual_pair), their residuals
-// taken after the next replay is issued as a run takes them, against single sweeps that are not
-// recorded: bitwise the same residuals and fields, 2D (benchmark, the periodic y stored by the
-// sweep) and 3D, float and double, sampled passes (phase timing) running single in between. Each
-// rank runs its own one-rank simulations.
-TEST(GpuGraphs, ResidualPairsAreBitwiseSingleSweeps) {
+// Groups of 2 to Recording::kMostReads residual sweeps replayed as one recording each
+// (Simulation::residual_group), their residuals taken after the next replay is issued as a run
+// takes them, against single sweeps that are not recorded: bitwise the same residuals and
+// fields, 2D (benchmark, the periodic y stored by the sweep) and 3D, float and double, every
+// group size in turn, sampled passes (phase timing) running single in between. Each rank runs its
+// own one-rank simulations.
+TEST(GpuGraphs, ResidualGroupsAreBitwiseSingleSweeps) {
     GRIDSIM_REQUIRE_GPU();
     const std::vector<std::string> decks = {
         "[problem]\nname = \"jacobi\"\n[grid]\ncells = [301, 123]\n[boundary]\nkind = "
@@ -187,30 +188,33 @@ TEST(GpuGraphs, ResidualPairsAreBitwiseSingleSweeps) {
             Simulation<T> plain(plain_cfg, MPI_COMM_SELF);
             sim.initialise();
             plain.initialise();
-            std::vector<double> paired, single;
-            int pairs = 0;
+            std::vector<double> grouped, single;
+            std::vector<int> groups(Recording::kMostReads + 1, 0);  // replays by group size
             int pending = 0;
-            for (int sweeps = 0; sweeps < 120;) {
-                const int issued = sim.pairs_residuals() ? 2 : 1;
-                if (issued == 2) {
-                    sim.residual_pair(p);
-                    ++pairs;
+            for (int sweeps = 0; sweeps < 240;) {
+                const int size = 2 + static_cast<int>(sweeps % (Recording::kMostReads - 1));
+                const int issued = sim.groups_residuals(size) ? size : 1;
+                if (issued > 1) {
+                    sim.residual_group(p, issued);
                 } else {
                     sim.sweep(p, true);
                     sim.request_residual();
                 }
-                for (; pending > 0; --pending) paired.push_back(sim.take_residual());
+                ++groups[static_cast<std::size_t>(issued)];
+                for (; pending > 0; --pending) grouped.push_back(sim.take_residual());
                 pending = issued;
                 sweeps += issued;
             }
-            for (; pending > 0; --pending) paired.push_back(sim.take_residual());
-            for (std::size_t s = 0; s < paired.size(); ++s) {
+            for (; pending > 0; --pending) grouped.push_back(sim.take_residual());
+            for (std::size_t s = 0; s < grouped.size(); ++s) {
                 plain.sweep(p, true);
                 plain.request_residual();
                 single.push_back(plain.take_residual());
             }
-            EXPECT_GT(pairs, 40) << "the sweeps did not replay as pairs";
-            EXPECT_EQ(paired, single);
+            for (int size = 2; size <= Recording::kMostReads; ++size)
+                EXPECT_GT(groups[static_cast<std::size_t>(size)], 10)
+                    << "too few groups of " << size << " sweeps replayed";
+            EXPECT_EQ(grouped, single);
             EXPECT_EQ(owned_points(sim), owned_points(plain));
         };
         with_precision(cfg, check);

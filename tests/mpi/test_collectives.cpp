@@ -78,6 +78,29 @@ TEST(Collectives, ResidualsOfDeviceTransportsAreSummedInRankOrder) {
         EXPECT_EQ(residual_over_ranks(MPI_COMM_WORLD, rank + 1.0, t), size * (size + 1) / 2.0);
 }
 
+// Several residuals in one collective (a group of replayed sweeps, a summing pass's levels): each
+// has the bits its own sum over the ranks gives, with every transport.
+TEST(Collectives, ResidualsSummedTogetherHaveTheirOwnSumsBits) {
+    const int rank = test::world_rank();
+    const int size = test::world_size();
+    const double big = 9007199254740992.0;  // 2^53, as above
+    const std::array<double, 3> mine{rank == 0 ? big : 1.0, rank + 1.0, 0.1 * (rank + 1)};
+    double tenths = 0.1;  // the third value's sum in rank order, added here on its own
+    for (int r = 1; r < size; ++r) tenths += 0.1 * (r + 1);
+    for (TransportKind t : {TransportKind::ipc, TransportKind::nccl, TransportKind::staged,
+                            TransportKind::cuda_aware}) {
+        std::array<double, 3> sums = mine;
+        residuals_over_ranks(MPI_COMM_WORLD, sums.data(), 3, t);
+        for (std::size_t i = 0; i < sums.size(); ++i)
+            EXPECT_EQ(sums[i], residual_over_ranks(MPI_COMM_WORLD, mine[i], t)) << i;
+        if (t == TransportKind::ipc || t == TransportKind::nccl) {
+            EXPECT_EQ(sums[0], big);
+            EXPECT_EQ(sums[2], tenths);
+        }
+        EXPECT_EQ(sums[1], size * (size + 1) / 2.0);
+    }
+}
+
 TEST(Collectives, MaxlocNamesTheLowestRankOfTheLargestValue) {
     const int rank = test::world_rank();
     const int size = test::world_size();
