@@ -232,8 +232,8 @@ public:
 // host time than the GPU spends on them; a replay is one call. Between begin_capture() and
 // end_capture() the work of both lanes is recorded, not run: no call may wait for the device,
 // and a fold (fold_residual) runs on the boundary lane into memory the recording owns, as do the
-// reads started then, at most two (fold_and_read's id is then -1: launch() returns the id of each
-// replay's first read).
+// reads started then, at most Recording::kMostReads (fold_and_read's id is then -1: launch()
+// returns the id of each replay's first read).
 // `sum_read_by_host`: a residual recorded now ends in fold_and_read() (nothing on the device uses
 // its sum), so the backend may leave the fold to finish_read(). The backend must not be used
 // from another thread meanwhile.

@@ -127,7 +127,7 @@ struct ReadSlot {
 
 namespace {
 
-// A recorded sweep or pair of sweeps (a CUDA graph) and the memory its work uses besides the
+// A recorded sweep or group of sweeps (a CUDA graph) and the memory its work uses besides the
 // fields: the block partials (those the host folds are its read slots') and folded sum of a
 // residual, and the slots its reads land in (ids from `first_read` on, in order).
 class CudaRecording final : public Recording {

@@ -1,7 +1,6 @@
 #include "engine/residual_pipeline.hpp"
 
 #include <cmath>
-#include <vector>
 
 #include "parallel/collectives.hpp"
 
@@ -37,17 +36,16 @@ template <class T>
 void ResidualPipeline<T>::take_request() {
     const Pending p = pending_.front();
     pending_.pop_front();
-    std::vector<double> sums(static_cast<std::size_t>(p.count));
+    sums_.clear();
     for (int i = 0; i < p.count; ++i) {
-        sums[static_cast<std::size_t>(i)] = p.levels
-                                                ? be_.level_sums()->finish_read_level(p.read, i)
-                                                : be_.sums().finish_read(p.read + i);
+        sums_.push_back(p.levels ? be_.level_sums()->finish_read_level(p.read, i)
+                                 : be_.sums().finish_read(p.read + i));
     }
     if (topo_.size() > 1) {
         auto t = timer_.on_host(Phase::reduction);
-        residuals_over_ranks(topo_.comm(), sums.data(), p.count, transport_);
+        residuals_over_ranks(topo_.comm(), sums_.data(), p.count, transport_);
     }
-    for (const double s : sums) taken_.push_back(std::sqrt(s));
+    for (const double s : sums_) taken_.push_back(std::sqrt(s));
 }
 
 template class ResidualPipeline<float>;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <vector>
 
 #include "config/config.hpp"
 #include "engine/phase_timer.hpp"
@@ -70,6 +71,7 @@ private:
     TransportKind transport_;
     std::deque<Pending> pending_;
     std::deque<double> taken_;  // residuals of a request already summed, not yet taken
+    std::vector<double> sums_;  // take_request's local sums (kept: no allocation per request)
 };
 
 }  // namespace gridsim

@@ -96,16 +96,6 @@ void broadcast(MPI_Comm comm, T* data, int n = 1, int root = 0) {
     GRIDSIM_MPI_CHECK(MPI_Bcast(data, n, mpi_type<T>(), root, comm));
 }
 
-// Every rank's `value`, in rank order, on every rank.
-template <class T>
-std::vector<T> allgather(MPI_Comm comm, T value) {
-    int size = 1;
-    GRIDSIM_MPI_CHECK(MPI_Comm_size(comm, &size));
-    std::vector<T> all(static_cast<std::size_t>(size));
-    GRIDSIM_MPI_CHECK(MPI_Allgather(&value, 1, mpi_type<T>(), all.data(), 1, mpi_type<T>(), comm));
-    return all;
-}
-
 // Every rank's `n` values of `local`, rank after rank, on every rank.
 template <class T>
 std::vector<T> allgather(MPI_Comm comm, const T* local, int n) {
@@ -114,6 +104,11 @@ std::vector<T> allgather(MPI_Comm comm, const T* local, int n) {
     std::vector<T> all(static_cast<std::size_t>(size) * static_cast<std::size_t>(n));
     GRIDSIM_MPI_CHECK(MPI_Allgather(local, n, mpi_type<T>(), all.data(), n, mpi_type<T>(), comm));
     return all;
+}
+// Every rank's `value`, in rank order, on every rank.
+template <class T>
+std::vector<T> allgather(MPI_Comm comm, T value) {
+    return allgather(comm, &value, 1);
 }
 
 // Each of the `n` values of `sums`, summed over every rank of `comm` in place, added in rank
