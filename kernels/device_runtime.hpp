@@ -50,6 +50,9 @@ public:
     [[nodiscard]] virtual DeviceInfo describe(int device) const = 0;
     // Makes `device` current for this process (every later call and backend uses it).
     virtual void select(int device) = 0;
+    // Whether contexts made on `device` are shared through MPS (the Multi-Process Service), so
+    // that the kernels of processes sharing the GPU run side by side instead of taking turns.
+    [[nodiscard]] virtual bool shared_by_mps(int device) const = 0;
     // Bus ids of the other visible devices whose memory `device` can load from and store to
     // (peer access), for the ipc halo transport's routes.
     [[nodiscard]] virtual std::vector<std::string> reachable_peers(int device) const = 0;

@@ -52,6 +52,11 @@ public:
         return info;
     }
     void select(int device) override { GRIDSIM_CUDA_CHECK(cudaSetDevice(device)); }
+    [[nodiscard]] bool shared_by_mps(int device) const override {
+        int yes = 0;
+        GRIDSIM_CUDA_CHECK(cudaDeviceGetAttribute(&yes, cudaDevAttrMpsEnabled, device));
+        return yes != 0;
+    }
     [[nodiscard]] std::vector<std::string> reachable_peers(int device) const override {
         std::vector<std::string> ids;
         for (int d = 0; d < visible_devices(); ++d) {

@@ -78,6 +78,12 @@ std::string neighbour_obstacle(const std::vector<RankGpu>& ranks, int me,
     return {};
 }
 
+TransportKind automatic_transport(const RankGpuFacts& f) {
+    if (f.ranks < 2) return TransportKind::staged;
+    if (f.reach_everywhere && (f.own_gpus || f.shared_by_mps)) return TransportKind::ipc;
+    return f.own_gpus && f.nccl_built ? TransportKind::nccl : TransportKind::staged;
+}
+
 std::vector<RankGpu> gather_rank_gpus(MPI_Comm comm, const RankGpu& mine) {
     std::vector<RankGpu> ranks;
     for (const std::string& line : gather_strings(comm, encode(mine), true))

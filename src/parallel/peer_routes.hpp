@@ -11,6 +11,8 @@
 
 #include <mpi.h>
 
+#include "config/config.hpp"
+
 namespace gridsim {
 
 // One rank as the route decision sees it.
@@ -28,8 +30,8 @@ std::string encode(const RankGpu& r);
 RankGpu decode_rank_gpu(const std::string& line);
 
 // "" when ranks `a` and `b` (indices into `ranks`) can store into each other's GPU memory, else
-// why not, naming the ranks, and the nodes or GPUs at fault. Two ranks on one GPU can (the GPU
-// time-slices between their processes, so the handshake is slow there: for tests).
+// why not, naming the ranks, and the nodes or GPUs at fault. Two ranks on one GPU can (without
+// MPS the GPU time-slices between their processes, and the handshake waits for each turn).
 std::string ipc_obstacle(const std::vector<RankGpu>& ranks, int a, int b);
 
 // "" when every rank can store into every other rank's GPU memory (then the sums over the ranks
@@ -41,6 +43,22 @@ std::string ipc_everywhere(const std::vector<RankGpu>& ranks);
 // itself).
 std::string neighbour_obstacle(const std::vector<RankGpu>& ranks, int me,
                                const std::array<int, 6>& peers);
+
+// What the GPU runs found out about their ranks, the same on every rank.
+struct RankGpuFacts {
+    int ranks = 1;
+    bool own_gpus = false;          // no two ranks of a node drive the same GPU
+    bool shared_by_mps = false;     // every rank's GPU runs its contexts through MPS
+    bool reach_everywhere = false;  // ipc_everywhere: every rank stores into every other's GPU
+    bool nccl_built = false;
+};
+
+// The transport parallel.transport = "auto" takes for a GPU run: ipc where every rank reaches
+// every other and the ranks' kernels run side by side (a GPU each, or GPUs shared through MPS);
+// else NCCL where every rank has a GPU of its own; else staged. One rank has no peer: staged.
+// Without MPS, ranks sharing a GPU take turns on it, and a handshake on the device waits for
+// the peer's turn, where MPI messages between the hosts do not (docs/tuning.md, "Transport").
+TransportKind automatic_transport(const RankGpuFacts& f);
 
 // Every rank's RankGpu, in rank order, on every rank of `comm` (collective).
 std::vector<RankGpu> gather_rank_gpus(MPI_Comm comm, const RankGpu& mine);

@@ -54,7 +54,10 @@ DevicePlan plan_device(MPI_Comm comm) {
     const std::vector<DeviceAssignment> map = assign_devices(node_device_lists(owned.get()));
     DevicePlan plan;
     const DeviceAssignment& mine = map[owned.rank()];
-    if (mine.device >= 0) plan.info = device_runtime()->describe(mine.device);
+    if (mine.device >= 0) {
+        plan.info = device_runtime()->describe(mine.device);
+        plan.mps = device_runtime()->shared_by_mps(mine.device);
+    }
     plan.info.local_rank = owned.rank();
     plan.info.local_ranks = owned.size();
     plan.info.visible_devices = cuda_devices_visible();
@@ -71,6 +74,23 @@ int device_coverage(MPI_Comm comm, const DevicePlan& plan) {
     int all = 0;
     GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
     return all;
+}
+
+// Whether every rank's GPU runs its contexts through MPS (false where some rank has none).
+// Collective over `comm`.
+bool every_gpu_under_mps(MPI_Comm comm, const DevicePlan& plan) {
+    const int mine = plan.info.device >= 0 && plan.mps ? 1 : 0;
+    int all = 0;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
+    return all == 1;
+}
+
+// How ranks that share GPUs run on them, for the run header.
+std::string sharing_note(bool mps) {
+    return mps ? "ranks share GPUs (parallel.share_gpus = true) through MPS, side by side"
+               : "ranks share GPUs (parallel.share_gpus = true) without MPS: their kernels take "
+                 "turns on each GPU; start MPS (nvidia-cuda-mps-control -d) to run them side by "
+                 "side";
 }
 
 // Makes the planned device current. Throws ConfigError (prefixed with `where`) when some rank has
@@ -101,10 +121,10 @@ void check_cpu_transport(const Config& cfg) {
 // The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
 // rank has a GPU of its own (NCCL refuses two ranks on one device); ipc where every rank's GPU
 // reaches every other's (`ipc_gap` empty), or else where NCCL can take the sums over the ranks
-// (Simulation then refuses a neighbour that cannot be reached). `auto`, with more than one rank and
-// a GPU each: ipc where every rank's GPU reaches every other's (one node with peer access;
-// docs/tuning.md, "Transport"), else nccl; halos then move GPU to GPU without the host.
-TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
+// (Simulation then refuses a neighbour that cannot be reached). `auto`: automatic_transport
+// (parallel/peer_routes.hpp; docs/tuning.md, "Transport"); halos then move GPU to GPU without
+// the host wherever the ranks' kernels run side by side.
+TransportKind gpu_transport(const Config& cfg, bool own_gpus, bool mps, MPI_Comm comm,
                             const std::string& ipc_gap) {
     switch (cfg.transport) {
         case TransportKind::staged:
@@ -143,9 +163,13 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus, MPI_Comm comm,
         case TransportKind::automatic:
             break;
     }
-    // One rank has no peer: every halo is a copy in device memory, so no NCCL communicator.
-    if (!nccl_built() || !own_gpus || comm_size(comm) < 2) return TransportKind::staged;
-    return ipc_gap.empty() ? TransportKind::ipc : TransportKind::nccl;
+    RankGpuFacts facts;
+    facts.ranks = comm_size(comm);
+    facts.own_gpus = own_gpus;
+    facts.shared_by_mps = mps;
+    facts.reach_everywhere = ipc_gap.empty();
+    facts.nccl_built = nccl_built();
+    return automatic_transport(facts);
 }
 
 // This rank's node, GPU and the GPUs it reaches, for the ipc routes.
@@ -187,11 +211,12 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
     }
     const DevicePlan plan = plan_device(comm);
     const int coverage = device_coverage(comm, plan);
+    const bool mps = every_gpu_under_mps(comm, plan);
     if (cfg.backend == BackendKind::automatic) {
         cuda = coverage == 2 || (coverage == 1 && cfg.share_gpus);
         choice.note =
             cuda ? (coverage == 2 ? "auto: every rank has a CUDA device of its own"
-                                  : "auto: ranks share GPUs (parallel.share_gpus = true)")
+                                  : "auto: " + sharing_note(mps))
             : coverage == 1
                 ? "auto: ranks of a node would share a GPU (parallel.share_gpus = true "
                   "shares them), using the CPU"
@@ -210,7 +235,8 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
             choice.gpus = gather_rank_gpus(comm, this_rank_gpu(plan.info));
         }
         const std::string ipc_gap = ipc_everywhere(choice.gpus);
-        choice.transport = gpu_transport(cfg, coverage == 2, comm, ipc_gap);
+        choice.transport = gpu_transport(cfg, coverage == 2, mps, comm, ipc_gap);
+        if (coverage == 1 && choice.note.empty()) choice.note = sharing_note(mps);
         choice.ipc_everywhere = choice.transport == TransportKind::ipc && ipc_gap.empty();
         choice.device =
             select_device(plan, coverage, cfg.share_gpus, cfg.where("parallel.backend"));

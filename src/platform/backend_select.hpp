@@ -29,7 +29,8 @@ struct BackendChoice {
     std::vector<RankGpu> gpus;
     // ipc, and every rank reaches every other: the sums go by IPC as well, no NCCL at all.
     bool ipc_everywhere = false;
-    std::string note;         // why `auto` chose what it chose ("" otherwise)
+    // Why `auto` chose what it chose, and how ranks that share GPUs run on them ("" otherwise).
+    std::string note;
     RankPlacement placement;  // parallel.bind, applied before the backend allocated anything
 };
 
@@ -46,10 +47,12 @@ std::string cuda_runtime_version();
 
 // The device this rank drives (device = -1: none) and whether another rank of its node drives
 // the same physical GPU, decided from the PCI bus ids every rank of the node sees
-// (platform/device_map.hpp), without selecting it. Collective over `comm`.
+// (platform/device_map.hpp), without selecting it; whether that GPU runs its contexts through
+// MPS. Collective over `comm`.
 struct DevicePlan {
     DeviceInfo info;
     bool shared = false;
+    bool mps = false;
 };
 DevicePlan plan_device(MPI_Comm comm);
 

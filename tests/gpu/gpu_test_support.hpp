@@ -3,6 +3,7 @@
 // a GPU of its own, and the check of a time-block trial's choice.
 #pragma once
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -54,6 +55,17 @@ inline bool every_rank_has_its_own_gpu() {
     int all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return all == 1;
+}
+
+// Whether every rank's GPU runs its contexts through MPS (the CUDA attribute, asked here).
+inline bool every_gpu_shared_by_mps() {
+    const DevicePlan plan = plan_device(MPI_COMM_WORLD);
+    int mine = 0;
+    if (plan.info.device >= 0)
+        (void)cudaDeviceGetAttribute(&mine, cudaDevAttrMpsEnabled, plan.info.device);
+    int all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all != 0;
 }
 
 // "auto" timed exactly `candidates` (none: it took k = 1 without a trial), in that order, and

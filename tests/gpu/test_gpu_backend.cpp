@@ -215,8 +215,8 @@ TEST_P(GpuDeck, NcclAndStagedAreBitwiseIdentical) {
 // CUDA graphs or not. The handshake counters advance on the device, so a replay that reused a
 // stale count would hang or read old halos here. The sums over the ranks go by IPC mailboxes
 // (every rank reaches every other here) in rank order: with two ranks bitwise NCCL's and MPI's
-// a + b, with more equal to rounding (their order is theirs). Ranks sharing a GPU time-slice it,
-// so every handshake waits for the other process's turn: slow, but the same code.
+// a + b, with more equal to rounding (their order is theirs). Ranks sharing a GPU without MPS
+// time-slice it, so every handshake waits for the other process's turn: slow, but the same code.
 TEST_P(GpuDeck, IpcIsBitwiseIdenticalToTheOtherTransports) {
     GRIDSIM_REQUIRE_GPU();
     const int n = test::world_size();
@@ -258,11 +258,14 @@ TEST_P(GpuDeck, IpcIsBitwiseIdenticalToTheOtherTransports) {
             }
         }
     }
-    if (!own) return;
-    // A GPU each, every one reaching every other (the forced runs above succeeded with two
-    // ranks): auto takes ipc.
+    // Auto takes ipc where the ranks' kernels run side by side: a GPU each (every one reaching
+    // every other: the forced runs above succeeded with two ranks), or GPUs shared through MPS
+    // (ranks sharing GPUs ran ipc above only where every rank reaches every other); staged where
+    // ranks sharing a GPU take turns on it.
+    const bool mps = every_gpu_shared_by_mps();
     const RunResult automatic = test::run_on_ranks(n, d.text + kGpu, {});
-    if (test::world_rank() == 0 && n == 2) EXPECT_EQ(automatic.transport, "ipc");
+    if (test::world_rank() != 0 || (own && n != 2)) return;
+    EXPECT_EQ(automatic.transport, own || mps ? "ipc" : "staged") << (mps ? "MPS" : "no MPS");
 }
 
 // Sweeps replayed as CUDA graphs (recorded at the second sweep of each kind; every 3rd pass runs

@@ -145,3 +145,38 @@ TEST(PeerRoutes, TheTableSurvivesItsTextForm) {
     EXPECT_EQ(none.bus_id, "");
     EXPECT_TRUE(none.reaches.empty());
 }
+
+// The transport "auto" takes, over every combination of what the ranks found: ipc only where
+// every rank reaches every other and the ranks' kernels run side by side (a GPU each, or GPUs
+// shared through MPS); NCCL only with a GPU per rank and NCCL built; staged otherwise, and always
+// on one rank.
+TEST(PeerRoutes, AutomaticTransportFollowsTheRanksGpus) {
+    for (int ranks : {1, 2, 4}) {
+        for (int bits = 0; bits < 16; ++bits) {
+            RankGpuFacts f;
+            f.ranks = ranks;
+            f.own_gpus = (bits & 1) != 0;
+            f.shared_by_mps = (bits & 2) != 0;
+            f.reach_everywhere = (bits & 4) != 0;
+            f.nccl_built = (bits & 8) != 0;
+            TransportKind want = TransportKind::staged;
+            if (ranks > 1 && f.reach_everywhere && f.own_gpus) want = TransportKind::ipc;
+            if (ranks > 1 && f.reach_everywhere && f.shared_by_mps) want = TransportKind::ipc;
+            if (ranks > 1 && !f.reach_everywhere && f.own_gpus && f.nccl_built)
+                want = TransportKind::nccl;
+            EXPECT_EQ(automatic_transport(f), want) << ranks << " ranks, facts " << bits;
+        }
+    }
+}
+
+// Ranks sharing one GPU: side by side through MPS they store into each other's memory; taking
+// turns without MPS, a device handshake would wait a whole turn, so their halos go by MPI.
+TEST(PeerRoutes, RanksSharingAGpuUseIpcOnlyThroughMps) {
+    RankGpuFacts f;
+    f.ranks = 2;
+    f.reach_everywhere = true;
+    f.nccl_built = true;
+    EXPECT_EQ(automatic_transport(f), TransportKind::staged);
+    f.shared_by_mps = true;
+    EXPECT_EQ(automatic_transport(f), TransportKind::ipc);
+}

@@ -7,10 +7,11 @@
 // unpack; faces across x (a few points per row) and any other field (the CG's vectors) go
 // packed, into the neighbour's receive buffer, and are unpacked there. Beside a split pass's
 // interior a large face's stores are a copy engine's instead, between a kernel that meets the
-// neighbour and one that tells it (IpcTransport::launch). Where every rank reaches every other,
-// the sums over the ranks (the residual, the CG's dot products) go through mailboxes in the same
-// way and no NCCL communicator is made; otherwise (some pair of ranks, not neighbours, cannot
-// reach each other) the sums go through an NCCL transport kept beside it. Every face goes by
+// neighbour and one that tells it (IpcTransport::launch), and so are every face's where the
+// neighbour shares this GPU (through MPS). Where every rank reaches every other, the sums over
+// the ranks (the residual, the CG's dot products) go through mailboxes in the same way and no
+// NCCL communicator is made; otherwise (some pair of ranks, not neighbours, cannot reach each
+// other) the sums go through an NCCL transport kept beside it. Every face goes by
 // IPC: Simulation refuses ipc where a neighbour cannot be reached.
 //
 // The handshake, per face pair (A's face f, B's opposite face), with counters that only grow:
@@ -50,6 +51,15 @@ namespace gridsim {
 namespace {
 
 using namespace ipc;  // NOLINT(google-build-using-namespace): this file is the transport they serve
+
+// Whether `p` (opened from a peer) is memory of the GPU this process drives.
+bool on_this_gpu(const void* p) {
+    int device = 0;
+    GRIDSIM_CUDA_CHECK(cudaGetDevice(&device));
+    cudaPointerAttributes a{};
+    GRIDSIM_CUDA_CHECK(cudaPointerGetAttributes(&a, p));
+    return a.device == device;
+}
 
 // The most fields whose faces go straight from field to field (the solver's two).
 constexpr int kMaxFields = 2;
@@ -126,6 +136,7 @@ public:
             peer_faces_[f].buffer = std::make_unique<PeerMemory>(theirs[f].buffer);
             peer_faces_[f].peer_signals = std::make_unique<PeerMemory>(theirs[f].signals);
             open_fields(faces[f], theirs[f], peer_faces_[f]);
+            shares_gpu_ = shares_gpu_ || on_this_gpu(peer_faces_[f].buffer->get());
         }
         // Every face's puts, built once (they never change): its packed buffer, and each
         // registered field's face where it goes straight.
@@ -193,6 +204,11 @@ private:
     // into the peer's memory, between a meeting and a telling kernel): it needs no
     // multiprocessor. Alone the kernel's stores are faster (docs/tuning.md).
     static constexpr std::size_t kCopyEngineBytes = std::size_t{1} << 20;
+    // Where a peer shares this GPU (ranks sharing it through MPS) every put takes that form:
+    // every block of the put kernel waits for the peer on a multiprocessor, and the puts of
+    // several ranks can fill the GPU while the kernel a peer must finish before its own put
+    // waits for room, so that neither goes on. A meeting and a telling kernel hold one warp.
+    bool shares_gpu_ = false;
 
     void launch(const PutFaces<T>& puts, int count, bool beside_work) {
         // HaloExchange::transfer calls with at least one face.
@@ -201,7 +217,7 @@ private:
             const PutFace<T>& p = puts.face[f];
             most_bytes = std::max(most_bytes, sizeof(T) * p.nx * p.ny.divisor() * p.planes);
         }
-        if (beside_work && most_bytes >= kCopyEngineBytes) {
+        if ((beside_work && most_bytes >= kCopyEngineBytes) || shares_gpu_) {
             const dim3 faces(1, static_cast<unsigned>(count));
             peer_meet<T><<<faces, 32, 0, boundary_stream()>>>(puts);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
