@@ -56,8 +56,8 @@ std::vector<CommonKey> execution_keys() {
          "`true`: interior updated while the shell and halos move; `false`: one after another; "
          "`fused`: one launch, then the halos; `auto`: chosen per run"},
         {"parallel.share_gpus", "boolean", "`false`",
-         "allow more ranks on a node than it has GPUs (they share round-robin); otherwise an "
-         "error"},
+         "allow more ranks on a node than it has GPUs (they share round-robin; side by side "
+         "only through MPS: docs/running.md, \"Ranks sharing a GPU\"); otherwise an error"},
         {"parallel.kernel", "string", "`\"stream\"`",
          "CUDA stencil: `stream` (register walk along the slowest axis), `tiled` (shared-memory "
          "tile) or `naive`; all give the same bits"},
