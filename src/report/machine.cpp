@@ -63,8 +63,7 @@ std::string machine_info(MPI_Comm comm) {
     out += fmt::format("  ranks         {}\n", ranks.size());
     for (std::size_t r = 0; r < ranks.size(); ++r)
         out += fmt::format("  rank {:<4}     {}\n", r, ranks[r]);
-    out += fmt::format("  backend       {} (parallel.backend = \"auto\": {})\n",
-                       choice.backend->name(), choice.note);
+    out += fmt::format("  backend       {} ({})\n", choice.backend->name(), choice.note);
     return out + placement_map(places);
 }
 
