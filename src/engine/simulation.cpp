@@ -25,8 +25,9 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
       host_(be_, fields_, topo_, dom_) {
     global_updated_ = std::llround(
         allreduce(topo_.comm(), static_cast<double>(geo_.updated.count()), Reduce::sum));
-    devices_ = describe_devices(topo_.comm(),
-                                choice_.device.device >= 0 ? choice_.device.name : be_.name());
+    const bool gpu = choice_.device.device >= 0;
+    devices_ = describe_devices(topo_.comm(), gpu ? choice_.device.name : be_.name(),
+                                gpu ? choice_.device.pci_bus_id : std::string());
 }
 
 template <class T>

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <map>
+#include <set>
 
 #include "kernels/backend.hpp"
 #include "parallel/collectives.hpp"
@@ -68,15 +69,45 @@ void check_ipc_neighbours(const Config& cfg, const CartTopology& topo,
     }
 }
 
-std::string describe_devices(MPI_Comm comm, const std::string& mine) {
+std::string devices_text(const std::vector<RankDevice>& ranks) {
+    struct Count {
+        std::set<std::string> devices;
+        int ranks = 0;
+    };
+    std::map<std::string, Count> by_name;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        Count& c = by_name[ranks[r].name];
+        // A CPU rank is a device of its own.
+        c.devices.insert(ranks[r].where.empty() ? fmt::format("rank {}", r) : ranks[r].where);
+        ++c.ranks;
+    }
     std::string text;
+    for (const auto& [name, c] : by_name) {
+        const auto n = static_cast<int>(c.devices.size());
+        text += fmt::format("{}{} x {}", text.empty() ? "" : ", ", n, name);
+        if (c.ranks > n) text += fmt::format(" ({} ranks)", c.ranks);
+    }
+    return text;
+}
+
+// Each rank's device as one line: "where<TAB>name" (neither holds a tab).
+std::string describe_devices(MPI_Comm comm, const std::string& name, const std::string& bus_id) {
+    std::string where;
+    if (!bus_id.empty()) {
+        char node[MPI_MAX_PROCESSOR_NAME] = {};
+        int len = 0;
+        GRIDSIM_MPI_CHECK(MPI_Get_processor_name(node, &len));
+        where = std::string(node, static_cast<std::size_t>(len)) + ' ' + bus_id;
+    }
+    std::string text;
+    const std::vector<std::string> lines = gather_strings(comm, where + '\t' + name);
     if (comm_rank(comm) == 0) {
-        std::map<std::string, int> count;
-        for (const std::string& d : gather_strings(comm, mine)) ++count[d];
-        for (const auto& [name, n] : count)
-            text += fmt::format("{}{} x {}", text.empty() ? "" : ", ", n, name);
-    } else {
-        gather_strings(comm, mine);
+        std::vector<RankDevice> ranks;
+        for (const std::string& line : lines) {
+            const std::size_t tab = line.find('\t');
+            ranks.push_back({line.substr(tab + 1), line.substr(0, tab)});
+        }
+        text = devices_text(ranks);
     }
     broadcast_string(comm, text);
     return text;

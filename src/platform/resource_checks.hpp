@@ -31,7 +31,20 @@ void check_memory(const Config& cfg, const CartTopology& topo, const MemoryNeed&
 void check_ipc_neighbours(const Config& cfg, const CartTopology& topo,
                           const std::vector<RankGpu>& gpus);
 
-// What every rank computes on, e.g. "2 x NVIDIA H200, 2 x cpu"; the same string on all ranks.
-std::string describe_devices(MPI_Comm comm, const std::string& mine);
+// One rank's device as describe_devices counts it: its name, and where it is a GPU, its node and
+// bus id ("" on the CPU).
+struct RankDevice {
+    std::string name;
+    std::string where;
+};
+
+// What the ranks compute on, by name: how many physical devices ("2 x NVIDIA H200"), and where
+// ranks share them, how many ranks ("1 x NVIDIA H200 (2 ranks)"); every CPU rank counts alone
+// ("2 x cpu").
+std::string devices_text(const std::vector<RankDevice>& ranks);
+
+// devices_text over every rank of `comm`, `name` this rank's device and `bus_id` its GPU's ("" on
+// the CPU); the same string on all ranks.
+std::string describe_devices(MPI_Comm comm, const std::string& name, const std::string& bus_id);
 
 }  // namespace gridsim

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "platform/device_map.hpp"
+#include "platform/resource_checks.hpp"
 
 using namespace gridsim;
 
@@ -84,4 +85,22 @@ TEST(DeviceMap, UuidListsInAnyOrder) {
     EXPECT_EQ(ids(b), (std::vector<std::string>{u2, u1}));
     EXPECT_EQ(b[1].device, 0);
     EXPECT_FALSE(any_shared(b));
+}
+
+// The run header's device count: physical GPUs by node and bus id, each named once however many
+// ranks drive it (then the ranks too); CPU ranks count one each.
+TEST(DevicesText, CountsPhysicalGpusAndSaysWhereRanksShareThem) {
+    const std::string h200 = "NVIDIA H200";
+    EXPECT_EQ(devices_text({{"cpu", ""}, {"cpu", ""}}), "2 x cpu");
+    EXPECT_EQ(devices_text(
+                  {{h200, "n1 " + kA}, {h200, "n1 " + kB}, {h200, "n1 " + kC}, {h200, "n1 " + kD}}),
+              "4 x NVIDIA H200");
+    EXPECT_EQ(devices_text({{h200, "n1 " + kA}, {h200, "n1 " + kA}}), "1 x NVIDIA H200 (2 ranks)");
+    // The same bus id on two nodes is two GPUs.
+    EXPECT_EQ(devices_text({{h200, "n1 " + kA}, {h200, "n2 " + kA}}), "2 x NVIDIA H200");
+    EXPECT_EQ(devices_text({{h200, "n1 " + kA},
+                            {h200, "n1 " + kB},
+                            {h200, "n1 " + kA},
+                            {"NVIDIA H100", "n2 " + kA}}),
+              "1 x NVIDIA H100, 2 x NVIDIA H200 (3 ranks)");
 }
