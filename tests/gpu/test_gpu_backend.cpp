@@ -215,8 +215,9 @@ TEST_P(GpuDeck, NcclAndStagedAreBitwiseIdentical) {
 // CUDA graphs or not. The handshake counters advance on the device, so a replay that reused a
 // stale count would hang or read old halos here. The sums over the ranks go by IPC mailboxes
 // (every rank reaches every other here) in rank order: with two ranks bitwise NCCL's and MPI's
-// a + b, with more equal to rounding (their order is theirs). Ranks sharing a GPU without MPS
-// time-slice it, so every handshake waits for the other process's turn: slow, but the same code.
+// a + b, with more equal to rounding (their order is theirs). Ranks sharing a GPU put every face
+// as a meeting kernel, copies and a telling kernel (IpcTransport::launch); without MPS they
+// time-slice the GPU, so every handshake waits for the other process's turn: slow.
 TEST_P(GpuDeck, IpcIsBitwiseIdenticalToTheOtherTransports) {
     GRIDSIM_REQUIRE_GPU();
     const int n = test::world_size();
