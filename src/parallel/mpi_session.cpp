@@ -165,6 +165,13 @@ int comm_size(MPI_Comm comm) {
     return s;
 }
 
+std::string processor_name() {
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    GRIDSIM_MPI_CHECK(MPI_Get_processor_name(name, &len));
+    return {name, static_cast<std::size_t>(len)};
+}
+
 std::string mpi_library_version() {
     char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int len = 0;

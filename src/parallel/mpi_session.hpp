@@ -66,6 +66,8 @@ bool mpi_thread_multiple();
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);
 std::string mpi_library_version();
+// This rank's host name (MPI_Get_processor_name).
+std::string processor_name();
 // MPIX_Query_cuda_support() where the MPI library has it (Open MPI), else false.
 bool mpi_is_cuda_aware();
 

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "parallel/collectives.hpp"
 #include "parallel/gather.hpp"
 #include "parallel/mpi_check.hpp"
 #include "parallel/mpi_session.hpp"
@@ -71,18 +72,14 @@ namespace {
 // 0: some rank sees none (or no CUDA in this build). Collective over `comm`.
 int device_coverage(MPI_Comm comm, const DevicePlan& plan) {
     const int mine = plan.info.device < 0 ? 0 : (plan.shared ? 1 : 2);
-    int all = 0;
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
-    return all;
+    return allreduce(comm, mine, Reduce::min);
 }
 
 // Whether every rank's GPU runs its contexts through MPS (false where some rank has none).
 // Collective over `comm`.
 bool every_gpu_under_mps(MPI_Comm comm, const DevicePlan& plan) {
     const int mine = plan.info.device >= 0 && plan.mps ? 1 : 0;
-    int all = 0;
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
-    return all == 1;
+    return allreduce(comm, mine, Reduce::min) == 1;
 }
 
 // How ranks that share GPUs run on them, for the run header.
@@ -174,11 +171,8 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus, bool mps, MPI_Comm
 
 // This rank's node, GPU and the GPUs it reaches, for the ipc routes.
 RankGpu this_rank_gpu(const DeviceInfo& device) {
-    char name[MPI_MAX_PROCESSOR_NAME] = {};
-    int len = 0;
-    GRIDSIM_MPI_CHECK(MPI_Get_processor_name(name, &len));
     RankGpu mine;
-    mine.node.assign(name, static_cast<std::size_t>(len));
+    mine.node = processor_name();
     mine.bus_id = device.pci_bus_id;
     if (device.device >= 0) mine.reaches = device_runtime()->reachable_peers(device.device);
     return mine;

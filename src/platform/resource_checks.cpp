@@ -92,13 +92,7 @@ std::string devices_text(const std::vector<RankDevice>& ranks) {
 
 // Each rank's device as one line: "where<TAB>name" (neither holds a tab).
 std::string describe_devices(MPI_Comm comm, const std::string& name, const std::string& bus_id) {
-    std::string where;
-    if (!bus_id.empty()) {
-        char node[MPI_MAX_PROCESSOR_NAME] = {};
-        int len = 0;
-        GRIDSIM_MPI_CHECK(MPI_Get_processor_name(node, &len));
-        where = std::string(node, static_cast<std::size_t>(len)) + ' ' + bus_id;
-    }
+    const std::string where = bus_id.empty() ? std::string() : processor_name() + ' ' + bus_id;
     std::string text;
     const std::vector<std::string> lines = gather_strings(comm, where + '\t' + name);
     if (comm_rank(comm) == 0) {

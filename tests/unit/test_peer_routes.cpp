@@ -151,20 +151,35 @@ TEST(PeerRoutes, TheTableSurvivesItsTextForm) {
 // shared through MPS); NCCL only with a GPU per rank and NCCL built; staged otherwise, and always
 // on one rank.
 TEST(PeerRoutes, AutomaticTransportFollowsTheRanksGpus) {
+    constexpr TransportKind S = TransportKind::staged;
+    constexpr TransportKind I = TransportKind::ipc;
+    constexpr TransportKind N = TransportKind::nccl;
+    struct Case {
+        bool own, mps, reach, nccl;
+        TransportKind want;
+    };
+    const std::vector<Case> cases = {
+        // own   mps    reach  nccl
+        {false, false, false, false, S}, {false, false, false, true, S},
+        {false, false, true, false, S},  {false, false, true, true, S},
+        {false, true, false, false, S},  {false, true, false, true, S},
+        {false, true, true, false, I},   {false, true, true, true, I},
+        {true, false, false, false, S},  {true, false, false, true, N},
+        {true, false, true, false, I},   {true, false, true, true, I},
+        {true, true, false, false, S},   {true, true, false, true, N},
+        {true, true, true, false, I},    {true, true, true, true, I},
+    };
     for (int ranks : {1, 2, 4}) {
-        for (int bits = 0; bits < 16; ++bits) {
+        for (const Case& c : cases) {
             RankGpuFacts f;
             f.ranks = ranks;
-            f.own_gpus = (bits & 1) != 0;
-            f.shared_by_mps = (bits & 2) != 0;
-            f.reach_everywhere = (bits & 4) != 0;
-            f.nccl_built = (bits & 8) != 0;
-            TransportKind want = TransportKind::staged;
-            if (ranks > 1 && f.reach_everywhere && f.own_gpus) want = TransportKind::ipc;
-            if (ranks > 1 && f.reach_everywhere && f.shared_by_mps) want = TransportKind::ipc;
-            if (ranks > 1 && !f.reach_everywhere && f.own_gpus && f.nccl_built)
-                want = TransportKind::nccl;
-            EXPECT_EQ(automatic_transport(f), want) << ranks << " ranks, facts " << bits;
+            f.own_gpus = c.own;
+            f.shared_by_mps = c.mps;
+            f.reach_everywhere = c.reach;
+            f.nccl_built = c.nccl;
+            EXPECT_EQ(automatic_transport(f), ranks == 1 ? S : c.want)
+                << ranks << " ranks, own " << c.own << ", mps " << c.mps << ", reach " << c.reach
+                << ", nccl " << c.nccl;
         }
     }
 }
