@@ -11,6 +11,7 @@
 #include "mesh/domain.hpp"
 #include "mesh/field.hpp"
 #include "parallel/cart_topology.hpp"
+#include "parallel/grid_model.hpp"
 #include "problems/problem.hpp"
 
 namespace gridsim::app {
@@ -49,14 +50,25 @@ double field_bytes_per_rank(const Config& cfg, const std::array<int, 3>& grid) {
 int check_deck(const Options& opt, int rank) {
     const Config cfg = load_deck(opt, rank);
     std::array<int, 3> grid{1, 1, 1};
-    if (opt.ranks > 0) grid = grid_for_ranks(cfg, opt.ranks);
+    int on_gpus = opt.ranks;  // the ranks a run on GPUs would use of --ranks (ranks_to_use)
+    if (opt.ranks > 0) {
+        if (cfg.ranks_used > opt.ranks) {
+            throw ConfigError(fmt::format("--ranks {}: parallel.ranks_used = {} asks for more",
+                                          opt.ranks, cfg.ranks_used));
+        }
+        grid = grid_for_ranks(cfg, opt.ranks);
+        on_gpus = ranks_to_use(cfg, make_domain(cfg), opt.ranks, true);
+    }
     if (rank != 0) return 0;
     const std::vector<int> shown(grid.begin(), grid.begin() + cfg.dims);
     const int ranks = std::max(opt.ranks, 1);
     const double bytes = field_bytes_per_rank(cfg, grid);
     if (opt.json) {
         nlohmann::json doc = nlohmann::json::parse(to_json(cfg));
-        if (opt.ranks > 0) doc["process_grid_for_ranks"] = {{"ranks", opt.ranks}, {"grid", shown}};
+        if (opt.ranks > 0) {
+            doc["process_grid_for_ranks"] = {
+                {"ranks", opt.ranks}, {"grid", shown}, {"ranks_used_on_gpus", on_gpus}};
+        }
         if (!cfg.ignored.empty()) doc["ignored_keys"] = cfg.ignored;
         doc["field_bytes_per_rank"] = {{"ranks", ranks}, {"bytes", static_cast<long long>(bytes)}};
         std::cout << doc.dump(2) << std::endl;
@@ -67,6 +79,12 @@ int check_deck(const Options& opt, int rank) {
         if (opt.ranks > 0)
             std::cout << fmt::format("# process grid for {} ranks: {}\n", opt.ranks,
                                      fmt::join(shown, "x"));
+        if (on_gpus < opt.ranks) {
+            std::cout << fmt::format(
+                "# on GPUs the run uses {} of the {} ranks (parallel.ranks_used; docs/tuning.md, "
+                "\"Ranks used\")\n",
+                on_gpus, opt.ranks);
+        }
         // The run checks this against the free memory of the machine it runs on.
         std::cout << fmt::format(
             "# memory per rank at {} rank(s): {:.3g} GiB ({} fields with halos, largest rank; "

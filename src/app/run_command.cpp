@@ -6,7 +6,11 @@
 
 #include "app/commands.hpp"
 #include "io/output.hpp"
+#include "mesh/domain.hpp"
+#include "parallel/grid_model.hpp"
+#include "parallel/rank_share.hpp"
 #include "parallel/together.hpp"
+#include "platform/backend_select.hpp"
 #include "report/report.hpp"
 #include "run/run.hpp"
 #include "run/stop_request.hpp"
@@ -44,8 +48,26 @@ nlohmann::json stop_record(const Config& cfg, const Options& opt, const RunResul
 
 }  // namespace
 
-int run_deck(const Options& opt, int rank, std::chrono::steady_clock::time_point process_start) {
-    const Config cfg = load_deck(opt, rank);
+namespace {
+
+// How many of the launched ranks run `cfg` (ranks_to_use); throws ConfigError where the deck asks
+// for more than were launched. Collective over `world`.
+int ranks_for_run(const Config& cfg, MPI_Comm world) {
+    const int launched = comm_size(world);
+    if (cfg.ranks_used > launched) {
+        throw ConfigError(
+            cfg.where("parallel.ranks_used") +
+            fmt::format("{} ranks asked for, but {} were launched", cfg.ranks_used, launched));
+    }
+    const bool on_gpus = cfg.ranks_used == 0 && launched > 1 && runs_on_gpus(cfg, world);
+    return ranks_to_use(cfg, make_domain(cfg), launched, on_gpus);
+}
+
+// The run on the ranks of `share` that run it; returns the exit code.
+int run_here(const Config& cfg, const Options& opt, const RankShare& share,
+             std::chrono::steady_clock::time_point process_start) {
+    const MPI_Comm comm = share.comm();
+    const int rank = comm_rank(comm);
     RunOptions run_opt;
     run_opt.measure_copy_bandwidth = true;
     run_opt.process_start = process_start;
@@ -55,20 +77,20 @@ int run_deck(const Options& opt, int rank, std::chrono::steady_clock::time_point
     if (!opt.quiet) {
         run_opt.on_start = [&](const RunStart& s) {
             if (rank != 0) return;
-            std::cout << start_header(cfg, s, opt.restart)
+            std::cout << start_header(cfg, s, opt.restart, share.launched())
                       << (opt.verbose ? placement_map(s.placements) : std::string()) << std::flush;
         };
     }
-    OutputWriter output(cfg, MPI_COMM_WORLD, !opt.restart.empty());
+    OutputWriter output(cfg, comm, !opt.restart.empty());
     output.attach(run_opt);
-    if (!opt.restart.empty()) attach_restart(opt.restart, cfg, MPI_COMM_WORLD, run_opt);
+    if (!opt.restart.empty()) attach_restart(opt.restart, cfg, comm, run_opt);
     run_opt.allow_nonfinite_restart = opt.allow_nonfinite;
-    install_stop_handlers();
-    const RunResult result = run_problem(cfg, MPI_COMM_WORLD, run_opt);
+    const RunResult result = run_problem(cfg, comm, run_opt);
     output.finish();
-    nlohmann::json doc = build_report(cfg, result, MPI_COMM_WORLD);
-    doc["output"] = output.summary(MPI_COMM_WORLD);
+    nlohmann::json doc = build_report(cfg, result, comm);
+    doc["output"] = output.summary(comm);
     if (rank == 0) {
+        doc["ranks_launched"] = share.launched();
         doc["outputs"] = output.written();
         if (!opt.restart.empty())
             doc["restarted_from"] = {{"file", opt.restart}, {"step", run_opt.start_step}};
@@ -81,7 +103,7 @@ int run_deck(const Options& opt, int rank, std::chrono::steady_clock::time_point
     // Checked before the first step; a report that cannot be written now (the file system
     // changed under the run) ends every rank with rank 0's one line.
     if (!cfg.report.empty()) {
-        on_rank0_together(MPI_COMM_WORLD, [&] {
+        on_rank0_together(comm, [&] {
             write_report(cfg.report, doc);
             std::cout << "  report          " << cfg.report << '\n' << std::flush;
         });
@@ -89,6 +111,28 @@ int run_deck(const Options& opt, int rank, std::chrono::steady_clock::time_point
     if (rank == 0 && !result.stopped.empty())
         std::cout << doc["stopped"]["message"].get<std::string>() << std::endl;
     return result.stopped.empty() ? 0 : kExitStopped;
+}
+
+}  // namespace
+
+int run_deck(const Options& opt, int rank, std::chrono::steady_clock::time_point process_start) {
+    const Config cfg = load_deck(opt, rank);
+    install_stop_handlers();  // a waiting rank too: a signal is the running ranks' to act on
+    RankShare share(MPI_COMM_WORLD, ranks_for_run(cfg, MPI_COMM_WORLD));
+    if (!share.runs_here()) return share.wait();
+    // The failures the running ranks end together, without MPI_Abort, end the waiting ranks
+    // with the same code; any other ends every rank through MPI_Abort.
+    try {
+        const int code = run_here(cfg, opt, share, process_start);
+        share.release(code);
+        return code;
+    } catch (const ConfigError&) {
+        share.release(kExitBadInput);
+        throw;
+    } catch (const RunFailure&) {
+        share.release(kExitRuntime);
+        throw;
+    }
 }
 
 }  // namespace gridsim::app

@@ -58,6 +58,9 @@ std::vector<CommonKey> execution_keys() {
         {"parallel.share_gpus", "boolean", "`false`",
          "allow more ranks on a node than it has GPUs (they share round-robin; side by side "
          "only through MPS: docs/running.md, \"Ranks sharing a GPU\"); otherwise an error"},
+        {"parallel.ranks_used", "string or integer", "`\"auto\"`",
+         "ranks that run, of those launched (the rest wait idle); `auto`: all, except on GPUs "
+         "where blocks would be at most the measured crossover (docs/running.md, \"Ranks used\")"},
         {"parallel.kernel", "string", "`\"stream\"`",
          "CUDA stencil: `stream` (register walk along the slowest axis), `tiled` (shared-memory "
          "tile) or `naive`; all give the same bits"},

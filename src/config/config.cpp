@@ -310,6 +310,8 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
     }
     if (auto v = r.auto_or_boolean("parallel.overlap", {"fused"})) c.overlap = OverlapMode(*v);
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
+    if (auto v = r.auto_or_integer("parallel.ranks_used", 1, kIntMax))
+        c.ranks_used = static_cast<int>(*v);
     if (auto v = r.choice("parallel.kernel", {"stream", "tiled", "naive"}))
         c.kernel = KernelKind(*v);
     if (auto v = r.choice("parallel.bind", {"auto", "none", "numa", "strict"}))

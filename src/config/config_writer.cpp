@@ -125,6 +125,11 @@ toml::table to_table(const Config& c) {
     } else {
         parallel->insert("overlap", c.overlap == OverlapMode::on);
     }
+    if (c.ranks_used == 0) {
+        parallel->insert("ranks_used", "auto");
+    } else {
+        parallel->insert("ranks_used", c.ranks_used);
+    }
     if (c.time_block == 0) {
         parallel->insert("time_block", "auto");
     } else {

@@ -108,6 +108,18 @@ bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
     return largest_block_points(dom, grid) <= most;
 }
 
+int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpus) {
+    if (cfg.ranks_used > 0) return cfg.ranks_used;
+    const bool grid_given =
+        std::any_of(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims,
+                    [](int p) { return p != 0; });
+    if (grid_given || !on_gpus) return launched;
+    for (int used = launched; used > 1; --used) {
+        if (!below_paying_size(dom, choose_process_grid(cfg, dom, used))) return used;
+    }
+    return 1;
+}
+
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs) {
     const HaloCost halo = halo_cost(dom, grid, demand.value_bytes, costs);

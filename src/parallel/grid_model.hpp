@@ -61,7 +61,7 @@ GridDemand grid_demand(const Config& cfg);
 
 // Subdomains of at most this many points per GPU ran slower on 2 GPUs than the whole grid on one
 // with default settings, where the fixed costs of a step outweigh the halved work (docs/tuning.md,
-// "Process grid"; 2D: jacobi float with the residual every sweep, 3D: heat double).
+// "Ranks used"; 2D: jacobi float with the residual every sweep, 3D: heat double).
 constexpr std::int64_t kSlowerPerGpuPoints2d = std::int64_t{1} << 21;
 constexpr std::int64_t kSlowerPerGpuPoints3d = std::int64_t{1} << 17;
 
@@ -74,6 +74,13 @@ std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& g
 // Whether the largest block of a grid of several ranks is at most the measured size below which
 // more GPUs were slower (kSlowerPerGpuPoints2d/3d).
 bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid);
+
+// How many of the `launched` ranks a run uses: parallel.ranks_used where set; every rank where
+// the deck gives the process grid or the run is not on GPUs (`on_gpus` false); else every rank
+// unless the automatic grid's largest block would be at or below the measured crossover
+// (below_paying_size), and then the most ranks whose blocks are larger, or one. A function of
+// problem, grid and ranks; the ranks beyond it wait idle for the run's exit code.
+int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpus);
 
 // Modelled seconds per sweep that the busiest rank of `grid` spends: per face it sends (one or two
 // per split axis) a message plus the face's bytes over the bandwidth, where an x face (one point

@@ -82,6 +82,12 @@ bool every_gpu_under_mps(MPI_Comm comm, const DevicePlan& plan) {
     return allreduce(comm, mine, Reduce::min) == 1;
 }
 
+// Whether `cfg` takes the CUDA backend where `coverage` (device_coverage) holds.
+bool takes_cuda(const Config& cfg, int coverage) {
+    if (cfg.backend != BackendKind::automatic) return cfg.backend == BackendKind::cuda;
+    return coverage == 2 || (coverage == 1 && cfg.share_gpus);
+}
+
 // How ranks that share GPUs run on them, for the run header.
 std::string sharing_note(bool mps) {
     return mps ? "ranks share GPUs (parallel.share_gpus = true) through MPS, side by side"
@@ -207,7 +213,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
     const int coverage = device_coverage(comm, plan);
     const bool mps = every_gpu_under_mps(comm, plan);
     if (cfg.backend == BackendKind::automatic) {
-        cuda = coverage == 2 || (coverage == 1 && cfg.share_gpus);
+        cuda = takes_cuda(cfg, coverage);
         choice.note =
             cuda ? (coverage == 2 ? "auto: every rank has a CUDA device of its own"
                                   : "auto: " + sharing_note(mps))
@@ -246,6 +252,11 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
     }
     choice.placement = probe_placement(topo, bound, choice);
     return choice;
+}
+
+bool runs_on_gpus(const Config& cfg, MPI_Comm comm) {
+    if (cfg.backend != BackendKind::automatic) return cfg.backend == BackendKind::cuda;
+    return takes_cuda(cfg, device_coverage(comm, plan_device(comm)));
 }
 
 template BackendChoice<float> choose_backend<float>(const Config&, MPI_Comm);

@@ -39,6 +39,10 @@ struct BackendChoice {
 template <class T>
 BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm);
 
+// Whether choose_backend takes the CUDA backend for `cfg` on the ranks of `comm`, without making
+// a device current or refusing anything. Collective over `comm` where parallel.backend is auto.
+bool runs_on_gpus(const Config& cfg, MPI_Comm comm);
+
 // Whether this build has the CUDA backend, how many devices this process sees, and the
 // version of the CUDA runtime linked in ("" without CUDA).
 bool cuda_backend_built();

@@ -273,21 +273,36 @@ std::string outputs_text(const Config& cfg) {
     return out;
 }
 
-// The process grid, who chose it, and what it costs the run where the header should say so.
-std::string process_grid_text(const Config& cfg, const RunStart& s) {
+// Why ranks wait idle where the automatic choice left them so (ranks_to_use).
+std::string idle_ranks_text(const Config& cfg, const Domain& dom, int used, int launched) {
+    if (used >= launched || cfg.ranks_used > 0) return {};
+    return fmt::format(
+        "  note            {} of {} ranks wait idle: blocks of at most {} points per GPU ran "
+        "slower on 2 GPUs than the whole grid on one (the measured crossover, docs/tuning.md, "
+        "\"Ranks used\"); parallel.ranks_used = {} runs on every rank\n",
+        launched - used, launched, dom.dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d,
+        launched);
+}
+
+// The process grid, who chose it, the ranks it leaves idle, and what it costs the run where the
+// header should say so.
+std::string process_grid_text(const Config& cfg, const RunStart& s, int launched) {
     const bool grid_given =
         std::any_of(cfg.process_grid.begin(), cfg.process_grid.end(), [](int p) { return p > 0; });
     const std::vector<int> grid(s.process_grid.begin(), s.process_grid.begin() + cfg.dims);
-    std::string out =
-        fmt::format("  ranks           {} on process grid {} ({})\n", s.ranks, fmt::join(grid, "x"),
-                    grid_given ? "parallel.process_grid" : "lowest modelled cost per sweep");
+    const std::string of = launched > s.ranks ? fmt::format(" of {}", launched) : std::string();
+    std::string out = fmt::format(
+        "  ranks           {}{} on process grid {} ({})\n", s.ranks, of, fmt::join(grid, "x"),
+        grid_given ? "parallel.process_grid" : "lowest modelled cost per sweep");
     const Domain dom = make_domain(cfg);
+    out += idle_ranks_text(cfg, dom, s.ranks, launched);
     if (s.backend == "cuda" && below_paying_size(dom, s.process_grid)) {
         out += fmt::format(
-            "  note            {} points per rank: subdomains this small ran slower on 2 GPUs "
-            "than the whole grid on one (docs/tuning.md, \"Process grid\"); fewer ranks may be "
-            "faster\n",
-            largest_block_points(dom, s.process_grid));
+            "  note            {} points per rank: blocks of at most {} points per GPU ran slower "
+            "on 2 GPUs than the whole grid on one (the measured crossover, docs/tuning.md, "
+            "\"Ranks used\"); fewer ranks may be faster\n",
+            largest_block_points(dom, s.process_grid),
+            dom.dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d);
     }
     return out;
 }
@@ -301,7 +316,8 @@ std::string placement_map(const std::vector<RankPlacement>& ranks) {
     return out;
 }
 
-std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart) {
+std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart,
+                         int launched) {
     std::array<double, 3> h{};
     for (int d = 0; d < cfg.dims; ++d) h[d] = cfg.spacing(d);
     std::string out = fmt::format("gridsim {}: {} {}D, {}\n", gridsim_version(), cfg.problem,
@@ -316,7 +332,7 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
         out += fmt::format("  note            {} ignores {}\n", cfg.problem, key);
     if (!restart.empty())
         out += fmt::format("  restart         from {} at step {}\n", restart, s.start_step);
-    out += process_grid_text(cfg, s);
+    out += process_grid_text(cfg, s, launched);
     out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),
@@ -359,12 +375,16 @@ std::string summary_text(const nlohmann::json& d) {
     auto num = [&](const char* key) { return d[key].get<double>(); };
     auto str = [&](const char* key) { return d[key].get<std::string>(); };
     std::string out = fmt::format(
-        "gridsim {} {}D {} {}, {} rank(s) on process grid {}, backend {}, transport {}, overlap "
-        "{}\n",
+        "gridsim {} {}D {} {}, {} rank(s){} on process grid {}, backend {}, transport {}, "
+        "overlap {}\n",
         str("problem"), d["dims"].get<int>(),
         fmt::join(d["config"]["grid"]["cells"].get<std::vector<int>>(), "x"), str("precision"),
-        d["ranks"].get<int>(), fmt::join(d["process_grid"].get<std::vector<int>>(), "x"),
-        str("backend"), str("transport"), overlap_word(d["overlap"]));
+        d["ranks"].get<int>(),
+        d.value("ranks_launched", 0) > d["ranks"].get<int>()
+            ? fmt::format(" of {} launched", d["ranks_launched"].get<int>())
+            : std::string(),
+        fmt::join(d["process_grid"].get<std::vector<int>>(), "x"), str("backend"), str("transport"),
+        overlap_word(d["overlap"]));
     if (d.value("graphs", false)) out += "  graphs          sweeps replayed as CUDA graphs\n";
     if (d.value("time_block", 1) > 1)
         out += fmt::format(

@@ -25,7 +25,9 @@ std::string summary_text(const nlohmann::json& doc);
 
 // The header rank 0 prints once before the first step, so that a batch log explains itself:
 // problem, grid, decomposition, backend and why, transport, kernel, memory, outputs.
-std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart);
+// `launched`: the ranks mpirun started (RankShare), where some may wait idle.
+std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart,
+                         int launched);
 
 // The placement map: one line per rank (host, GPU, NUMA node, CPUs, memory policy, where a
 // host buffer's pages are, and why).

@@ -110,6 +110,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "run {deck} --set parallel.process_grid=[3,1,1] --report {dir}/r.json", 2,
                  "--set parallel.process_grid=[3,1,1]: parallel.process_grid: process grid 3x1x1 "
                  "has 3 ranks but the run has 2"},
+        BadInput{"ranks_used_beyond_launched", kGood + "[parallel]\nranks_used = 3\n",
+                 "run {deck} --report {dir}/r.json", 2,
+                 "bad.toml:6: parallel.ranks_used: 3 ranks asked for, but 2 were launched"},
         BadInput{"fewer_points_than_halo",
                  "[grid]\ncells = [8, 8, 3]\n[parallel]\nprocess_grid = [1, 1, 4]\n", "run {deck}",
                  4, "bad.toml:4: parallel.process_grid: axis z has 3 points over 4 ranks"},

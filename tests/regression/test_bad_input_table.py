@@ -66,6 +66,7 @@ DECKS = [
     ("graphs", BASE + "[parallel]\ngraphs = \"yes\"\n", "parallel.graphs"),
     ("graphs_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ngraphs = \"on\"\n", "needs the CUDA backend"),
     ("phase_every", BASE + "[parallel]\nphase_every = -1\n", "parallel.phase_every"),
+    ("ranks_used_zero", BASE + "[parallel]\nranks_used = 0\n", "parallel.ranks_used"),
     ("cuda_aware_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ntransport = \"nccl\"\n",
      "parallel.transport"),
     ("ipc_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ntransport = \"ipc\"\n",

@@ -320,3 +320,38 @@ TEST(ProcessGrid, SmallSubdomainsAreFlaggedByTheirLargestBlock) {
     const Case small3 = make("[grid]\ncells = [64, 64, 64]\n");
     EXPECT_TRUE(below_paying_size(small3.dom, {1, 1, 2}));  // 2^17
 }
+
+// On GPUs with the grid chosen, a run uses the most ranks whose blocks are larger than the
+// measured crossover (2D 2^21 points per GPU, 3D 2^17), or one: the sizes measured slower on more
+// GPUs run on fewer. Elsewhere every launched rank runs, and parallel.ranks_used decides where set.
+TEST(RanksUsed, SmallGridsRunOnTheRanksThatPay) {
+    const Case j2048 = make("[grid]\ncells = [2048, 2048]\n");
+    EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 2, true), 1);   // 2^21 per GPU at 2
+    EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 4, true), 1);   // 2^20 at 4, 2^22 / 3 at 3
+    EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 4, false), 4);  // the CPU backend
+    const Case j4096 = make("[grid]\ncells = [4096, 4096]\n");
+    EXPECT_EQ(ranks_to_use(j4096.cfg, j4096.dom, 4, true), 4);  // 2^22 per GPU
+    EXPECT_EQ(ranks_to_use(j4096.cfg, j4096.dom, 8, true), 7);  // 8: 2^21; 7: 4096 x 586 each
+    const Case j4096x2048 = make("[grid]\ncells = [4096, 2048]\n");
+    EXPECT_EQ(ranks_to_use(j4096x2048.cfg, j4096x2048.dom, 4, true), 3);
+    const Case h64 = make("[grid]\ncells = [64, 64, 64]\n");
+    EXPECT_EQ(ranks_to_use(h64.cfg, h64.dom, 2, true), 1);  // 2^17 per GPU
+    const Case h128 = make("[grid]\ncells = [128, 128, 128]\n");
+    EXPECT_EQ(ranks_to_use(h128.cfg, h128.dom, 4, true), 4);    // 2^19 per GPU
+    EXPECT_EQ(ranks_to_use(h128.cfg, h128.dom, 16, true), 15);  // 2^17 at 16
+    EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 1, true), 1);
+}
+
+TEST(RanksUsed, TheDeckDecidesWhereItSetsTheCountOrTheGrid) {
+    const Case set = make("[grid]\ncells = [2048, 2048]\n[parallel]\nranks_used = 3\n");
+    EXPECT_EQ(ranks_to_use(set.cfg, set.dom, 4, true), 3);
+    EXPECT_EQ(ranks_to_use(set.cfg, set.dom, 4, false), 3);
+    const Case grid = make("[grid]\ncells = [2048, 2048]\n[parallel]\nprocess_grid = [2, 2]\n");
+    EXPECT_EQ(ranks_to_use(grid.cfg, grid.dom, 4, true), 4);
+    const Case partial =
+        make("[grid]\ncells = [64, 64, 64]\n[parallel]\nprocess_grid = [0, 0, 2]\n");
+    EXPECT_EQ(ranks_to_use(partial.cfg, partial.dom, 2, true), 2);
+    const Case autom = make("[grid]\ncells = [64, 64]\n[parallel]\nranks_used = \"auto\"\n");
+    EXPECT_EQ(autom.cfg.ranks_used, 0);
+    EXPECT_EQ(ranks_to_use(autom.cfg, autom.dom, 2, true), 1);
+}
