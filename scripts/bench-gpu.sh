@@ -192,9 +192,11 @@ latency() {
         [ "$n" -gt "$ngpu" ] && continue
         for mode in $modes; do
             local sets=(--set parallel.graphs=$mode) BIN=$g
-            [ $mode = ipc ] && { [ "$n" -eq 1 ] && continue; sets=(--set parallel.transport=ipc); }
+            # Every mode but auto runs on all n ranks (parallel.ranks_used), also where auto
+            # leaves some idle.
+            [ $mode = ipc ] && { [ "$n" -eq 1 ] && continue; sets=(--set parallel.transport=ipc --set parallel.ranks_used=$n); }
             [ $mode = rows ] && { [ "$n" -eq 1 ] && continue; sets=(--set "parallel.process_grid=[1,$n]"); }
-            [ $mode = off ] && sets+=(--set parallel.phase_every=1)
+            [ $mode = off ] && sets+=(--set parallel.phase_every=1 --set parallel.ranks_used=$n)
             [ $mode = before ] && sets=(--set output.progress_every=0) BIN=$GRIDSIM_BEFORE
             for rep in $(seq "${LATENCY_REPEAT:-2}"); do
                 for s in ${LATENCY_2D:-1024 2048 4096 8192 16384}; do

@@ -39,9 +39,10 @@ def us(d):
 
 
 def table(best):
-    """One row per (problem, N, GPUs): us per step as gridsim chooses (auto), with direct peer
-    stores (ipc), on ranks that split y alone (rows), without graphs (off), and with the earlier
-    build (before) where they ran; the memory floor and its share of the step."""
+    """One row per (problem, N, GPUs): us per step as gridsim chooses (auto; GPUs says how many
+    of them it used where it left some idle), and on every GPU with direct peer stores (ipc), on
+    ranks that split y alone (rows), without graphs (off), and with the earlier build (before)
+    where they ran; the memory floor and its share of the step."""
     rows = ["| problem | N | GPUs | points per GPU | us/step | ipc | y split | graphs off | before | "
             "gain vs before | floor us | floor / step | speed-up vs 1 GPU |",
             "| --- " * 13 + "|"]
@@ -52,7 +53,8 @@ def table(best):
         before = best.get((problem, size, n, "before"))
         one = best.get((problem, size, 1, "auto"))
         f = floor_us(d)
-        rows.append(f"| {problem} | {size} | {n} | {d['updated_points_per_step'] / n:.3g} | {us(d)} | "
+        gpus = f"{n} ({d['ranks']} used)" if d["ranks"] < n else f"{n}"
+        rows.append(f"| {problem} | {size} | {gpus} | {d['updated_points_per_step'] / d['ranks']:.3g} | {us(d)} | "
                     f"{us(best.get((problem, size, n, 'ipc')))} | "
                     f"{us(best.get((problem, size, n, 'rows')))} | "
                     f"{us(best.get((problem, size, n, 'off')))} | {us(before)} | "
@@ -73,7 +75,8 @@ def slower_than_one(best):
         t, t1 = d["time_per_step_s"] * 1e6, one["time_per_step_s"] * 1e6
         if t > t1:
             lines.append(f"- {problem} {size} on {n} GPUs: {t:.1f} us against {t1:.1f} on one "
-                         f"({t / t1:.2f}x; {d['updated_points_per_step'] / n:.3g} points per GPU)")
+                         f"({t / t1:.2f}x; {d['updated_points_per_step'] / d['ranks']:.3g} points "
+                         f"per GPU on {d['ranks']})")
     return lines or ["- none"]
 
 

@@ -72,9 +72,10 @@ def cells_arg(cells):
 
 
 def study_plan(args, resolved):
-    """[(n, [--set ...])] for every rank count. Strong: gridsim's grid for the deck. Weak: the
-    grid gridsim picks for a domain shaped like one rank's block, each rank then holding that
-    block (the global grid is the block times the process grid)."""
+    """[(n, [--set ...])] for every rank count. Strong: the deck as it is, gridsim choosing the
+    grid and the ranks it uses (checked first: a deck that cannot run on n ranks stops the study
+    before it starts). Weak: the grid gridsim picks for a domain shaped like one rank's block,
+    each rank then holding that block (the global grid is the block times the process grid)."""
     cells = resolved["grid"]["cells"]
     dims = len(cells)
     per = args.per_rank_cells or cells
@@ -87,8 +88,8 @@ def study_plan(args, resolved):
             sets = [f"parallel.process_grid=[{','.join(map(str, pg))}]",
                     cells_arg([c * g for c, g in zip(per, pg)])]
         else:
-            pg = gridsim_grid(args.gridsim, args.deck, args.set, n)
-            sets = [f"parallel.process_grid=[{','.join(map(str, pg))}]"]
+            gridsim_grid(args.gridsim, args.deck, args.set, n)
+            sets = []
         plan.append((n, sets))
     return plan
 
@@ -254,7 +255,7 @@ def summarise(study, runs):
     """One row per rank count: the kept repeat (best or median time per step)."""
     by_n = {}
     for r in runs:
-        by_n.setdefault(r["ranks"], []).append(r)
+        by_n.setdefault(r.get("ranks_launched", r["ranks"]), []).append(r)  # N: ranks started
     rows = []
     for n in sorted(by_n):
         reps = sorted(by_n[n], key=lambda r: r["time_per_step_s"])
@@ -266,7 +267,10 @@ def summarise(study, runs):
         parts = {"compute_s": ph["interior"] + ph["boundary"],
                  "transfer_s": ph["transfer"] + ph["pack"] + ph["unpack"],
                  "vector_s": ph["vector"], "reduction_s": ph["reduction"]}
-        rows.append({"ranks": n, "repeats": len(reps), "process_grid": "x".join(map(str, kept["process_grid"])),
+        grid = "x".join(map(str, kept["process_grid"]))
+        if kept["ranks"] < n:  # gridsim left ranks idle (docs/running.md, "Ranks used")
+            grid += f" ({kept['ranks']} of {n} ranks)"
+        rows.append({"ranks": n, "repeats": len(reps), "process_grid": grid,
                      "cells": "x".join(map(str, kept["config"]["grid"]["cells"])),
                      "time_per_step_s": t, "glups": kept["glups"], **parts,
                      "other_s": max(0.0, t - sum(parts.values())),

@@ -61,9 +61,24 @@ class Latency(unittest.TestCase):
         # 110) is not; the y split is a setting, not what gridsim chose.
         self.assertEqual(latency.slower_than_one(best),
                          ["- jacobi2d 2048 on 2 GPUs: 44.0 us against 10.0 on one "
-                          "(4.40x; 2.1e+06 points per GPU)"])
+                          "(4.40x; 2.1e+06 points per GPU on 2)"])
         del best[("jacobi2d", 2048, 2, "auto")]
         self.assertEqual(latency.slower_than_one(best), ["- none"])
+
+    def test_ranks_left_idle(self):
+        # 1024^2 launched on 2 GPUs where gridsim ran it on one of them: the row says so, and its
+        # points per GPU and floor are those of the GPU that ran.
+        with open(os.path.join(self.dir, "lat_jacobi2d_s1024_np2_auto_r1.json"), "w") as f:
+            json.dump(report(6.0, 1024, 1), f)
+        with open(os.path.join(self.dir, "lat_jacobi2d_s1024_np1_auto_r1.json"), "w") as f:
+            json.dump(report(5.9, 1024, 1), f)
+        best = latency.load(self.dir)
+        line = next(r for r in latency.table(best) if r.startswith("| jacobi2d | 1024 | 2"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        self.assertEqual(cells[2:4], ["2 (1 used)", "1.05e+06"])
+        self.assertEqual(cells[10], "2.1")  # 2 x 4 bytes x 1024^2 at 4000 GB/s
+        self.assertIn("- jacobi2d 1024 on 2 GPUs: 6.0 us against 5.9 on one (1.02x; 1.05e+06 "
+                      "points per GPU on 1)", latency.slower_than_one(best))
 
     def test_main_writes_the_table(self):
         out = os.path.join(self.dir, "out")

@@ -107,6 +107,20 @@ class Studies(unittest.TestCase):
         self.assertEqual(again.returncode, 2)
         self.assertIn("already holds a study", again.stderr)
 
+    def test_ranks_left_idle_are_counted_where_they_were_launched(self):
+        # A deck that runs on one rank of those launched (parallel.ranks_used): each N keeps its
+        # own row, whose process grid says how many ran.
+        out = os.path.join(self.tmp, "idle")
+        run = scaling("run", "strong", "--deck", os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", "1", "2",
+                      "--launcher", LAUNCH, "--out", out, *TINY, "--set", "parallel.ranks_used=1")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        with open(os.path.join(out, "scaling.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["ranks"], r["process_grid"]) for r in rows],
+                         [("1", "1x1x1"), ("2", "1x1x1 (1 of 2 ranks)")])
+
     def test_cg_study_splits_out_vector_operations_and_reductions(self):
         out = os.path.join(self.tmp, "cg")
         run = scaling("run", "strong", "--deck", os.path.join(INPUTS, "bench_heat3d_implicit.toml"), "--ranks", "1",
