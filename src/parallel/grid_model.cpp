@@ -113,11 +113,13 @@ int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpu
     const bool grid_given =
         std::any_of(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims,
                     [](int p) { return p != 0; });
-    if (grid_given || !on_gpus) return launched;
-    for (int used = launched; used > 1; --used) {
-        if (!below_paying_size(dom, choose_process_grid(cfg, dom, used))) return used;
-    }
-    return 1;
+    if (grid_given || !on_gpus || !below_paying_size(dom, choose_process_grid(cfg, dom, launched)))
+        return launched;
+    // The most ranks whose blocks hold more than the crossover on average (so their largest
+    // block does too): fewer than `launched`, whose blocks hold at most it.
+    const std::int64_t most = dom.dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d;
+    const std::int64_t points = largest_block_points(dom, {1, 1, 1});
+    return static_cast<int>(std::max<std::int64_t>(1, (points - 1) / most));
 }
 
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,

@@ -78,8 +78,9 @@ bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid);
 // How many of the `launched` ranks a run uses: parallel.ranks_used where set; every rank where
 // the deck gives the process grid or the run is not on GPUs (`on_gpus` false); else every rank
 // unless the automatic grid's largest block would be at or below the measured crossover
-// (below_paying_size), and then the most ranks whose blocks are larger, or one. A function of
-// problem, grid and ranks; the ranks beyond it wait idle for the run's exit code.
+// (below_paying_size), and then the most ranks whose blocks hold more points than it on
+// average, or one. A function of problem, grid and ranks; the ranks beyond it wait idle for the
+// run's exit code.
 int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpus);
 
 // Modelled seconds per sweep that the busiest rank of `grid` spends: per face it sends (one or two

@@ -321,9 +321,10 @@ TEST(ProcessGrid, SmallSubdomainsAreFlaggedByTheirLargestBlock) {
     EXPECT_TRUE(below_paying_size(small3.dom, {1, 1, 2}));  // 2^17
 }
 
-// On GPUs with the grid chosen, a run uses the most ranks whose blocks are larger than the
-// measured crossover (2D 2^21 points per GPU, 3D 2^17), or one: the sizes measured slower on more
-// GPUs run on fewer. Elsewhere every launched rank runs, and parallel.ranks_used decides where set.
+// On GPUs with the grid chosen, a run whose blocks would be at most the measured crossover (2D
+// 2^21 points per GPU, 3D 2^17) uses the most ranks whose blocks hold more on average, or one:
+// the sizes measured slower on more GPUs run on fewer. Elsewhere every launched rank runs, and
+// parallel.ranks_used decides where set.
 TEST(RanksUsed, SmallGridsRunOnTheRanksThatPay) {
     const Case j2048 = make("[grid]\ncells = [2048, 2048]\n");
     EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 2, true), 1);   // 2^21 per GPU at 2
@@ -340,6 +341,7 @@ TEST(RanksUsed, SmallGridsRunOnTheRanksThatPay) {
     EXPECT_EQ(ranks_to_use(h128.cfg, h128.dom, 4, true), 4);    // 2^19 per GPU
     EXPECT_EQ(ranks_to_use(h128.cfg, h128.dom, 16, true), 15);  // 2^17 at 16
     EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 1, true), 1);
+    EXPECT_EQ(ranks_to_use(j4096.cfg, j4096.dom, 1 << 12, true), 7);  // no search over counts
 }
 
 TEST(RanksUsed, TheDeckDecidesWhereItSetsTheCountOrTheGrid) {
