@@ -46,10 +46,6 @@ nlohmann::json stop_record(const Config& cfg, const Options& opt, const RunResul
             {"message", message}};
 }
 
-}  // namespace
-
-namespace {
-
 // How many of the launched ranks run `cfg` (ranks_to_use); throws ConfigError where the deck asks
 // for more than were launched. Collective over `world`.
 int ranks_for_run(const Config& cfg, MPI_Comm world) {
