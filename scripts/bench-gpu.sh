@@ -107,7 +107,7 @@ check() {
         # shellcheck disable=SC2086
         run mpirun -np 2 --oversubscribe compute-sanitizer --tool "$1" --error-exitcode 9 \
             "$g" run "$decks/"$2 --quiet --set time.steps=4 --set parallel.backend=cuda \
-            --set parallel.share_gpus=true --set parallel.kernel="$3"
+            --set parallel.share_gpus=true --set parallel.ranks_used=2 --set parallel.kernel="$3"
     }
     for d in "${small[@]}"; do
         for k in stream tiled naive; do sanitize memcheck "$d" $k; done

@@ -123,6 +123,9 @@ class BenchGpu(unittest.TestCase):
         self.assertEqual(len(racecheck), 4)
         for k in ("stream", "tiled", "naive"):
             self.assertTrue(any(c.endswith("parallel.kernel=" + k) for c in memcheck))
+        # Both ranks run the small decks (gridsim would leave one idle): their halos are checked.
+        self.assertTrue(all("-np 2 " in c and "parallel.ranks_used=2" in c
+                            for c in memcheck + racecheck))
         failed = self.run_script("check", self.build, ngpu=1, RANKS="2", FAKE_FAIL="racecheck")
         self.assertEqual(failed.returncode, 1)
         self.assertIn("failed: 4", failed.stdout)
