@@ -104,6 +104,16 @@ void broadcast_string(MPI_Comm comm, std::string& text, int root) {
     GRIDSIM_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, root, comm));
 }
 
+bool wait_sleeping(MPI_Request& request, std::chrono::milliseconds poll, double until) {
+    int done = 0;
+    while (true) {
+        GRIDSIM_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+        if (done != 0) return true;
+        if (MPI_Wtime() > until) return false;
+        std::this_thread::sleep_for(poll);
+    }
+}
+
 namespace {
 
 // A rank that failed waits this long for the others to reach the agreement (docs/tuning.md,
@@ -119,14 +129,8 @@ void wait_or_end_job(MPI_Request& request, const std::string& mine) {
         GRIDSIM_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
         return;
     }
-    const double until = MPI_Wtime() + kAgreeDeadlineSeconds;
-    int done = 0;
-    while (true) {
-        GRIDSIM_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-        if (done != 0) return;
-        if (MPI_Wtime() > until) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    if (wait_sleeping(request, std::chrono::milliseconds(1), MPI_Wtime() + kAgreeDeadlineSeconds))
+        return;
     int world_rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     std::fprintf(stderr,

@@ -3,6 +3,8 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <limits>
 #include <string>
 
 namespace gridsim {
@@ -52,6 +54,11 @@ Communicator duplicate_comm(MPI_Comm comm);
 
 // `root`'s `text` (rank 0's by default) on every rank of `comm` (collective).
 void broadcast_string(MPI_Comm comm, std::string& text, int root = 0);
+
+// Completes `request`, testing it every `poll` and sleeping in between (leaving the CPU to
+// others); false where it is still pending at MPI_Wtime() `until`.
+bool wait_sleeping(MPI_Request& request, std::chrono::milliseconds poll,
+                   double until = std::numeric_limits<double>::infinity());
 
 // Collective over `comm`: "" when no rank has an error (`mine` empty everywhere), else one
 // rank's error, the same on every rank: the lowest rank's among those that marked theirs

@@ -16,10 +16,9 @@ public:
     RankShare(const RankShare&) = delete;
     RankShare& operator=(const RankShare&) = delete;
 
-    [[nodiscard]] bool runs_here() const { return runs_here_; }
     // The running ranks' communicator (MPI_COMM_NULL on a waiting rank).
-    [[nodiscard]] MPI_Comm comm() const { return own_.get() != MPI_COMM_NULL ? own_.get() : comm_; }
-    [[nodiscard]] int used() const { return used_; }
+    [[nodiscard]] MPI_Comm comm() const { return comm_; }
+    [[nodiscard]] bool runs_here() const { return comm_ != MPI_COMM_NULL; }
     [[nodiscard]] int launched() const { return launched_; }
 
     // A running rank: tells the waiting ranks the run's exit code (every running rank calls it
@@ -29,12 +28,10 @@ public:
     [[nodiscard]] int wait() const;
 
 private:
-    MPI_Comm comm_ = MPI_COMM_NULL;
-    Communicator own_;      // the running ranks, where some wait
-    Communicator release_;  // over every launched rank, for the exit code alone
-    int used_ = 1;
+    MPI_Comm comm_ = MPI_COMM_NULL;  // `world`, or own_'s
+    Communicator own_;               // the running ranks, where some wait
+    Communicator release_;           // over every launched rank, for the exit code alone
     int launched_ = 1;
-    bool runs_here_ = true;
 };
 
 }  // namespace gridsim
