@@ -52,10 +52,6 @@ int check_deck(const Options& opt, int rank) {
     std::array<int, 3> grid{1, 1, 1};
     int on_gpus = opt.ranks;  // the ranks a run on GPUs would use of --ranks (ranks_to_use)
     if (opt.ranks > 0) {
-        if (cfg.ranks_used > opt.ranks) {
-            throw ConfigError(fmt::format("--ranks {}: parallel.ranks_used = {} asks for more",
-                                          opt.ranks, cfg.ranks_used));
-        }
         grid = grid_for_ranks(cfg, opt.ranks);
         on_gpus = ranks_to_use(cfg, make_domain(cfg), opt.ranks, true);
     }

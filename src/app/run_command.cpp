@@ -46,15 +46,9 @@ nlohmann::json stop_record(const Config& cfg, const Options& opt, const RunResul
             {"message", message}};
 }
 
-// How many of the launched ranks run `cfg` (ranks_to_use); throws ConfigError where the deck asks
-// for more than were launched. Collective over `world`.
+// How many of the launched ranks run `cfg` (ranks_to_use). Collective over `world`.
 int ranks_for_run(const Config& cfg, MPI_Comm world) {
     const int launched = comm_size(world);
-    if (cfg.ranks_used > launched) {
-        throw ConfigError(
-            cfg.where("parallel.ranks_used") +
-            fmt::format("{} ranks asked for, but {} were launched", cfg.ranks_used, launched));
-    }
     const bool on_gpus = cfg.ranks_used == 0 && launched > 1 && runs_on_gpus(cfg, world);
     return ranks_to_use(cfg, make_domain(cfg), launched, on_gpus);
 }

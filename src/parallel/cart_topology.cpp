@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "parallel/grid_model.hpp"
 #include "parallel/mpi_check.hpp"
 
@@ -14,9 +12,8 @@ CartTopology::CartTopology(MPI_Comm parent, const Config& cfg, const Domain& dom
     process_grid_ = choose_process_grid(cfg, dom, nranks);
     if (const std::string why = decomposition_problem(dom, process_grid_, nranks, halo);
         !why.empty()) {
-        const bool from_deck = std::any_of(cfg.process_grid.begin(), cfg.process_grid.end(),
-                                           [](int p) { return p != 0; });
-        throw ConfigError(cfg.where(from_deck ? "parallel.process_grid" : "grid.cells") + why);
+        throw ConfigError(
+            cfg.where(process_grid_given(cfg) ? "parallel.process_grid" : "grid.cells") + why);
     }
     std::array<int, 3> periods{};
     for (int d = 0; d < dom.dims; ++d) periods[d] = dom.periodic[d] ? 1 : 0;

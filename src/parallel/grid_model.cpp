@@ -1,5 +1,7 @@
 #include "parallel/grid_model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -104,22 +106,29 @@ std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& g
 
 bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
     if (grid[0] * grid[1] * grid[2] < 2) return false;
-    const std::int64_t most = dom.dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d;
-    return largest_block_points(dom, grid) <= most;
+    return largest_block_points(dom, grid) <= slower_per_gpu_points(dom.dims);
+}
+
+bool process_grid_given(const Config& cfg) {
+    return std::any_of(cfg.process_grid.begin(), cfg.process_grid.end(),
+                       [](int p) { return p != 0; });
 }
 
 int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpus) {
+    if (cfg.ranks_used > launched) {
+        throw ConfigError(
+            cfg.where("parallel.ranks_used") +
+            fmt::format("{} ranks asked for, but {} were launched", cfg.ranks_used, launched));
+    }
     if (cfg.ranks_used > 0) return cfg.ranks_used;
-    const bool grid_given =
-        std::any_of(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims,
-                    [](int p) { return p != 0; });
-    if (grid_given || !on_gpus || !below_paying_size(dom, choose_process_grid(cfg, dom, launched)))
+    if (process_grid_given(cfg) || !on_gpus ||
+        !below_paying_size(dom, choose_process_grid(cfg, dom, launched)))
         return launched;
     // The most ranks whose blocks hold more than the crossover on average (so their largest
     // block does too): fewer than `launched`, whose blocks hold at most it.
-    const std::int64_t most = dom.dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d;
     const std::int64_t points = largest_block_points(dom, {1, 1, 1});
-    return static_cast<int>(std::max<std::int64_t>(1, (points - 1) / most));
+    return static_cast<int>(
+        std::max<std::int64_t>(1, (points - 1) / slower_per_gpu_points(dom.dims)));
 }
 
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
@@ -157,10 +166,7 @@ std::array<int, 3> cheapest_grid(const Domain& dom, int nranks,
 }
 
 std::array<int, 3> choose_process_grid(const Config& cfg, const Domain& dom, int nranks) {
-    const bool automatic =
-        std::all_of(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims,
-                    [](int p) { return p == 0; });
-    if (automatic) {
+    if (!process_grid_given(cfg)) {
         const GridDemand demand = grid_demand(cfg);
         return cheapest_grid(dom, nranks, [&](const std::array<int, 3>& g) {
             return modelled_sweep_cost(dom, g, demand);

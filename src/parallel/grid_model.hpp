@@ -64,6 +64,13 @@ GridDemand grid_demand(const Config& cfg);
 // "Ranks used"; 2D: jacobi float with the residual every sweep, 3D: heat double).
 constexpr std::int64_t kSlowerPerGpuPoints2d = std::int64_t{1} << 21;
 constexpr std::int64_t kSlowerPerGpuPoints3d = std::int64_t{1} << 17;
+// kSlowerPerGpuPoints2d or kSlowerPerGpuPoints3d by dimension.
+constexpr std::int64_t slower_per_gpu_points(int dims) {
+    return dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d;
+}
+
+// Whether the deck gives the process grid, whole or in part (some axis non-zero).
+bool process_grid_given(const Config& cfg);
 
 // Points in the x-y cross-section of the smallest block of `grid`.
 std::int64_t smallest_cross_section(const Domain& dom, const std::array<int, 3>& grid);
@@ -75,7 +82,8 @@ std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& g
 // more GPUs were slower (kSlowerPerGpuPoints2d/3d).
 bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid);
 
-// How many of the `launched` ranks a run uses: parallel.ranks_used where set; every rank where
+// How many of the `launched` ranks a run uses: parallel.ranks_used where set (ConfigError where
+// it asks for more than were launched); every rank where
 // the deck gives the process grid or the run is not on GPUs (`on_gpus` false); else every rank
 // unless the automatic grid's largest block would be at or below the measured crossover
 // (below_paying_size), and then the most ranks whose blocks hold more points than it on

@@ -202,8 +202,7 @@ RankPlacement probe_placement(const Topology& topo, const BindDecision& bound,
 template <class T>
 BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
     BackendChoice<T> choice;
-    bool cuda = cfg.backend == BackendKind::cuda;
-    if (cuda && !cuda_backend_built()) {
+    if (cfg.backend == BackendKind::cuda && !cuda_backend_built()) {
         throw ConfigError(
             cfg.where("parallel.backend") +
             "\"cuda\" is not available: this build has no CUDA backend (configure with "
@@ -212,8 +211,8 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
     const DevicePlan plan = plan_device(comm);
     const int coverage = device_coverage(comm, plan);
     const bool mps = every_gpu_under_mps(comm, plan);
+    const bool cuda = takes_cuda(cfg, coverage);
     if (cfg.backend == BackendKind::automatic) {
-        cuda = takes_cuda(cfg, coverage);
         choice.note =
             cuda ? (coverage == 2 ? "auto: every rank has a CUDA device of its own"
                                   : "auto: " + sharing_note(mps))
@@ -255,8 +254,9 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
 }
 
 bool runs_on_gpus(const Config& cfg, MPI_Comm comm) {
-    if (cfg.backend != BackendKind::automatic) return cfg.backend == BackendKind::cuda;
-    return takes_cuda(cfg, device_coverage(comm, plan_device(comm)));
+    // Only `auto` looks at the devices (and only it needs the collective).
+    const bool automatic = cfg.backend == BackendKind::automatic;
+    return takes_cuda(cfg, automatic ? device_coverage(comm, plan_device(comm)) : 0);
 }
 
 template BackendChoice<float> choose_backend<float>(const Config&, MPI_Comm);

@@ -273,36 +273,33 @@ std::string outputs_text(const Config& cfg) {
     return out;
 }
 
-// Why ranks wait idle where the automatic choice left them so (ranks_to_use).
-std::string idle_ranks_text(const Config& cfg, const Domain& dom, int used, int launched) {
-    if (used >= launched || cfg.ranks_used > 0) return {};
+// The measured crossover below which a grid ran slower on more GPUs, for the header's notes.
+std::string crossover_text(const Domain& dom) {
     return fmt::format(
-        "  note            {} of {} ranks wait idle: blocks of at most {} points per GPU ran "
-        "slower on 2 GPUs than the whole grid on one (the measured crossover, docs/tuning.md, "
-        "\"Ranks used\"); parallel.ranks_used = {} runs on every rank\n",
-        launched - used, launched, dom.dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d,
-        launched);
+        "blocks of at most {} points per GPU ran slower on 2 GPUs than the whole grid on one (the "
+        "measured crossover, docs/tuning.md, \"Ranks used\")",
+        slower_per_gpu_points(dom.dims));
 }
 
-// The process grid, who chose it, the ranks it leaves idle, and what it costs the run where the
-// header should say so.
+// The process grid, who chose it, the ranks the automatic choice left idle, and what it costs
+// the run where the header should say so.
 std::string process_grid_text(const Config& cfg, const RunStart& s, int launched) {
-    const bool grid_given =
-        std::any_of(cfg.process_grid.begin(), cfg.process_grid.end(), [](int p) { return p > 0; });
+    const bool grid_given = process_grid_given(cfg);
     const std::vector<int> grid(s.process_grid.begin(), s.process_grid.begin() + cfg.dims);
     const std::string of = launched > s.ranks ? fmt::format(" of {}", launched) : std::string();
     std::string out = fmt::format(
         "  ranks           {}{} on process grid {} ({})\n", s.ranks, of, fmt::join(grid, "x"),
         grid_given ? "parallel.process_grid" : "lowest modelled cost per sweep");
     const Domain dom = make_domain(cfg);
-    out += idle_ranks_text(cfg, dom, s.ranks, launched);
-    if (s.backend == "cuda" && below_paying_size(dom, s.process_grid)) {
+    if (s.ranks < launched && cfg.ranks_used == 0) {
         out += fmt::format(
-            "  note            {} points per rank: blocks of at most {} points per GPU ran slower "
-            "on 2 GPUs than the whole grid on one (the measured crossover, docs/tuning.md, "
-            "\"Ranks used\"); fewer ranks may be faster\n",
-            largest_block_points(dom, s.process_grid),
-            dom.dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d);
+            "  note            {} of {} ranks wait idle: {}; parallel.ranks_used = {} "
+            "runs on every rank\n",
+            launched - s.ranks, launched, crossover_text(dom), launched);
+    }
+    if (s.backend == "cuda" && below_paying_size(dom, s.process_grid)) {
+        out += fmt::format("  note            {} points per rank: {}; fewer ranks may be faster\n",
+                           largest_block_points(dom, s.process_grid), crossover_text(dom));
     }
     return out;
 }

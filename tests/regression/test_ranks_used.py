@@ -12,7 +12,7 @@ import unittest
 import h5py
 import numpy as np
 
-from deck_case import GRIDSIM, MPIEXEC, DeckCase, launch
+from deck_case import GRIDSIM, DeckCase, launch
 
 
 class RanksUsed(DeckCase):
