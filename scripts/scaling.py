@@ -30,7 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pydeps  # noqa: E402
 import scaling_lib as lib  # noqa: E402
-from scaling_report import limits_text, overlap_word, plot, shown_parts, write_csv  # noqa: E402
+from scaling_report import grid_shown, limits_text, overlap_word, plot, shown_parts, write_csv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The source tree's build, else an installed gridsim (PREFIX/share/gridsim/scripts -> PREFIX/bin),
@@ -267,10 +267,8 @@ def summarise(study, runs):
         parts = {"compute_s": ph["interior"] + ph["boundary"],
                  "transfer_s": ph["transfer"] + ph["pack"] + ph["unpack"],
                  "vector_s": ph["vector"], "reduction_s": ph["reduction"]}
-        grid = "x".join(map(str, kept["process_grid"]))
-        if kept["ranks"] < n:  # gridsim left ranks idle (docs/running.md, "Ranks used")
-            grid += f" ({kept['ranks']} of {n} ranks)"
-        rows.append({"ranks": n, "repeats": len(reps), "process_grid": grid,
+        rows.append({"ranks": n, "ranks_used": kept["ranks"], "repeats": len(reps),
+                     "process_grid": "x".join(map(str, kept["process_grid"])),
                      "cells": "x".join(map(str, kept["config"]["grid"]["cells"])),
                      "time_per_step_s": t, "glups": kept["glups"], **parts,
                      "other_s": max(0.0, t - sum(parts.values())),
@@ -322,7 +320,7 @@ def report_lines(study, rows, p, fit_note, pictures, no_plots):
           + " | ".join(part[:-2] + " ms" for part in parts) + " |",
           "| --- " * (9 + len(parts)) + "|"]
     for r in rows:
-        md.append(f"| {r['ranks']} | {r['process_grid']} | {r['cells']} | {r['time_per_step_s'] * 1e3:.4f} | {r['glups']:.3f} | "
+        md.append(f"| {r['ranks']} | {grid_shown(r)} | {r['cells']} | {r['time_per_step_s'] * 1e3:.4f} | {r['glups']:.3f} | "
                   f"{r['speedup']:.3f} | {100 * r['efficiency']:.1f}% | {optional(r['predicted'], '.3f')} | "
                   f"{optional(r['karp_flatt'], '.4f')} | "
                   + " | ".join(f"{r[part] * 1e3:.4f}" for part in parts) + " |")
@@ -368,7 +366,7 @@ def halo_time_model(study, base, gridsim, periodic, vbytes, alpha, bw):
     weak = study["kind"] == "weak"
     # Work that divides over the ranks: the stencil and, for a CG, its vector operations. The
     # reductions are left out, as the halo model has no term for an all-reduce's latency.
-    compute_per_point = ((base["compute_s"] + base["vector_s"]) * base["ranks"]
+    compute_per_point = ((base["compute_s"] + base["vector_s"]) * base["ranks_used"]
                          / base["report"]["updated_points_per_step"])
 
     def halo_time(n):

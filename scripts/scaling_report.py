@@ -106,6 +106,14 @@ def limits_text(study, rows, p):
     return " ".join(lines)
 
 
+def grid_shown(row):
+    """The row's process grid, and how many of its N ranks ran where gridsim left some idle
+    (docs/running.md, "Ranks used")."""
+    if row["ranks_used"] < row["ranks"]:
+        return f"{row['process_grid']} ({row['ranks_used']} of {row['ranks']} ranks)"
+    return row["process_grid"]
+
+
 def write_csv(path, rows):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
@@ -113,7 +121,7 @@ def write_csv(path, rows):
                     "efficiency", "predicted_speedup", "karp_flatt", "compute_s", "transfer_s", "vector_s",
                     "reduction_s", "other_s"])
         for r in rows:
-            w.writerow([r["ranks"], r["process_grid"], r["cells"], r["repeats"], f"{r['time_per_step_s']:.9e}",
+            w.writerow([r["ranks"], grid_shown(r), r["cells"], r["repeats"], f"{r['time_per_step_s']:.9e}",
                         f"{r['glups']:.6f}", f"{r['speedup']:.6f}", f"{r['efficiency']:.6f}",
                         "" if r["predicted"] is None else f"{r['predicted']:.6f}",
                         "" if r["karp_flatt"] is None else f"{r['karp_flatt']:.6f}",

@@ -120,6 +120,9 @@ class Studies(unittest.TestCase):
             rows = list(csv.DictReader(f))
         self.assertEqual([(r["ranks"], r["process_grid"]) for r in rows],
                          [("1", "1x1x1"), ("2", "1x1x1 (1 of 2 ranks)")])
+        # The model reads the process grids of the rows, idle ranks or not.
+        model = scaling("model", out, "--predict", "4")
+        self.assertEqual(model.returncode, 0, model.stderr)
 
     def test_cg_study_splits_out_vector_operations_and_reductions(self):
         out = os.path.join(self.tmp, "cg")
