@@ -33,7 +33,7 @@ HaloSetup<T> make_halo_setup(const CartTopology& topo, const BackendChoice<T>& c
     HaloSetup<T> s;
     s.depth = depth;
     s.halo = std::make_unique<HaloExchange<T>>(
-        topo, depth, *choice.backend, choice.transport, choice.ipc_everywhere,
+        topo, depth, *choice.backend, choice.transport, choice.ipc,
         std::vector<FieldView<T>>{fields.field(0), fields.field(1)});
     for (int extend = 0; extend < depth; ++extend)
         s.rings.push_back(peel(extend_into_halos(geo.updated, sub, extend), geo.updated, sub.dims));

@@ -87,7 +87,7 @@ SweepPlan Tuner<T>::plan(FieldPair<T>& fields, HaloSetup<T>& halos,
     check_fits(ext);
     fields.allocate(be_, ext);
     // Transport ipc where some rank cannot reach every other ("auto" never takes it then).
-    if (choice_.transport == TransportKind::ipc && !choice_.ipc_everywhere)
+    if (choice_.transport == TransportKind::ipc && !choice_.ipc.everywhere)
         check_ipc_neighbours(cfg_, topo_, choice_.gpus);
     halos = make_halo_setup(topo_, choice_, fields, geo_, plan.block);
     plan_exchange(plan, *halos.halo);

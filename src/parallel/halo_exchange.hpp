@@ -17,6 +17,7 @@
 #include "parallel/cart_topology.hpp"
 #include "parallel/collectives.hpp"
 #include "parallel/mpi_check.hpp"
+#include "parallel/peer_routes.hpp"
 
 namespace gridsim {
 
@@ -132,13 +133,13 @@ template <class T>
 std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
                                                   const std::vector<HaloFace<T>>& faces);
 // Collective over `comm`. Every face goes by direct stores into the peer's GPU; the sums over
-// the ranks too where every rank reaches every other (`everywhere`, the same on every rank),
-// else through NCCL. `fields` (the same number on every rank, each its own allocation, every
+// the ranks too where every rank reaches every other (`reach`, the same on every rank), else
+// through NCCL. `fields` (the same number on every rank, each its own allocation, every
 // rank exchanging the same one at a time): their faces go straight from field to field.
 template <class T>
 std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm comm, Backend<T>& backend,
                                                  const std::vector<HaloFace<T>>& faces,
-                                                 bool everywhere,
+                                                 IpcReach reach,
                                                  const std::vector<FieldView<T>>& fields);
 
 // The faces of a rank's block that have a neighbour, moved in one launch per phase: pack (every
@@ -151,10 +152,10 @@ template <class T>
 class HaloExchange {
 public:
     // `transport`: staged, cuda_aware (device buffers straight to a CUDA-aware MPI), nccl, or
-    // ipc (stores into the neighbour's memory; `ipc_everywhere` and `fields`, the fields whose
-    // faces go straight into the neighbour's copy of them: see make_ipc_transport).
+    // ipc (stores into the neighbour's memory; `ipc` and `fields`, the fields whose faces go
+    // straight into the neighbour's copy of them: see make_ipc_transport).
     HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
-                 TransportKind transport = TransportKind::staged, bool ipc_everywhere = false,
+                 TransportKind transport = TransportKind::staged, IpcReach ipc = {},
                  const std::vector<FieldView<T>>& fields = {})
         : backend_(backend), groups_(halo > 1 ? topo.subdomain().dims : 1) {
         const Subdomain& sub = topo.subdomain();
@@ -196,8 +197,7 @@ public:
         if (transport == TransportKind::nccl) {
             transport_ = make_nccl_transport<T>(topo.comm(), backend, remote_);
         } else if (transport == TransportKind::ipc) {
-            transport_ =
-                make_ipc_transport<T>(topo.comm(), backend, remote_, ipc_everywhere, fields);
+            transport_ = make_ipc_transport<T>(topo.comm(), backend, remote_, ipc, fields);
         } else {
             transport_ = std::make_unique<MpiTransport<T>>(
                 topo.comm(), backend, transport == TransportKind::cuda_aware, remote_);

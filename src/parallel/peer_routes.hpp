@@ -38,6 +38,20 @@ std::string ipc_obstacle(const std::vector<RankGpu>& ranks, int a, int b);
 // go by IPC too, and no NCCL communicator is needed), else the first pair's reason.
 std::string ipc_everywhere(const std::vector<RankGpu>& ranks);
 
+// Whether two ranks of one node drive the same GPU (ranks sharing it, parallel.share_gpus).
+bool gpus_shared(const std::vector<RankGpu>& ranks);
+
+// How the ipc transport's puts go, the same on every rank.
+struct IpcReach {
+    // Every rank stores into every other's GPU (ipc_everywhere): the sums over the ranks go by
+    // IPC as well, and no NCCL communicator is made.
+    bool everywhere = false;
+    // Ranks share GPUs (gpus_shared): every put is a copy engine's, between a meeting and a
+    // telling kernel of one warp each; with a GPU per rank a put is one kernel whose blocks wait
+    // for the peer (IpcTransport::launch).
+    bool shared_gpus = false;
+};
+
 // "" when rank `me` reaches the rank across each of its faces, else the first face's reason.
 // `peers[face]`: the rank across it, or -1 where no other rank is (no neighbour, or this rank
 // itself).

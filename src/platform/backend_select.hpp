@@ -27,8 +27,8 @@ struct BackendChoice {
     // Every rank's node and GPU, for the ipc routes (parallel/peer_routes.hpp); empty with one
     // rank, or where neither "ipc" nor "auto" was asked for.
     std::vector<RankGpu> gpus;
-    // ipc, and every rank reaches every other: the sums go by IPC as well, no NCCL at all.
-    bool ipc_everywhere = false;
+    // How the ipc transport's puts go (all false unless the transport is ipc).
+    IpcReach ipc;
     // Why `auto` chose what it chose, and how ranks that share GPUs run on them ("" otherwise).
     std::string note;
     RankPlacement placement;  // parallel.bind, applied before the backend allocated anything

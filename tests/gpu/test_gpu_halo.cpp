@@ -40,13 +40,13 @@ bool check_ipc_exchange(const std::string& deck, int dims, const std::array<int,
     CartTopology topo(MPI_COMM_WORLD, cfg, dom, depth);
     BackendChoice<double> choice = choose_backend<double>(cfg, topo.comm());
     EXPECT_EQ(choice.transport, TransportKind::ipc);
-    if (!choice.ipc_everywhere) return false;  // the same on every rank
+    if (!choice.ipc.everywhere) return false;  // the same on every rank
     Backend<double>& be = *choice.backend;
     const FieldExtents ext =
         FieldExtents::make(dom.dims, topo.subdomain().size, depth, be.row_alignment());
     std::array<Field<double>, 3> f;
     for (auto& field : f) field = be.allocate_field(ext);
-    HaloExchange<double> halo(topo, depth, be, TransportKind::ipc, true,
+    HaloExchange<double> halo(topo, depth, be, TransportKind::ipc, choice.ipc,
                               {f[0].view(), f[1].view()});
     // Every remote face across y or z of a wide deck goes straight, every other packed.
     const Subdomain& sub = topo.subdomain();

@@ -7,8 +7,8 @@
 // unpack; faces across x (a few points per row) and any other field (the CG's vectors) go
 // packed, into the neighbour's receive buffer, and are unpacked there. Beside a split pass's
 // interior a large face's stores are a copy engine's instead, between a kernel that meets the
-// neighbour and one that tells it (IpcTransport::launch), and so are every face's where the
-// neighbour shares this GPU (through MPS). Where every rank reaches every other, the sums over
+// neighbour and one that tells it (IpcTransport::launch), and so are every face's where ranks
+// share GPUs (through MPS). Where every rank reaches every other, the sums over
 // the ranks (the residual, the CG's dot products) go through mailboxes in the same way and no
 // NCCL communicator is made; otherwise (some pair of ranks, not neighbours, cannot reach each
 // other) the sums go through an NCCL transport kept beside it. Every face goes by
@@ -52,15 +52,6 @@ namespace {
 
 using namespace ipc;  // NOLINT(google-build-using-namespace): this file is the transport they serve
 
-// Whether `p` (opened from a peer) is memory of the GPU this process drives.
-bool on_this_gpu(const void* p) {
-    int device = 0;
-    GRIDSIM_CUDA_CHECK(cudaGetDevice(&device));
-    cudaPointerAttributes a{};
-    GRIDSIM_CUDA_CHECK(cudaPointerGetAttributes(&a, p));
-    return a.device == device;
-}
-
 // The most fields whose faces go straight from field to field (the solver's two).
 constexpr int kMaxFields = 2;
 
@@ -92,13 +83,13 @@ public:
     // Collective over the face pairs: every face swaps handles with its peer (the message tagged
     // with the face it leaves through, as MpiTransport's are).
     IpcTransport(MPI_Comm comm, Backend<T>& backend, const std::vector<HaloFace<T>>& faces,
-                 bool everywhere, const std::vector<FieldView<T>>& fields)
-        : backend_(backend), fields_(fields) {
+                 IpcReach reach, const std::vector<FieldView<T>>& fields)
+        : shared_gpus_(reach.shared_gpus), backend_(backend), fields_(fields) {
         if (fields.size() > kMaxFields) {
             throw std::logic_error(fmt::format("ipc transport: {} fields registered (at most {})",
                                                fields.size(), kMaxFields));
         }
-        if (everywhere) {
+        if (reach.everywhere) {
             mailboxes_ = std::make_unique<Mailboxes>(comm);
         } else {
             nccl_ = make_nccl_transport<T>(comm, backend, {});  // the sums alone, no faces
@@ -136,7 +127,6 @@ public:
             peer_faces_[f].buffer = std::make_unique<PeerMemory>(theirs[f].buffer);
             peer_faces_[f].peer_signals = std::make_unique<PeerMemory>(theirs[f].signals);
             open_fields(faces[f], theirs[f], peer_faces_[f]);
-            shares_gpu_ = shares_gpu_ || on_this_gpu(peer_faces_[f].buffer->get());
         }
         // Every face's puts, built once (they never change): its packed buffer, and each
         // registered field's face where it goes straight.
@@ -204,11 +194,12 @@ private:
     // into the peer's memory, between a meeting and a telling kernel): it needs no
     // multiprocessor. Alone the kernel's stores are faster (docs/tuning.md).
     static constexpr std::size_t kCopyEngineBytes = std::size_t{1} << 20;
-    // Where a peer shares this GPU (ranks sharing it through MPS) every put takes that form:
-    // every block of the put kernel waits for the peer on a multiprocessor, and the puts of
-    // several ranks can fill the GPU while the kernel a peer must finish before its own put
-    // waits for room, so that neither goes on. A meeting and a telling kernel hold one warp.
-    bool shares_gpu_ = false;
+    // Where ranks share GPUs (through MPS) every put takes that form: every block of the put
+    // kernel waits for the peer on a multiprocessor, and the puts of several ranks can fill a GPU
+    // while the kernel a peer must finish before its own put waits for room there, so that
+    // neither goes on. A meeting and a telling kernel hold one warp. (Decided from the ranks'
+    // table of GPUs, IpcReach: a pointer opened from a peer's GPU reports this process's device.)
+    const bool shared_gpus_;
 
     void launch(const PutFaces<T>& puts, int count, bool beside_work) {
         // HaloExchange::transfer calls with at least one face.
@@ -217,7 +208,7 @@ private:
             const PutFace<T>& p = puts.face[f];
             most_bytes = std::max(most_bytes, sizeof(T) * p.nx * p.ny.divisor() * p.planes);
         }
-        if ((beside_work && most_bytes >= kCopyEngineBytes) || shares_gpu_) {
+        if ((beside_work && most_bytes >= kCopyEngineBytes) || shared_gpus_) {
             const dim3 faces(1, static_cast<unsigned>(count));
             peer_meet<T><<<faces, 32, 0, boundary_stream()>>>(puts);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
@@ -339,16 +330,16 @@ private:
 template <class T>
 std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm comm, Backend<T>& backend,
                                                  const std::vector<HaloFace<T>>& faces,
-                                                 bool everywhere,
+                                                 IpcReach reach,
                                                  const std::vector<FieldView<T>>& fields) {
-    return std::make_unique<IpcTransport<T>>(comm, backend, faces, everywhere, fields);
+    return std::make_unique<IpcTransport<T>>(comm, backend, faces, reach, fields);
 }
 
 template std::unique_ptr<Transport<float>> make_ipc_transport<float>(
-    MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&, bool,
+    MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&, IpcReach,
     const std::vector<FieldView<float>>&);
 template std::unique_ptr<Transport<double>> make_ipc_transport<double>(
-    MPI_Comm, Backend<double>&, const std::vector<HaloFace<double>>&, bool,
+    MPI_Comm, Backend<double>&, const std::vector<HaloFace<double>>&, IpcReach,
     const std::vector<FieldView<double>>&);
 
 }  // namespace gridsim
