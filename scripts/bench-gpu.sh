@@ -163,6 +163,10 @@ regress() {
             bench "${p}_jacobi2d_d_norm100$r" "$n" bench_jacobi2d.toml --set problem.precision=double
             bench "${p}_heat3d_d$r" "$n" bench_heat3d.toml
             bench "${p}_heat3d_f$r" "$n" bench_heat3d.toml --set problem.precision=float
+            # A small grid, whose step is mostly fixed costs (launches, the exchange's handshake),
+            # which the large decks would hide.
+            bench "${p}_heat3d_d_s128$r" "$n" bench_heat3d.toml --set "grid.cells=[128,128,128]" \
+                --set time.steps=8000
             bench "${p}_jacobi3d_f$r" "$n" bench_jacobi3d.toml "${jacobi3d[@]}"
             bench "${p}_cg_fused$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=fused
             bench "${p}_cg_cublas$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=cublas

@@ -82,18 +82,22 @@ class BenchGpu(unittest.TestCase):
         with open(baseline) as f:
             doc = json.load(f)
         self.assertEqual(doc["reason"], "test reason")
-        # Ten benchmarks at 1 and 2 GPUs (the host's powers of two).
-        self.assertEqual(len(doc["figures"]), 20)
+        # Eleven benchmarks at 1 and 2 GPUs (the host's powers of two).
+        self.assertEqual(len(doc["figures"]), 22)
         self.assertEqual(doc["figures"]["np2_jacobi2d_f_norm1"]["ratio"], 0.9)
         runs = [c for c in self.commands() if " run " in c]
         # The snapshot deck runs twice per repeat (REGRESS_SNAP_RUNS), each into its own folder.
-        self.assertEqual(len(runs), 22)
+        self.assertEqual(len(runs), 24)
         snaps = [c for c in runs if "snapshot_every=100" in c]
         self.assertEqual(len(snaps), 4)
         self.assertEqual(len({c.split("output.dir=")[1] for c in snaps}), 4)
         self.assertTrue(all(c.startswith(("-np 1 ", "-np 2 ")) for c in runs))
         self.assertTrue(all(os.path.join(ROOT, "inputs", "bench_") in c for c in runs))
         self.assertTrue(any("time.norm_every=1" in c and "problem.precision=double" in c for c in runs))
+        # The small deck, whose step is mostly fixed costs, at each GPU count.
+        small = [c for c in runs if "grid.cells=[128,128,128]" in c]
+        self.assertEqual([c.split()[1] for c in small], ["1", "2"])
+        self.assertTrue(all("bench_heat3d.toml" in c for c in small))
         # An 80 GB card takes the jacobi 3D figure at 1024^3.
         self.assertIn("grid.cells=[1024,1024,1024]",
                       next(c for c in runs if "bench_jacobi3d" in c))
