@@ -188,8 +188,8 @@ regress() {
 }
 
 # Global grids N^2 / N^3 on n GPUs (strong scaling: points per GPU = N^d / n), steps for about
-# 3 x 10^10 point updates (2000 to 40000: a short run counts its first passes, which record
-# the run's graphs, as a large share), LATENCY_REPEAT runs each (the fastest is kept).
+# 3 x 10^10 point updates (2000 to 40000: a short run's start weighs on its time per step),
+# LATENCY_REPEAT runs each (the fastest is kept).
 latency() {
     local n s mode rep steps modes=${LATENCY_MODES:-auto ipc rows off}
     [ -n "${GRIDSIM_BEFORE:-}" ] && modes="$modes before"
