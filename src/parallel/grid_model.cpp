@@ -126,7 +126,7 @@ int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpu
         return launched;
     // The most ranks whose blocks hold more than the crossover on average (so their largest
     // block does too): fewer than `launched`, whose blocks hold at most it.
-    const std::int64_t points = largest_block_points(dom, {1, 1, 1});
+    const auto points = static_cast<std::int64_t>(grid_points(dom));
     return static_cast<int>(
         std::max<std::int64_t>(1, (points - 1) / slower_per_gpu_points(dom.dims)));
 }
