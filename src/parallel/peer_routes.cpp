@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <set>
 #include <sstream>
 #include <utility>
 
@@ -77,14 +76,6 @@ std::string neighbour_obstacle(const std::vector<RankGpu>& ranks, int me,
         if (std::string why = ipc_obstacle(ranks, me, peer); !why.empty()) return why;
     }
     return {};
-}
-
-bool gpus_shared(const std::vector<RankGpu>& ranks) {
-    std::set<std::pair<std::string, std::string>> seen;  // (node, bus id)
-    for (const RankGpu& r : ranks) {
-        if (!r.bus_id.empty() && !seen.emplace(r.node, r.bus_id).second) return true;
-    }
-    return false;
 }
 
 TransportKind automatic_transport(const RankGpuFacts& f) {

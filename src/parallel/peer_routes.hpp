@@ -38,17 +38,14 @@ std::string ipc_obstacle(const std::vector<RankGpu>& ranks, int a, int b);
 // go by IPC too, and no NCCL communicator is needed), else the first pair's reason.
 std::string ipc_everywhere(const std::vector<RankGpu>& ranks);
 
-// Whether two ranks of one node drive the same GPU (ranks sharing it, parallel.share_gpus).
-bool gpus_shared(const std::vector<RankGpu>& ranks);
-
 // How the ipc transport's puts go, the same on every rank.
 struct IpcReach {
     // Every rank stores into every other's GPU (ipc_everywhere): the sums over the ranks go by
     // IPC as well, and no NCCL communicator is made.
     bool everywhere = false;
-    // Ranks share GPUs (gpus_shared): every put is a copy engine's, between a meeting and a
-    // telling kernel of one warp each; with a GPU per rank a put is one kernel whose blocks wait
-    // for the peer (IpcTransport::launch).
+    // Ranks share GPUs (parallel.share_gpus, as the device map assigned them): every put is a
+    // copy engine's, between a meeting and a telling kernel of one warp each; with a GPU per rank
+    // a put is one kernel whose blocks wait for the peer (IpcTransport::launch).
     bool shared_gpus = false;
 };
 

@@ -236,8 +236,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         const std::string ipc_gap = ipc_everywhere(choice.gpus);
         choice.transport = gpu_transport(cfg, coverage == 2, mps, comm, ipc_gap);
         if (coverage == 1 && choice.note.empty()) choice.note = sharing_note(mps);
-        if (choice.transport == TransportKind::ipc)
-            choice.ipc = {ipc_gap.empty(), gpus_shared(choice.gpus)};
+        if (choice.transport == TransportKind::ipc) choice.ipc = {ipc_gap.empty(), coverage != 2};
         choice.device =
             select_device(plan, coverage, cfg.share_gpus, cfg.where("parallel.backend"));
         LaunchConfig launch;

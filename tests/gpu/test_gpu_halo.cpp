@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "gpu/gpu_test_support.hpp"
 #include "gpu/require_gpu.hpp"
 #include "platform/backend_select.hpp"
 #include "problems/problem.hpp"
@@ -42,8 +41,6 @@ bool check_ipc_exchange(const std::string& deck, int dims, const std::array<int,
     BackendChoice<double> choice = choose_backend<double>(cfg, topo.comm());
     EXPECT_EQ(choice.transport, TransportKind::ipc);
     if (!choice.ipc.everywhere) return false;  // the same on every rank
-    // Puts go as copies exactly where ranks share GPUs (the ranks' table, not a pointer's device).
-    EXPECT_EQ(choice.ipc.shared_gpus, !test::every_rank_has_its_own_gpu());
     Backend<double>& be = *choice.backend;
     const FieldExtents ext =
         FieldExtents::make(dom.dims, topo.subdomain().size, depth, be.row_alignment());

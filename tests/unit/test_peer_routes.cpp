@@ -103,21 +103,6 @@ TEST(PeerRoutes, EverywhereNeedsEveryPair) {
               std::string::npos);
 }
 
-// Ranks share GPUs where two ranks of one node drive the same one (their ipc puts then go by
-// copy engines); the same bus id on two nodes is two GPUs, and a rank without a GPU shares none.
-TEST(PeerRoutes, GpusAreSharedWhereTwoRanksOfANodeDriveOne) {
-    auto ranks = one_nvlink_node();
-    EXPECT_FALSE(gpus_shared(ranks));
-    EXPECT_FALSE(gpus_shared({}));
-    ranks[2].bus_id = kA;  // round-robin: ranks 0 and 2 on one GPU
-    EXPECT_TRUE(gpus_shared(ranks));
-    ranks[2].node = "gpu02";  // another node's GPU at the same bus id
-    EXPECT_FALSE(gpus_shared(ranks));
-    ranks[2].node = "gpu01";
-    ranks[0].bus_id = ranks[2].bus_id = "";  // no GPU on either
-    EXPECT_FALSE(gpus_shared(ranks));
-}
-
 // Two nodes of two GPUs, process grid 4 x 1 along x (non-periodic): rank 1's -x neighbour is on
 // its node, its +x neighbour on the other one, and the reason names that face's pair.
 TEST(PeerRoutes, ANeighbourOnAnotherNodeIsNamed) {

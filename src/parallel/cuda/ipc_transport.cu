@@ -197,8 +197,8 @@ private:
     // Where ranks share GPUs (through MPS) every put takes that form: every block of the put
     // kernel waits for the peer on a multiprocessor, and the puts of several ranks can fill a GPU
     // while the kernel a peer must finish before its own put waits for room there, so that
-    // neither goes on. A meeting and a telling kernel hold one warp. (Decided from the ranks'
-    // table of GPUs, IpcReach: a pointer opened from a peer's GPU reports this process's device.)
+    // neither goes on. A meeting and a telling kernel hold one warp. (Decided by the device map,
+    // IpcReach: a pointer opened from a peer's GPU reports this process's device.)
     const bool shared_gpus_;
 
     void launch(const PutFaces<T>& puts, int count, bool beside_work) {
