@@ -1,0 +1,152 @@
+// The order of a faces-first pass's blocks (kernels/block_order.hpp), against a brute-force
+// reference: every block of the grid asked in turn whether the points it writes meet a face.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <random>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "kernels/block_order.hpp"
+
+using namespace gridsim;
+
+namespace {
+
+// Blocks along each axis write [origin + b * stride, origin + (b + 1) * stride) of the box.
+struct Grid {
+    Box box;
+    std::array<int, 3> origin;
+    std::array<int, 3> stride;
+    [[nodiscard]] int blocks(int a) const {
+        return (box.hi[a] - origin[a] + stride[a] - 1) / stride[a];
+    }
+    // Whether block b writes a point of `f`.
+    [[nodiscard]] bool meets(const std::array<int, 3>& b, const Box& f) const {
+        for (int a = 0; a < 3; ++a) {
+            const int lo = std::max({box.lo[a], origin[a] + b[a] * stride[a], f.lo[a]});
+            const int hi = std::min({box.hi[a], origin[a] + (b[a] + 1) * stride[a], f.hi[a]});
+            if (lo >= hi) return false;
+        }
+        return true;
+    }
+};
+
+// The order a faces-first launch over `g` takes for `faces`, as levels_3d_launch.cuh builds it.
+BlockOrder order_for(const Grid& g, const std::vector<Box>& faces) {
+    BlockOrder o = BlockOrder::plain(g.blocks(0), g.blocks(1), g.blocks(2));
+    const FaceDepths d = face_depths(g.box, faces);
+    for (int a = 0; a < 3; ++a) {
+        const InnerRange r = inner_blocks(o.n[a], g.origin[a], g.stride[a], g.box.lo[a],
+                                          g.box.hi[a], d.lo[a], d.hi[a]);
+        o.lo[a] = r.first;
+        o.hi[a] = r.last;
+    }
+    return o;
+}
+
+// Every block once; the first faces() of them exactly those that write a face point (the faces
+// are slabs, so the inner box is tight), the rest none.
+void expect_faces_first(const Grid& g, const std::vector<Box>& faces) {
+    const BlockOrder o = order_for(g, faces);
+    std::set<std::tuple<int, int, int>> seen;
+    long long writing = 0;
+    for (unsigned l = 0; l < o.blocks(); ++l) {
+        int b[3];
+        o.block(l, b);
+        ASSERT_TRUE(b[0] >= 0 && b[0] < o.n[0] && b[1] >= 0 && b[1] < o.n[1] && b[2] >= 0 &&
+                    b[2] < o.n[2])
+            << "block " << l;
+        EXPECT_TRUE(seen.insert({b[0], b[1], b[2]}).second) << "block " << l << " twice";
+        bool meets = false;
+        for (const Box& f : faces) meets = meets || g.meets({b[0], b[1], b[2]}, f);
+        writing += meets ? 1 : 0;
+        EXPECT_EQ(meets, l < o.faces())
+            << "block " << l << " at " << b[0] << "," << b[1] << "," << b[2];
+        EXPECT_EQ(o.is_face(b[0], b[1], b[2]), l < o.faces());
+    }
+    EXPECT_EQ(writing, o.faces());
+}
+
+Box slab(const Box& box, int axis, int side, int depth, int halo) {
+    Box f = box;
+    for (int a = 0; a < 3; ++a) {
+        f.lo[a] -= halo;
+        f.hi[a] += halo;
+    }
+    f.lo[axis] = side == 0 ? box.lo[axis] : box.hi[axis] - depth;
+    f.hi[axis] = side == 0 ? box.lo[axis] + depth : box.hi[axis];
+    return f;
+}
+
+}  // namespace
+
+TEST(BlockOrder, WithoutFacesItIsTheGridsOwnOrder) {
+    const BlockOrder o = BlockOrder::plain(3, 4, 5);
+    EXPECT_EQ(o.faces(), 0);
+    for (unsigned l = 0; l < o.blocks(); ++l) {
+        int b[3];
+        o.block(l, b);
+        EXPECT_EQ(b[0], static_cast<int>(l % 3));
+        EXPECT_EQ(b[1], static_cast<int>(l / 3 % 4));
+        EXPECT_EQ(b[2], static_cast<int>(l / 12));
+    }
+}
+
+// A 3D pass's geometry (tiles of 28 x 44 points from a ring-aligned origin, chunks of 16 planes)
+// with the faces of one rank of a 1x1x2 grid (z above), of 1x2x2 (y below, z above, the z face
+// widened over the y halo as a deep halo's corners are) and of a periodic x axis held alone.
+TEST(BlockOrder, TheBlocksThatWriteTheFacesComeFirst) {
+    const Grid g{{{0, 0, 0}, {100, 90, 64}}, {-2, 0, 0}, {28, 44, 16}};
+    expect_faces_first(g, {slab(g.box, 2, 1, 2, 0)});
+    expect_faces_first(g, {slab(g.box, 1, 0, 3, 0), slab(g.box, 2, 1, 3, 3)});
+    expect_faces_first(g, {slab(g.box, 0, 0, 4, 0), slab(g.box, 0, 1, 4, 0)});
+    expect_faces_first(g, {slab(g.box, 0, 0, 1, 1), slab(g.box, 1, 1, 2, 1),
+                           slab(g.box, 2, 0, 1, 1), slab(g.box, 2, 1, 4, 1)});
+    expect_faces_first(g, {});
+    // Faces deeper than a block: two chunks along z, every tile along y.
+    expect_faces_first(g, {slab(g.box, 2, 0, 17, 0), slab(g.box, 1, 1, 90, 0)});
+}
+
+TEST(BlockOrder, RandomGridsAndFaces) {
+    std::mt19937 rng(7);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int trial = 0; trial < 300; ++trial) {
+        Grid g;
+        for (int a = 0; a < 3; ++a) {
+            g.box.lo[a] = pick(0, 5);
+            g.box.hi[a] = g.box.lo[a] + pick(1, 70);
+            g.stride[a] = pick(1, 30);
+            // The first block writes a point of the box, as a launch's does.
+            g.origin[a] = g.box.lo[a] - pick(0, std::min(4, g.stride[a] - 1));
+        }
+        std::vector<Box> faces;
+        for (int n = pick(0, 4); n > 0; --n) {
+            const int axis = pick(0, 2);
+            const int extent = g.box.hi[axis] - g.box.lo[axis];
+            faces.push_back(slab(g.box, axis, pick(0, 1), pick(1, extent), pick(0, 3)));
+        }
+        SCOPED_TRACE(trial);
+        expect_faces_first(g, faces);
+    }
+}
+
+// A face that is not a slab (it spans the box along no axis but one) still has every block that
+// writes it among the face blocks.
+TEST(BlockOrder, AnyFaceBoxIsCoveredByTheFaceBlocks) {
+    const Grid g{{{0, 0, 0}, {60, 60, 60}}, {0, 0, 0}, {10, 10, 10}};
+    const std::vector<Box> faces{{{20, 25, 31}, {35, 40, 45}}, {{0, 0, 0}, {60, 60, 60}}};
+    for (const Box& f : faces) {
+        const BlockOrder o = order_for(g, {f});
+        for (int x = 0; x < o.n[0]; ++x) {
+            for (int y = 0; y < o.n[1]; ++y) {
+                for (int z = 0; z < o.n[2]; ++z) {
+                    if (g.meets({x, y, z}, f)) EXPECT_TRUE(o.is_face(x, y, z));
+                }
+            }
+        }
+    }
+    EXPECT_EQ(order_for(g, {faces[1]}).faces(), 216);
+}
