@@ -195,6 +195,22 @@ public:
     virtual void apply_levels(const StencilParams<T>& params, FieldView<const T> in,
                               FieldView<T> out, const Box& box, const Box& live, int levels,
                               Lane lane) = 0;
+    // Whether apply_levels_faces_first works in `dims` dimensions.
+    [[nodiscard]] virtual bool writes_faces_first(int /*dims*/) const { return false; }
+    // apply_levels on `lane`, the work that writes any point of `faces` (boxes a halo exchange
+    // reads) done first; then wait_for_faces(other) makes the other lane's later work wait only
+    // until those points are written, so that the exchange issued there runs beside the rest of
+    // the pass (a faces-first pass). Only where writes_faces_first(dims); every such pass is
+    // waited for once, before the next one.
+    virtual void apply_levels_faces_first(const StencilParams<T>& /*params*/,
+                                          FieldView<const T> /*in*/, FieldView<T> /*out*/,
+                                          const Box& /*box*/, const Box& /*live*/, int /*levels*/,
+                                          const std::vector<Box>& /*faces*/, Lane /*lane*/) {
+        throw std::logic_error("this backend writes no faces first");
+    }
+    virtual void wait_for_faces(Lane /*lane*/) {
+        throw std::logic_error("this backend writes no faces first");
+    }
 };
 
 // A capability (Backend::level_sums(), nullptr where absent): a residual every sweep inside a

@@ -231,7 +231,19 @@ public:
     [[nodiscard]] int max_levels(int dims) const override { return launches_.max_levels(dims); }
     void apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                       const Box& b, const Box& live, int levels, Lane lane) override {
-        launches_.apply_levels(p, in, out, b, live, levels, lane);
+        (void)launches_.apply_levels(p, in, out, b, live, levels, lane);
+    }
+    [[nodiscard]] bool writes_faces_first(int dims) const override { return dims == 3; }
+    void apply_levels_faces_first(const StencilParams<T>& p, FieldView<const T> in,
+                                  FieldView<T> out, const Box& b, const Box& live, int levels,
+                                  const std::vector<Box>& faces, Lane lane) override {
+        if (in.ext.dims != 3) throw std::logic_error("apply_levels_faces_first: 3D only");
+        face_blocks_ =
+            launches_.apply_levels(p, in, out, b, live, levels, lane, {&faces, faces_done_.data()});
+    }
+    void wait_for_faces(Lane lane) override {
+        cuda::wait_for_blocks(faces_done_.data(), static_cast<unsigned>(face_blocks_),
+                              lanes_.stream(lane));
     }
     [[nodiscard]] bool sums_levels(const std::vector<Box>& boxes, int dims) const override {
         return launches_.sums_levels(boxes, dims);
@@ -308,6 +320,10 @@ private:
     // The CG's sums (device) and their page-locked copy on the host.
     Buffer<double> cg_sums_ = device_buffer<double>(VectorOps<T>::kSumSlots);
     Buffer<double> cg_sums_host_ = pinned_buffer<double>(VectorOps<T>::kSumSlots);
+    // The face blocks of the last faces-first pass that have written their points (zero between
+    // passes: its waiter sets it back).
+    Buffer<unsigned> faces_done_ = device_buffer<unsigned>(1);
+    long long face_blocks_ = 0;  // of the last faces-first pass
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <cuda_pipeline_primitives.h>
 
+#include "kernels/block_order.hpp"
+#include "kernels/cuda/block_signals.cuh"
 #include "kernels/cuda/walk_common.cuh"
 #include "kernels/levels_3d_tile.hpp"
 
@@ -131,10 +133,13 @@ __device__ __forceinline__ void levels_3d_masks(const Box& box, const Box& live,
     }
 }
 
+// One block per tile and chunk: blockIdx the tile and chunk, or with `faces_done` (a faces-first
+// pass, a one-dimensional launch) block blockIdx.x of `order`, each face block adding one to
+// *faces_done once its points are written (signal_block_done).
 template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
 __global__ void __launch_bounds__(32 * Rows, 1)
     stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                             HeatCoeffs<T> r, int planes) {
+                             HeatCoeffs<T> r, int planes, BlockOrder order, unsigned* faces_done) {
     using P = Pack<T, V>;
     using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -145,11 +150,14 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     const int tx = static_cast<int>(threadIdx.x);
     const int row0 = R * static_cast<int>(threadIdx.y);  // the thread's first tile row
     const Tile tile(reinterpret_cast<P*>(smem_raw), tx, static_cast<int>(threadIdx.y));
+    int block[3] = {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y),
+                    static_cast<int>(blockIdx.z)};  // tile x, tile y, chunk
+    if (faces_done != nullptr) order.block(blockIdx.x, block);
     const int x0 = levels_3d_first_x(box.lo[0], V, Levels);  // the first tile's first point
-    const int tile_x = x0 + static_cast<int>(blockIdx.x) * kStrideX;
+    const int tile_x = x0 + block[0] * kStrideX;
     const int i = tile_x + V * tx;
-    const int j0 = box.lo[1] - Levels + static_cast<int>(blockIdx.y) * kStrideY + row0;
-    const int z0 = box.lo[2] + static_cast<int>(blockIdx.z) * planes;
+    const int j0 = box.lo[1] - Levels + block[1] * kStrideY + row0;
+    const int z0 = box.lo[2] + block[2] * planes;
     const int z1 = min(z0 + planes, box.hi[2]);
     const int first = z0 - Levels;  // the input plane of step 0
     // A pack with a point a level reads is loaded whole (row padding and the field's slack
@@ -212,6 +220,8 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         __syncthreads();
     };
     rotating_steps<T, Levels, R * V>(steps, step);
+    if (faces_done != nullptr && order.is_face(block[0], block[1], block[2]))
+        signal_block_done(faces_done);
 }
 
 }  // namespace gridsim::cuda

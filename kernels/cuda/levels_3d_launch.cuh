@@ -4,6 +4,9 @@
 
 #include <cuda_runtime.h>
 
+#include <vector>
+
+#include "kernels/block_order.hpp"
 #include "kernels/cuda/launch_shapes.cuh"
 #include "kernels/cuda/levels_3d.cuh"
 #include "kernels/level_chunks.hpp"
@@ -11,12 +14,21 @@
 
 namespace gridsim::cuda {
 
-// A 32 V x Rows R tile per block (V points and R rows per thread), z chunks by
-// level_chunk_rows, tiles fastest: the blocks of a wave walk the same planes of neighbouring
-// tiles, sharing their rings in the L2 cache (docs/tuning.md, "Levels chunks").
+// The blocks that write a halo exchange's faces first, and how many there are: a faces-first
+// pass. Where no face box meets `b` there are none, and the order is the grid's own.
+struct FacesFirst {
+    const std::vector<Box>* boxes = nullptr;  // nullptr: no faces, the grid's own order
+    unsigned* done = nullptr;                 // the face blocks' counter (block_signals.cuh)
+};
+
+// A 32 V x Rows R tile per block, z chunks by level_chunk_rows, tiles fastest: the blocks of a
+// wave walk the same planes of neighbouring tiles, sharing their rings in the L2 cache
+// (docs/tuning.md, "Levels chunks"). With faces, a one-dimensional launch whose blocks that write
+// them go first (BlockOrder) and signal faces.done; returns how many do.
 template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
-void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
-                      const Box& live, int multiprocessors, cudaStream_t s) {
+long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                           const Box& b, const Box& live, int multiprocessors, cudaStream_t s,
+                           FacesFirst faces) {
     static_assert(Rows == kThreadRows3d && R == kRowsPerThread3d, "the tile of levels_3d_tile.hpp");
     constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
     auto kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows>;
@@ -24,24 +36,44 @@ void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T
         allow_shared(kernel, kSmem);
         return wave_slots(kernel, 32 * Rows, kSmem, multiprocessors);
     }();
-    const auto tiles_x = static_cast<unsigned>(levels_3d_tiles_x(b.lo[0], b.hi[0], V, Levels));
-    const auto tiles_y = static_cast<unsigned>(levels_3d_tiles_y(b.lo[1], b.hi[1], Levels));
+    const auto tiles_x = static_cast<int>(levels_3d_tiles_x(b.lo[0], b.hi[0], V, Levels));
+    const auto tiles_y = static_cast<int>(levels_3d_tiles_y(b.lo[1], b.hi[1], Levels));
     const int nz = b.hi[2] - b.lo[2];
     const int planes =
         level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, Levels, wave, kLevelPlanes);
-    const dim3 grid(tiles_x, tiles_y, ceil_div(nz, planes));
-    kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes);
+    BlockOrder order = BlockOrder::plain(tiles_x, tiles_y, static_cast<int>(ceil_div(nz, planes)));
+    if (faces.boxes != nullptr) {
+        const FaceDepths d = face_depths(b, *faces.boxes);
+        const int origin[3] = {levels_3d_first_x(b.lo[0], V, Levels) + Levels, b.lo[1], b.lo[2]};
+        const int stride[3] = {levels_3d_stride_x(V, Levels), levels_3d_stride_y(Levels), planes};
+        for (int a = 0; a < 3; ++a) {
+            const InnerRange inner =
+                inner_blocks(order.n[a], origin[a], stride[a], b.lo[a], b.hi[a], d.lo[a], d.hi[a]);
+            order.lo[a] = inner.first;
+            order.hi[a] = inner.last;
+        }
+    }
+    const dim3 grid = faces.boxes != nullptr ? dim3(static_cast<unsigned>(order.blocks()))
+                                             : dim3(order.n[0], order.n[1], order.n[2]);
+    kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes, order,
+                                                  faces.boxes != nullptr ? faces.done : nullptr);
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    return faces.boxes != nullptr ? order.faces() : 0;
 }
 
 // The launch for `levels` (2 to kMaxLevels3d) in the measured tile shape.
 template <class T, StencilKind Kind>
-void launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
-                      const Box& live, int levels, int multiprocessors, cudaStream_t s) {
+long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                           const Box& b, const Box& live, int levels, int multiprocessors,
+                           cudaStream_t s, FacesFirst faces) {
+    long long face_blocks = 0;
     with_levels<2, kMaxLevels3d>(levels, [&](auto l) {
-        launch_levels_3d<T, Kind, decltype(l)::value, levels_3d_lane_points(sizeof(T)),
-                         kRowsPerThread3d, kThreadRows3d>(r, in, out, b, live, multiprocessors, s);
+        face_blocks =
+            launch_levels_3d<T, Kind, decltype(l)::value, levels_3d_lane_points(sizeof(T)),
+                             kRowsPerThread3d, kThreadRows3d>(r, in, out, b, live, multiprocessors,
+                                                              s, faces);
     });
+    return face_blocks;
 }
 
 }  // namespace gridsim::cuda

@@ -81,26 +81,29 @@ public:
     }
 
     [[nodiscard]] int max_levels(int dims) const { return dims == 2 ? kMaxLevels : kMaxLevels3d; }
-    void apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                      const Box& b, const Box& live, int levels, Lane lane) {
-        if (b.empty()) return;
+    // With `faces` (3D only), the blocks that write them go first and signal faces.done; returns
+    // how many do.
+    long long apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                           const Box& b, const Box& live, int levels, Lane lane,
+                           FacesFirst faces = {}) {
+        if (b.empty()) return 0;
         if (levels < 2 || levels > max_levels(in.ext.dims))
             throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
         if (in.ext.dims == 3) {
             if (p.kind == StencilKind::heat) {
-                launch_levels_3d<T, StencilKind::heat>(p.r, in, out, b, live, levels,
-                                                       multiprocessors_, stream(lane));
-            } else {
-                launch_levels_3d<T, StencilKind::jacobi>(p.r, in, out, b, live, levels,
-                                                         multiprocessors_, stream(lane));
+                return launch_levels_3d<T, StencilKind::heat>(
+                    p.r, in, out, b, live, levels, multiprocessors_, stream(lane), faces);
             }
-            return;
+            return launch_levels_3d<T, StencilKind::jacobi>(p.r, in, out, b, live, levels,
+                                                            multiprocessors_, stream(lane), faces);
         }
+        if (faces.boxes != nullptr) throw std::logic_error("apply_levels: faces first in 3D only");
         if (p.kind == StencilKind::heat) {
             levels_for<StencilKind::heat>(p.r, in, out, b, live, levels, stream(lane));
         } else {
             levels_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane));
         }
+        return 0;
     }
 
     // The summing pass (SummingPass): what it can sum, its layout, its launches over a box.

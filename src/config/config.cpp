@@ -308,7 +308,13 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
                            "parallel.backend = \"cpu\" uses \"staged\"",
                            to_string(c.transport)));
     }
-    if (auto v = r.auto_or_boolean("parallel.overlap", {"fused"})) c.overlap = OverlapMode(*v);
+    if (auto v = r.auto_or_boolean("parallel.overlap", {"fused", "faces_first"}))
+        c.overlap = OverlapMode(*v);
+    if (c.overlap == OverlapMode::faces_first && (c.backend == BackendKind::cpu || c.dims != 3)) {
+        r.fail("parallel.overlap",
+               c.dims != 3 ? "\"faces_first\" needs a 3D grid (its passes write the faces first)"
+                           : "\"faces_first\" needs the CUDA backend (parallel.backend = \"cpu\")");
+    }
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
     if (auto v = r.auto_or_integer("parallel.ranks_used", 1, kIntMax))
         c.ranks_used = static_cast<int>(*v);

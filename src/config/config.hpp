@@ -34,14 +34,16 @@ enum class KernelKind { stream, tiled, naive };
 enum class BindMode { automatic, none, numa, strict };
 enum class GraphMode { automatic, on, off };
 // parallel.overlap: the halo exchange beside the interior (on), after it on one lane (off),
-// every updated point of a sweep or pass in one launch and then the halos (fused), or (auto) a
-// sweep without sums on a rank with no neighbour on another rank fused, and with time blocks
-// on several ranks whichever of on and fused a start-up trial finds faster.
-enum class OverlapMode { automatic, on, off, fused };
+// every updated point of a sweep or pass in one launch and then the halos (fused), a pass's
+// points in one launch that writes the faces first, the halos moving beside the rest of it
+// (faces_first: 3D time blocks on the CUDA backend; other sweeps as fused), or (auto) a sweep
+// without sums on a rank with no neighbour on another rank fused, and with time blocks on
+// several ranks whichever of on, fused and faces_first a start-up trial finds fastest.
+enum class OverlapMode { automatic, on, off, fused, faces_first };
 // Whether the mode lets a sweep or pass run as one launch followed by the halos ("auto" where
-// SweepPlan::fuses says so, "fused" always).
+// SweepPlan::fuses says so, "fused" and "faces_first" always).
 constexpr bool may_fuse(OverlapMode m) {
-    return m == OverlapMode::automatic || m == OverlapMode::fused;
+    return m == OverlapMode::automatic || m == OverlapMode::fused || m == OverlapMode::faces_first;
 }
 // The most sweeps between halo exchanges parallel.time_block may ask for (docs/architecture.md,
 // "Temporal blocking"). A pass over memory takes at most the backend's levels (CUDA: 8 in 2D, 4
@@ -260,7 +262,7 @@ const char* to_string(AxisBc v);
 const char* to_string(InitialKind v);
 const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
-const char* to_string(OverlapMode v);  // "auto", "on", "off", "fused"
+const char* to_string(OverlapMode v);  // "auto", "on", "off", "fused", "faces_first"
 const char* to_string(KernelKind v);
 const char* to_string(BindMode v);
 const char* to_string(GraphMode v);

@@ -21,7 +21,7 @@ constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
 constexpr const char* kGraphNames[] = {"auto", "on", "off"};
-constexpr const char* kOverlapNames[] = {"auto", "on", "off", "fused"};
+constexpr const char* kOverlapNames[] = {"auto", "on", "off", "fused", "faces_first"};
 
 std::string hms(double seconds) {
     const auto s = static_cast<long long>(seconds);
@@ -120,7 +120,7 @@ toml::table to_table(const Config& c) {
                                {"async_buffers", c.async_buffers}}},
     };
     toml::table* parallel = t.get_as<toml::table>("parallel");
-    if (c.overlap == OverlapMode::automatic || c.overlap == OverlapMode::fused) {
+    if (c.overlap != OverlapMode::on && c.overlap != OverlapMode::off) {
         parallel->insert("overlap", to_string(c.overlap));
     } else {
         parallel->insert("overlap", c.overlap == OverlapMode::on);

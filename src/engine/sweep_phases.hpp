@@ -1,5 +1,6 @@
 // The phases of the overlap recipe (docs/architecture.md, "One step"), each timed on its lane:
-// the shell, the interior, every point at once, and the halo exchange beside the interior.
+// the shell, the interior, every point at once, the halo exchange beside the interior, and a
+// faces-first pass with the exchange beside it.
 // `apply(box, lane)` updates a box: one sweep's, a pass's, or an operator application's.
 #pragma once
 
@@ -42,26 +43,51 @@ public:
     // updated every point already) updates none.
     template <class Apply>
     void exchange_beside_interior(FieldView<T> halos, Apply&& apply, const SweepRegions* interior) {
+        const bool beside = interior != nullptr && overlapped_;
+        move_halos(halos, beside, [&] {
+            if (beside) this->interior(apply, Lane::interior, *interior);
+        });
+        if (interior && !overlapped_) this->interior(apply, Lane::boundary, *interior);
+    }
+    // A pass over every point in one launch on the interior lane that writes the faces first
+    // (`launch`), then on the boundary lane a wait until those are written (`wait_for_faces`)
+    // and the halos of `halos`, beside the rest of the pass.
+    template <class Launch, class Wait>
+    void faces_first(Launch&& launch, Wait&& wait_for_faces, FieldView<T> halos) {
+        {
+            auto t = timer_.on_lane(Phase::interior, Lane::interior);
+            launch();
+        }
+        {
+            auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
+            wait_for_faces();
+        }
+        move_halos(halos, true, [] {});
+    }
+    [[nodiscard]] bool overlapped() const { return overlapped_; }
+
+private:
+    // Each group's pack, transfer and unpack on the boundary lane; `after_first_pack` once, after
+    // the first group's pack. `beside_work`: Transport::exchange's.
+    template <class AfterPack>
+    void move_halos(FieldView<T> halos, bool beside_work, AfterPack&& after_first_pack) {
         for (int g = 0; g < halo_.groups(); ++g) {
             {
                 auto t = timer_.on_lane(Phase::pack, Lane::boundary);
                 halo_.pack(halos, g);
             }
-            if (interior && overlapped_ && g == 0) this->interior(apply, Lane::interior, *interior);
+            if (g == 0) after_first_pack();
             {
                 auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
-                halo_.transfer(halos, g, interior != nullptr && overlapped_);
+                halo_.transfer(halos, g, beside_work);
             }
             {
                 auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
                 halo_.unpack(halos, g);
             }
         }
-        if (interior && !overlapped_) this->interior(apply, Lane::boundary, *interior);
     }
-    [[nodiscard]] bool overlapped() const { return overlapped_; }
 
-private:
     PhaseTimer& timer_;
     HaloExchange<T>& halo_;
     bool overlapped_;

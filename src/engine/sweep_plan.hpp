@@ -46,14 +46,20 @@ struct SweepGeometry {
     std::vector<Box> sum_boxes;  // the boxes a residual sweep sums over, in order: shell, interior
 };
 
+// How a block's exchanging pass runs (the exchange trial's choice, or parallel.overlap): its
+// shell, then the halos beside the interior (split); every point in one launch, then the halos
+// (fused); every point in one launch that writes the faces an exchange reads first, the halos
+// moving beside the rest of it (faces_first; where the backend writes faces first).
+enum class ExchangePass { split, fused, faces_first };
+
 // How the sweeps run: fixed once the start-up trials are done, the same on every rank.
 struct SweepPlan {
     Blocks blocks = Blocks::plain;
     OverlapMode overlap = OverlapMode::automatic;
-    int block = 1;                    // sweeps between halo exchanges, the halos' depth
-    bool can_sum_in_passes = false;   // tuner.hpp, can_sum_in_passes
-    bool fused_exchanges = false;     // the exchange trial's choice
-    bool record_sweeps = false;       // parallel.graphs resolved
+    int block = 1;                   // sweeps between halo exchanges, the halos' depth
+    bool can_sum_in_passes = false;  // tuner.hpp, can_sum_in_passes
+    ExchangePass exchange_pass = ExchangePass::split;  // the exchange trial's choice
+    bool record_sweeps = false;                        // parallel.graphs resolved
     bool record_residuals = false;    // "auto" records residual sweeps of small subdomains only
     int wrap_period = 0;              // tuner.hpp, kernel_wrap_period
     bool local_only = false;          // no neighbour on another rank
@@ -77,13 +83,18 @@ struct SweepPlan {
     // keeps the split's partials in one launch (box_sweeps), and only on subdomains of at most
     // kFusedSumPoints. With a neighbour on another rank "auto" keeps the split for sweeps of one
     // exchange each (docs/tuning.md, "Overlap on several ranks"); with time blocks the exchange
-    // trial chooses for a block's exchanging pass, summing or not (fused_exchanges, fuses_pass).
-    // overlap "fused" fuses on every rank as "auto" does on a rank without such a neighbour.
+    // trial chooses for a block's exchanging pass, summing or not (exchange_pass, fuses_pass;
+    // a sweep of a block that chose faces first fuses). overlap "fused" and "faces_first" fuse
+    // on every rank as "auto" does on a rank without such a neighbour.
     [[nodiscard]] bool fuses(StencilSum sum) const {
         if (!may_fuse(overlap)) return false;
         if (overlap == OverlapMode::automatic && !local_only)
-            return sum == StencilSum::none && fused_exchanges;
+            return sum == StencilSum::none && exchange_pass != ExchangePass::split;
         return sum == StencilSum::none || (box_sweeps && updated_points <= kFusedSumPoints);
+    }
+    // The exchanging pass of a block writes the faces first where it has no sums.
+    [[nodiscard]] bool faces_first(bool sums) const {
+        return !sums && exchange_pass == ExchangePass::faces_first;
     }
     // A summing pass can split only where its shell, the sweep's (kSweepShellDepth deep, the
     // boxes its sums are laid out over), holds every layer the exchange sends.

@@ -164,9 +164,11 @@ void Sweeper<T>::sweeps(const StencilParams<T>& p, int count) {
 
 // One pass: while the points `extend` = room - count layers beyond the updated ones stay valid,
 // one box and one launch; with none left, the shell goes first and the halos travel beside the
-// interior, as in a single sweep, or (SweepPlan::fuses_pass) one launch, then the halos. A summing
-// pass lays its partials out over every box a sweep sums (start_summing_pass), and splits into
-// the sweep's own shell and interior, the boxes its sums are laid out over.
+// interior, as in a single sweep, or (SweepPlan::faces_first) one launch on the interior lane
+// that writes the faces first, the halos travelling beside the rest of it, or
+// (SweepPlan::fuses_pass) one launch, then the halos. A summing pass lays its partials out over
+// every box a sweep sums (start_summing_pass), and splits into the sweep's own shell and
+// interior, the boxes its sums are laid out over.
 template <class T>
 void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     fields_.settle_next(be_);
@@ -187,6 +189,15 @@ void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     if (extend > 0) {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
         apply(extend_into_halos(geo_.updated, sub_, extend), Lane::boundary);
+    } else if (plan_.faces_first(sums)) {
+        TimeBlocking<T>& tb = *be_.time_blocking();
+        phases_.faces_first(
+            [&] {
+                tb.apply_levels_faces_first(p, fields_.current(), fields_.next(), geo_.updated,
+                                            geo_.live, count, halos_.halo->read_boxes(),
+                                            Lane::interior);
+            },
+            [&] { tb.wait_for_faces(Lane::boundary); }, fields_.next());
     } else if (plan_.fuses_pass(sums)) {
         phases_.fused(apply, geo_.updated, fields_.next());
     } else {

@@ -33,16 +33,21 @@ std::size_t first_fastest(const std::vector<double>& seconds) {
     return best;
 }
 
-ExchangeTrial exchange_verdict(const std::vector<int>& depths, const std::vector<double>& seconds) {
-    if (seconds.size() != 2 * depths.size())
-        throw std::logic_error("exchange_verdict: a split and a fused time per depth");
+ExchangeTrial exchange_verdict(const std::vector<int>& depths, const std::vector<double>& seconds,
+                               bool faces_first) {
+    const std::size_t passes = faces_first ? 3 : 2;
+    if (seconds.size() != passes * depths.size())
+        throw std::logic_error("exchange_verdict: a time per depth and exchanging pass");
     ExchangeTrial t;
     t.ran = true;
-    for (std::size_t d = 0; d < depths.size(); ++d)
-        t.depths.push_back({depths[d], seconds[2 * d], seconds[2 * d + 1]});
+    t.timed_faces_first = faces_first;
+    for (std::size_t d = 0; d < depths.size(); ++d) {
+        const double* s = &seconds[passes * d];
+        t.depths.push_back({depths[d], s[0], s[1], faces_first ? s[2] : 0.0});
+    }
     const std::size_t won = first_fastest(seconds);
-    t.taken = won / 2;
-    t.fused = won % 2 == 1;
+    t.taken = won / passes;
+    t.pass = static_cast<ExchangePass>(won % passes);
     return t;
 }
 

@@ -10,6 +10,8 @@
 #include <functional>
 #include <vector>
 
+#include "engine/sweep_plan.hpp"
+
 namespace gridsim {
 
 // One candidate of parallel.time_block = "auto"'s trial: k and its pass's seconds per sweep on
@@ -21,7 +23,8 @@ struct TimeBlockTrial {
 
 // overlap "auto"'s start-up trial where time blocks exchange with another rank: seconds per
 // sweep on the slowest rank of blocks whose exchanging pass is split (the shell, then the halos
-// beside the interior) or one launch over every updated point followed by the halos; with
+// beside the interior), one launch over every updated point followed by the halos, or (where the
+// backend can) one launch that writes the faces first with the halos beside the rest of it; with
 // time_block "auto" also for halos twice as deep as the trial's k (blocks of two passes, one
 // exchange).
 struct ExchangeTrial {
@@ -29,11 +32,13 @@ struct ExchangeTrial {
         int time_block = 1;  // sweeps between exchanges (the halos' depth)
         double split_seconds_per_sweep = 0.0;
         double fused_seconds_per_sweep = 0.0;
+        double faces_first_seconds_per_sweep = 0.0;  // 0 where not timed
     };
     bool ran = false;
+    bool timed_faces_first = false;
     std::vector<Depth> depths;  // every depth timed, shallowest first (one where no depth trial)
     std::size_t taken = 0;      // the depth taken, an index into depths
-    bool fused = false;         // and at it, the split or the fused pass
+    ExchangePass pass = ExchangePass::split;  // and at it, how the exchanging pass runs
     [[nodiscard]] const Depth& taken_depth() const { return depths.at(taken); }
 };
 
@@ -52,9 +57,11 @@ struct TrialChoice {
 std::size_t first_fastest(const std::vector<double>& seconds);
 
 // The exchange trial's verdict from each choice's time: `seconds` holds, per depth of `depths`
-// (shallowest first), the split then the fused exchanging pass; the fastest is taken, and among
-// equals the shallower depth, then the split. A pure function of the measured costs.
-ExchangeTrial exchange_verdict(const std::vector<int>& depths, const std::vector<double>& seconds);
+// (shallowest first), the split, the fused and (`faces_first`) the faces-first exchanging pass;
+// the fastest is taken, and among equals the shallower depth, then the earlier of those. A pure
+// function of the measured costs.
+ExchangeTrial exchange_verdict(const std::vector<int>& depths, const std::vector<double>& seconds,
+                               bool faces_first = false);
 
 // seconds(c) is this rank's time for candidate c (collective: every rank times every candidate
 // in the same order). The smallest `slowest` wins; among equal times, the earlier candidate.

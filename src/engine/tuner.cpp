@@ -100,6 +100,15 @@ SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&
     SweepPlan plan;
     plan.blocks = blocks_;
     plan.overlap = cfg_.overlap;
+    if (cfg_.overlap == OverlapMode::faces_first) {
+        if (!writes_faces_first()) {
+            throw ConfigError(cfg_.where("parallel.overlap") +
+                              fmt::format("\"faces_first\" needs the CUDA backend; this run has "
+                                          "the {} backend",
+                                          be_.name()));
+        }
+        plan.exchange_pass = ExchangePass::faces_first;
+    }
     plan.box_sweeps = be_.box_sweeps() != nullptr;
     plan.updated_points = geo_.updated.count();
     plan.can_sum_in_passes = can_sum_in_passes();

@@ -56,7 +56,7 @@ private:
     // overlap "auto" with time blocks on several ranks: times blocks of sweeps (summing passes
     // where residual sweeps sum in passes) at each of `depths` with the exchanging pass split and
     // fused, on the run's fields (their values are overwritten at initialise) with scratch
-    // sweepers, and keeps the fastest: the plan's block and fused_exchanges, and the halo setup
+    // sweepers, and keeps the fastest: the plan's block and exchange_pass, and the halo setup
     // of its depth in `run`. Collective.
     void choose_exchange_pass(SweepPlan& plan, const std::vector<int>& depths, FieldPair<T>& fields,
                               HaloSetup<T>& run);
@@ -70,6 +70,10 @@ private:
     int fastest_time_block(const std::vector<int>& candidates);
     void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k);
     [[nodiscard]] bool exchange_trial_runs(const SweepPlan& plan) const;
+    // Whether the backend's passes write the faces first in this problem's dimensions.
+    [[nodiscard]] bool writes_faces_first() const {
+        return be_.time_blocking() != nullptr && be_.time_blocking()->writes_faces_first(dom_.dims);
+    }
     [[nodiscard]] bool decide_recording(const HaloExchange<T>& halo) const;
     [[nodiscard]] int kernel_wrap_period(const SweepPlan& plan, const HaloExchange<T>& halo) const;
 

@@ -80,16 +80,19 @@ bool Tuner<T>::decide_recording(const HaloExchange<T>& halo) const {
 }
 
 // Where a block of sweeps exchanges with another rank, its exchanging pass can be split (the
-// shell first, then its halos packed, sent and unpacked beside the interior) or one launch over
-// every updated point followed by the halos. Which is faster depends on the machine: the split
-// hides the exchange, but a pass's shell, launched on its own, pays a pipeline fill per block and
-// waits for multiprocessors held by the interior's long-running blocks, while a slow link makes
-// the exposed exchange the dearer (docs/tuning.md, "Exchange trial"). So "auto" times both: a
-// sweeper per choice (a depth, split or fused; each with its own recordings) runs blocks of
-// sweeps on the run's fields, one block each to warm up (NCCL and the peers connect at their
-// first exchange), then rounds of blocks taking about 10 ms on the slowest rank, the choices
-// taking turns to go first (fastest_rounds), so that a GPU still raising its clocks slows
-// neither more. A round counts by its slowest rank, and runs the same sweeps at every depth (one
+// shell first, then its halos packed, sent and unpacked beside the interior), one launch over
+// every updated point followed by the halos, or (where the backend can: writes_faces_first) one
+// launch that writes the faces first while the halos move beside the rest of it. Which is faster
+// depends on the machine: the split hides the exchange, but a pass's shell, launched on its own,
+// pays a pipeline fill per block and waits for multiprocessors held by the interior's
+// long-running blocks, while a slow link makes the exposed exchange the dearer; faces first
+// hides the exchange without a shell of its own, but its exchange waits for the pass's first
+// blocks and takes multiprocessors from the rest (docs/tuning.md, "Exchange trial"). So "auto"
+// times them all: a sweeper per choice (a depth and a pass; each with its own recordings) runs
+// blocks of sweeps on the run's fields, one block each to warm up (NCCL and the peers connect at
+// their first exchange), then rounds of blocks taking about 10 ms on the slowest rank, the
+// choices taking turns to go first (fastest_rounds), so that a GPU still raising its clocks slows
+// none more. A round counts by its slowest rank, and runs the same sweeps at every depth (one
 // block of the deepest, two of the shallower). The fastest choice is kept with its depth's halo
 // setup; the other depth's exchange goes. Results do not depend on the choice.
 template <class T>
@@ -108,12 +111,15 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
         std::size_t depth;  // index into depths
         std::unique_ptr<Sweeper<T>> sweeper;
     };
+    const bool faces_first = writes_faces_first() && !plan.sums_in_passes();
+    std::vector<ExchangePass> passes{ExchangePass::split, ExchangePass::fused};
+    if (faces_first) passes.push_back(ExchangePass::faces_first);
     std::vector<Choice> choices;
     for (std::size_t d = 0; d < depths.size(); ++d) {
-        for (bool fused : {false, true}) {
+        for (ExchangePass pass : passes) {
             SweepPlan c = plan;
             c.block = depths[d];
-            c.fused_exchanges = fused;
+            c.exchange_pass = pass;
             choices.push_back({d, std::make_unique<Sweeper<T>>(be_, timer, fields, geo_, setups[d],
                                                                c, topo_.subdomain())});
         }
@@ -137,10 +143,10 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
     const std::vector<double> best = fastest_rounds(
         topo_.comm(), choices.size(), kExchangeTrialRounds,
         [&](std::size_t c) { return seconds(c, n) / (static_cast<double>(n) * round_sweeps); });
-    // Choices in exchange_verdict's order: per depth, the split then the fused pass.
-    exchange_trial_ = exchange_verdict(depths, best);
+    // Choices in exchange_verdict's order: per depth, the split, the fused, the faces-first pass.
+    exchange_trial_ = exchange_verdict(depths, best, faces_first);
     plan.block = exchange_trial_.taken_depth().time_block;
-    plan.fused_exchanges = exchange_trial_.fused;
+    plan.exchange_pass = exchange_trial_.pass;
     choices.clear();  // the sweepers and their recordings
     run = std::move(setups[exchange_trial_.taken]);
 }

@@ -173,6 +173,7 @@ public:
                 g.wrap.add(recv, nullptr,
                            {source.lo[0] - recv.lo[0], source.lo[1] - recv.lo[1],
                             source.lo[2] - recv.lo[2]});
+                read_boxes_.push_back(source);
                 continue;
             }
             HaloFace<T> h;
@@ -182,6 +183,7 @@ public:
             h.recv = recv;
             h.send_buf = backend.allocate(h.send.count());
             h.recv_buf = backend.allocate(h.recv.count());
+            read_boxes_.push_back(h.send);
             g.packs.add(h.send, h.send_buf.data());
             g.unpacks.add(h.recv, h.recv_buf.data());
             remote_.push_back(std::move(h));
@@ -225,6 +227,9 @@ public:
         for (std::size_t f = 0; f < remote_.size(); ++f) n += transport_->stores_face(f) ? 1 : 0;
         return n;
     }
+    // Every box of a field an exchange reads (the faces it sends and those it copies into its
+    // own halos), halos included: a pass must have written their owned points before it starts.
+    [[nodiscard]] const std::vector<Box>& read_boxes() const { return read_boxes_; }
     // The axes (bit d: axis d) whose halos this rank copies from its own opposite faces.
     [[nodiscard]] unsigned self_axes() const { return self_axes_; }
     void allreduce_sum_on_lane(double* values, int count) {
@@ -284,6 +289,7 @@ private:
     std::vector<HaloFace<T>> remote_;  // faces exchanged through the transport, by face
     std::vector<Group> groups_;        // one, or one per axis (halos deeper than one)
     unsigned self_axes_ = 0;
+    std::vector<Box> read_boxes_;  // read_boxes()
 };
 
 }  // namespace gridsim

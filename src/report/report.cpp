@@ -86,39 +86,63 @@ nlohmann::json trial_json(const std::vector<TimeBlockTrial>& trial) {
     return a;
 }
 
+// How the exchanging pass ran, by the names the report uses.
+const char* pass_name(ExchangePass p) {
+    switch (p) {
+        case ExchangePass::fused:
+            return "fused";
+        case ExchangePass::faces_first:
+            return "faces_first";
+        default:
+            return "split";
+    }
+}
+
+// One depth's times, in seconds per sweep by pass name (faces first where it was timed).
+nlohmann::json depth_json(const ExchangeTrial& t, const ExchangeTrial::Depth& d) {
+    nlohmann::json j = {{"split_seconds_per_sweep", d.split_seconds_per_sweep},
+                        {"fused_seconds_per_sweep", d.fused_seconds_per_sweep}};
+    if (t.timed_faces_first) j["faces_first_seconds_per_sweep"] = d.faces_first_seconds_per_sweep;
+    return j;
+}
+
 // null where no trial ran.
 nlohmann::json exchange_trial_json(const ExchangeTrial& t) {
     if (!t.ran) return nullptr;
     nlohmann::json depths = nlohmann::json::array();
     for (const ExchangeTrial::Depth& d : t.depths) {
-        depths.push_back({{"time_block", d.time_block},
-                          {"split_seconds_per_sweep", d.split_seconds_per_sweep},
-                          {"fused_seconds_per_sweep", d.fused_seconds_per_sweep}});
+        nlohmann::json j = depth_json(t, d);
+        j["time_block"] = d.time_block;
+        depths.push_back(j);
     }
-    return {{"split_seconds_per_sweep", t.taken_depth().split_seconds_per_sweep},
-            {"fused_seconds_per_sweep", t.taken_depth().fused_seconds_per_sweep},
-            {"taken", t.fused ? "fused" : "split"},
-            {"depths", depths}};
+    nlohmann::json j = depth_json(t, t.taken_depth());
+    j["taken"] = pass_name(t.pass);
+    j["depths"] = depths;
+    return j;
 }
 
-// The header's exchange trial: one depth "split pass A us, one launch then the halos B us per
-// sweep ...: one launch taken"; with a depth trial, each depth's pair and the depth taken.
+// The header's exchange trial: one depth "split pass A us, one launch then the halos B us[, faces
+// first C us] per sweep ...: one launch taken"; with a depth trial, each depth's times and the
+// depth taken.
 std::string exchange_trial_text(const ExchangeTrial& t) {
-    const char* taken = t.fused ? "one launch" : "split";
+    const char* taken = t.pass == ExchangePass::fused         ? "one launch"
+                        : t.pass == ExchangePass::faces_first ? "faces first"
+                                                              : "split";
+    auto times = [&](const ExchangeTrial::Depth& d) {
+        std::string s =
+            fmt::format("split pass {:.1f} us, one launch then the halos {:.1f} us",
+                        d.split_seconds_per_sweep * 1e6, d.fused_seconds_per_sweep * 1e6);
+        if (t.timed_faces_first)
+            s += fmt::format(", faces first {:.1f} us", d.faces_first_seconds_per_sweep * 1e6);
+        return s;
+    };
     if (t.depths.size() == 1) {
-        return fmt::format(
-            "  exchange trial  split pass {:.1f} us, one launch then the halos {:.1f} us per "
-            "sweep at start-up (slowest rank): {} taken\n",
-            t.depths[0].split_seconds_per_sweep * 1e6, t.depths[0].fused_seconds_per_sweep * 1e6,
-            taken);
+        return fmt::format("  exchange trial  {} per sweep at start-up (slowest rank): {} taken\n",
+                           times(t.depths[0]), taken);
     }
     std::vector<std::string> parts;
-    for (const ExchangeTrial::Depth& d : t.depths) {
-        parts.push_back(fmt::format(
-            "{} sweeps per exchange: split pass {:.1f} us, one launch "
-            "then the halos {:.1f} us",
-            d.time_block, d.split_seconds_per_sweep * 1e6, d.fused_seconds_per_sweep * 1e6));
-    }
+    for (const ExchangeTrial::Depth& d : t.depths)
+        parts.push_back(fmt::format("{} sweeps per exchange: {}", d.time_block, times(d)));
     return fmt::format("  exchange trial  {} per sweep at start-up (slowest rank): {}, {} taken\n",
                        fmt::join(parts, "; "), t.taken_depth().time_block, taken);
 }

@@ -65,6 +65,9 @@ DECKS = [
     ("bind", BASE + "[parallel]\nbind = \"always\"\n", "parallel.bind"),
     ("graphs", BASE + "[parallel]\ngraphs = \"yes\"\n", "parallel.graphs"),
     ("graphs_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ngraphs = \"on\"\n", "needs the CUDA backend"),
+    ("faces_first_2d", BASE + "[parallel]\noverlap = \"faces_first\"\n", "needs a 3D grid"),
+    ("faces_first_cpu", "[grid]\ncells = [8, 8, 8]\n[parallel]\nbackend = \"cpu\"\n"
+     "overlap = \"faces_first\"\n", "parallel.overlap: \"faces_first\" needs the CUDA backend"),
     ("phase_every", BASE + "[parallel]\nphase_every = -1\n", "parallel.phase_every"),
     ("ranks_used_zero", BASE + "[parallel]\nranks_used = 0\n", "parallel.ranks_used"),
     ("cuda_aware_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ntransport = \"nccl\"\n",

@@ -84,13 +84,15 @@ TEST(Config, OverridesReplaceAndAddKeys) {
     EXPECT_EQ(c.origin.at("time.steps"), "deck.toml:11");
 }
 
-// parallel.overlap: true, false, "auto" or "fused", each surviving the resolved deck.
-TEST(Config, OverlapTakesAutoFusedOrABoolean) {
+// parallel.overlap: true, false, "auto", "fused" or "faces_first", each surviving the resolved
+// deck.
+TEST(Config, OverlapTakesAutoFusedFacesFirstOrABoolean) {
     const std::vector<std::pair<std::string, OverlapMode>> cases = {
         {"true", OverlapMode::on},
         {"false", OverlapMode::off},
         {"\"auto\"", OverlapMode::automatic},
-        {"\"fused\"", OverlapMode::fused}};
+        {"\"fused\"", OverlapMode::fused},
+        {"\"faces_first\"", OverlapMode::faces_first}};
     for (const auto& [value, mode] : cases) {
         const Config c = load_config(kDeck, "deck.toml", {"parallel.overlap=" + value});
         EXPECT_EQ(c.overlap, mode) << value;
@@ -101,7 +103,8 @@ TEST(Config, OverlapTakesAutoFusedOrABoolean) {
         ADD_FAILURE() << "accepted parallel.overlap = \"sometimes\"";
     } catch (const ConfigError& e) {
         EXPECT_NE(std::string(e.what()).find(
-                      "parallel.overlap: expected \"auto\", \"fused\", true or false, got "
+                      "parallel.overlap: expected \"auto\", \"fused\", \"faces_first\", true or "
+                      "false, got "
                       "\"sometimes\""),
                   std::string::npos)
             << e.what();

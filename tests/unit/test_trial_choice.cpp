@@ -22,24 +22,43 @@ TEST(TrialChoice, TheExchangeVerdictTakesTheFastestDepthAndPass) {
     ExchangeTrial t = exchange_verdict(depths, {2.0, 1.5, 1.2, 1.4});
     EXPECT_TRUE(t.ran);
     EXPECT_EQ(t.taken_depth().time_block, 8);
-    EXPECT_FALSE(t.fused);
+    EXPECT_EQ(t.pass, ExchangePass::split);
     ASSERT_EQ(t.depths.size(), 2u);
     EXPECT_EQ(t.depths[0].split_seconds_per_sweep, 2.0);
     EXPECT_EQ(t.depths[0].fused_seconds_per_sweep, 1.5);
     EXPECT_EQ(t.depths[1].time_block, 8);
     t = exchange_verdict(depths, {2.0, 1.1, 1.2, 1.4});
     EXPECT_EQ(t.taken_depth().time_block, 4);
-    EXPECT_TRUE(t.fused);
+    EXPECT_EQ(t.pass, ExchangePass::fused);
 }
 
 TEST(TrialChoice, TiesGoToTheShallowerDepthThenTheSplit) {
     ExchangeTrial t = exchange_verdict({3, 6}, {1.0, 1.0, 1.0, 1.0});
     EXPECT_EQ(t.taken_depth().time_block, 3);
-    EXPECT_FALSE(t.fused);
+    EXPECT_EQ(t.pass, ExchangePass::split);
     t = exchange_verdict({3, 6}, {2.0, 1.0, 1.0, 1.0});
     EXPECT_EQ(t.taken_depth().time_block, 3);
-    EXPECT_TRUE(t.fused);
+    EXPECT_EQ(t.pass, ExchangePass::fused);
     t = exchange_verdict({5}, {1.0, 1.0});
-    EXPECT_FALSE(t.fused);
+    EXPECT_EQ(t.pass, ExchangePass::split);
     EXPECT_THROW((void)exchange_verdict({5}, {1.0}), std::logic_error);
+}
+
+// Times per depth: split, fused, faces first.
+TEST(TrialChoice, FacesFirstIsTakenWhereItIsTheFastestAndLastAmongEquals) {
+    ExchangeTrial t = exchange_verdict({2, 4}, {3.0, 2.0, 1.5, 1.8, 1.6, 1.7}, true);
+    EXPECT_TRUE(t.timed_faces_first);
+    EXPECT_EQ(t.taken_depth().time_block, 2);
+    EXPECT_EQ(t.pass, ExchangePass::faces_first);
+    ASSERT_EQ(t.depths.size(), 2u);
+    EXPECT_EQ(t.depths[0].faces_first_seconds_per_sweep, 1.5);
+    EXPECT_EQ(t.depths[1].split_seconds_per_sweep, 1.8);
+    EXPECT_EQ(t.depths[1].faces_first_seconds_per_sweep, 1.7);
+    t = exchange_verdict({2, 4}, {3.0, 2.0, 1.5, 1.8, 1.4, 1.4}, true);
+    EXPECT_EQ(t.taken_depth().time_block, 4);
+    EXPECT_EQ(t.pass, ExchangePass::fused);
+    t = exchange_verdict({3}, {1.0, 1.0, 1.0}, true);
+    EXPECT_EQ(t.pass, ExchangePass::split);
+    EXPECT_FALSE(exchange_verdict({3}, {1.0, 1.0}).timed_faces_first);
+    EXPECT_THROW((void)exchange_verdict({3}, {1.0, 1.0}, true), std::logic_error);
 }

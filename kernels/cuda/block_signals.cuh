@@ -1,0 +1,43 @@
+// Blocks of one launch telling work on another stream that their stores are done, before the
+// launch ends: a counter in device memory that the blocks raise and a one-thread kernel waits on
+// (a faces-first pass: its face blocks, then the halo exchange on the boundary lane).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cuda/atomic>
+
+#include "kernels/cuda/cuda_check.hpp"
+
+namespace gridsim::cuda {
+
+// Called by every thread of a block after its last store: the block's stores are visible on the
+// device before the counter counts it. The barrier orders every thread's stores before the first
+// thread's release, which carries them to the device scope (a fence per block, not per thread:
+// each fence waits for the stores in flight, and a fence in every thread slowed the pass).
+__device__ __forceinline__ void signal_block_done(unsigned* done) {
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> count(*done);
+        count.fetch_add(1u, ::cuda::memory_order_release);
+    }
+}
+
+// Waits until `target` blocks have signalled, then sets the counter back to zero for the next
+// launch (which the caller orders after this kernel). A template, so that every translation unit
+// that includes this header may define it.
+template <class Count>
+__global__ void wait_for_blocks_kernel(Count* done, Count target) {
+    ::cuda::atomic_ref<Count, ::cuda::thread_scope_device> count(*done);
+    while (count.load(::cuda::memory_order_acquire) < target) __nanosleep(128);
+    count.store(Count{0}, ::cuda::memory_order_relaxed);
+}
+
+// `s`'s later work waits until `target` blocks have signalled on `done`: one thread, which
+// fits beside any block of the launch it waits on.
+inline void wait_for_blocks(unsigned* done, unsigned target, cudaStream_t s) {
+    wait_for_blocks_kernel<unsigned><<<1, 1, 0, s>>>(done, target);
+    GRIDSIM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace gridsim::cuda
