@@ -18,14 +18,40 @@ namespace gridsim {
 // some. Block number L of a one-dimensional launch is face block L while L < faces(), else inner
 // block L - faces(); each kind x fastest, so with no face blocks the order is the grid's own. The
 // hardware hands out blocks in about that order, so the face blocks are written first.
+// How a block walks its chunk of planes [z0, z1) along z: upwards, or downwards (`down`), and
+// after storing which plane it has written every face point it writes (`signal_after`;
+// kNoSignal where it writes none).
+struct ChunkWalk {
+    static constexpr int kNoSignal = -(1 << 30);  // below every plane
+    bool down = false;
+    int signal_after = kNoSignal;
+};
+
 struct BlockOrder {
     int n[3] = {1, 1, 1};
     int lo[3] = {0, 0, 0};
     int hi[3] = {1, 1, 1};  // hi >= lo on every axis
+    // Along z the faces' planes: below z_faces[0] and from z_faces[1] (the box's own ends where
+    // there is no face there).
+    int z_faces[2] = {ChunkWalk::kNoSignal, -ChunkWalk::kNoSignal};
 
     // Every block in the grid's own order: no face blocks.
     static BlockOrder plain(int nx, int ny, int nz) {
         return {{nx, ny, nz}, {0, 0, 0}, {nx, ny, nz}};
+    }
+    // How block (x, y) of the chunk [z0, z1) walks: a block that writes face points only in the
+    // planes of the upper z face walks down, so that it stores those first, and tells once it
+    // has stored the last of them; one that writes the lower z face's only tells once it has
+    // stored that face's last plane; a block of a tile across an x or y face, or that writes both
+    // z faces, tells after its last plane.
+    [[nodiscard]] GRIDSIM_HD ChunkWalk walk(int x, int y, int z0, int z1) const {
+        const bool tile_face = x < lo[0] || x >= hi[0] || y < lo[1] || y >= hi[1];
+        const bool lower = z0 < z_faces[0];
+        const bool upper = z1 > z_faces[1];
+        if (tile_face || (lower && upper)) return {false, z1 - 1};
+        if (upper) return {true, z0 > z_faces[1] ? z0 : z_faces[1]};
+        if (lower) return {false, (z1 < z_faces[0] ? z1 : z_faces[0]) - 1};
+        return {};
     }
     [[nodiscard]] GRIDSIM_HD long long blocks() const {
         return static_cast<long long>(n[0]) * n[1] * n[2];

@@ -11,12 +11,11 @@
 
 namespace gridsim::cuda {
 
-// Called by every thread of a block after its last store: the block's stores are visible on the
-// device before the counter counts it. The barrier orders every thread's stores before the first
-// thread's release, which carries them to the device scope (a fence per block, not per thread:
-// each fence waits for the stores in flight, and a fence in every thread slowed the pass).
-__device__ __forceinline__ void signal_block_done(unsigned* done) {
-    __syncthreads();
+// Called by every thread of a block after a barrier that follows the stores it tells of: one
+// thread adds one to the counter with release semantics, and the barrier has ordered every
+// thread's stores before that release, which carries them to the device scope (a fence per
+// block, not one per thread).
+__device__ __forceinline__ void tell_stored(unsigned* done) {
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
         ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> count(*done);
         count.fetch_add(1u, ::cuda::memory_order_release);

@@ -14,7 +14,8 @@ namespace gridsim::cuda {
 // streams along y. A block of 32 x Rows threads holds a 32 V x Rows R x-y tile, V consecutive x
 // points and R consecutive tile rows per thread, and writes its middle points, Levels in from
 // each side (the ring around them is computed redundantly, one point fewer valid per level); it
-// walks a chunk of `planes` output planes along z. Each step loads one input plane and moves
+// walks a chunk of `planes` output planes along z, upwards (or, in a faces-first pass, downwards
+// where that stores its face planes first). Each step loads one input plane and moves
 // every level on by one plane, level j lagging 2j planes behind the input, so that the three
 // planes of level j - 1 that level j reads were made one, two and three steps earlier. A thread
 // keeps its own points of those planes in registers (rotating roles, as in 2D); the x neighbours
@@ -57,7 +58,11 @@ struct LevelsPlanes {
     __device__ static constexpr int edge(int q) { return q == 0 ? 0 : 32 * (kEdges - 1); }
 };
 
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Slot>
+// One step of a walk along z, upwards (Dir 1) or downwards (Dir -1): every level moves on by a
+// plane, level j at plane z_in - 2 j Dir; the planes made before are the ones below it going up,
+// above it going down, so that each point reads its true z neighbours whichever way the walk
+// goes (and so has the same bits).
+template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Slot, int Dir>
 __device__ __forceinline__ void levels_step_3d(
     const LevelsPlanes<T, Levels, V, R, Rows>& tile, int z_in, T (&newest)[Levels][R * V],
     T (&middle)[Levels][R * V], T (&oldest)[Levels][R * V], const Pack<T, V> (&input)[R],
@@ -67,7 +72,7 @@ __device__ __forceinline__ void levels_step_3d(
     constexpr int kRead = (Slot + 1) % 3;  // the slot written two steps ago
 #pragma unroll
     for (int j = Levels; j >= 1; --j) {
-        const int z = z_in - 2 * j;
+        const int z = z_in - 2 * Dir * j;
         const bool plane_live = z >= live.lo[2] && z < live.hi[2];
         const T(&c)[R * V] = middle[j - 1];  // row q's point e at q * V + e
         const Pack<T, V>* mid = tile.plane(kRead, j - 1);
@@ -85,8 +90,9 @@ __device__ __forceinline__ void levels_step_3d(
                 const T xp = e == V - 1 ? right : c[at + 1];
                 const T ym = q == 0 ? below.v[e] : c[at - V];
                 const T yp = q == R - 1 ? above.v[e] : c[at + V];
-                v[q].v[e] = stencil_point<T, 3, Kind>(c[at], xm, xp, ym, yp, oldest[j - 1][at],
-                                                      newest[j - 1][at], r);
+                const T zm = Dir > 0 ? oldest[j - 1][at] : newest[j - 1][at];
+                const T zp = Dir > 0 ? newest[j - 1][at] : oldest[j - 1][at];
+                v[q].v[e] = stencil_point<T, 3, Kind>(c[at], xm, xp, ym, yp, zm, zp, r);
                 if (!(plane_live && column_live[at])) v[q].v[e] = c[at];
             }
         }
@@ -133,62 +139,44 @@ __device__ __forceinline__ void levels_3d_masks(const Box& box, const Box& live,
     }
 }
 
-// One block per tile and chunk: blockIdx the tile and chunk, or with `faces_done` (a faces-first
-// pass, a one-dimensional launch) block blockIdx.x of `order`, each face block adding one to
-// *faces_done once its points are written (signal_block_done).
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
-__global__ void __launch_bounds__(32 * Rows, 1)
-    stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                             HeatCoeffs<T> r, int planes, BlockOrder order, unsigned* faces_done) {
-    using P = Pack<T, V>;
-    using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    // Points a tile writes: along x a multiple of V (tiles start on a multiple of V, aligned
-    // loads), along y every row but the ring's.
-    constexpr int kStrideX = levels_3d_stride_x(V, Levels);
-    constexpr int kStrideY = Rows * R - 2 * Levels;
-    const int tx = static_cast<int>(threadIdx.x);
-    const int row0 = R * static_cast<int>(threadIdx.y);  // the thread's first tile row
-    const Tile tile(reinterpret_cast<P*>(smem_raw), tx, static_cast<int>(threadIdx.y));
-    int block[3] = {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y),
-                    static_cast<int>(blockIdx.z)};  // tile x, tile y, chunk
-    if (faces_done != nullptr) order.block(blockIdx.x, block);
-    const int x0 = levels_3d_first_x(box.lo[0], V, Levels);  // the first tile's first point
-    const int tile_x = x0 + block[0] * kStrideX;
-    const int i = tile_x + V * tx;
-    const int j0 = box.lo[1] - Levels + block[1] * kStrideY + row0;
-    const int z0 = box.lo[2] + block[2] * planes;
-    const int z1 = min(z0 + planes, box.hi[2]);
-    const int first = z0 - Levels;  // the input plane of step 0
-    // A pack with a point a level reads is loaded whole (row padding and the field's slack
-    // hold the rest; those points only feed the ring).
+// What one thread of a tile holds for a whole walk: its first pack's x and row, which packs it
+// loads and stores, which of its points are live, and its neighbour rows' offsets in the level
+// planes.
+template <class T, int V, int R>
+struct TileThread3d {
+    int i = 0;
+    int j0 = 0;
     bool loads[R];
     PackMask<T, V> stores[R];
     bool column_live[R * V];
-    levels_3d_masks<T, Levels, V, R, kStrideX, kStrideY>(box, live, i, j0, row0, tile_x, loads,
-                                                         stores, column_live);
-    // The tile's first and last rows read their own row as the missing y neighbour: they are
-    // ring points, invalid after the first level whatever they read.
-    const int down = threadIdx.y > 0 ? -32 : 0;
-    const int up = static_cast<int>(threadIdx.y) < Rows - 1 ? 32 : 0;
+    int down = 0;
+    int up = 0;
+};
+
+// A block's walk of its chunk [z0, z1) along z, upwards (Dir 1) or downwards (Dir -1): each
+// step loads one input plane, moves every level on by a plane and stores the top level's plane
+// once it lies in the chunk; where it `Tells`, after storing plane `signal_after` the block tells
+// `done` (tell_stored).
+template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Dir, bool Tells>
+__device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R, Rows>& tile,
+                                              FieldView<const T> in, FieldView<T> out,
+                                              const Box& live, const HeatCoeffs<T>& r,
+                                              const TileThread3d<T, V, R>& th, int z0, int z1,
+                                              int signal_after, unsigned* done) {
+    using P = Pack<T, V>;
     const std::int64_t sy = in.ext.sy;
-    const std::int64_t sz = in.ext.sz;
+    const std::int64_t sz = Dir * in.ext.sz;                    // a plane on along the walk
+    const int first = Dir > 0 ? z0 - Levels : z1 - 1 + Levels;  // the input plane of step 0
     // Dereferenced only where `loads` (load) and `stores` (store).
-    const T* load_at = in.data + in.ext.index(i, j0, first);
-    T* store_at = out.data + in.ext.index(i, j0, first - 2 * Levels);
-    // The level planes start at zero (the first steps' reads of planes not yet made); the input
-    // slots are read only where a copy filled them.
-    for (int c = 0; c < 3 * Levels; ++c) {
-#pragma unroll
-        for (int q = 0; q < Tile::kEdges; ++q) tile.cell[c * Tile::kPlane + 32 * q] = P{};
-    }
+    const T* load_at = in.data + in.ext.index(th.i, th.j0, first);
+    T* store_at = out.data + in.ext.index(th.i, th.j0, first - 2 * Dir * Levels);
     const int steps = (z1 - z0) + 3 * Levels;
-    const int load_steps = (z1 + Levels) - first;
+    const int load_steps = (z1 - z0) + 2 * Levels;
     // Step s's input packs into input slot s % 3, one copy group per step (empty past the box).
     auto prefetch = [&](int s, int slot) {
 #pragma unroll
         for (int q = 0; q < R; ++q) {
-            if (loads[q] && s < load_steps)
+            if (th.loads[q] && s < load_steps)
                 __pipeline_memcpy_async(tile.input(slot) + 32 * q, load_at + q * sy, sizeof(P));
         }
         __pipeline_commit();
@@ -205,23 +193,82 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         P input[R];
 #pragma unroll
         for (int q = 0; q < R; ++q)
-            input[q] = loads[q] && s < load_steps ? tile.input(kSlot)[32 * q] : P{};
+            input[q] = th.loads[q] && s < load_steps ? tile.input(kSlot)[32 * q] : P{};
         prefetch(s + 2, (kSlot + 2) % 3);  // the slot read one step ago
         P top[R];
-        levels_step_3d<T, Kind, Levels, V, R, Rows, kSlot>(
-            tile, first + s, newest, middle, oldest, input, column_live, live, down, up, r, top);
-        const int z_out = first + s - 2 * Levels;
+        levels_step_3d<T, Kind, Levels, V, R, Rows, kSlot, Dir>(
+            tile, first + Dir * s, newest, middle, oldest, input, th.column_live, live, th.down,
+            th.up, r, top);
+        const int z_out = first + Dir * (s - 2 * Levels);
         if (z_out >= z0 && z_out < z1) {
 #pragma unroll
             for (int q = 0; q < R; ++q)
-                if (stores[q].any) stores[q].store(store_at + q * sy, top[q].v);
+                if (th.stores[q].any) th.stores[q].store(store_at + q * sy, top[q].v);
         }
         store_at += sz;
         __syncthreads();
+        if constexpr (Tells) {
+            if (z_out == signal_after) tell_stored(done);
+        }
     };
     rotating_steps<T, Levels, R * V>(steps, step);
-    if (faces_done != nullptr && order.is_face(block[0], block[1], block[2]))
-        signal_block_done(faces_done);
+}
+
+// One block per tile and chunk: blockIdx the tile and chunk, walking upwards, or in a
+// faces-first pass (a one-dimensional launch) block blockIdx.x of `order`, each face block
+// walking its chunk as order.walk says and adding one to *faces_done once it has stored its face
+// points. Two kernels, so that the plain pass's code is its own.
+template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, bool FacesFirst>
+__global__ void __launch_bounds__(32 * Rows, 1)
+    stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
+                             HeatCoeffs<T> r, int planes, BlockOrder order, unsigned* faces_done) {
+    using P = Pack<T, V>;
+    using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    // Points a tile writes: along x a multiple of V (tiles start on a multiple of V, aligned
+    // loads), along y every row but the ring's.
+    constexpr int kStrideX = levels_3d_stride_x(V, Levels);
+    constexpr int kStrideY = Rows * R - 2 * Levels;
+    const int tx = static_cast<int>(threadIdx.x);
+    const int row0 = R * static_cast<int>(threadIdx.y);  // the thread's first tile row
+    const Tile tile(reinterpret_cast<P*>(smem_raw), tx, static_cast<int>(threadIdx.y));
+    int block[3] = {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y),
+                    static_cast<int>(blockIdx.z)};  // tile x, tile y, chunk
+    if constexpr (FacesFirst) order.block(blockIdx.x, block);
+    const int x0 = levels_3d_first_x(box.lo[0], V, Levels);  // the first tile's first point
+    const int tile_x = x0 + block[0] * kStrideX;
+    TileThread3d<T, V, R> th;
+    th.i = tile_x + V * tx;
+    th.j0 = box.lo[1] - Levels + block[1] * kStrideY + row0;
+    const int z0 = box.lo[2] + block[2] * planes;
+    const int z1 = min(z0 + planes, box.hi[2]);
+    // A pack with a point a level reads is loaded whole (row padding and the field's slack
+    // hold the rest; those points only feed the ring).
+    levels_3d_masks<T, Levels, V, R, kStrideX, kStrideY>(box, live, th.i, th.j0, row0, tile_x,
+                                                         th.loads, th.stores, th.column_live);
+    // The tile's first and last rows read their own row as the missing y neighbour: they are
+    // ring points, invalid after the first level whatever they read.
+    th.down = threadIdx.y > 0 ? -32 : 0;
+    th.up = static_cast<int>(threadIdx.y) < Rows - 1 ? 32 : 0;
+    // The level planes start at zero (the first steps' reads of planes not yet made); the input
+    // slots are read only where a copy filled them.
+    for (int c = 0; c < 3 * Levels; ++c) {
+#pragma unroll
+        for (int q = 0; q < Tile::kEdges; ++q) tile.cell[c * Tile::kPlane + 32 * q] = P{};
+    }
+    if constexpr (FacesFirst) {
+        const ChunkWalk w = order.walk(block[0], block[1], z0, z1);
+        if (w.down) {
+            walk_chunk_3d<T, Kind, Levels, V, R, Rows, -1, true>(tile, in, out, live, r, th, z0, z1,
+                                                                 w.signal_after, faces_done);
+        } else {
+            walk_chunk_3d<T, Kind, Levels, V, R, Rows, 1, true>(tile, in, out, live, r, th, z0, z1,
+                                                                w.signal_after, faces_done);
+        }
+    } else {
+        walk_chunk_3d<T, Kind, Levels, V, R, Rows, 1, false>(tile, in, out, live, r, th, z0, z1,
+                                                             ChunkWalk::kNoSignal, nullptr);
+    }
 }
 
 }  // namespace gridsim::cuda

@@ -31,9 +31,11 @@ long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldV
                            FacesFirst faces) {
     static_assert(Rows == kThreadRows3d && R == kRowsPerThread3d, "the tile of levels_3d_tile.hpp");
     constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
-    auto kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows>;
+    auto kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, false>;
+    auto faces_kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, true>;
     static const long long wave = [&] {
         allow_shared(kernel, kSmem);
+        allow_shared(faces_kernel, kSmem);
         return wave_slots(kernel, 32 * Rows, kSmem, multiprocessors);
     }();
     const auto tiles_x = static_cast<int>(levels_3d_tiles_x(b.lo[0], b.hi[0], V, Levels));
@@ -52,13 +54,19 @@ long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldV
             order.lo[a] = inner.first;
             order.hi[a] = inner.last;
         }
+        order.z_faces[0] = b.lo[2] + d.lo[2];
+        order.z_faces[1] = b.hi[2] - d.hi[2];
     }
-    const dim3 grid = faces.boxes != nullptr ? dim3(static_cast<unsigned>(order.blocks()))
-                                             : dim3(order.n[0], order.n[1], order.n[2]);
-    kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes, order,
-                                                  faces.boxes != nullptr ? faces.done : nullptr);
+    if (faces.boxes == nullptr) {
+        kernel<<<dim3(order.n[0], order.n[1], order.n[2]), dim3(32, Rows, 1), kSmem, s>>>(
+            in, out, b, live, r, planes, order, nullptr);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        return 0;
+    }
+    faces_kernel<<<static_cast<unsigned>(order.blocks()), dim3(32, Rows, 1), kSmem, s>>>(
+        in, out, b, live, r, planes, order, faces.done);
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
-    return faces.boxes != nullptr ? order.faces() : 0;
+    return order.faces();
 }
 
 // The launch for `levels` (2 to kMaxLevels3d) in the measured tile shape.

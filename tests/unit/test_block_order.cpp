@@ -150,3 +150,66 @@ TEST(BlockOrder, AnyFaceBoxIsCoveredByTheFaceBlocks) {
     }
     EXPECT_EQ(order_for(g, {faces[1]}).faces(), 216);
 }
+
+// A face block's walk: every face point it writes is stored by the time it tells (the planes of
+// its chunk up to signal_after in walk order, or all of them for a tile across an x or y face),
+// and the plane it tells after is one it must store (no later telling would do); a block that
+// writes one z face's planes only stores those first. A block that writes no face never tells.
+TEST(BlockOrder, AFaceBlockTellsOnceItsFacePointsAreStored) {
+    const Grid g{{{0, 0, 0}, {100, 90, 64}}, {-2, 0, 0}, {28, 44, 10}};
+    const std::vector<std::vector<Box>> cases = {
+        {slab(g.box, 2, 1, 3, 0)},
+        {slab(g.box, 2, 0, 2, 0)},
+        {slab(g.box, 2, 0, 4, 1), slab(g.box, 2, 1, 13, 1)},
+        {slab(g.box, 1, 1, 4, 0), slab(g.box, 2, 1, 4, 4)},
+        {slab(g.box, 2, 0, 64, 0)},
+    };
+    for (const std::vector<Box>& faces : cases) {
+        BlockOrder o = order_for(g, faces);
+        const FaceDepths d = face_depths(g.box, faces);
+        o.z_faces[0] = g.box.lo[2] + d.lo[2];
+        o.z_faces[1] = g.box.hi[2] - d.hi[2];
+        for (int x = 0; x < o.n[0]; ++x) {
+            for (int y = 0; y < o.n[1]; ++y) {
+                for (int c = 0; c < o.n[2]; ++c) {
+                    const int z0 = g.box.lo[2] + c * g.stride[2];
+                    const int z1 = std::min(z0 + g.stride[2], g.box.hi[2]);
+                    const ChunkWalk w = o.walk(x, y, z0, z1);
+                    SCOPED_TRACE(::testing::Message() << x << "," << y << "," << c);
+                    if (!o.is_face(x, y, c)) {
+                        EXPECT_EQ(w.signal_after, ChunkWalk::kNoSignal);
+                        continue;
+                    }
+                    ASSERT_TRUE(w.signal_after >= z0 && w.signal_after < z1);
+                    // The planes in walk order; those that hold a face point of this block.
+                    std::vector<int> order_z;
+                    for (int k = 0; k < z1 - z0; ++k)
+                        order_z.push_back(w.down ? z1 - 1 - k : z0 + k);
+                    auto holds_face = [&](int z) {
+                        const Box plane{{g.box.lo[0], g.box.lo[1], z},
+                                        {g.box.hi[0], g.box.hi[1], z + 1}};
+                        for (const Box& f : faces) {
+                            Box p = plane;
+                            for (int a = 0; a < 2; ++a) {
+                                p.lo[a] = std::max(f.lo[a], plane.lo[a]);
+                                p.hi[a] = std::min(f.hi[a], plane.hi[a]);
+                            }
+                            if (z >= f.lo[2] && z < f.hi[2] && g.meets({x, y, c}, p)) return true;
+                        }
+                        return false;
+                    };
+                    std::size_t told = 0;
+                    while (order_z[told] != w.signal_after) ++told;
+                    for (std::size_t k = told + 1; k < order_z.size(); ++k)
+                        EXPECT_FALSE(holds_face(order_z[k])) << "plane " << order_z[k];
+                    EXPECT_TRUE(holds_face(w.signal_after));
+                    const bool tile_face =
+                        x < o.lo[0] || x >= o.hi[0] || y < o.lo[1] || y >= o.hi[1];
+                    const bool lower = z0 < o.z_faces[0];
+                    const bool upper = z1 > o.z_faces[1];
+                    if (!tile_face && lower != upper) EXPECT_TRUE(holds_face(order_z.front()));
+                }
+            }
+        }
+    }
+}
