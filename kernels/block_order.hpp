@@ -13,11 +13,6 @@
 
 namespace gridsim {
 
-// A launch's blocks form a grid of n[0] x n[1] x n[2] (tiles along x and y, chunks along z); the
-// inner blocks [lo, hi) on every axis write none of the faces, the others ("face blocks") write
-// some. Block number L of a one-dimensional launch is face block L while L < faces(), else inner
-// block L - faces(); each kind x fastest, so with no face blocks the order is the grid's own. The
-// hardware hands out blocks in about that order, so the face blocks are written first.
 // How a block walks its chunk of planes [z0, z1) along z: upwards, or downwards (`down`), and
 // after storing which plane it has written every face point it writes (`signal_after`;
 // kNoSignal where it writes none).
@@ -27,6 +22,11 @@ struct ChunkWalk {
     int signal_after = kNoSignal;
 };
 
+// A launch's blocks form a grid of n[0] x n[1] x n[2] (tiles along x and y, chunks along z); the
+// inner blocks [lo, hi) on every axis write none of the faces, the others ("face blocks") write
+// some. Block number L of a one-dimensional launch is face block L while L < faces(), else inner
+// block L - faces(); each kind x fastest, so with no face blocks the order is the grid's own. The
+// hardware hands out blocks in about that order, so the face blocks are written first.
 struct BlockOrder {
     int n[3] = {1, 1, 1};
     int lo[3] = {0, 0, 0};
@@ -58,9 +58,6 @@ struct BlockOrder {
     }
     [[nodiscard]] GRIDSIM_HD long long faces() const {
         return blocks() - static_cast<long long>(hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
-    }
-    [[nodiscard]] GRIDSIM_HD bool is_face(int x, int y, int z) const {
-        return x < lo[0] || x >= hi[0] || y < lo[1] || y >= hi[1] || z < lo[2] || z >= hi[2];
     }
     // The grid coordinates of block number `l` (0 <= l < blocks() < 2^32) into b[0..2], in
     // 32-bit arithmetic and registers (a few integer divisions at a block's start).
@@ -156,6 +153,25 @@ inline InnerRange inner_blocks(int n, int origin, int stride, int lo, int hi, in
     if (deep_hi > 0) r.last = std::max(0, (std::max(lo, hi - deep_hi) - origin) / stride);
     r.last = std::max(r.last, r.first);
     return r;
+}
+
+// The order of a faces-first launch over `box` whose blocks along axis a are n[a], writing the
+// points [origin[a] + b * stride[a], origin[a] + (b + 1) * stride[a]) of the box: the inner blocks
+// on every axis those that write none of `faces`' points, and along z the faces' planes.
+inline BlockOrder faces_first_order(const std::array<int, 3>& n, const std::array<int, 3>& origin,
+                                    const std::array<int, 3>& stride, const Box& box,
+                                    const std::vector<Box>& faces) {
+    BlockOrder o = BlockOrder::plain(n[0], n[1], n[2]);
+    const FaceDepths d = face_depths(box, faces);
+    for (int a = 0; a < 3; ++a) {
+        const InnerRange inner =
+            inner_blocks(n[a], origin[a], stride[a], box.lo[a], box.hi[a], d.lo[a], d.hi[a]);
+        o.lo[a] = inner.first;
+        o.hi[a] = inner.last;
+    }
+    o.z_faces[0] = box.lo[2] + d.lo[2];
+    o.z_faces[1] = box.hi[2] - d.hi[2];
+    return o;
 }
 
 }  // namespace gridsim

@@ -237,7 +237,6 @@ public:
     void apply_levels_faces_first(const StencilParams<T>& p, FieldView<const T> in,
                                   FieldView<T> out, const Box& b, const Box& live, int levels,
                                   const std::vector<Box>& faces, Lane lane) override {
-        if (in.ext.dims != 3) throw std::logic_error("apply_levels_faces_first: 3D only");
         face_blocks_ =
             launches_.apply_levels(p, in, out, b, live, levels, lane, {&faces, faces_done_.data()});
     }

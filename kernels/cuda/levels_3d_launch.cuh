@@ -43,26 +43,17 @@ long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldV
     const int nz = b.hi[2] - b.lo[2];
     const int planes =
         level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, Levels, wave, kLevelPlanes);
-    BlockOrder order = BlockOrder::plain(tiles_x, tiles_y, static_cast<int>(ceil_div(nz, planes)));
-    if (faces.boxes != nullptr) {
-        const FaceDepths d = face_depths(b, *faces.boxes);
-        const int origin[3] = {levels_3d_first_x(b.lo[0], V, Levels) + Levels, b.lo[1], b.lo[2]};
-        const int stride[3] = {levels_3d_stride_x(V, Levels), levels_3d_stride_y(Levels), planes};
-        for (int a = 0; a < 3; ++a) {
-            const InnerRange inner =
-                inner_blocks(order.n[a], origin[a], stride[a], b.lo[a], b.hi[a], d.lo[a], d.hi[a]);
-            order.lo[a] = inner.first;
-            order.hi[a] = inner.last;
-        }
-        order.z_faces[0] = b.lo[2] + d.lo[2];
-        order.z_faces[1] = b.hi[2] - d.hi[2];
-    }
+    const int chunks = static_cast<int>(ceil_div(nz, planes));
     if (faces.boxes == nullptr) {
-        kernel<<<dim3(order.n[0], order.n[1], order.n[2]), dim3(32, Rows, 1), kSmem, s>>>(
-            in, out, b, live, r, planes, order, nullptr);
+        kernel<<<dim3(tiles_x, tiles_y, chunks), dim3(32, Rows, 1), kSmem, s>>>(
+            in, out, b, live, r, planes, BlockOrder::plain(tiles_x, tiles_y, chunks), nullptr);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
         return 0;
     }
+    const BlockOrder order = faces_first_order(
+        {tiles_x, tiles_y, chunks},
+        {levels_3d_first_x(b.lo[0], V, Levels) + Levels, b.lo[1], b.lo[2]},
+        {levels_3d_stride_x(V, Levels), levels_3d_stride_y(Levels), planes}, b, *faces.boxes);
     faces_kernel<<<static_cast<unsigned>(order.blocks()), dim3(32, Rows, 1), kSmem, s>>>(
         in, out, b, live, r, planes, order, faces.done);
     GRIDSIM_CUDA_CHECK(cudaGetLastError());

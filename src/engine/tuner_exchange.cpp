@@ -86,8 +86,9 @@ bool Tuner<T>::decide_recording(const HaloExchange<T>& halo) const {
 // depends on the machine: the split hides the exchange, but a pass's shell, launched on its own,
 // pays a pipeline fill per block and waits for multiprocessors held by the interior's
 // long-running blocks, while a slow link makes the exposed exchange the dearer; faces first
-// hides the exchange without a shell of its own, but its exchange waits for the pass's first
-// blocks and takes multiprocessors from the rest (docs/tuning.md, "Exchange trial"). So "auto"
+// hides the exchange without a shell of its own, but its exchange waits for the face blocks,
+// which start late where a rank's block is several waves of the pass (docs/tuning.md, "Exchange
+// trial"). So "auto"
 // times them all: a sweeper per choice (a depth and a pass; each with its own recordings) runs
 // blocks of sweeps on the run's fields, one block each to warm up (NCCL and the peers connect at
 // their first exchange), then rounds of blocks taking about 10 ms on the slowest rank, the

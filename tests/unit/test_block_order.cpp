@@ -23,6 +23,17 @@ struct Grid {
     [[nodiscard]] int blocks(int a) const {
         return (box.hi[a] - origin[a] + stride[a] - 1) / stride[a];
     }
+    // The planes [z0, z1) of the box that chunk c writes.
+    [[nodiscard]] std::array<int, 2> chunk(int c) const {
+        return {std::max(box.lo[2], origin[2] + c * stride[2]),
+                std::min(box.hi[2], origin[2] + (c + 1) * stride[2])};
+    }
+    // Whether block (x, y, c) of `o` tells that it has stored its face points, as the kernel
+    // asks it.
+    [[nodiscard]] bool tells(const BlockOrder& o, int x, int y, int c) const {
+        const std::array<int, 2> z = chunk(c);
+        return o.walk(x, y, z[0], z[1]).signal_after != ChunkWalk::kNoSignal;
+    }
     // Whether block b writes a point of `f`.
     [[nodiscard]] bool meets(const std::array<int, 3>& b, const Box& f) const {
         for (int a = 0; a < 3; ++a) {
@@ -34,21 +45,15 @@ struct Grid {
     }
 };
 
-// The order a faces-first launch over `g` takes for `faces`, as levels_3d_launch.cuh builds it.
+// The order a faces-first launch over `g` takes for `faces` (faces_first_order, as
+// levels_3d_launch.cuh builds it).
 BlockOrder order_for(const Grid& g, const std::vector<Box>& faces) {
-    BlockOrder o = BlockOrder::plain(g.blocks(0), g.blocks(1), g.blocks(2));
-    const FaceDepths d = face_depths(g.box, faces);
-    for (int a = 0; a < 3; ++a) {
-        const InnerRange r = inner_blocks(o.n[a], g.origin[a], g.stride[a], g.box.lo[a],
-                                          g.box.hi[a], d.lo[a], d.hi[a]);
-        o.lo[a] = r.first;
-        o.hi[a] = r.last;
-    }
-    return o;
+    return faces_first_order({g.blocks(0), g.blocks(1), g.blocks(2)}, g.origin, g.stride, g.box,
+                             faces);
 }
 
 // Every block once; the first faces() of them exactly those that write a face point (the faces
-// are slabs, so the inner box is tight), the rest none.
+// are slabs, so the inner box is tight), and tell, the rest none.
 void expect_faces_first(const Grid& g, const std::vector<Box>& faces) {
     const BlockOrder o = order_for(g, faces);
     std::set<std::tuple<int, int, int>> seen;
@@ -65,7 +70,7 @@ void expect_faces_first(const Grid& g, const std::vector<Box>& faces) {
         writing += meets ? 1 : 0;
         EXPECT_EQ(meets, l < o.faces())
             << "block " << l << " at " << b[0] << "," << b[1] << "," << b[2];
-        EXPECT_EQ(o.is_face(b[0], b[1], b[2]), l < o.faces());
+        EXPECT_EQ(g.tells(o, b[0], b[1], b[2]), l < o.faces());
     }
     EXPECT_EQ(writing, o.faces());
 }
@@ -134,7 +139,7 @@ TEST(BlockOrder, RandomGridsAndFaces) {
 }
 
 // A face that is not a slab (it spans the box along no axis but one) still has every block that
-// writes it among the face blocks.
+// writes it among the face blocks, which tell.
 TEST(BlockOrder, AnyFaceBoxIsCoveredByTheFaceBlocks) {
     const Grid g{{{0, 0, 0}, {60, 60, 60}}, {0, 0, 0}, {10, 10, 10}};
     const std::vector<Box> faces{{{20, 25, 31}, {35, 40, 45}}, {{0, 0, 0}, {60, 60, 60}}};
@@ -143,7 +148,7 @@ TEST(BlockOrder, AnyFaceBoxIsCoveredByTheFaceBlocks) {
         for (int x = 0; x < o.n[0]; ++x) {
             for (int y = 0; y < o.n[1]; ++y) {
                 for (int z = 0; z < o.n[2]; ++z) {
-                    if (g.meets({x, y, z}, f)) EXPECT_TRUE(o.is_face(x, y, z));
+                    if (g.meets({x, y, z}, f)) EXPECT_TRUE(g.tells(o, x, y, z));
                 }
             }
         }
@@ -152,9 +157,9 @@ TEST(BlockOrder, AnyFaceBoxIsCoveredByTheFaceBlocks) {
 }
 
 // A face block's walk: every face point it writes is stored by the time it tells (the planes of
-// its chunk up to signal_after in walk order, or all of them for a tile across an x or y face),
-// and the plane it tells after is one it must store (no later telling would do); a block that
-// writes one z face's planes only stores those first. A block that writes no face never tells.
+// its chunk up to signal_after in walk order), the plane it tells after is one it must store
+// (no later telling would do), and it walks the way that tells soonest (a block that writes
+// one z face's planes only starts from them). A block that writes no face never tells.
 TEST(BlockOrder, AFaceBlockTellsOnceItsFacePointsAreStored) {
     const Grid g{{{0, 0, 0}, {100, 90, 64}}, {-2, 0, 0}, {28, 44, 10}};
     const std::vector<std::vector<Box>> cases = {
@@ -165,49 +170,41 @@ TEST(BlockOrder, AFaceBlockTellsOnceItsFacePointsAreStored) {
         {slab(g.box, 2, 0, 64, 0)},
     };
     for (const std::vector<Box>& faces : cases) {
-        BlockOrder o = order_for(g, faces);
-        const FaceDepths d = face_depths(g.box, faces);
-        o.z_faces[0] = g.box.lo[2] + d.lo[2];
-        o.z_faces[1] = g.box.hi[2] - d.hi[2];
+        const BlockOrder o = order_for(g, faces);
         for (int x = 0; x < o.n[0]; ++x) {
             for (int y = 0; y < o.n[1]; ++y) {
                 for (int c = 0; c < o.n[2]; ++c) {
-                    const int z0 = g.box.lo[2] + c * g.stride[2];
-                    const int z1 = std::min(z0 + g.stride[2], g.box.hi[2]);
+                    const auto [z0, z1] = g.chunk(c);
                     const ChunkWalk w = o.walk(x, y, z0, z1);
                     SCOPED_TRACE(::testing::Message() << x << "," << y << "," << c);
-                    if (!o.is_face(x, y, c)) {
+                    // Whether plane z holds a point of a face that this block writes.
+                    auto holds_face = [&](int z) {
+                        for (const Box& f : faces) {
+                            Box p = f;
+                            p.lo[2] = std::max(f.lo[2], z);
+                            p.hi[2] = std::min(f.hi[2], z + 1);
+                            if (g.meets({x, y, c}, p)) return true;
+                        }
+                        return false;
+                    };
+                    // How many planes a walk up (or down) stores before its last face plane.
+                    auto last_face_step = [&](bool down) {
+                        int last = -1;
+                        for (int k = 0; k < z1 - z0; ++k) {
+                            if (holds_face(down ? z1 - 1 - k : z0 + k)) last = k;
+                        }
+                        return last;
+                    };
+                    const int up = last_face_step(false);
+                    const int down = last_face_step(true);
+                    if (up < 0) {
                         EXPECT_EQ(w.signal_after, ChunkWalk::kNoSignal);
                         continue;
                     }
                     ASSERT_TRUE(w.signal_after >= z0 && w.signal_after < z1);
-                    // The planes in walk order; those that hold a face point of this block.
-                    std::vector<int> order_z;
-                    for (int k = 0; k < z1 - z0; ++k)
-                        order_z.push_back(w.down ? z1 - 1 - k : z0 + k);
-                    auto holds_face = [&](int z) {
-                        const Box plane{{g.box.lo[0], g.box.lo[1], z},
-                                        {g.box.hi[0], g.box.hi[1], z + 1}};
-                        for (const Box& f : faces) {
-                            Box p = plane;
-                            for (int a = 0; a < 2; ++a) {
-                                p.lo[a] = std::max(f.lo[a], plane.lo[a]);
-                                p.hi[a] = std::min(f.hi[a], plane.hi[a]);
-                            }
-                            if (z >= f.lo[2] && z < f.hi[2] && g.meets({x, y, c}, p)) return true;
-                        }
-                        return false;
-                    };
-                    std::size_t told = 0;
-                    while (order_z[told] != w.signal_after) ++told;
-                    for (std::size_t k = told + 1; k < order_z.size(); ++k)
-                        EXPECT_FALSE(holds_face(order_z[k])) << "plane " << order_z[k];
-                    EXPECT_TRUE(holds_face(w.signal_after));
-                    const bool tile_face =
-                        x < o.lo[0] || x >= o.hi[0] || y < o.lo[1] || y >= o.hi[1];
-                    const bool lower = z0 < o.z_faces[0];
-                    const bool upper = z1 > o.z_faces[1];
-                    if (!tile_face && lower != upper) EXPECT_TRUE(holds_face(order_z.front()));
+                    const int told = w.down ? z1 - 1 - w.signal_after : w.signal_after - z0;
+                    EXPECT_EQ(told, w.down ? down : up);
+                    EXPECT_EQ(told, std::min(up, down));
                 }
             }
         }
