@@ -155,8 +155,8 @@ struct TileThread3d {
 
 // A block's walk of its chunk [z0, z1) along z, upwards (Dir 1) or downwards (Dir -1): each
 // step loads one input plane, moves every level on by a plane and stores the top level's plane
-// once it lies in the chunk; where it `Tells`, after storing plane `signal_after` the block tells
-// `done` (tell_stored).
+// once it lies in the chunk; where it `Tells`, soon after storing plane `signal_after` the block
+// tells `done` (tell_stored).
 template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Dir, bool Tells>
 __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R, Rows>& tile,
                                               FieldView<const T> in, FieldView<T> out,
@@ -207,11 +207,18 @@ __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R
         }
         store_at += sz;
         __syncthreads();
-        if constexpr (Tells) {
-            if (z_out == signal_after) tell_stored(done);
-        }
     };
-    rotating_steps<T, Levels, R * V>(steps, step);
+    if constexpr (Tells) {
+        // Plane signal_after is stored in step s_tell; the block tells after the three steps
+        // that hold it (rotating_steps' pause), at most two planes later.
+        const int s_tell = Dir * (signal_after - first) + 2 * Levels;
+        const bool tells = signal_after != ChunkWalk::kNoSignal;
+        rotating_steps<T, Levels, R * V>(steps, step, tells ? (s_tell / 3 + 1) * 3 : 0, [&] {
+            if (tells) tell_stored(done);
+        });
+    } else {
+        rotating_steps<T, Levels, R * V>(steps, step);
+    }
 }
 
 // One block per tile and chunk: blockIdx the tile and chunk, walking upwards, or in a

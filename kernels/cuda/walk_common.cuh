@@ -209,6 +209,30 @@ __device__ __forceinline__ void sync_warps(int threads) {
     asm volatile("bar.sync 0, %0;" ::"r"(threads) : "memory");
 }
 
+// The three register rows of every level of a levels kernel's step loop (rotating_steps).
+template <class T, int Levels, int V>
+struct RotatingRows {
+    T h0[Levels][V];
+    T h1[Levels][V];
+    T h2[Levels][V];
+
+    __device__ __forceinline__ RotatingRows() {
+#pragma unroll
+        for (int l = 0; l < Levels; ++l)
+#pragma unroll
+            for (int e = 0; e < V; ++e) h0[l][e] = h1[l][e] = h2[l][e] = T(0);
+    }
+    // Steps t, t + 1 and t + 2 (t a multiple of 3), those below `steps`.
+    template <class Step>
+    __device__ __forceinline__ void three_steps(int t, int steps, Step& step) {
+        step(std::integral_constant<int, 0>{}, t, h0, h1, h2);
+        if (t + 1 >= steps) return;
+        step(std::integral_constant<int, 1>{}, t, h2, h0, h1);
+        if (t + 2 >= steps) return;
+        step(std::integral_constant<int, 2>{}, t, h1, h2, h0);
+    }
+};
+
 // The levels kernels' step loop: step(slot, t, newest, middle, oldest) runs step t + slot with
 // the three register rows of every level (a thread's V points of three consecutive rows or
 // planes, zero before the first step) in the roles that step gives them. The roles rotate every
@@ -230,6 +254,20 @@ __device__ __forceinline__ void rotating_steps(int steps, Step& step) {
         if (t + 2 >= steps) break;
         step(std::integral_constant<int, 2>{}, t, h1, h2, h0);
     }
+}
+
+// The same steps, with `between()` called once after the steps below `pause` (a multiple of 3;
+// after the last step where pause >= steps): outside the loop, so that no step tests for it (a
+// test in every step slows the 3D levels kernel). A loop of its own, so that the plain one above
+// keeps its code (docs/tuning.md, "Faces-first kernel").
+template <class T, int Levels, int V, class Step, class Between>
+__device__ __forceinline__ void rotating_steps(int steps, Step& step, int pause,
+                                               Between&& between) {
+    RotatingRows<T, Levels, V> rows;
+    int t = 0;
+    for (; t < steps && t < pause; t += 3) rows.three_steps(t, steps, step);
+    between();
+    for (; t < steps; t += 3) rows.three_steps(t, steps, step);
 }
 
 }  // namespace gridsim::cuda
