@@ -88,14 +88,13 @@ bool Tuner<T>::decide_recording(const HaloExchange<T>& halo) const {
 // long-running blocks, while a slow link makes the exposed exchange the dearer; faces first
 // hides the exchange without a shell of its own, but its exchange waits for the face blocks,
 // which start late where a rank's block is several waves of the pass (docs/tuning.md, "Exchange
-// trial"). So "auto"
-// times them all: a sweeper per choice (a depth and a pass; each with its own recordings) runs
-// blocks of sweeps on the run's fields, one block each to warm up (NCCL and the peers connect at
-// their first exchange), then rounds of blocks taking about 10 ms on the slowest rank, the
-// choices taking turns to go first (fastest_rounds), so that a GPU still raising its clocks slows
-// none more. A round counts by its slowest rank, and runs the same sweeps at every depth (one
-// block of the deepest, two of the shallower). The fastest choice is kept with its depth's halo
-// setup; the other depth's exchange goes. Results do not depend on the choice.
+// trial"). So "auto" times them all: a sweeper per choice (a depth and a pass; each with its own
+// recordings) runs blocks of sweeps on the run's fields, one block each to warm up (NCCL and the
+// peers connect at their first exchange), then rounds of blocks taking about 10 ms on the slowest
+// rank, the choices taking turns to go first (fastest_rounds), so that a GPU still raising its
+// clocks slows none more. A round counts by its slowest rank, and runs the same sweeps at every
+// depth (one block of the deepest, two of the shallower). The fastest choice is kept with its
+// depth's halo setup; the other depth's exchange goes. Results do not depend on the choice.
 template <class T>
 void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& depths,
                                     FieldPair<T>& fields, HaloSetup<T>& run) {
