@@ -54,7 +54,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 decks=$(cd "$here/../inputs" && pwd)
 find_tool() {  # NAME [PATH IN A BUILD DIRECTORY]: from BUILD_DIR, PATH, an install's bin/, build/
     local in_build=${2:-$1}
-    if [ -n "$build" ]; then echo "$build/$in_build"
+    if [ -n "$build" ]; then   # a build tree, or a packed runtime's flat bin/
+        if [ -x "$build/$in_build" ]; then echo "$build/$in_build"; else echo "$build/$1"; fi
     elif command -v "$1"; then :
     elif [ -x "$here/../../../bin/$1" ]; then echo "$here/../../../bin/$1"
     else echo "build/$in_build"; fi
@@ -103,10 +104,12 @@ check() {
                  "default.toml --set grid.cells=[135,9,11]"
                  "default.toml --set grid.cells=[263,7,5] --set problem.precision=float"
                  "jacobi3d.toml --set grid.cells=[70,9,12] --set time.norm_every=1")
-    sanitize() {  # TOOL DECK KERNEL
+    sanitize() {  # TOOL DECK KERNEL; each run writes its files to a directory of its own
+        local dir; dir=$(mktemp -d "$reports/sanitize.XXXXXX")
         # shellcheck disable=SC2086
         run mpirun -np 2 --oversubscribe compute-sanitizer --tool "$1" --error-exitcode 9 \
-            "$g" run "$decks/"$2 --quiet --set time.steps=4 --set parallel.backend=cuda \
+            "$g" run "$decks/"$2 --quiet --set time.steps=4 --set "output.dir=\"$dir\"" \
+            --set parallel.backend=cuda \
             --set parallel.share_gpus=true --set parallel.ranks_used=2 --set parallel.kernel="$3"
     }
     for d in "${small[@]}"; do
