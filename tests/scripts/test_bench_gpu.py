@@ -1,7 +1,8 @@
 """scripts/bench-gpu.sh without a GPU: its modes' command lines and exit codes, with stand-ins
 for nvidia-smi and mpirun on PATH (mpirun records each command and, where it names a report,
 writes one with known figures). The gate mode writes a baseline and then passes against it,
-the check mode runs the gpu tests at each rank count and the sanitizers on every kernel variant,
+the check mode runs the gpu tests at each rank count (from a build tree or a packed runtime's bin/)
+and the sanitizers on every kernel variant, each run writing to a directory of its own,
 a failed command makes the mode exit 1, and bad usage exits 2."""
 import json
 import os
@@ -114,7 +115,15 @@ class BenchGpu(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("FAILED (rc=3)", r.stdout)
 
+    def executable(self, *path):
+        full = os.path.join(*path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        open(full, "w").close()
+        os.chmod(full, 0o755)
+        return full
+
     def test_check_runs_tests_at_each_rank_count_and_the_sanitizers(self):
+        self.executable(self.build, "tests", "gpu_backend_test")
         r = self.run_script("check", self.build, ngpu=1, RANKS="1 4")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         cmds = self.commands()
@@ -130,9 +139,22 @@ class BenchGpu(unittest.TestCase):
         # Both ranks run the small decks (gridsim would leave one idle): their halos are checked.
         self.assertTrue(all("-np 2 " in c and "parallel.ranks_used=2" in c
                             for c in memcheck + racecheck))
+        # Each sanitizer run writes its files to a directory of its own (the small decks differ
+        # in problem and precision, and gridsim keeps another run's files).
+        dirs = [c.split("output.dir=")[1].split()[0] for c in memcheck + racecheck]
+        self.assertEqual(len(set(dirs)), len(dirs))
         failed = self.run_script("check", self.build, ngpu=1, RANKS="2", FAKE_FAIL="racecheck")
         self.assertEqual(failed.returncode, 1)
         self.assertIn("failed: 4", failed.stdout)
+
+    def test_check_finds_the_tests_beside_gridsim_in_a_packed_runtime(self):
+        # scripts/pack_runtime.sh puts gridsim and gpu_backend_test side by side in one bin/.
+        flat = os.path.join(self.tmp.name, "runtime", "bin")
+        self.executable(flat, "gridsim")
+        tests = self.executable(flat, "gpu_backend_test")
+        r = self.run_script("check", flat, ngpu=1, RANKS="2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn(tests, [c.split()[3] for c in self.commands() if "gpu_backend_test" in c])
 
     def test_scaling_runs_each_study_over_the_hosts_gpus(self):
         def studies(ngpu):
