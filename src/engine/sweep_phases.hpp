@@ -67,21 +67,22 @@ public:
     [[nodiscard]] bool overlapped() const { return overlapped_; }
 
 private:
-    // Each group's pack, transfer and unpack on the boundary lane; `after_first_pack` once, after
-    // the first group's pack. `beside_work`: Transport::exchange's.
+    // Each group's pack, transfer and unpack on the boundary lane, each timed where it does any
+    // work; `after_first_pack` once, after the first group's pack. `beside_work`:
+    // Transport::exchange's.
     template <class AfterPack>
     void move_halos(FieldView<T> halos, bool beside_work, AfterPack&& after_first_pack) {
         for (int g = 0; g < halo_.groups(); ++g) {
-            {
+            if (halo_.packs(halos, g)) {
                 auto t = timer_.on_lane(Phase::pack, Lane::boundary);
                 halo_.pack(halos, g);
             }
             if (g == 0) after_first_pack();
-            {
+            if (halo_.transfers(g)) {
                 auto t = timer_.on_lane(Phase::transfer, Lane::boundary);
                 halo_.transfer(halos, g, beside_work);
             }
-            {
+            if (halo_.unpacks(halos, g)) {
                 auto t = timer_.on_lane(Phase::unpack, Lane::boundary);
                 halo_.unpack(halos, g);
             }

@@ -240,14 +240,20 @@ public:
     // A field registered with the transport packs and unpacks only the faces it does not store
     // straight into the peer's field.
     [[nodiscard]] int groups() const { return static_cast<int>(groups_.size()); }
+    // Whether group `g`'s pack, transfer and unpack of `u` do any work (a phase that does none
+    // is not timed: its events would report their own cost as the phase's).
+    [[nodiscard]] bool packs(FieldView<const T> u, int g) const { return !packs_of(u, g).empty(); }
+    [[nodiscard]] bool transfers(int g) const { return groups_[g].last != groups_[g].first; }
+    [[nodiscard]] bool unpacks(FieldView<const T> u, int g) const {
+        return !unpacks_of(u, g).empty() || !groups_[g].wrap.empty();
+    }
     void pack(FieldView<const T> u, int g = 0) {
-        const FaceMoves<T>& m = registered(u) ? groups_[g].field_packs : groups_[g].packs;
-        if (!m.empty()) backend_.pack(u, m, Lane::boundary);
+        if (packs(u, g)) backend_.pack(u, packs_of(u, g), Lane::boundary);
     }
     // `beside_work`: Transport::exchange's.
     void transfer(FieldView<const T> u, int g = 0, bool beside_work = false) {
         const Group& grp = groups_[g];
-        if (grp.last == grp.first) return;
+        if (!transfers(g)) return;
         if (const int f = transport_->field_index(u.data); f >= 0) {
             transport_->exchange_field(f, remote_, grp.first, grp.last, beside_work);
         } else {
@@ -255,10 +261,9 @@ public:
         }
     }
     void unpack(FieldView<T> u, int g = 0) {
-        const Group& grp = groups_[g];
-        const FaceMoves<T>& m = registered(u) ? grp.field_unpacks : grp.unpacks;
+        const FaceMoves<T>& m = unpacks_of(u, g);
         if (!m.empty()) backend_.unpack(u, m, Lane::boundary);
-        if (!grp.wrap.empty()) backend_.wrap(u, grp.wrap, Lane::boundary);
+        if (!groups_[g].wrap.empty()) backend_.wrap(u, groups_[g].wrap, Lane::boundary);
     }
     // Every group's phases back to back, complete on return (initialisation, tests;
     // `beside_work`: moved as a split pass's halos are, beside its interior).
@@ -274,6 +279,12 @@ public:
 private:
     [[nodiscard]] bool registered(FieldView<const T> u) const {
         return transport_->field_index(u.data) >= 0;
+    }
+    [[nodiscard]] const FaceMoves<T>& packs_of(FieldView<const T> u, int g) const {
+        return registered(u) ? groups_[g].field_packs : groups_[g].packs;
+    }
+    [[nodiscard]] const FaceMoves<T>& unpacks_of(FieldView<const T> u, int g) const {
+        return registered(u) ? groups_[g].field_unpacks : groups_[g].unpacks;
     }
     struct Group {
         FaceMoves<T> packs;        // owned layers of its remote faces -> send buffers

@@ -245,6 +245,24 @@ TEST(GpuPhases, AHostReductionIsNotChargedTheSweepsQueuedBeforeIt) {
         << " s, loop " << r.loop_seconds_local << " s";
 }
 
+// The halo phases count only work that ran: one rank on a grid without periodic axes moves no
+// halo, so no pack, transfer or unpack is timed (their events alone would read as microseconds
+// a step), with time blocking (the default at this size) and without.
+TEST(GpuPhases, ARankWithoutHalosToMoveReportsNone) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::string deck = "[grid]\ncells = [192, 160, 96]\n[time]\nsteps = 300\n" + kGpu;
+    for (const char* k : {"parallel.time_block=1", "parallel.time_block=\"auto\""}) {
+        const RunResult r = test::run_on_ranks(1, deck, {k});
+        if (test::world_rank() != 0) continue;
+        SCOPED_TRACE(k);
+        const auto phase = [&](Phase p) { return r.phases[static_cast<int>(p)]; };
+        EXPECT_GT(phase(Phase::interior), 0.0);
+        EXPECT_EQ(phase(Phase::pack), 0.0);
+        EXPECT_EQ(phase(Phase::transfer), 0.0);
+        EXPECT_EQ(phase(Phase::unpack), 0.0);
+    }
+}
+
 // The reductions: statistics and sums agree with the CPU backend (sums to rounding, as the
 // order differs), count non-finite points exactly, and repeat bit for bit.
 TEST(GpuReductions, MatchTheCpuAndRepeatExactly) {
