@@ -199,20 +199,20 @@ latency() {
     for n in 1 2 4; do
         [ "$n" -gt "$ngpu" ] && continue
         for mode in $modes; do
-            local sets=(--set parallel.graphs=$mode) BIN=$g
+            local sets=(--set "parallel.graphs=$mode") BIN=$g
             # Every mode but auto runs on all n ranks (parallel.ranks_used), also where auto
             # leaves some idle.
-            [ $mode = ipc ] && { [ "$n" -eq 1 ] && continue; sets=(--set parallel.transport=ipc --set parallel.ranks_used=$n); }
-            [ $mode = rows ] && { [ "$n" -eq 1 ] && continue; sets=(--set "parallel.process_grid=[1,$n]"); }
-            [ $mode = off ] && sets+=(--set parallel.phase_every=1 --set parallel.ranks_used=$n)
-            [ $mode = before ] && sets=(--set output.progress_every=0) BIN=$GRIDSIM_BEFORE
+            [ "$mode" = ipc ] && { [ "$n" -eq 1 ] && continue; sets=(--set parallel.transport=ipc --set "parallel.ranks_used=$n"); }
+            [ "$mode" = rows ] && { [ "$n" -eq 1 ] && continue; sets=(--set "parallel.process_grid=[1,$n]"); }
+            [ "$mode" = off ] && sets+=(--set parallel.phase_every=1 --set "parallel.ranks_used=$n")
+            [ "$mode" = before ] && sets=(--set output.progress_every=0) BIN=$GRIDSIM_BEFORE
             for rep in $(seq "${LATENCY_REPEAT:-2}"); do
                 for s in ${LATENCY_2D:-1024 2048 4096 8192 16384}; do
                     steps=$(( 30000000000 / (s * s) )); steps=$(( steps < 2000 ? 2000 : steps > 40000 ? 40000 : steps ))
                     bench "lat_jacobi2d_s${s}_np${n}_${mode}_r${rep}" "$n" bench_jacobi2d.toml \
                         --set "grid.cells=[$s,$s]" --set time.steps=$steps --set time.norm_every=1 "${sets[@]}"
                 done
-                [ $mode = rows ] && continue  # only the jacobi rows depend on it
+                [ "$mode" = rows ] && continue  # only the jacobi rows depend on it
                 for s in ${LATENCY_3D:-64 128 256 512}; do
                     steps=$(( 30000000000 / (s * s * s) )); steps=$(( steps < 2000 ? 2000 : steps > 40000 ? 40000 : steps ))
                     bench "lat_heat3d_s${s}_np${n}_${mode}_r${rep}" "$n" bench_heat3d.toml \
