@@ -248,7 +248,8 @@ public:
         return !unpacks_of(u, g).empty() || !groups_[g].wrap.empty();
     }
     void pack(FieldView<const T> u, int g = 0) {
-        if (packs(u, g)) backend_.pack(u, packs_of(u, g), Lane::boundary);
+        const FaceMoves<T>& m = packs_of(u, g);
+        if (!m.empty()) backend_.pack(u, m, Lane::boundary);
     }
     // `beside_work`: Transport::exchange's.
     void transfer(FieldView<const T> u, int g = 0, bool beside_work = false) {
