@@ -170,6 +170,12 @@ regress() {
             # which the large decks would hide.
             bench "${p}_heat3d_d_s128$r" "$n" bench_heat3d.toml --set "grid.cells=[128,128,128]" \
                 --set time.steps=8000
+            # Every rank exchanges both z faces (z periodic, the ranks in a column along z), as
+            # the middle ranks of a z split over more GPUs do; on 2 GPUs a rank holds the block
+            # a rank of 512^3 holds on 4.
+            bench "${p}_heat3d_d_zfaces$r" "$n" bench_heat3d.toml --set "grid.cells=[512,512,256]" \
+                --set boundary.z=periodic --set "parallel.process_grid=[1,1,$n]" \
+                --set time.steps=1200
             bench "${p}_jacobi3d_f$r" "$n" bench_jacobi3d.toml "${jacobi3d[@]}"
             bench "${p}_cg_fused$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=fused
             bench "${p}_cg_cublas$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=cublas

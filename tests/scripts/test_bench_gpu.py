@@ -83,12 +83,12 @@ class BenchGpu(unittest.TestCase):
         with open(baseline) as f:
             doc = json.load(f)
         self.assertEqual(doc["reason"], "test reason")
-        # Eleven benchmarks at 1 and 2 GPUs (the host's powers of two).
-        self.assertEqual(len(doc["figures"]), 22)
+        # Twelve benchmarks at 1 and 2 GPUs (the host's powers of two).
+        self.assertEqual(len(doc["figures"]), 24)
         self.assertEqual(doc["figures"]["np2_jacobi2d_f_norm1"]["ratio"], 0.9)
         runs = [c for c in self.commands() if " run " in c]
         # The snapshot deck runs twice per repeat (REGRESS_SNAP_RUNS), each into its own folder.
-        self.assertEqual(len(runs), 24)
+        self.assertEqual(len(runs), 26)
         snaps = [c for c in runs if "snapshot_every=100" in c]
         self.assertEqual(len(snaps), 4)
         self.assertEqual(len({c.split("output.dir=")[1] for c in snaps}), 4)
@@ -99,6 +99,10 @@ class BenchGpu(unittest.TestCase):
         small = [c for c in runs if "grid.cells=[128,128,128]" in c]
         self.assertEqual([c.split()[1] for c in small], ["1", "2"])
         self.assertTrue(all("bench_heat3d.toml" in c for c in small))
+        # The deck whose every rank exchanges two faces: the ranks in a column along z.
+        zfaces = [c for c in runs if "boundary.z=periodic" in c]
+        self.assertEqual([c.split()[1] for c in zfaces], ["1", "2"])
+        self.assertTrue(all(f"parallel.process_grid=[1,1,{c.split()[1]}]" in c for c in zfaces))
         # An 80 GB card takes the jacobi 3D figure at 1024^3.
         self.assertIn("grid.cells=[1024,1024,1024]",
                       next(c for c in runs if "bench_jacobi3d" in c))
