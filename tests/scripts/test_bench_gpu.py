@@ -158,7 +158,9 @@ class BenchGpu(unittest.TestCase):
         tests = self.executable(flat, "gpu_backend_test")
         r = self.run_script("check", flat, ngpu=1, RANKS="2")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn(tests, [c.split()[3] for c in self.commands() if "gpu_backend_test" in c])
+        runs = [c.split() for c in self.commands() if "gpu_backend_test" in c]
+        self.assertTrue(runs)
+        self.assertTrue(all(tests in words for words in runs), runs)
 
     def test_scaling_runs_each_study_over_the_hosts_gpus(self):
         def studies(ngpu):
