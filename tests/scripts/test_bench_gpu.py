@@ -147,6 +147,8 @@ class BenchGpu(unittest.TestCase):
         # in problem and precision, and gridsim keeps another run's files).
         dirs = [c.split("output.dir=")[1].split()[0] for c in memcheck + racecheck]
         self.assertEqual(len(set(dirs)), len(dirs))
+        # Those are scratch: check runs no benchmark, so it leaves no reports archive.
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "out", "reports.tgz")))
         failed = self.run_script("check", self.build, ngpu=1, RANKS="2", FAKE_FAIL="racecheck")
         self.assertEqual(failed.returncode, 1)
         self.assertIn("failed: 4", failed.stdout)
