@@ -6,7 +6,6 @@ and the sanitizers on every kernel variant, each run writing to a directory of i
 a failed command makes the mode exit 1, and bad usage exits 2."""
 import json
 import os
-import stat
 import subprocess
 import sys
 import tempfile
@@ -49,20 +48,22 @@ class BenchGpu(unittest.TestCase):
         self.build = os.path.join(self.tmp.name, "build")
         os.makedirs(self.bin)
         os.makedirs(self.build)
-        self.tool("nvidia-smi", NVIDIA_SMI)
-        self.tool("mpirun", MPIRUN.format(python=sys.executable))
-        open(os.path.join(self.build, "gridsim"), "w").close()
-        os.chmod(os.path.join(self.build, "gridsim"), 0o755)
+        self.executable(self.bin, "nvidia-smi", text=NVIDIA_SMI)
+        self.executable(self.bin, "mpirun", text=MPIRUN.format(python=sys.executable))
+        self.executable(self.build, "gridsim")
         self.log = os.path.join(self.tmp.name, "commands.txt")
 
     def tearDown(self):
         self.tmp.cleanup()
 
-    def tool(self, name, text):
-        path = os.path.join(self.bin, name)
-        with open(path, "w") as f:
+    def executable(self, *path, text=""):
+        """An executable file at os.path.join(*path) holding `text`; its path."""
+        full = os.path.join(*path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
             f.write(text)
-        os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+        os.chmod(full, 0o755)
+        return full
 
     def run_script(self, *args, ngpu=2, path=None, **env):
         full = dict(os.environ, FAKE_NGPU=str(ngpu), FAKE_LOG=self.log,
@@ -118,13 +119,6 @@ class BenchGpu(unittest.TestCase):
                             FAKE_FAIL="bench_heat3d.toml --quiet")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("FAILED (rc=3)", r.stdout)
-
-    def executable(self, *path):
-        full = os.path.join(*path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        open(full, "w").close()
-        os.chmod(full, 0o755)
-        return full
 
     def test_check_runs_tests_at_each_rank_count_and_the_sanitizers(self):
         self.executable(self.build, "tests", "gpu_backend_test")
