@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/halo_arrivals.hpp"
 #include "kernels/initial.hpp"
 #include "kernels/stencil.hpp"
 #include "kernels/vector_ops.hpp"
@@ -210,6 +211,21 @@ public:
     }
     virtual void wait_for_faces(Lane /*lane*/) {
         throw std::logic_error("this backend writes no faces first");
+    }
+    // Whether apply_levels_pipelined works in `dims` dimensions.
+    [[nodiscard]] virtual bool pipelines(int /*dims*/) const { return false; }
+    // apply_levels on the interior lane as pass `arrivals.pass` of a pipeline (a pipelined pass),
+    // while the halo exchange of the pass before may still be moving on the boundary lane: each
+    // block whose input reaches a halo of `arrivals` walks towards it and waits inside the pass
+    // for it to land (halo_arrivals.hpp). With `goes_on`, the interior lane first waits for the
+    // boundary lane's work as it stood when the pipeline's previous pass was issued (every
+    // exchange but that pass's own); else the caller has joined the lanes. The boundary lane's
+    // later work waits for this pass. Only where pipelines(dims).
+    virtual void apply_levels_pipelined(const StencilParams<T>& /*params*/,
+                                        FieldView<const T> /*in*/, FieldView<T> /*out*/,
+                                        const Box& /*box*/, const Box& /*live*/, int /*levels*/,
+                                        const HaloArrivals& /*arrivals*/, bool /*goes_on*/) {
+        throw std::logic_error("this backend runs no pipelined pass");
     }
 };
 

@@ -244,6 +244,16 @@ public:
         cuda::wait_for_blocks(faces_done_.data(), static_cast<unsigned>(face_blocks_),
                               lanes_.stream(lane));
     }
+    [[nodiscard]] bool pipelines(int dims) const override { return dims == 3; }
+    void apply_levels_pipelined(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                                const Box& b, const Box& live, int levels,
+                                const HaloArrivals& arrivals, bool goes_on) override {
+        Event& previous = pipeline_marks_[(arrivals.pass + 1) % 2];
+        if (goes_on) GRIDSIM_CUDA_CHECK(cudaStreamWaitEvent(lanes_.interior(), previous.get(), 0));
+        pipeline_marks_[arrivals.pass % 2].record(lanes_.boundary());
+        (void)launches_.apply_levels(p, in, out, b, live, levels, Lane::interior, {{}, &arrivals});
+        lanes_.join_interior(false);
+    }
     [[nodiscard]] bool sums_levels(const std::vector<Box>& boxes, int dims) const override {
         return launches_.sums_levels(boxes, dims);
     }
@@ -323,6 +333,9 @@ private:
     // passes: its waiter sets it back).
     Buffer<unsigned> faces_done_ = device_buffer<unsigned>(1);
     long long face_blocks_ = 0;  // of the last faces-first pass
+    // The boundary lane as it stood when each of a pipeline's last two passes was issued (by the
+    // pass's parity).
+    std::array<Event, 2> pipeline_marks_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "kernels/block_order.hpp"
 #include "kernels/cuda/block_signals.cuh"
 #include "kernels/cuda/walk_common.cuh"
+#include "kernels/halo_arrivals.hpp"
 #include "kernels/levels_3d_tile.hpp"
 
 namespace gridsim::cuda {
@@ -153,16 +154,27 @@ struct TileThread3d {
     int up = 0;
 };
 
+// What a block's walk signals or waits for: nothing; soon after storing plane `plane` it tells
+// `done` (tell_stored: a faces-first pass); or before loading input plane `plane`, the first
+// halo plane on its way, it waits until `arrival` has landed (a pipelined pass; `waits` false:
+// its chunk reads no halo that is on its way).
+enum class WalkSignal { none, tells, waits };
+struct WalkSignals {
+    int plane = ChunkWalk::kNoSignal;
+    unsigned* done = nullptr;
+    ArrivalWait arrival;
+    bool waits = false;
+};
+
 // A block's walk of its chunk [z0, z1) along z, upwards (Dir 1) or downwards (Dir -1): each
 // step loads one input plane, moves every level on by a plane and stores the top level's plane
-// once it lies in the chunk; where it `Tells`, soon after storing plane `signal_after` the block
-// tells `done` (tell_stored).
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Dir, bool Tells>
+// once it lies in the chunk, signalling as `Signal` and `sig` say.
+template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Dir, WalkSignal Signal>
 __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R, Rows>& tile,
                                               FieldView<const T> in, FieldView<T> out,
                                               const Box& live, const HeatCoeffs<T>& r,
                                               const TileThread3d<T, V, R>& th, int z0, int z1,
-                                              int signal_after, unsigned* done) {
+                                              const WalkSignals& sig) {
     using P = Pack<T, V>;
     const std::int64_t sy = in.ext.sy;
     const std::int64_t sz = Dir * in.ext.sz;                    // a plane on along the walk
@@ -208,27 +220,55 @@ __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R
         store_at += sz;
         __syncthreads();
     };
-    if constexpr (Tells) {
-        // Plane signal_after is stored in step s_tell; the block tells after the three steps
+    if constexpr (Signal == WalkSignal::tells) {
+        // Plane sig.plane is stored in step s_tell; the block tells after the three steps
         // that hold it (rotating_steps' pause), at most two planes later.
-        const int s_tell = Dir * (signal_after - first) + 2 * Levels;
-        const bool tells = signal_after != ChunkWalk::kNoSignal;
+        const int s_tell = Dir * (sig.plane - first) + 2 * Levels;
+        const bool tells = sig.plane != ChunkWalk::kNoSignal;
         rotating_steps<T, Levels, R * V>(steps, step, tells ? (s_tell / 3 + 1) * 3 : 0, [&] {
-            if (tells) tell_stored(done);
+            if (tells) tell_stored(sig.done);
+        });
+    } else if constexpr (Signal == WalkSignal::waits) {
+        // Input plane sig.plane is loaded in step s_wait, its copy issued two steps before; the
+        // block waits before the three steps that issue it (at most two planes early), or
+        // before its first loads.
+        const int s_wait = Dir * (sig.plane - first);
+        rotating_steps<T, Levels, R * V>(steps, step, s_wait < 2 ? 0 : (s_wait - 2) / 3 * 3, [&] {
+            if (sig.waits) wait_for_arrival(sig.arrival);
         });
     } else {
         rotating_steps<T, Levels, R * V>(steps, step);
     }
 }
 
-// One block per tile and chunk: blockIdx the tile and chunk, walking upwards, or in a
-// faces-first pass (a one-dimensional launch) block blockIdx.x of `order`, each face block
-// walking its chunk as order.walk says and adding one to *faces_done once it has stored its face
-// points. Two kernels, so that the plain pass's code is its own.
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, bool FacesFirst>
+// walk_chunk_3d downwards where `down`, else upwards.
+template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, WalkSignal Signal>
+__device__ __forceinline__ void walk_chunk_either_way(
+    bool down, const LevelsPlanes<T, Levels, V, R, Rows>& tile, FieldView<const T> in,
+    FieldView<T> out, const Box& live, const HeatCoeffs<T>& r, const TileThread3d<T, V, R>& th,
+    int z0, int z1, const WalkSignals& sig) {
+    if (down) {
+        walk_chunk_3d<T, Kind, Levels, V, R, Rows, -1, Signal>(tile, in, out, live, r, th, z0, z1,
+                                                               sig);
+    } else {
+        walk_chunk_3d<T, Kind, Levels, V, R, Rows, 1, Signal>(tile, in, out, live, r, th, z0, z1,
+                                                              sig);
+    }
+}
+
+// How a levels launch's blocks walk: every chunk upwards in the grid's order (plain); block
+// blockIdx.x of `order` (a one-dimensional launch), each face block walking its chunk as
+// order.walk says and adding one to *faces_done once it has stored its face points
+// (faces_first); or in the grid's order, each block whose chunk reads a halo of `arrivals` walking
+// towards it and waiting for it to land first (pipelined: pipelined_walk). One kernel each, so
+// that the plain pass's code is its own.
+enum class LevelsOrder { plain, faces_first, pipelined };
+
+template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, LevelsOrder Order>
 __global__ void __launch_bounds__(32 * Rows, 1)
     stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                             HeatCoeffs<T> r, int planes, BlockOrder order, unsigned* faces_done) {
+                             HeatCoeffs<T> r, int planes, BlockOrder order, unsigned* faces_done,
+                             HaloArrivals arrivals) {
     using P = Pack<T, V>;
     using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -241,7 +281,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     const Tile tile(reinterpret_cast<P*>(smem_raw), tx, static_cast<int>(threadIdx.y));
     int block[3] = {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y),
                     static_cast<int>(blockIdx.z)};  // tile x, tile y, chunk
-    if constexpr (FacesFirst) order.block(blockIdx.x, block);
+    if constexpr (Order == LevelsOrder::faces_first) order.block(blockIdx.x, block);
     const int x0 = levels_3d_first_x(box.lo[0], V, Levels);  // the first tile's first point
     const int tile_x = x0 + block[0] * kStrideX;
     TileThread3d<T, V, R> th;
@@ -263,18 +303,27 @@ __global__ void __launch_bounds__(32 * Rows, 1)
 #pragma unroll
         for (int q = 0; q < Tile::kEdges; ++q) tile.cell[c * Tile::kPlane + 32 * q] = P{};
     }
-    if constexpr (FacesFirst) {
+    if constexpr (Order == LevelsOrder::faces_first) {
         const ChunkWalk w = order.walk(block[0], block[1], z0, z1);
-        if (w.down) {
-            walk_chunk_3d<T, Kind, Levels, V, R, Rows, -1, true>(tile, in, out, live, r, th, z0, z1,
-                                                                 w.signal_after, faces_done);
-        } else {
-            walk_chunk_3d<T, Kind, Levels, V, R, Rows, 1, true>(tile, in, out, live, r, th, z0, z1,
-                                                                w.signal_after, faces_done);
+        WalkSignals sig;
+        sig.plane = w.signal_after;
+        sig.done = faces_done;
+        walk_chunk_either_way<T, Kind, Levels, V, R, Rows, WalkSignal::tells>(
+            w.down, tile, in, out, live, r, th, z0, z1, sig);
+    } else if constexpr (Order == LevelsOrder::pipelined) {
+        const PipelinedWalk w = pipelined_walk(arrivals, z0, z1, Levels);
+        if (w.both) __trap();  // the launch makes no such chunk
+        WalkSignals sig;
+        sig.plane = w.wait_plane;
+        sig.waits = w.face >= 0;
+        if (sig.waits) {
+            sig.arrival = {arrivals.ready[w.face], *arrivals.base[w.face] + arrivals.pass};
         }
+        walk_chunk_either_way<T, Kind, Levels, V, R, Rows, WalkSignal::waits>(
+            w.down, tile, in, out, live, r, th, z0, z1, sig);
     } else {
-        walk_chunk_3d<T, Kind, Levels, V, R, Rows, 1, false>(tile, in, out, live, r, th, z0, z1,
-                                                             ChunkWalk::kNoSignal, nullptr);
+        walk_chunk_3d<T, Kind, Levels, V, R, Rows, 1, WalkSignal::none>(tile, in, out, live, r, th,
+                                                                        z0, z1, {});
     }
 }
 

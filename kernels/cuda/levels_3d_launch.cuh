@@ -4,11 +4,14 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/block_order.hpp"
 #include "kernels/cuda/launch_shapes.cuh"
 #include "kernels/cuda/levels_3d.cuh"
+#include "kernels/halo_arrivals.hpp"
 #include "kernels/level_chunks.hpp"
 #include "kernels/levels_3d_tile.hpp"
 
@@ -21,32 +24,62 @@ struct FacesFirst {
     unsigned* done = nullptr;                 // the face blocks' counter (block_signals.cuh)
 };
 
+// The signals of a levels launch beside the stencil: the faces it writes first (FacesFirst), or
+// the halos it waits for (a pipelined pass: HaloArrivals, `arrivals` non-null); at most one.
+struct LevelsSignals {
+    FacesFirst faces;
+    const HaloArrivals* arrivals = nullptr;
+};
+
 // A 32 V x Rows R tile per block, z chunks by level_chunk_rows, tiles fastest: the blocks of a
 // wave walk the same planes of neighbouring tiles, sharing their rings in the L2 cache
 // (docs/tuning.md, "Levels chunks"). With faces, a one-dimensional launch whose blocks that write
-// them go first (BlockOrder) and signal faces.done; returns how many do.
+// them go first (BlockOrder) and signal faces.done; returns how many do. With arrivals, the
+// grid's own order, in chunks no fewer than two where both z halos are waited for
+// (pipelined_chunk_planes).
 template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
 long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, int multiprocessors, cudaStream_t s,
-                           FacesFirst faces) {
+                           const LevelsSignals& signals) {
     static_assert(Rows == kThreadRows3d && R == kRowsPerThread3d, "the tile of levels_3d_tile.hpp");
     constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
-    auto kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, false>;
-    auto faces_kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, true>;
+    auto kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, LevelsOrder::plain>;
+    auto faces_kernel =
+        stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, LevelsOrder::faces_first>;
+    auto pipelined_kernel =
+        stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, LevelsOrder::pipelined>;
     static const long long wave = [&] {
         allow_shared(kernel, kSmem);
         allow_shared(faces_kernel, kSmem);
+        allow_shared(pipelined_kernel, kSmem);
         return wave_slots(kernel, 32 * Rows, kSmem, multiprocessors);
     }();
     const auto tiles_x = static_cast<int>(levels_3d_tiles_x(b.lo[0], b.hi[0], V, Levels));
     const auto tiles_y = static_cast<int>(levels_3d_tiles_y(b.lo[1], b.hi[1], Levels));
     const int nz = b.hi[2] - b.lo[2];
-    const int planes =
+    int planes =
         level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, Levels, wave, kLevelPlanes);
+    if (signals.arrivals != nullptr) {
+        planes = pipelined_chunk_planes(*signals.arrivals, nz, planes, Levels);
+        for (int z0 = b.lo[2]; planes > 0 && z0 < b.hi[2]; z0 += planes) {
+            if (pipelined_walk(*signals.arrivals, z0, std::min(z0 + planes, b.hi[2]), Levels).both)
+                planes = 0;
+        }
+        if (planes == 0) throw std::logic_error("a pipelined pass with a chunk between two halos");
+    }
     const int chunks = static_cast<int>(ceil_div(nz, planes));
+    const dim3 grid(tiles_x, tiles_y, chunks);
+    const BlockOrder plain = BlockOrder::plain(tiles_x, tiles_y, chunks);
+    if (signals.arrivals != nullptr) {
+        pipelined_kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes, plain,
+                                                                nullptr, *signals.arrivals);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        return 0;
+    }
+    const FacesFirst& faces = signals.faces;
     if (faces.boxes == nullptr) {
-        kernel<<<dim3(tiles_x, tiles_y, chunks), dim3(32, Rows, 1), kSmem, s>>>(
-            in, out, b, live, r, planes, BlockOrder::plain(tiles_x, tiles_y, chunks), nullptr);
+        kernel<<<grid, dim3(32, Rows, 1), kSmem, s>>>(in, out, b, live, r, planes, plain, nullptr,
+                                                      {});
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
         return 0;
     }
@@ -55,7 +88,7 @@ long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldV
         {levels_3d_first_x(b.lo[0], V, Levels) + Levels, b.lo[1], b.lo[2]},
         {levels_3d_stride_x(V, Levels), levels_3d_stride_y(Levels), planes}, b, *faces.boxes);
     faces_kernel<<<static_cast<unsigned>(order.blocks()), dim3(32, Rows, 1), kSmem, s>>>(
-        in, out, b, live, r, planes, order, faces.done);
+        in, out, b, live, r, planes, order, faces.done, {});
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
     return order.faces();
 }
@@ -64,13 +97,13 @@ long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldV
 template <class T, StencilKind Kind>
 long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, int levels, int multiprocessors,
-                           cudaStream_t s, FacesFirst faces) {
+                           cudaStream_t s, const LevelsSignals& signals) {
     long long face_blocks = 0;
     with_levels<2, kMaxLevels3d>(levels, [&](auto l) {
         face_blocks =
             launch_levels_3d<T, Kind, decltype(l)::value, levels_3d_lane_points(sizeof(T)),
                              kRowsPerThread3d, kThreadRows3d>(r, in, out, b, live, multiprocessors,
-                                                              s, faces);
+                                                              s, signals);
     });
     return face_blocks;
 }

@@ -81,23 +81,24 @@ public:
     }
 
     [[nodiscard]] int max_levels(int dims) const { return dims == 2 ? kMaxLevels : kMaxLevels3d; }
-    // With `faces` (3D only), the blocks that write them go first and signal faces.done; returns
-    // how many do.
+    // With faces (3D only), the blocks that write them go first and signal faces.done; returns
+    // how many do. With arrivals (3D only), the blocks wait for their halos (a pipelined pass).
     long long apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, int levels, Lane lane,
-                           FacesFirst faces = {}) {
+                           const LevelsSignals& signals = {}) {
         if (b.empty()) return 0;
         if (levels < 2 || levels > max_levels(in.ext.dims))
             throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
         if (in.ext.dims == 3) {
             if (p.kind == StencilKind::heat) {
                 return launch_levels_3d<T, StencilKind::heat>(
-                    p.r, in, out, b, live, levels, multiprocessors_, stream(lane), faces);
+                    p.r, in, out, b, live, levels, multiprocessors_, stream(lane), signals);
             }
-            return launch_levels_3d<T, StencilKind::jacobi>(p.r, in, out, b, live, levels,
-                                                            multiprocessors_, stream(lane), faces);
+            return launch_levels_3d<T, StencilKind::jacobi>(
+                p.r, in, out, b, live, levels, multiprocessors_, stream(lane), signals);
         }
-        if (faces.boxes != nullptr) throw std::logic_error("apply_levels: faces first in 3D only");
+        if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
+            throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
         if (p.kind == StencilKind::heat) {
             levels_for<StencilKind::heat>(p.r, in, out, b, live, levels, stream(lane));
         } else {

@@ -53,9 +53,9 @@ std::vector<CommonKey> execution_keys() {
          "halo transport: `staged` (through pinned host memory and MPI), `cuda-aware`, `nccl`, "
          "`ipc` (stores straight into the neighbour's GPU) or `auto`"},
         {"parallel.overlap", "string or boolean", "`\"auto\"`",
-         "`true`: halos move beside the interior; `false`: after it; `fused`: one launch, then "
-         "the halos; `faces_first` (3D, CUDA): halos move once a pass wrote its faces; `auto`: "
-         "chosen per run"},
+         "`true`: halos beside the interior; `false`: after it; `fused`: one launch, then "
+         "halos; `faces_first`: halos once a pass wrote its faces; `pipelined`: halos beside the "
+         "next pass; `auto`: chosen per run"},
         {"parallel.share_gpus", "boolean", "`false`",
          "allow more ranks on a node than it has GPUs (they share round-robin; side by side "
          "only through MPS: docs/running.md, \"Ranks sharing a GPU\"); otherwise an error"},

@@ -308,12 +308,16 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
                            "parallel.backend = \"cpu\" uses \"staged\"",
                            to_string(c.transport)));
     }
-    if (auto v = r.auto_or_boolean("parallel.overlap", {"fused", "faces_first"}))
+    if (auto v = r.auto_or_boolean("parallel.overlap", {"fused", "faces_first", "pipelined"}))
         c.overlap = OverlapMode(*v);
-    if (c.overlap == OverlapMode::faces_first && (c.backend == BackendKind::cpu || c.dims != 3)) {
+    if ((c.overlap == OverlapMode::faces_first || c.overlap == OverlapMode::pipelined) &&
+        (c.backend == BackendKind::cpu || c.dims != 3)) {
+        const char* mode = to_string(c.overlap);
         r.fail("parallel.overlap",
-               c.dims != 3 ? "\"faces_first\" needs a 3D grid (its passes write the faces first)"
-                           : "\"faces_first\" needs the CUDA backend (parallel.backend = \"cpu\")");
+               c.dims != 3 ? fmt::format("\"{}\" needs a 3D grid (its passes walk along z)", mode)
+                           : fmt::format("\"{}\" needs the CUDA backend (parallel.backend = "
+                                         "\"cpu\")",
+                                         mode));
     }
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
     if (auto v = r.auto_or_integer("parallel.ranks_used", 1, kIntMax))

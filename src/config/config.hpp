@@ -36,14 +36,18 @@ enum class GraphMode { automatic, on, off };
 // parallel.overlap: the halo exchange beside the interior (on), after it on one lane (off),
 // every updated point of a sweep or pass in one launch and then the halos (fused), a pass's
 // points in one launch that writes the faces first, the halos moving beside the rest of it
-// (faces_first: 3D time blocks on the CUDA backend; other sweeps as fused), or (auto) a sweep
-// without sums on a rank with no neighbour on another rank fused, and with time blocks on
-// several ranks whichever of on, fused and faces_first a start-up trial finds fastest.
-enum class OverlapMode { automatic, on, off, fused, faces_first };
+// (faces_first: 3D time blocks on the CUDA backend; other sweeps as fused), a pass's points in
+// one launch while the halos of the pass before still move, its blocks waiting for them
+// (pipelined: 3D time blocks on the CUDA backend, ipc exchanges across z only; other sweeps as
+// fused), or (auto) a sweep without sums on a rank with no neighbour on another rank fused, and
+// with time blocks on several ranks whichever of on, fused, faces_first and pipelined a start-up
+// trial finds fastest.
+enum class OverlapMode { automatic, on, off, fused, faces_first, pipelined };
 // Whether the mode lets a sweep or pass run as one launch followed by the halos ("auto" where
-// SweepPlan::fuses says so, "fused" and "faces_first" always).
+// SweepPlan::fuses says so, "fused", "faces_first" and "pipelined" always).
 constexpr bool may_fuse(OverlapMode m) {
-    return m == OverlapMode::automatic || m == OverlapMode::fused || m == OverlapMode::faces_first;
+    return m == OverlapMode::automatic || m == OverlapMode::fused ||
+           m == OverlapMode::faces_first || m == OverlapMode::pipelined;
 }
 // The most sweeps between halo exchanges parallel.time_block may ask for (docs/architecture.md,
 // "Temporal blocking"). A pass over memory takes at most the backend's levels (CUDA: 8 in 2D, 4
@@ -262,7 +266,8 @@ const char* to_string(AxisBc v);
 const char* to_string(InitialKind v);
 const char* to_string(BackendKind v);
 const char* to_string(TransportKind v);
-const char* to_string(OverlapMode v);  // "auto", "on", "off", "fused", "faces_first"
+// "auto", "on", "off", "fused", "faces_first", "pipelined"
+const char* to_string(OverlapMode v);
 const char* to_string(KernelKind v);
 const char* to_string(BindMode v);
 const char* to_string(GraphMode v);

@@ -21,7 +21,7 @@ constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
 constexpr const char* kGraphNames[] = {"auto", "on", "off"};
-constexpr const char* kOverlapNames[] = {"auto", "on", "off", "fused", "faces_first"};
+constexpr const char* kOverlapNames[] = {"auto", "on", "off", "fused", "faces_first", "pipelined"};
 
 std::string hms(double seconds) {
     const auto s = static_cast<long long>(seconds);

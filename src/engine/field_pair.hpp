@@ -44,12 +44,14 @@ public:
     void mark_download() { downloading_[cur_] = true; }
     // Before work that writes field f: the boundary lane waits for a staged download of it (for
     // the last download: the copies run in order, so that covers the other field's too).
-    void settle_download(Backend<T>& be, int f) {
-        if (!downloading_[f]) return;
+    // Returns whether it did.
+    bool settle_download(Backend<T>& be, int f) {
+        if (!downloading_[f]) return false;
         be.join_download();
         downloading_ = {false, false};
+        return true;
     }
-    void settle_next(Backend<T>& be) { settle_download(be, 1 - cur_); }
+    bool settle_next(Backend<T>& be) { return settle_download(be, 1 - cur_); }
 
 private:
     std::array<Field<T>, 2> u_;

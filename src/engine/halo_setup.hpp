@@ -23,6 +23,11 @@ struct HaloSetup {
     // to `depth` levels reads a halo for. Launched on its own ahead of the exchange, a thinner
     // shell costs less (docs/tuning.md, "Pass shell").
     SweepRegions pass_regions;
+    // Whether this rank's exchanging passes may be pipelined (ExchangePass::pipelined): the
+    // backend runs pipelined passes, the exchange of the fields pipelines
+    // (HaloExchange::pipelines), and the block holds two passes' halos along z, so that no chunk
+    // of a pass reads both z halos.
+    bool pipelines = false;
 };
 
 // Collective (the transport connects the neighbours).
@@ -38,6 +43,10 @@ HaloSetup<T> make_halo_setup(const CartTopology& topo, const BackendChoice<T>& c
     for (int extend = 0; extend < depth; ++extend)
         s.rings.push_back(peel(extend_into_halos(geo.updated, sub, extend), geo.updated, sub.dims));
     s.pass_regions = split_for_overlap(geo.updated, sub, depth);
+    const TimeBlocking<T>* tb = choice.backend->time_blocking();
+    s.pipelines = depth > 1 && tb != nullptr && tb->pipelines(sub.dims) &&
+                  s.halo->pipelines(fields.field(0), sub.dims) &&
+                  sub.size[sub.dims - 1] >= 2 * depth;
     return s;
 }
 

@@ -46,7 +46,10 @@ public:
     [[nodiscard]] int most_residual_sweeps() const { return sweeper_.most_residual_sweeps(); }
     // Returns to the field of the previous sweep (still held in the other buffer, halos
     // included): a sweep issued before a convergence test read its result is undone.
-    void roll_back() { fields_.swap(); }
+    void roll_back() {
+        sweeper_.end_pipeline();
+        fields_.swap();
+    }
 
     // Residuals (engine/residual_pipeline.hpp): after sweep(p, true); the oldest; forget all.
     void request_residual() { residuals_.request(sweeper_.take_recorded_read()); }
@@ -72,13 +75,16 @@ public:
     [[nodiscard]] std::int64_t memory_passes() const {
         return timer_.passes() + sweeper_.extra_memory_passes();
     }
+    // This rank's passes of a pipeline so far (Sweeper::pipelined_passes).
+    [[nodiscard]] std::int64_t pipelined_passes() const { return sweeper_.pipelined_passes(); }
 
     // For solvers with more vectors (the CG): fields shaped like the solution, the operator, the
     // current field to update in place, sums over the ranks on the boundary lane (NCCL).
     [[nodiscard]] Field<T> make_field() { return be_.allocate_field(fields_.extents()); }
     [[nodiscard]] StencilOperator<T>& stencil_operator() { return operator_; }
     [[nodiscard]] FieldView<T> current_field() {
-        fields_.settle_download(be_, fields_.parity());
+        sweeper_.end_pipeline();  // the caller may write it
+        (void)fields_.settle_download(be_, fields_.parity());
         return fields_.current();
     }
     [[nodiscard]] Backend<T>& backend_ops() { return be_; }

@@ -64,6 +64,16 @@ public:
         }
         move_halos(halos, true, [] {});
     }
+    // A pass of a pipeline (`launch` on the interior lane; the boundary lane's later work waits
+    // for it), then the halos of `halos` on the boundary lane, beside the next pass.
+    template <class Launch>
+    void pipelined(Launch&& launch, FieldView<T> halos) {
+        {
+            auto t = timer_.on_lane(Phase::interior, Lane::interior);
+            launch();
+        }
+        move_halos(halos, true, [] {});
+    }
     [[nodiscard]] bool overlapped() const { return overlapped_; }
 
 private:

@@ -49,8 +49,10 @@ struct SweepGeometry {
 // How a block's exchanging pass runs (the exchange trial's choice, or parallel.overlap): its
 // shell, then the halos beside the interior (split); every point in one launch, then the halos
 // (fused); every point in one launch that writes the faces an exchange reads first, the halos
-// moving beside the rest of it (faces_first; where the backend writes faces first).
-enum class ExchangePass { split, fused, faces_first };
+// moving beside the rest of it (faces_first; where the backend writes faces first); every point
+// in one launch on the interior lane, the halos moving beside the next pass, whose blocks wait
+// for them before they read them (pipelined; where the halo setup pipelines, else fused).
+enum class ExchangePass { split, fused, faces_first, pipelined };
 
 // How the sweeps run: fixed once the start-up trials are done, the same on every rank.
 struct SweepPlan {
@@ -95,6 +97,11 @@ struct SweepPlan {
     // The exchanging pass of a block writes the faces first where it has no sums.
     [[nodiscard]] bool faces_first(bool sums) const {
         return !sums && exchange_pass == ExchangePass::faces_first;
+    }
+    // The exchanging pass of a block is pipelined where it has no sums and this rank's halo
+    // setup pipelines (HaloSetup::pipelines; elsewhere it fuses).
+    [[nodiscard]] bool pipelined(bool sums) const {
+        return !sums && exchange_pass == ExchangePass::pipelined;
     }
     // A summing pass can split only where its shell, the sweep's (kSweepShellDepth deep, the
     // boxes its sums are laid out over), holds every layer the exchange sends.

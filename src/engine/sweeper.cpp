@@ -25,7 +25,8 @@ Sweeper<T>::Sweeper(Backend<T>& be, PhaseTimer& timer, FieldPair<T>& fields,
 // phases one after another on the boundary lane.
 template <class T>
 void Sweeper<T>::sweep(const StencilParams<T>& p, bool residual) {
-    fields_.settle_next(be_);
+    pipe_.open = false;
+    (void)fields_.settle_next(be_);
     timer_.start_pass();
     const int extend = fields_.room() - 1;
     const StencilSum sum = residual ? StencilSum::change : StencilSum::none;
@@ -71,8 +72,9 @@ int Sweeper<T>::residual_group(const StencilParams<T>& p, int count) {
 template <class T>
 int Sweeper<T>::replay_group(const StencilParams<T>& p, StencilSum sum,
                              typename GraphCache<T>::Entry& e, int count) {
-    fields_.settle_download(be_, 0);
-    fields_.settle_download(be_, 1);
+    pipe_.open = false;
+    (void)fields_.settle_download(be_, 0);
+    (void)fields_.settle_download(be_, 1);
     for (int i = 0; i < count; ++i) timer_.start_pass();
     const int read = cache_.replay(e, sum != StencilSum::none, [&] {
         for (int i = 0; i < count; ++i) {
@@ -166,16 +168,23 @@ void Sweeper<T>::sweeps(const StencilParams<T>& p, int count) {
 // one box and one launch; with none left, the shell goes first and the halos travel beside the
 // interior, as in a single sweep, or (SweepPlan::faces_first) one launch on the interior lane
 // that writes the faces first, the halos travelling beside the rest of it, or
-// (SweepPlan::fuses_pass) one launch, then the halos. A summing pass lays its partials out over
-// every box a sweep sums (start_summing_pass), and splits into the sweep's own shell and
-// interior, the boxes its sums are laid out over.
+// (SweepPlan::pipelined) a pass of a pipeline, or (SweepPlan::fuses_pass) one launch, then the
+// halos. A summing pass lays its partials out over every box a sweep sums
+// (start_summing_pass), and splits into the sweep's own shell and interior, the boxes its sums
+// are laid out over.
 template <class T>
 void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
-    fields_.settle_next(be_);
+    const bool waited_for_download = fields_.settle_next(be_);
     timer_.start_pass();
+    const int extend = fields_.room() - count;
+    if (extend == 0 && plan_.pipelined(sums) && halos_.pipelines) {
+        pipelined_pass(p, count, !waited_for_download);
+        fields_.advance(extend, plan_.block);
+        return;
+    }
+    pipe_.open = false;
     be_.join_lanes();
     cache_.lanes_moved();
-    const int extend = fields_.room() - count;
     if (sums) be_.level_sums()->start_summing_pass(geo_.sum_boxes, count);
     auto apply = [&](const Box& b, Lane lane) {
         if (sums) {
@@ -206,6 +215,35 @@ void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
         phases_.exchange_beside_interior(fields_.next(), apply, &split);
     }
     fields_.advance(extend, plan_.block);
+}
+
+// A pass of a pipeline: one launch on the interior lane whose blocks wait there for the halos of
+// the exchange before it, which may still be moving on the boundary lane, and its own halos
+// after it on the boundary lane, beside the next pass (docs/architecture.md, "One step"). The
+// pipeline goes on from its last pass where nothing else has run on these fields since: no
+// other pass or sweep, no transfer of this exchange (another sweeper's, an initialisation's)
+// and no download the pass must wait for. Else it starts anew: the lanes join, so that every
+// exchange so far has landed, and the face counters restart from this pass.
+template <class T>
+void Sweeper<T>::pipelined_pass(const StencilParams<T>& p, int count, bool undisturbed) {
+    HaloExchange<T>& halo = *halos_.halo;
+    const bool goes_on = pipe_.open && undisturbed && halo.transfers_issued() == pipe_.transfers;
+    if (!goes_on) {
+        be_.join_lanes();
+        halo.restart_arrivals(pipe_.pass, Lane::interior);
+    }
+    cache_.lanes_moved();
+    HaloArrivals arrivals = halo.arrivals(sub_.size[sub_.dims - 1]);
+    arrivals.pass = pipe_.pass;
+    TimeBlocking<T>& tb = *be_.time_blocking();
+    phases_.pipelined(
+        [&] {
+            tb.apply_levels_pipelined(p, fields_.current(), fields_.next(), geo_.updated, geo_.live,
+                                      count, arrivals, goes_on);
+        },
+        fields_.next());
+    pipe_ = {true, pipe_.pass + 1, halo.transfers_issued()};
+    ++pipelined_passes_;
 }
 
 template <class T>

@@ -69,7 +69,13 @@ public:
     }
     // Levels a backend that takes fewer in one pass than a summing pass asked for ran one by one.
     [[nodiscard]] std::int64_t extra_memory_passes() const { return extra_memory_passes_; }
+    // Exchanging passes that ran as passes of a pipeline (SweepPlan::pipelined, on a rank whose
+    // halo setup pipelines).
+    [[nodiscard]] std::int64_t pipelined_passes() const { return pipelined_passes_; }
     [[nodiscard]] const SweepPlan& plan() const { return plan_; }
+    // The fields were swapped outside a sweep (Simulation::roll_back): a pipeline of passes
+    // starts anew at the next pass.
+    void end_pipeline() { pipe_.open = false; }
 
 private:
     void sweep_pair(const StencilParams<T>& p);
@@ -83,6 +89,9 @@ private:
     void fused_sweep(const StencilParams<T>& p, StencilSum sum);
     // `count` levels in one pass; `sums`: each level also sums its residual.
     void pass(const StencilParams<T>& p, int count, bool sums);
+    // A pass of a pipeline (SweepPlan::pipelined); `undisturbed`: no download of the field it
+    // writes was waited for.
+    void pipelined_pass(const StencilParams<T>& p, int count, bool undisturbed);
     void update_ring(const StencilParams<T>& p, int extend);
     // What a recording of a sweep holds after its work: with a residual, its fold and read-back
     // (the host sums it over the ranks: ResidualPipeline::take).
@@ -99,6 +108,15 @@ private:
     GraphCache<T> cache_;
     int recorded_read_ = -1;
     std::int64_t extra_memory_passes_ = 0;
+    std::int64_t pipelined_passes_ = 0;
+    // The pipeline of passes: whether its last pass was the last work on these fields (`open`),
+    // the number of its next pass, and the halo transfers issued by the end of its last pass.
+    struct Pipeline {
+        bool open = false;
+        unsigned long long pass = 0;
+        std::uint64_t transfers = 0;
+    };
+    Pipeline pipe_;
 };
 
 }  // namespace gridsim

@@ -34,16 +34,17 @@ std::size_t first_fastest(const std::vector<double>& seconds) {
 }
 
 ExchangeTrial exchange_verdict(const std::vector<int>& depths, const std::vector<double>& seconds,
-                               bool faces_first) {
-    const std::size_t passes = faces_first ? 3 : 2;
-    if (seconds.size() != passes * depths.size())
+                               std::size_t passes) {
+    if (passes < 2 || passes > 4 || seconds.size() != passes * depths.size())
         throw std::logic_error("exchange_verdict: a time per depth and exchanging pass");
     ExchangeTrial t;
     t.ran = true;
-    t.timed_faces_first = faces_first;
+    t.timed_faces_first = passes > 2;
+    t.timed_pipelined = passes > 3;
     for (std::size_t d = 0; d < depths.size(); ++d) {
         const double* s = &seconds[passes * d];
-        t.depths.push_back({depths[d], s[0], s[1], faces_first ? s[2] : 0.0});
+        t.depths.push_back(
+            {depths[d], s[0], s[1], passes > 2 ? s[2] : 0.0, passes > 3 ? s[3] : 0.0});
     }
     const std::size_t won = first_fastest(seconds);
     t.taken = won / passes;

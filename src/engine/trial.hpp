@@ -23,19 +23,22 @@ struct TimeBlockTrial {
 
 // overlap "auto"'s start-up trial where time blocks exchange with another rank: seconds per
 // sweep on the slowest rank of blocks whose exchanging pass is split (the shell, then the halos
-// beside the interior), one launch over every updated point followed by the halos, or (where the
-// backend can) one launch that writes the faces first with the halos beside the rest of it; with
-// time_block "auto" also for halos twice as deep as the trial's k (blocks of two passes, one
-// exchange).
+// beside the interior), one launch over every updated point followed by the halos, (where the
+// backend can) one launch that writes the faces first with the halos beside the rest of it, and
+// (where some rank's exchange pipelines) passes of a pipeline, the halos beside the next pass;
+// with time_block "auto" also for halos twice as deep as the trial's k (blocks of two passes,
+// one exchange).
 struct ExchangeTrial {
     struct Depth {
         int time_block = 1;  // sweeps between exchanges (the halos' depth)
         double split_seconds_per_sweep = 0.0;
         double fused_seconds_per_sweep = 0.0;
         double faces_first_seconds_per_sweep = 0.0;  // 0 where not timed
+        double pipelined_seconds_per_sweep = 0.0;    // 0 where not timed
     };
     bool ran = false;
     bool timed_faces_first = false;
+    bool timed_pipelined = false;
     std::vector<Depth> depths;  // every depth timed, shallowest first (one where no depth trial)
     std::size_t taken = 0;      // the depth taken, an index into depths
     ExchangePass pass = ExchangePass::split;  // and at it, how the exchanging pass runs
@@ -57,11 +60,11 @@ struct TrialChoice {
 std::size_t first_fastest(const std::vector<double>& seconds);
 
 // The exchange trial's verdict from each choice's time: `seconds` holds, per depth of `depths`
-// (shallowest first), the split, the fused and (`faces_first`) the faces-first exchanging pass;
-// the fastest is taken, and among equals the shallower depth, then the earlier of those. A pure
-// function of the measured costs.
+// (shallowest first), the first `passes` (2 to 4) of the split, the fused, the faces-first and
+// the pipelined exchanging pass; the fastest is taken, and among equals the shallower depth, then
+// the earlier of those. A pure function of the measured costs.
 ExchangeTrial exchange_verdict(const std::vector<int>& depths, const std::vector<double>& seconds,
-                               bool faces_first = false);
+                               std::size_t passes = 2);
 
 // seconds(c) is this rank's time for candidate c (collective: every rank times every candidate
 // in the same order). The smallest `slowest` wins; among equal times, the earlier candidate.

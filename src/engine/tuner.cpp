@@ -100,14 +100,15 @@ SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&
     SweepPlan plan;
     plan.blocks = blocks_;
     plan.overlap = cfg_.overlap;
-    if (cfg_.overlap == OverlapMode::faces_first) {
+    if (cfg_.overlap == OverlapMode::faces_first || cfg_.overlap == OverlapMode::pipelined) {
         if (!writes_faces_first()) {
             throw ConfigError(cfg_.where("parallel.overlap") +
-                              fmt::format("\"faces_first\" needs the CUDA backend; this run has "
+                              fmt::format("\"{}\" needs the CUDA backend; this run has "
                                           "the {} backend",
-                                          be_.name()));
+                                          to_string(cfg_.overlap), be_.name()));
         }
-        plan.exchange_pass = ExchangePass::faces_first;
+        plan.exchange_pass = cfg_.overlap == OverlapMode::faces_first ? ExchangePass::faces_first
+                                                                      : ExchangePass::pipelined;
     }
     plan.box_sweeps = be_.box_sweeps() != nullptr;
     plan.updated_points = geo_.updated.count();

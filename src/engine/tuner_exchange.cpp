@@ -114,6 +114,11 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
     const bool faces_first = writes_faces_first() && !plan.sums_in_passes();
     std::vector<ExchangePass> passes{ExchangePass::split, ExchangePass::fused};
     if (faces_first) passes.push_back(ExchangePass::faces_first);
+    // Pipelined where some rank's exchange pipelines at the plan's depth (a rank whose does not
+    // fuses its passes in that choice).
+    const bool pipelined =
+        faces_first && allreduce(topo_.comm(), setups.front().pipelines ? 1 : 0, Reduce::max) == 1;
+    if (pipelined) passes.push_back(ExchangePass::pipelined);
     std::vector<Choice> choices;
     for (std::size_t d = 0; d < depths.size(); ++d) {
         for (ExchangePass pass : passes) {
@@ -143,8 +148,9 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
     const std::vector<double> best = fastest_rounds(
         topo_.comm(), choices.size(), kExchangeTrialRounds,
         [&](std::size_t c) { return seconds(c, n) / (static_cast<double>(n) * round_sweeps); });
-    // Choices in exchange_verdict's order: per depth, the split, the fused, the faces-first pass.
-    exchange_trial_ = exchange_verdict(depths, best, faces_first);
+    // Choices in exchange_verdict's order: per depth, the split, the fused, the faces-first and
+    // the pipelined pass.
+    exchange_trial_ = exchange_verdict(depths, best, passes.size());
     plan.block = exchange_trial_.taken_depth().time_block;
     plan.exchange_pass = exchange_trial_.pass;
     choices.clear();  // the sweepers and their recordings

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -70,6 +71,22 @@ public:
     // Sums `count` doubles over all ranks in place, in backend memory, ordered on the boundary
     // lane.
     virtual void allreduce_sum_on_lane(double* /*values*/, int /*count*/) {}
+    // Whether a pipelined pass may wait for the registered fields' faces that stores_face()
+    // names: face f's counters (arrival_words) tell when the peer's stores into our halo land.
+    [[nodiscard]] virtual bool tells_arrivals() const { return false; }
+    // Face f's counters in device memory: `ready`, the exchanges whose data the peer has stored
+    // into our memory (raised by the peer), and `base` (HaloArrivals).
+    struct ArrivalWords {
+        const unsigned long long* ready = nullptr;
+        const unsigned long long* base = nullptr;
+    };
+    [[nodiscard]] virtual ArrivalWords arrival_words(std::size_t /*f*/) const { return {}; }
+    // Sets every face's base to its ready less `pass`, on `lane`, after a join of the lanes (every
+    // exchange so far has landed): pass `pass` of the pipeline that starts there needs nothing
+    // more.
+    virtual void restart_arrivals(unsigned long long /*pass*/, Lane /*lane*/) {
+        throw std::logic_error("this transport tells no arrivals");
+    }
 };
 
 // MPI_Irecv/MPI_Isend between ranks. `staged`: device buffers go through page-locked host
@@ -235,6 +252,37 @@ public:
     void allreduce_sum_on_lane(double* values, int count) {
         transport_->allreduce_sum_on_lane(values, count);
     }
+    // Whether a pipelined pass may exchange `u` (a field of `dims` dimensions): every face goes
+    // to another rank across the last axis, stored straight into the peer's field by a transport
+    // that tells its arrivals, and no halo is packed, unpacked or copied from this rank's own
+    // faces.
+    [[nodiscard]] bool pipelines(FieldView<const T> u, int dims) const {
+        if (remote_.empty() || self_axes_ != 0 || !transport_->tells_arrivals() || !registered(u))
+            return false;
+        for (std::size_t f = 0; f < remote_.size(); ++f) {
+            if (face_axis(remote_[f].face) != dims - 1 || !transport_->stores_face(f)) return false;
+        }
+        return true;
+    }
+    // The counters a pipelined pass over a block of `owned` planes along the last axis waits on
+    // (where pipelines()).
+    [[nodiscard]] HaloArrivals arrivals(int owned) const {
+        HaloArrivals a;
+        a.lo = 0;
+        a.hi = owned;
+        for (std::size_t f = 0; f < remote_.size(); ++f) {
+            const auto words = transport_->arrival_words(f);
+            const int side = remote_[f].face % 2;
+            a.ready[side] = words.ready;
+            a.base[side] = words.base;
+        }
+        return a;
+    }
+    void restart_arrivals(unsigned long long pass, Lane lane) {
+        transport_->restart_arrivals(pass, lane);
+    }
+    // Transfers issued from the host so far (a recorded one counts once, when captured).
+    [[nodiscard]] std::uint64_t transfers_issued() const { return transfers_issued_; }
 
     // The phases of group `g` (0 <= g < groups()), in order; every group after the one before.
     // A field registered with the transport packs and unpacks only the faces it does not store
@@ -255,6 +303,7 @@ public:
     void transfer(FieldView<const T> u, int g = 0, bool beside_work = false) {
         const Group& grp = groups_[g];
         if (!transfers(g)) return;
+        ++transfers_issued_;
         if (const int f = transport_->field_index(u.data); f >= 0) {
             transport_->exchange_field(f, remote_, grp.first, grp.last, beside_work);
         } else {
@@ -302,6 +351,7 @@ private:
     std::vector<Group> groups_;        // one, or one per axis (halos deeper than one)
     unsigned self_axes_ = 0;
     std::vector<Box> read_boxes_;  // read_boxes()
+    std::uint64_t transfers_issued_ = 0;
 };
 
 }  // namespace gridsim

@@ -93,6 +93,8 @@ const char* pass_name(ExchangePass p) {
             return "fused";
         case ExchangePass::faces_first:
             return "faces_first";
+        case ExchangePass::pipelined:
+            return "pipelined";
         default:
             return "split";
     }
@@ -103,6 +105,7 @@ nlohmann::json depth_json(const ExchangeTrial& t, const ExchangeTrial::Depth& d)
     nlohmann::json j = {{"split_seconds_per_sweep", d.split_seconds_per_sweep},
                         {"fused_seconds_per_sweep", d.fused_seconds_per_sweep}};
     if (t.timed_faces_first) j["faces_first_seconds_per_sweep"] = d.faces_first_seconds_per_sweep;
+    if (t.timed_pipelined) j["pipelined_seconds_per_sweep"] = d.pipelined_seconds_per_sweep;
     return j;
 }
 
@@ -122,11 +125,12 @@ nlohmann::json exchange_trial_json(const ExchangeTrial& t) {
 }
 
 // The header's exchange trial: one depth "split pass A us, one launch then the halos B us[, faces
-// first C us] per sweep ...: one launch taken"; with a depth trial, each depth's times and the
-// depth taken.
+// first C us[, pipelined D us]] per sweep ...: one launch taken"; with a depth trial, each
+// depth's times and the depth taken.
 std::string exchange_trial_text(const ExchangeTrial& t) {
     const char* taken = t.pass == ExchangePass::fused         ? "one launch"
                         : t.pass == ExchangePass::faces_first ? "faces first"
+                        : t.pass == ExchangePass::pipelined   ? "pipelined"
                                                               : "split";
     auto times = [&](const ExchangeTrial::Depth& d) {
         std::string s =
@@ -134,6 +138,8 @@ std::string exchange_trial_text(const ExchangeTrial& t) {
                         d.split_seconds_per_sweep * 1e6, d.fused_seconds_per_sweep * 1e6);
         if (t.timed_faces_first)
             s += fmt::format(", faces first {:.1f} us", d.faces_first_seconds_per_sweep * 1e6);
+        if (t.timed_pipelined)
+            s += fmt::format(", pipelined {:.1f} us", d.pipelined_seconds_per_sweep * 1e6);
         return s;
     };
     if (t.depths.size() == 1) {
@@ -196,6 +202,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"time_block_trial", trial_json(r.time_block_trial)},
         {"exchange_trial", exchange_trial_json(r.exchange_trial)},
         {"sums_in_passes", r.sums_in_passes},
+        {"pipelined_passes", r.pipelined_passes},
         {"precision", to_string(cfg.precision)},
         {"steps", r.steps},
         {"start_step", r.start_step},

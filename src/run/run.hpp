@@ -146,6 +146,7 @@ struct RunResult {
     std::int64_t passes = 0;
     std::int64_t timed_passes = 0;
     std::int64_t memory_passes = 0;  // passes over memory (levels a backend ran one by one count)
+    std::int64_t pipelined_passes = 0;  // this rank's passes of a pipeline (overlap "pipelined")
     std::vector<std::pair<std::int64_t, double>> residual_history;  // jacobi
     bool converged = false;                                         // jacobi reached time.tolerance
     double final_norm = 0.0;  // residual (jacobi) or ||u||_2 (heat)

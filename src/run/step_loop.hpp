@@ -248,6 +248,7 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.phase_every = sim.timer().every();
     r.passes = sim.timer().passes();
     r.memory_passes = sim.memory_passes();
+    r.pipelined_passes = sim.pipelined_passes();
     r.timed_passes = sim.timer().timed_passes();
     r.loop_seconds_local = clock.elapsed();
     r.loop_seconds = clock.slowest();

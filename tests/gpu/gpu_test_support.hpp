@@ -35,6 +35,22 @@ inline std::vector<double> field(const std::string& deck, std::vector<std::strin
     return test::run_on_ranks(ranks, deck, sets).global_field;
 }
 
+// Where a run of a deck goes: its ranks, process grid and transport (deck values).
+struct Split {
+    int ranks;
+    std::string grid;
+    std::string transport;
+};
+
+// `deck` on the GPU with `split`, time_block `k` and parallel.overlap `overlap` (deck values).
+inline RunResult run_split(const std::string& deck, const Split& split, const std::string& k,
+                           const std::string& overlap) {
+    return test::run_on_ranks(
+        split.ranks, deck + kGpu,
+        {"parallel.process_grid=" + split.grid, "parallel.transport=" + split.transport,
+         "parallel.time_block=" + k, "parallel.overlap=" + overlap});
+}
+
 inline double max_abs(const std::vector<double>& v) {
     double m = 0.0;
     for (double x : v) m = std::max(m, std::abs(x));

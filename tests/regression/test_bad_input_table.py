@@ -68,6 +68,9 @@ DECKS = [
     ("faces_first_2d", BASE + "[parallel]\noverlap = \"faces_first\"\n", "needs a 3D grid"),
     ("faces_first_cpu", "[grid]\ncells = [8, 8, 8]\n[parallel]\nbackend = \"cpu\"\n"
      "overlap = \"faces_first\"\n", "parallel.overlap: \"faces_first\" needs the CUDA backend"),
+    ("pipelined_2d", BASE + "[parallel]\noverlap = \"pipelined\"\n", "needs a 3D grid"),
+    ("pipelined_cpu", "[grid]\ncells = [8, 8, 8]\n[parallel]\nbackend = \"cpu\"\n"
+     "overlap = \"pipelined\"\n", "parallel.overlap: \"pipelined\" needs the CUDA backend"),
     ("phase_every", BASE + "[parallel]\nphase_every = -1\n", "parallel.phase_every"),
     ("ranks_used_zero", BASE + "[parallel]\nranks_used = 0\n", "parallel.ranks_used"),
     ("cuda_aware_cpu", BASE + "[parallel]\nbackend = \"cpu\"\ntransport = \"nccl\"\n",

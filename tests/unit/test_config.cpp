@@ -84,15 +84,16 @@ TEST(Config, OverridesReplaceAndAddKeys) {
     EXPECT_EQ(c.origin.at("time.steps"), "deck.toml:11");
 }
 
-// parallel.overlap: true, false, "auto", "fused" or "faces_first", each surviving the resolved
-// deck.
-TEST(Config, OverlapTakesAutoFusedFacesFirstOrABoolean) {
+// parallel.overlap: true, false, "auto", "fused", "faces_first" or "pipelined", each surviving
+// the resolved deck.
+TEST(Config, OverlapTakesAutoFusedFacesFirstPipelinedOrABoolean) {
     const std::vector<std::pair<std::string, OverlapMode>> cases = {
         {"true", OverlapMode::on},
         {"false", OverlapMode::off},
         {"\"auto\"", OverlapMode::automatic},
         {"\"fused\"", OverlapMode::fused},
-        {"\"faces_first\"", OverlapMode::faces_first}};
+        {"\"faces_first\"", OverlapMode::faces_first},
+        {"\"pipelined\"", OverlapMode::pipelined}};
     for (const auto& [value, mode] : cases) {
         const Config c = load_config(kDeck, "deck.toml", {"parallel.overlap=" + value});
         EXPECT_EQ(c.overlap, mode) << value;
@@ -103,8 +104,8 @@ TEST(Config, OverlapTakesAutoFusedFacesFirstOrABoolean) {
         ADD_FAILURE() << "accepted parallel.overlap = \"sometimes\"";
     } catch (const ConfigError& e) {
         EXPECT_NE(std::string(e.what()).find(
-                      "parallel.overlap: expected \"auto\", \"fused\", \"faces_first\", true or "
-                      "false, got "
+                      "parallel.overlap: expected \"auto\", \"fused\", \"faces_first\", "
+                      "\"pipelined\", true or false, got "
                       "\"sometimes\""),
                   std::string::npos)
             << e.what();

@@ -46,7 +46,7 @@ TEST(TrialChoice, TiesGoToTheShallowerDepthThenTheSplit) {
 
 // Times per depth: split, fused, faces first.
 TEST(TrialChoice, FacesFirstIsTakenWhereItIsTheFastestAndLastAmongEquals) {
-    ExchangeTrial t = exchange_verdict({2, 4}, {3.0, 2.0, 1.5, 1.8, 1.6, 1.7}, true);
+    ExchangeTrial t = exchange_verdict({2, 4}, {3.0, 2.0, 1.5, 1.8, 1.6, 1.7}, 3);
     EXPECT_TRUE(t.timed_faces_first);
     EXPECT_EQ(t.taken_depth().time_block, 2);
     EXPECT_EQ(t.pass, ExchangePass::faces_first);
@@ -54,11 +54,32 @@ TEST(TrialChoice, FacesFirstIsTakenWhereItIsTheFastestAndLastAmongEquals) {
     EXPECT_EQ(t.depths[0].faces_first_seconds_per_sweep, 1.5);
     EXPECT_EQ(t.depths[1].split_seconds_per_sweep, 1.8);
     EXPECT_EQ(t.depths[1].faces_first_seconds_per_sweep, 1.7);
-    t = exchange_verdict({2, 4}, {3.0, 2.0, 1.5, 1.8, 1.4, 1.4}, true);
+    t = exchange_verdict({2, 4}, {3.0, 2.0, 1.5, 1.8, 1.4, 1.4}, 3);
     EXPECT_EQ(t.taken_depth().time_block, 4);
     EXPECT_EQ(t.pass, ExchangePass::fused);
-    t = exchange_verdict({3}, {1.0, 1.0, 1.0}, true);
+    t = exchange_verdict({3}, {1.0, 1.0, 1.0}, 3);
     EXPECT_EQ(t.pass, ExchangePass::split);
     EXPECT_FALSE(exchange_verdict({3}, {1.0, 1.0}).timed_faces_first);
-    EXPECT_THROW((void)exchange_verdict({3}, {1.0, 1.0}, true), std::logic_error);
+    EXPECT_THROW((void)exchange_verdict({3}, {1.0, 1.0}, 3), std::logic_error);
+}
+
+// Times per depth: split, fused, faces first, pipelined.
+TEST(TrialChoice, PipelinedIsTakenWhereItIsTheFastestAndLastAmongEquals) {
+    ExchangeTrial t = exchange_verdict({3, 6}, {3.0, 2.0, 1.5, 1.2, 1.8, 1.6, 1.7, 1.3}, 4);
+    EXPECT_TRUE(t.timed_faces_first);
+    EXPECT_TRUE(t.timed_pipelined);
+    EXPECT_EQ(t.taken_depth().time_block, 3);
+    EXPECT_EQ(t.pass, ExchangePass::pipelined);
+    ASSERT_EQ(t.depths.size(), 2u);
+    EXPECT_EQ(t.depths[0].pipelined_seconds_per_sweep, 1.2);
+    EXPECT_EQ(t.depths[1].faces_first_seconds_per_sweep, 1.7);
+    EXPECT_EQ(t.depths[1].pipelined_seconds_per_sweep, 1.3);
+    t = exchange_verdict({3}, {1.0, 0.9, 0.9, 0.9}, 4);
+    EXPECT_EQ(t.pass, ExchangePass::fused);
+    t = exchange_verdict({3, 6}, {3.0, 2.0, 1.5, 1.2, 1.8, 1.1, 1.7, 1.3}, 4);
+    EXPECT_EQ(t.taken_depth().time_block, 6);
+    EXPECT_EQ(t.pass, ExchangePass::fused);
+    EXPECT_FALSE(exchange_verdict({3}, {1.0, 1.0, 1.0}, 3).timed_pipelined);
+    EXPECT_THROW((void)exchange_verdict({3}, {1.0, 1.0, 1.0}, 4), std::logic_error);
+    EXPECT_THROW((void)exchange_verdict({3}, {1.0, 1.0, 1.0, 1.0, 1.0}, 5), std::logic_error);
 }

@@ -22,6 +22,7 @@ struct FaceSignals {
     unsigned long long epoch;    // exchanges of this face we have waited for (ours only)
     unsigned long long stored;   // what the peer's last put stored (its tag)
     unsigned int arrived;        // blocks of the running put that have stored their share (ours)
+    unsigned long long base;     // a pipeline's ready at its pass 0 (HaloArrivals; ours only)
 };
 
 using SystemCounter = cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>;
@@ -52,23 +53,34 @@ __device__ unsigned long long meet_peer(FaceSignals* mine, FaceSignals* peer) {
     return done;
 }
 
+// Tells the peer that exchange done + 1 is in its memory, and what was stored (`tag`); the
+// caller's stores (or the copies before it on its stream) are out.
+__device__ void tell_peer(FaceSignals* peer, unsigned long long done, unsigned long long tag) {
+    __threadfence_system();
+    SystemCounter(peer->stored).store(tag, cuda::memory_order_relaxed);
+    SystemCounter(peer->ready).store(done + 1, cuda::memory_order_release);
+}
+
+// Waits until the peer has told us exchange done + 1 is in our memory, checks the peer stored
+// what we did, and moves the epoch on.
+__device__ void await_peer(FaceSignals* mine, unsigned long long done, unsigned long long tag) {
+    while (SystemCounter(mine->ready).load(cuda::memory_order_acquire) < done + 1) {
+    }
+    if (SystemCounter(mine->stored).load(cuda::memory_order_relaxed) != tag) __trap();
+    mine->epoch = done + 1;
+}
+
 // A put's last step, every block after its stores: the last block of the face to get here tells
-// the peer that exchange done + 1 is in its memory, and what was stored (`tag`), then waits until
-// the peer has said the same to us and checks the peer stored what we did. Being the last, it
-// moves the epoch on after every block of the face has read it.
+// the peer (tell_peer), then waits for the peer's telling (await_peer). Being the last, it moves
+// the epoch on after every block of the face has read it.
 __device__ void tell_and_wait(FaceSignals* mine, FaceSignals* peer, unsigned long long done,
                               unsigned long long tag) {
     __threadfence_system();  // this block's stores reach the peer before it is told
     __syncthreads();
     if (threadIdx.x != 0 || atomicAdd(&mine->arrived, 1u) != gridDim.x - 1) return;
     mine->arrived = 0;  // every store of the face is out; the next put counts anew
-    __threadfence_system();
-    SystemCounter(peer->stored).store(tag, cuda::memory_order_relaxed);
-    SystemCounter(peer->ready).store(done + 1, cuda::memory_order_release);
-    while (SystemCounter(mine->ready).load(cuda::memory_order_acquire) < done + 1) {
-    }
-    if (SystemCounter(mine->stored).load(cuda::memory_order_relaxed) != tag) __trap();
-    mine->epoch = done + 1;
+    tell_peer(peer, done, tag);
+    await_peer(mine, done, tag);
 }
 
 // A put moves every face of its launch (blockIdx.y) from rows here to rows of the same length in
@@ -149,16 +161,29 @@ __global__ void __launch_bounds__(kPutThreads, 16) peer_put(PutFaces<T> faces) {
 }
 
 // A put whose stores a copy engine makes (IpcTransport::launch): the meeting before the copies
-// and the telling and waiting after them, which the stream runs in order; one block per face.
+// (one block per face), the telling of each face after its copies (one thread, face `f`), and
+// the waiting for every face once all are told (one block per face), which the stream runs in
+// order.
 template <class T>
 __global__ void peer_meet(PutFaces<T> faces) {
     const PutFace<T>& p = faces.face[blockIdx.y];
     (void)meet_peer(p.mine, p.peer);
 }
 template <class T>
-__global__ void peer_tell(PutFaces<T> faces) {
+__global__ void peer_tell(PutFaces<T> faces, int f) {
+    const PutFace<T>& p = faces.face[f];
+    tell_peer(p.peer, p.mine->epoch, faces.tag);
+}
+template <class T>
+__global__ void peer_await(PutFaces<T> faces) {
     const PutFace<T>& p = faces.face[blockIdx.y];
-    tell_and_wait(p.mine, p.peer, p.mine->epoch, faces.tag);
+    await_peer(p.mine, p.mine->epoch, faces.tag);
+}
+
+// A pipeline starts at pass `pass` (HaloArrivals): its base, from ready now (every exchange so
+// far has landed), so that pass `pass` needs nothing more.
+__global__ void restart_arrivals(FaceSignals* mine, unsigned long long pass) {
+    mine->base = SystemCounter(mine->ready).load(cuda::memory_order_relaxed) - pass;
 }
 
 // The sums over the ranks where every rank reaches every other: each rank's mailbox holds a

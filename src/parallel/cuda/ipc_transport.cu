@@ -6,13 +6,14 @@
 // z) go from our field's owned layers into the neighbour's field's halo, with no pack and no
 // unpack; faces across x (a few points per row) and any other field (the CG's vectors) go
 // packed, into the neighbour's receive buffer, and are unpacked there. Beside a split pass's
-// interior a large face's stores are a copy engine's instead, between a kernel that meets the
-// neighbour and one that tells it (IpcTransport::launch), and so are every face's where ranks
-// share GPUs (through MPS). Where every rank reaches every other, the sums over
-// the ranks (the residual, the CG's dot products) go through mailboxes in the same way and no
-// NCCL communicator is made; otherwise (some pair of ranks, not neighbours, cannot reach each
-// other) the sums go through an NCCL transport kept beside it. Every face goes by
-// IPC: Simulation refuses ipc where a neighbour cannot be reached.
+// interior or a pipelined pass a large face's stores are a copy engine's instead, between a
+// kernel that meets the neighbour and kernels that tell it, face by face, then wait for its
+// telling (IpcTransport::launch), and so are every face's where ranks share GPUs (through MPS).
+// Where every rank reaches every other, the sums over the ranks (the residual, the CG's dot
+// products) go through mailboxes in the same way and no NCCL communicator is made; otherwise (some
+// pair of ranks, not neighbours, cannot reach each other) the sums go through an NCCL transport
+// kept beside it. Every face goes by IPC: Simulation refuses ipc where a neighbour cannot be
+// reached.
 //
 // The handshake, per face pair (A's face f, B's opposite face), with counters that only grow:
 // A's put of exchange n first tells B that A has reached exchange n (all of A's work before it
@@ -20,10 +21,12 @@
 // pass that reads or writes A's halos), waits until B said the same, stores, sets B's `ready` to
 // n, and spins until its own `ready` reaches n. Both ranks store only into halos and buffers
 // their owner no longer reads or writes until its put ends (work on the interior lane touches no
-// halo). The counters live in device memory and are advanced by the kernels themselves, so a
-// recorded exchange replays correctly. With the data goes a tag of what was stored (the packed
-// buffer, or which field), which the receiver checks: every rank exchanges the same field at a
-// time, so a mismatch is a bug, and the kernel stops the run.
+// halo, but for a pipelined pass, whose blocks read a halo only once its `ready` has reached the
+// exchange they need, and which the peer's next put into that field follows: that put meets
+// this rank only after the pass). The counters live in device memory and are advanced by the
+// kernels themselves, so a recorded exchange replays correctly. With the data goes a tag of what
+// was stored (the packed buffer, or which field), which the receiver checks: every rank exchanges
+// the same field at a time, so a mismatch is a bug, and the kernel stops the run.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <cuda/atomic>
@@ -171,6 +174,21 @@ public:
         launch(puts, count, beside_work);
     }
 
+    // Where ranks share GPUs, a pipelined pass's waiting blocks could hold the multiprocessors
+    // the peer's pass needs before its exchange.
+    [[nodiscard]] bool tells_arrivals() const override { return !shared_gpus_; }
+    [[nodiscard]] typename Transport<T>::ArrivalWords arrival_words(std::size_t f) const override {
+        const FaceSignals* s = peer_faces_[f].signals->as<FaceSignals>();
+        return {&s->ready, &s->base};
+    }
+    void restart_arrivals(unsigned long long pass, Lane lane) override {
+        const auto stream = static_cast<cudaStream_t>(backend_.native_stream(lane));
+        for (const PeerFace& p : peer_faces_) {
+            ipc::restart_arrivals<<<1, 1, 0, stream>>>(p.signals->as<FaceSignals>(), pass);
+            GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        }
+    }
+
     [[nodiscard]] bool host_steps() const override { return false; }
     [[nodiscard]] bool reduces_on_device() const override { return true; }
     void allreduce_sum_on_lane(double* values, int count) override {
@@ -189,16 +207,17 @@ private:
     // Up to this many blocks of kPutThreads (every one resident beside nothing else), about one
     // item per warp.
     static constexpr unsigned kMostPutBlocks = 256;
-    // Beside other work (a split pass's interior, whose long blocks hold the multiprocessors), a
-    // put with a face of this many bytes has a copy engine make its stores (cudaMemcpy3DAsync
-    // into the peer's memory, between a meeting and a telling kernel): it needs no
-    // multiprocessor. Alone the kernel's stores are faster (docs/tuning.md).
+    // Beside other work (a split pass's interior or a pipelined pass, whose long blocks hold the
+    // multiprocessors), a put with a face of this many bytes has a copy engine make its stores
+    // (cudaMemcpy3DAsync into the peer's memory, between a meeting kernel and the telling and
+    // waiting ones): it needs no multiprocessor. Alone the kernel's stores are faster
+    // (docs/tuning.md).
     static constexpr std::size_t kCopyEngineBytes = std::size_t{1} << 20;
     // Where ranks share GPUs (through MPS) every put takes that form: every block of the put
     // kernel waits for the peer on a multiprocessor, and the puts of several ranks can fill a GPU
     // while the kernel a peer must finish before its own put waits for room there, so that
-    // neither goes on. A meeting and a telling kernel hold one warp. (Decided by the device map,
-    // IpcReach: a pointer opened from a peer's GPU reports this process's device.)
+    // neither goes on. The meeting, telling and waiting kernels hold one warp each. (Decided by the
+    // device map, IpcReach: a pointer opened from a peer's GPU reports this process's device.)
     const bool shared_gpus_;
 
     void launch(const PutFaces<T>& puts, int count, bool beside_work) {
@@ -212,8 +231,15 @@ private:
             const dim3 faces(1, static_cast<unsigned>(count));
             peer_meet<T><<<faces, 32, 0, boundary_stream()>>>(puts);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
-            for (int f = 0; f < count; ++f) copy_face(puts.face[f]);
-            peer_tell<T><<<faces, 32, 0, boundary_stream()>>>(puts);
+            // The faces in reverse order, each told as soon as it is copied: of an axis the upper
+            // face first, which lands in the peer's lower halo, the one the first blocks of a
+            // pipelined pass (chunks from the bottom up) wait for.
+            for (int f = count - 1; f >= 0; --f) {
+                copy_face(puts.face[f]);
+                peer_tell<T><<<1, 1, 0, boundary_stream()>>>(puts, f);
+                GRIDSIM_CUDA_CHECK(cudaGetLastError());
+            }
+            peer_await<T><<<faces, 1, 0, boundary_stream()>>>(puts);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
             return;
         }
