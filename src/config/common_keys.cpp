@@ -54,7 +54,7 @@ std::vector<CommonKey> execution_keys() {
          "`ipc` (stores straight into the neighbour's GPU) or `auto`"},
         {"parallel.overlap", "string or boolean", "`\"auto\"`",
          "`true`: halos beside the interior; `false`: after it; `fused`: one launch, then "
-         "halos; `faces_first`: halos once a pass wrote its faces; `pipelined`: halos beside the "
+         "halos; `faces_first`: halos once faces are written; `pipelined`: halos beside the "
          "next pass; `auto`: chosen per run"},
         {"parallel.share_gpus", "boolean", "`false`",
          "allow more ranks on a node than it has GPUs (they share round-robin; side by side "
