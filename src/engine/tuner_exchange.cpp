@@ -114,8 +114,8 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
     const bool faces_first = writes_faces_first() && !plan.sums_in_passes();
     std::vector<ExchangePass> passes{ExchangePass::split, ExchangePass::fused};
     if (faces_first) passes.push_back(ExchangePass::faces_first);
-    // Pipelined where some rank's exchange pipelines at the plan's depth (a rank whose does not
-    // fuses its passes in that choice).
+    // Pipelined where some rank's exchange pipelines at the plan's depth (a rank whose exchange
+    // does not pipeline fuses its passes in that choice).
     const bool pipelined =
         faces_first && allreduce(topo_.comm(), setups.front().pipelines ? 1 : 0, Reduce::max) == 1;
     if (pipelined) passes.push_back(ExchangePass::pipelined);
