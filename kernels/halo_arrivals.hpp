@@ -21,8 +21,6 @@ struct HaloArrivals {
     unsigned long long pass = 0;
     int lo = 0;
     int hi = 0;
-
-    [[nodiscard]] GRIDSIM_HD bool any() const { return ready[0] != nullptr || ready[1] != nullptr; }
 };
 
 // How a block of a pipelined pass walks its chunk of output planes [z0, z1), `levels` levels:

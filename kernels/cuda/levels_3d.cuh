@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         if (w.both) __trap();  // the launch makes no such chunk
         WalkSignals sig;
         sig.plane = w.wait_plane;
-        sig.waits = w.face >= 0;
+        sig.waits = w.any_wait();
         if (sig.waits) {
             sig.arrival = {arrivals.ready[w.face], *arrivals.base[w.face] + arrivals.pass};
         }

@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
+#include <cstddef>
 #include <stdexcept>
 #include <vector>
 
@@ -61,11 +61,7 @@ long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldV
         level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, Levels, wave, kLevelPlanes);
     if (signals.arrivals != nullptr) {
         planes = pipelined_chunk_planes(*signals.arrivals, nz, planes, Levels);
-        for (int z0 = b.lo[2]; planes > 0 && z0 < b.hi[2]; z0 += planes) {
-            if (pipelined_walk(*signals.arrivals, z0, std::min(z0 + planes, b.hi[2]), Levels).both)
-                planes = 0;
-        }
-        if (planes == 0) throw std::logic_error("a pipelined pass with a chunk between two halos");
+        if (planes == 0) throw std::logic_error("a pipelined pass over a box too thin to chunk");
     }
     const int chunks = static_cast<int>(ceil_div(nz, planes));
     const dim3 grid(tiles_x, tiles_y, chunks);
