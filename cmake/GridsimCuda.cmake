@@ -1,15 +1,62 @@
 # GRIDSIM_CUDA = AUTO (build the CUDA backend when a CUDA compiler is found), ON (require it),
 # OFF (CPU only). Sets GRIDSIM_HAVE_CUDA for the rest of the build.
 include(CheckLanguage)
+
+# The GPUs a build has code for. CMAKE_CUDA_ARCHITECTURES (or the CUDAARCHS environment variable)
+# wins; without either: `native` (the GPUs visible at configure time, through nvidia-smi) where
+# any is visible, else this list: machine code for the A100 (80) and H100/H200 (90) generations
+# and PTX of 90 that the driver compiles for newer GPUs at start-up.
+set(GRIDSIM_DEFAULT_CUDA_ARCHITECTURES "80-real;90-real;90-virtual")
+
+macro(gridsim_default_cuda_architectures)
+    set(_gridsim_arch_why " (CMAKE_CUDA_ARCHITECTURES)")
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+        find_program(GRIDSIM_NVIDIA_SMI nvidia-smi)
+        set(_gpus "")
+        if(GRIDSIM_NVIDIA_SMI)
+            execute_process(COMMAND ${GRIDSIM_NVIDIA_SMI} --query-gpu=compute_cap --format=csv,noheader
+                            OUTPUT_VARIABLE _gpus ERROR_QUIET RESULT_VARIABLE _smi_rc)
+            if(NOT _smi_rc EQUAL 0 OR NOT _gpus MATCHES "[0-9]\\.[0-9]")
+                set(_gpus "")
+            endif()
+        endif()
+        if(_gpus)
+            set(CMAKE_CUDA_ARCHITECTURES native CACHE STRING "CUDA architectures to build for")
+            set(_gridsim_arch_why " (the GPUs visible at configure time)")
+        else()
+            set(CMAKE_CUDA_ARCHITECTURES "${GRIDSIM_DEFAULT_CUDA_ARCHITECTURES}" CACHE STRING
+                "CUDA architectures to build for")
+            set(_gridsim_arch_why " (no GPU visible at configure time: the default list)")
+        endif()
+    endif()
+endmacro()
+
+# The architectures as a list of NN[-real|-virtual] entries: native, all and all-major expanded
+# to what the compiler check found (the binary's own start-up check compares them with the GPU).
+function(gridsim_resolved_cuda_architectures out)
+    set(archs "${CMAKE_CUDA_ARCHITECTURES}")
+    if(archs STREQUAL "native")
+        set(archs "${CMAKE_CUDA_ARCHITECTURES_NATIVE}")
+    elseif(archs STREQUAL "all")
+        set(archs "${CMAKE_CUDA_ARCHITECTURES_ALL}")
+    elseif(archs STREQUAL "all-major")
+        set(archs "${CMAKE_CUDA_ARCHITECTURES_ALL_MAJOR}")
+    endif()
+    set(${out} "${archs}" PARENT_SCOPE)
+endfunction()
 set(GRIDSIM_HAVE_CUDA OFF)
 if(NOT GRIDSIM_CUDA STREQUAL "OFF")
     check_language(CUDA)
     if(CMAKE_CUDA_COMPILER)
-        if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-            # H100/H200 (sm_90) are the GPU hosts this code is verified on.
-            set(CMAKE_CUDA_ARCHITECTURES 90)
-        endif()
+        gridsim_default_cuda_architectures()
         enable_language(CUDA)
+        gridsim_resolved_cuda_architectures(GRIDSIM_CUDA_ARCHITECTURES)
+        if(GRIDSIM_CUDA_ARCHITECTURES STREQUAL CMAKE_CUDA_ARCHITECTURES)
+            message(STATUS "gridsim: CUDA architectures ${GRIDSIM_CUDA_ARCHITECTURES}${_gridsim_arch_why}")
+        else()
+            message(STATUS "gridsim: CUDA architectures ${GRIDSIM_CUDA_ARCHITECTURES} "
+                           "(CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES}${_gridsim_arch_why})")
+        endif()
         find_package(CUDAToolkit REQUIRED)
         set(CMAKE_CUDA_STANDARD 17)
         set(CMAKE_CUDA_STANDARD_REQUIRED ON)
@@ -20,18 +67,6 @@ if(NOT GRIDSIM_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "gridsim: CUDA backend ${GRIDSIM_HAVE_CUDA} (GRIDSIM_CUDA=${GRIDSIM_CUDA})")
 
-# NCCL (the device-to-device halo transport) ships with the CUDA toolkit here and on the GPU
-# hosts; it is used when found next to the CUDA libraries.
-set(GRIDSIM_HAVE_NCCL OFF)
-if(GRIDSIM_HAVE_CUDA)
-    find_path(GRIDSIM_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
-    find_library(GRIDSIM_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib
-                 ${CUDAToolkit_TARGET_DIR}/lib /usr/local/cuda/lib /usr/local/cuda/lib64)
-    if(GRIDSIM_NCCL_INCLUDE_DIR AND GRIDSIM_NCCL_LIBRARY)
-        set(GRIDSIM_HAVE_NCCL ON)
-        add_library(gridsim::nccl INTERFACE IMPORTED)
-        target_include_directories(gridsim::nccl INTERFACE ${GRIDSIM_NCCL_INCLUDE_DIR})
-        target_link_libraries(gridsim::nccl INTERFACE ${GRIDSIM_NCCL_LIBRARY})
-    endif()
-endif()
-message(STATUS "gridsim: NCCL transport ${GRIDSIM_HAVE_NCCL} (${GRIDSIM_NCCL_LIBRARY})")
+
+
+include(GridsimNccl)

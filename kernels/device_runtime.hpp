@@ -22,6 +22,8 @@ struct DeviceInfo {
     int visible_devices = 0;
     std::string name;
     std::string pci_bus_id;  // "0000:41:00.0" style, for hwloc and the placement report
+    int cc_major = 0;        // compute capability, major.minor
+    int cc_minor = 0;
 };
 
 // How the device backend launches its stencils (parallel.kernel, .block, .rows_per_thread).
@@ -46,7 +48,10 @@ public:
     [[nodiscard]] virtual std::string version() const = 0;  // of the runtime linked in, "13.0"
     // Devices this process sees (0 without a driver or a device; never fails).
     [[nodiscard]] virtual int visible_devices() const = 0;
-    // Index, name and bus id of visible device `device` (the rank fields are the caller's).
+    // The GPU architectures this build has code for, as CMake's list resolved ("80-real,90").
+    [[nodiscard]] virtual std::string architectures() const = 0;
+    // Index, name, bus id and compute capability of visible device `device` (the rank fields
+    // are the caller's).
     [[nodiscard]] virtual DeviceInfo describe(int device) const = 0;
     // Makes `device` current for this process (every later call and backend uses it).
     virtual void select(int device) = 0;

@@ -12,3 +12,7 @@ target_compile_options(gridsim_kernels_cuda PRIVATE
 
 add_library(gridsim_device_runtime STATIC cuda/runtime.cpp)
 target_link_libraries(gridsim_device_runtime PUBLIC gridsim_kernels_cuda PRIVATE gridsim_warnings)
+# The architectures the kernels were built for, which the runtime holds against each GPU.
+string(REPLACE ";" "," _gridsim_archs_text "${GRIDSIM_CUDA_ARCHITECTURES}")
+target_compile_definitions(gridsim_device_runtime PRIVATE
+                           GRIDSIM_CUDA_ARCHITECTURES="${_gridsim_archs_text}")

@@ -40,12 +40,15 @@ public:
         }
         return n;
     }
+    [[nodiscard]] std::string architectures() const override { return GRIDSIM_CUDA_ARCHITECTURES; }
     [[nodiscard]] DeviceInfo describe(int device) const override {
         DeviceInfo info;
         info.device = device;
         cudaDeviceProp prop{};
         GRIDSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
         info.name = prop.name;
+        info.cc_major = prop.major;
+        info.cc_minor = prop.minor;
         char bus[32] = {};
         GRIDSIM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
         info.pci_bus_id = bus;

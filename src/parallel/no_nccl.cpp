@@ -1,5 +1,7 @@
 // A build without NCCL: the transport does not exist, and choosing it is refused before any
 // halo exchange is built (platform/backend_select.cpp), so reaching this is a logic error.
+// The ipc transport (built with the CUDA backend) then sums over the ranks by its own mailboxes,
+// so the selection offers it only where every rank reaches every other.
 #include <stdexcept>
 
 #include "parallel/nccl_transport.hpp"
@@ -16,20 +18,6 @@ std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm /*comm*/, Backend<T>&
     throw std::logic_error("nccl transport requested from a build without NCCL");
 }
 
-template <class T>
-std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm /*comm*/, Backend<T>& /*backend*/,
-                                                 const std::vector<HaloFace<T>>& /*faces*/,
-                                                 bool /*everywhere*/,
-                                                 const std::vector<FieldView<T>>& /*fields*/) {
-    throw std::logic_error("ipc transport requested from a build without NCCL");
-}
-
-template std::unique_ptr<Transport<float>> make_ipc_transport<float>(
-    MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&, bool,
-    const std::vector<FieldView<float>>&);
-template std::unique_ptr<Transport<double>> make_ipc_transport<double>(
-    MPI_Comm, Backend<double>&, const std::vector<HaloFace<double>>&, bool,
-    const std::vector<FieldView<double>>&);
 template std::unique_ptr<Transport<float>> make_nccl_transport<float>(
     MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&);
 template std::unique_ptr<Transport<double>> make_nccl_transport<double>(

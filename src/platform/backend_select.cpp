@@ -5,12 +5,14 @@
 #include <iterator>
 #include <sstream>
 
+#include "kernels/device_code.hpp"
 #include "parallel/collectives.hpp"
 #include "parallel/gather.hpp"
 #include "parallel/mpi_check.hpp"
 #include "parallel/mpi_session.hpp"
 #include "parallel/nccl_transport.hpp"
 #include "parallel/peer_routes.hpp"
+#include "parallel/together.hpp"
 #include "platform/device_map.hpp"
 
 namespace gridsim {
@@ -23,6 +25,23 @@ int cuda_devices_visible() {
 
 std::string cuda_runtime_version() {
     return cuda_backend_built() ? device_runtime()->version() : std::string();
+}
+
+std::string transports_offered() {
+    std::string out = "staged";
+    if (mpi_is_cuda_aware()) out += ", cuda-aware";
+    if (cuda_backend_built()) {
+        out += nccl_built() ? ", ipc (GPUs that reach each other), nccl (one GPU per rank)"
+                            : ", ipc (only where every rank's GPU reaches every other's: this "
+                              "build has no NCCL for the sums)";
+    }
+    return out;
+}
+
+std::string transports_missing() {
+    if (!cuda_backend_built() || nccl_built()) return {};
+    return "this build has no NCCL: ipc only where every rank's GPU reaches every other's, else "
+           "staged";
 }
 
 namespace {
@@ -175,6 +194,17 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus, bool mps, MPI_Comm
     return automatic_transport(facts);
 }
 
+// Ends every rank with one line (exit 1) where some rank's GPU has no code in this build, before
+// any collective that such a rank could leave others waiting in. Collective over `comm`.
+void require_device_code(MPI_Comm comm, const DeviceInfo& device) {
+    const std::string mine =
+        device.device < 0 ? std::string()
+                          : missing_device_code(device_runtime()->architectures(), device.device,
+                                                device.name, device.cc_major, device.cc_minor);
+    const std::string agreed = agree_on_error(comm, mine, true);
+    if (!agreed.empty()) fail_together(comm, agreed);
+}
+
 // This rank's node, GPU and the GPUs it reaches, for the ipc routes.
 RankGpu this_rank_gpu(const DeviceInfo& device) {
     RankGpu mine;
@@ -229,6 +259,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         bind_this_rank(cfg, comm, topo, cuda ? plan.info.pci_bus_id : std::string(),
                        plan.info.local_rank, plan.info.local_ranks);
     if (cuda) {
+        require_device_code(comm, plan.info);
         if (comm_size(comm) > 1 &&
             (cfg.transport == TransportKind::ipc || cfg.transport == TransportKind::automatic)) {
             choice.gpus = gather_rank_gpus(comm, this_rank_gpu(plan.info));

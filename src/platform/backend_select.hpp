@@ -49,6 +49,14 @@ bool cuda_backend_built();
 int cuda_devices_visible();
 std::string cuda_runtime_version();
 
+// The halo transports this build and this MPI offer, each with where it applies, for
+// `gridsim info`: staged always; cuda-aware where MPI says so; ipc with the CUDA backend (across
+// every pair of ranks without NCCL, whose sums it needs otherwise); nccl where NCCL was found.
+std::string transports_offered();
+// What a GPU run of this build lacks among the transports ("" where it lacks none): the header
+// says it beside the transport taken.
+std::string transports_missing();
+
 // The device this rank drives (device = -1: none) and whether another rank of its node drives
 // the same physical GPU, decided from the PCI bus ids every rank of the node sees
 // (platform/device_map.hpp), without selecting it; whether that GPU runs its contexts through

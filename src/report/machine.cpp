@@ -54,9 +54,8 @@ std::string machine_info(MPI_Comm comm) {
     out += fmt::format(
         "  backends      cpu{}\n",
         cuda_backend_built() ? ", cuda (CUDA runtime " + cuda_runtime_version() + ")" : "");
-    out += fmt::format(
-        "  transports    staged{}{}\n", mpi_is_cuda_aware() ? ", cuda-aware" : "",
-        nccl_built() ? ", nccl (one GPU per rank), ipc (GPUs that reach each other)" : "");
+    out += fmt::format("  transports    {}\n", transports_offered());
+    out += fmt::format("  NCCL          {}\n", nccl_built() ? nccl_version() : "not built");
     out += fmt::format(
         "  CUDA-aware MPI {}\n",
         mpi_is_cuda_aware() ? "yes" : "no (MPIX_Query_cuda_support says no or is absent)");

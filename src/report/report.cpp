@@ -365,6 +365,8 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),
                        s.graphs ? ", sweeps replayed as CUDA graphs" : "");
+    if (s.backend == "cuda" && !transports_missing().empty())
+        out += fmt::format("  note            {}\n", transports_missing());
     out += fmt::format("  kernel          {}\n", s.launch);
     if (s.time_block > 1) {
         out += fmt::format(
