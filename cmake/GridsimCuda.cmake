@@ -67,6 +67,23 @@ if(NOT GRIDSIM_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "gridsim: CUDA backend ${GRIDSIM_HAVE_CUDA} (GRIDSIM_CUDA=${GRIDSIM_CUDA})")
 
+# NVTX (the CUDA toolkit's header-only nvtx3): ranges around the timed phases for Nsight Systems
+# and Nsight Compute (kernels/trace_range.hpp). Comes with the CUDA backend; without it the ranges
+# compile to nothing.
+add_library(gridsim_nvtx INTERFACE)
+if(GRIDSIM_HAVE_CUDA)
+    find_path(GRIDSIM_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    if(GRIDSIM_NVTX_INCLUDE_DIR)
+        target_include_directories(gridsim_nvtx SYSTEM INTERFACE ${GRIDSIM_NVTX_INCLUDE_DIR})
+        target_compile_definitions(gridsim_nvtx INTERFACE GRIDSIM_NVTX)
+        target_link_libraries(gridsim_nvtx INTERFACE ${CMAKE_DL_LIBS})
+    endif()
+endif()
+if(GRIDSIM_NVTX_INCLUDE_DIR)
+    message(STATUS "gridsim: NVTX ranges ON (${GRIDSIM_NVTX_INCLUDE_DIR}/nvtx3)")
+else()
+    message(STATUS "gridsim: NVTX ranges OFF (no CUDA toolkit)")
+endif()
 
 
 include(GridsimNccl)

@@ -12,6 +12,7 @@
 #include "config/config.hpp"
 #include "engine/sweep_plan.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/trace_range.hpp"
 
 namespace gridsim {
 
@@ -70,6 +71,7 @@ public:
     // lanes are joined first.
     template <class Capture>
     int replay(Entry& e, bool read_on_host, Capture&& capture) {
+        const TraceRange range(e.work ? "replay" : "record");
         if (!e.work) {
             be_.recorder()->begin_capture(read_on_host);
             capture();

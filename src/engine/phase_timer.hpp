@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/trace_range.hpp"
 
 namespace gridsim {
 
@@ -45,10 +46,12 @@ public:
           host_seconds_(static_cast<int>(Phase::count), 0.0) {}
 
     // Times the lifetime of the returned object as work of `phase` on `lane` (nothing when the
-    // timer is null: a pass that is not sampled).
+    // timer is null: a pass that is not sampled), and marks it as a profiler range named as the
+    // phase, sampled or not.
     class Scope {
     public:
-        Scope(IntervalTimer* t, Phase p, Lane lane) : timer_(t), phase_(p), lane_(lane) {
+        Scope(IntervalTimer* t, Phase p, Lane lane)
+            : range_(kPhaseNames[static_cast<int>(p)]), timer_(t), phase_(p), lane_(lane) {
             if (timer_ != nullptr) timer_->begin(static_cast<int>(phase_), lane_);
         }
         Scope(const Scope&) = delete;
@@ -58,6 +61,7 @@ public:
         }
 
     private:
+        TraceRange range_;
         IntervalTimer* timer_;
         Phase phase_;
         Lane lane_;

@@ -20,6 +20,7 @@
 #include "io/provenance.hpp"
 #include "io/room.hpp"
 #include "io/stopwatch.hpp"
+#include "kernels/trace_range.hpp"
 #include "parallel/together.hpp"
 
 namespace gridsim {
@@ -334,6 +335,7 @@ PendingCommit write_snapshot_begin(const std::string& path, MPI_Comm comm, const
                                    const Subdomain& sub, const HostField& field,
                                    const SnapshotMeta& meta, DiskPrecision disk,
                                    bool keep_previous) {
+    const TraceRange range(meta.checkpoint ? "checkpoint" : "snapshot");
     h5::quiet_errors();
     const std::string tmp = path + ".tmp";
     Stopwatch watch;
@@ -363,6 +365,7 @@ PendingCommit write_snapshot_begin(const std::string& path, MPI_Comm comm, const
 }
 
 void finish_commit(const PendingCommit& p, MPI_Comm comm, bool say) {
+    const TraceRange range("commit");
     Stopwatch watch;
     const std::string err = commit(p.tmp, p.path, p.keep_previous, comm);
     g_times.sync_s += watch.lap();
