@@ -272,7 +272,7 @@ def summarise(study, runs):
                      "cells": "x".join(map(str, kept["config"]["grid"]["cells"])),
                      "time_per_step_s": t, "glups": kept["glups"], **parts,
                      "other_s": max(0.0, t - sum(parts.values())),
-                     "phases": ph, "report": kept})
+                     "phases": ph, "job": lib.job_label(kept), "report": kept})
     return rows
 
 
@@ -317,13 +317,13 @@ def report_lines(study, rows, p, fit_note, pictures, no_plots):
           f"{first['backend']}, transport {transports}, overlap {overlap_word(first)}); "
           f"launcher `{study['launcher']}`; {study['repeat']} repeat(s) per N, keeping the {study['keep']}.", "",
           "| N | process grid | cells | ms/step | GLUP/s | speedup | efficiency | " + law + " | Karp-Flatt | "
-          + " | ".join(part[:-2] + " ms" for part in parts) + " |",
-          "| --- " * (9 + len(parts)) + "|"]
+          + " | ".join(part[:-2] + " ms" for part in parts) + " | job |",
+          "| --- " * (10 + len(parts)) + "|"]
     for r in rows:
         md.append(f"| {r['ranks']} | {grid_shown(r)} | {r['cells']} | {r['time_per_step_s'] * 1e3:.4f} | {r['glups']:.3f} | "
                   f"{r['speedup']:.3f} | {100 * r['efficiency']:.1f}% | {optional(r['predicted'], '.3f')} | "
                   f"{optional(r['karp_flatt'], '.4f')} | "
-                  + " | ".join(f"{r[part] * 1e3:.4f}" for part in parts) + " |")
+                  + " | ".join(f"{r[part] * 1e3:.4f}" for part in parts) + f" | {r['job']} |")
     md += ["", f"**Fit.** {law}'s law: " + (f"P = {p:.4f} (least squares over all N)." if p is not None else fit_note), "",
            "**What limits scaling.** " + limits_text(study, rows, p), ""]
     if study.get("outputs"):

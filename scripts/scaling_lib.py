@@ -176,3 +176,13 @@ def model_verdict(law_name, law_err, halo, t1):
            "division) fit these runs worse")
     return [fitted, f"Trusting {'the halo model' if trust == 'halo model' else trust}: {why}. "
                     f"(t1 = {t1 * 1e3:.3f} ms per step.)"]
+
+
+def job_label(report):
+    """The batch job a run report names ('slurm 4242.3' for job 4242 step 3, 'pbs 31.pbs01'),
+    or '-' for a run outside one (or a report older than the report's `job`)."""
+    job = report.get("job") or {}
+    if not job.get("id"):
+        return "-"
+    step = f".{job['step']}" if job.get("step") else ""
+    return f"{job['scheduler']} {job['id']}{step}"

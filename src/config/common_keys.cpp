@@ -113,6 +113,9 @@ std::vector<CommonKey> execution_keys() {
          "(when MPI allows threads)"},
         {"output.async_buffers", "integer", "`2`",
          "snapshots in flight at most (1 to 16), each one field of host memory per rank"},
+        {"output.mpi_hints", "table", "`{}`",
+         "MPI-IO hints for every file written, name = string or integer (`striping_factor`, "
+         "`striping_unit`, `cb_nodes`, `romio_cb_write`, ...); recorded in `/provenance`"},
         {"run.max_walltime", "string", "none",
          "`HH:MM:SS` or `D-HH:MM:SS`: stop with a checkpoint and exit code 3 before this much time "
          "has passed"},

@@ -10,6 +10,7 @@
 
 #include "config/common_keys.hpp"
 #include "config/deck_reader.hpp"
+#include "config/mpi_hints.hpp"
 
 namespace gridsim {
 
@@ -266,6 +267,7 @@ void read_output_files(const DeckReader& r, Config& c) {
     if (auto v = r.choice("output.async", {"auto", "on", "off"}))
         c.output_async = std::array<const char*, 3>{"auto", "on", "off"}[*v];
     if (auto v = r.integer("output.async_buffers", 1, 16)) c.async_buffers = static_cast<int>(*v);
+    c.mpi_hints = read_mpi_hints(r);
     if (auto v = r.number("output.max_abs")) {
         if (!(*v >= 0) || std::isinf(*v)) r.fail("output.max_abs", "must be finite and >= 0");
         c.max_abs = *v;
@@ -414,7 +416,7 @@ Config load_config(const std::string& deck_text, const std::string& path,
     std::vector<std::string_view> schema = common_schema();
     for (const ProblemDeck* p : problems)
         for (const KeySpec& k : p->keys) schema.push_back(k.key);
-    reader.reject_unknown_keys(schema);
+    reader.reject_unknown_keys(schema, {"output.mpi_hints"});
 
     Config c;
     c.deck_path = path;

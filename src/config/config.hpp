@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "config/mpi_hints.hpp"
+
 namespace gridsim {
 
 // Bad input (deck, override or command-line argument). The message already names the file,
@@ -212,6 +214,7 @@ struct Config {
     // each in a staging buffer of one field.
     std::string output_async = "auto";
     int async_buffers = 2;
+    MpiHints mpi_hints;  // output.mpi_hints: MPI-IO hints of every file written, in deck order
     [[nodiscard]] std::int64_t check_interval() const {
         if (check_every >= 0) return check_every;
         return progress_every > 0 ? progress_every : 1000;

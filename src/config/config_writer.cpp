@@ -135,6 +135,17 @@ toml::table to_table(const Config& c) {
     } else {
         parallel->insert("time_block", c.time_block);
     }
+    if (!c.mpi_hints.empty()) {
+        toml::table hints;
+        for (const auto& [name, value] : c.mpi_hints) {
+            if (mpi_hint_is_count(value)) {
+                hints.insert(name, std::stoll(value));
+            } else {
+                hints.insert(name, value);
+            }
+        }
+        t.get_as<toml::table>("output")->insert("mpi_hints", hints);
+    }
     toml::table run{{"stall_timeout", hms(c.stall_timeout)}};
     if (c.max_walltime > 0) run.insert("max_walltime", hms(c.max_walltime));
     t.insert("run", run);

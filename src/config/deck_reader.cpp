@@ -80,18 +80,28 @@ void DeckReader::fail(std::string_view key, const std::string& message) const {
     throw ConfigError(fmt::format("{}: {}: {}", where(key), key, message));
 }
 
-void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema) const {
+void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema,
+                                     const std::vector<std::string_view>& open_tables) const {
+    auto inside = [](std::string_view key, std::string_view table) {
+        return key.size() > table.size() && key.substr(0, table.size()) == table &&
+               key[table.size()] == '.';
+    };
+    auto in_open_table = [&](std::string_view key) {
+        return std::any_of(open_tables.begin(), open_tables.end(),
+                           [&](std::string_view t) { return inside(key, t); });
+    };
     // A table is known when some key lives in it (an empty [extra] is a typo too).
     auto known_table = [&](const std::string& table) {
-        return std::any_of(schema.begin(), schema.end(), [&](std::string_view key) {
-            return key.size() > table.size() && key.substr(0, table.size()) == table &&
-                   key[table.size()] == '.';
-        });
+        return in_open_table(table) ||
+               std::find(open_tables.begin(), open_tables.end(), table) != open_tables.end() ||
+               std::any_of(schema.begin(), schema.end(),
+                           [&](std::string_view key) { return inside(key, table); });
     };
     walk(
         root_, "",
         [&](const std::string& key, const toml::node&) {
-            if (std::find(schema.begin(), schema.end(), key) == schema.end()) {
+            if (std::find(schema.begin(), schema.end(), key) == schema.end() &&
+                !in_open_table(key)) {
                 fail(key, "unknown key (see docs/deck-keys.md for the valid ones)");
             }
         },
@@ -102,6 +112,37 @@ void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema
 }
 
 const toml::node* DeckReader::find(std::string_view key) const { return root_.at_path(key).node(); }
+
+std::vector<std::pair<std::string, std::string>> DeckReader::scalar_table(
+    std::string_view key,
+    const std::function<std::string(const std::string&, const std::string&, bool)>& check) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    const toml::node* n = find(key);
+    if (n == nullptr) return out;
+    if (!n->is_table()) fail(key, fmt::format("expected a table, got {}", type_name(n->type())));
+    const std::string prefix = std::string(key) + ".";
+    walk(
+        *n->as_table(), "",
+        [&](const std::string& name, const toml::node& v) {
+            const std::string full = prefix + name;
+            std::string text;
+            if (const auto* i = v.as_integer()) {
+                text = std::to_string(i->get());
+            } else if (const auto* str = v.as_string()) {
+                text = str->get();
+            } else {
+                fail(full,
+                     fmt::format("expected a string or an integer, got {}", type_name(v.type())));
+            }
+            if (const std::string why = check(name, text, v.is_integer()); !why.empty())
+                fail(full, why);
+            out.emplace_back(name, text);
+        },
+        [&](const std::string& name, const toml::node&) {
+            fail(prefix + name, "expected a string or an integer, got a table");
+        });
+    return out;
+}
 
 bool DeckReader::has(std::string_view key) const { return find(key) != nullptr; }
 

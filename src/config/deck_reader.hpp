@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -21,8 +22,11 @@ public:
     DeckReader(const toml::table& root, std::string path,
                std::map<std::string, std::string> origin_override);
 
-    // Throws ConfigError for the first key (in document order) that `schema` does not list.
-    void reject_unknown_keys(const std::vector<std::string_view>& schema) const;
+    // Throws ConfigError for the first key (in document order) that `schema` does not list and
+    // that is not inside one of `open_tables` (tables whose keys the deck names, such as
+    // output.mpi_hints).
+    void reject_unknown_keys(const std::vector<std::string_view>& schema,
+                             const std::vector<std::string_view>& open_tables = {}) const;
 
     [[nodiscard]] bool has(std::string_view key) const;
     [[nodiscard]] std::optional<std::int64_t> integer(std::string_view key, std::int64_t min,
@@ -45,6 +49,13 @@ public:
     [[nodiscard]] std::optional<std::vector<std::int64_t>> integers(std::string_view key) const;
     [[nodiscard]] std::optional<std::vector<double>> numbers(std::string_view key) const;
     [[nodiscard]] std::vector<std::string> strings(std::string_view key) const;  // [] when absent
+    // The entries of table `key`, each value a string or an integer given as text, in document
+    // order; [] when absent. `check(name, value, is_integer)` returns "" or why the entry is
+    // wrong (reported against `key.name`).
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> scalar_table(
+        std::string_view key,
+        const std::function<std::string(const std::string&, const std::string&, bool)>& check)
+        const;
 
     // "file:line" of a key present in the deck, "--set key=value" for an override, else the file.
     [[nodiscard]] std::string where(std::string_view key) const;

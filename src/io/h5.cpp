@@ -109,9 +109,32 @@ FatalWrites::~FatalWrites() { g_fatal = false; }
 
 void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
-Id file_access(MPI_Comm comm) {
+namespace {
+
+// An MPI_Info object, freed with its owner.
+class Info {
+public:
+    Info() { MPI_Info_create(&info_); }
+    Info(const Info&) = delete;
+    Info& operator=(const Info&) = delete;
+    ~Info() { MPI_Info_free(&info_); }
+    [[nodiscard]] MPI_Info get() const { return info_; }
+
+private:
+    MPI_Info info_ = MPI_INFO_NULL;
+};
+
+}  // namespace
+
+Id file_access(MPI_Comm comm, const std::vector<std::pair<std::string, std::string>>& hints) {
     Id fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"), H5Pclose);
-    check_status(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+    if (hints.empty()) {
+        check_status(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+        return fapl;
+    }
+    const Info info;  // HDF5 keeps its own duplicate
+    for (const auto& [name, value] : hints) MPI_Info_set(info.get(), name.c_str(), value.c_str());
+    check_status(H5Pset_fapl_mpio(fapl, comm, info.get()), "H5Pset_fapl_mpio");
     return fapl;
 }
 

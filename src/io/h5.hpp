@@ -8,6 +8,7 @@
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gridsim::h5 {
@@ -89,7 +90,9 @@ public:
 // Turns off HDF5's automatic error printing (we report errors ourselves). Idempotent.
 void quiet_errors();
 
-Id file_access(MPI_Comm comm);  // MPI-IO driver
+// The MPI-IO driver over `comm`, with `hints` (name, value) in the info it opens files with
+// (output.mpi_hints).
+Id file_access(MPI_Comm comm, const std::vector<std::pair<std::string, std::string>>& hints = {});
 Id collective_transfer();
 
 void write_string_attr(hid_t obj, const char* name, const std::string& value);

@@ -264,6 +264,7 @@ void OutputWriter::write(const OutputContext& ctx) {
     meta.deck_toml = deck_toml_;
     meta.process_grid.assign(ctx.process_grid.begin(), ctx.process_grid.begin() + cfg_.dims);
     meta.devices = ctx.devices;
+    meta.mpi_hints = cfg_.mpi_hints;
     create_directories(ctx.comm);
     if (async_ && !writer_) {
         const char* delay = std::getenv("GRIDSIM_TEST_WRITE_DELAY_MS");  // tests only

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -16,12 +17,15 @@
 #include <iostream>
 #include <memory>
 
+#include "config/mpi_hints.hpp"
 #include "io/h5.hpp"
 #include "io/provenance.hpp"
 #include "io/room.hpp"
 #include "io/stopwatch.hpp"
 #include "kernels/trace_range.hpp"
+#include "parallel/mpi_session.hpp"
 #include "parallel/together.hpp"
+#include "platform/batch_job.hpp"
 
 namespace gridsim {
 
@@ -186,6 +190,11 @@ void write_provenance(hid_t file, const SnapshotMeta& meta, int ranks) {
     h5::write_string_attr(prov, "devices", meta.devices);
     h5::write_string_attr(prov, "date", utc_now());
     h5::write_string_attr(prov, "deck", meta.deck_toml);
+    h5::write_string_attr(prov, "mpi_hints", mpi_hints_text(meta.mpi_hints));
+    const BatchJob job = batch_job();
+    h5::write_string_attr(prov, "job_scheduler", job.scheduler);
+    h5::write_string_attr(prov, "job_id", job.id);
+    h5::write_string_attr(prov, "job_step", job.step);
 }
 
 // The residual history as a [n][2] dataset (step, residual), written by rank 0.
@@ -213,21 +222,39 @@ void write_history(hid_t file, const SnapshotMeta& meta, int rank) {
                      "write history");
 }
 
-// Rank 0: fsync the finished file, rotate the previous one, rename into place, fsync the
-// directory. Returns "" or the error; every rank learns it, so all fail together.
+// This rank's sync of `tmp`: "" or why it failed. GRIDSIM_TEST_FAIL_SYNC_RANK (tests only) makes
+// that rank's sync fail, as a node whose file system went away would.
+std::string sync_file(const std::string& tmp, MPI_Comm comm) {
+    const int rank = comm_rank(comm);
+    if (const char* r = std::getenv("GRIDSIM_TEST_FAIL_SYNC_RANK");
+        r != nullptr && std::atoi(r) == rank)
+        return fmt::format("cannot sync {} on rank {}: injected failure", tmp, rank);
+    const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string error;
+    if (fd < 0 || ::fsync(fd) != 0)
+        error = fmt::format("cannot sync {} on rank {}: {}", tmp, rank, std::strerror(errno));
+    if (fd >= 0) ::close(fd);
+    return error;
+}
+
+// Every rank syncs the finished file (the blocks of it that its node still caches reach the file
+// system: on a parallel file system each node writes its own), the ranks agree, and only then
+// rank 0 rotates the previous file, renames this one into place and syncs the directory. Returns
+// "" or the error, the same on every rank; after a failure `tmp` is removed and `path` is left as
+// it was.
 std::string commit(const std::string& tmp, const std::string& path, bool keep_previous,
                    MPI_Comm comm) {
-    std::string error;
+    std::string error = sync_file(tmp, comm);
+    error = agree_on_error(comm, error, true);
+    if (!error.empty()) {
+        if (comm_rank(comm) == 0) ::unlink(tmp.c_str());
+        return error + "; " + path + " left as it was";
+    }
     if (comm_rank(comm) == 0) {
-        const int fd = ::open(tmp.c_str(), O_RDONLY);
-        if (fd < 0 || ::fsync(fd) != 0)
-            error = fmt::format("cannot sync {}: {}", tmp, std::strerror(errno));
-        if (fd >= 0) ::close(fd);
         namespace fs = std::filesystem;
         std::error_code ec;
-        if (error.empty() && keep_previous && fs::exists(path))
-            fs::rename(path, path + ".prev", ec);
-        if (error.empty() && !ec) fs::rename(tmp, path, ec);
+        if (keep_previous && fs::exists(path)) fs::rename(path, path + ".prev", ec);
+        if (!ec) fs::rename(tmp, path, ec);
         if (ec) error = fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message());
         const std::string dir = fs::absolute(path).parent_path().string();
         const int dfd = ::open(dir.c_str(), O_RDONLY);
@@ -257,7 +284,8 @@ std::string agreed_step(MPI_Comm comm, const std::function<void()>& calls) {
 }
 
 std::uint64_t text_bytes(const SnapshotMeta& meta) {
-    return meta.deck_toml.size() + meta.devices.size() + 16 * meta.residual_history.size();
+    return meta.deck_toml.size() + meta.devices.size() + 16 * meta.residual_history.size() +
+           mpi_hints_text(meta.mpi_hints).size();
 }
 
 // Creates `tmp` and writes everything into it, collectively, as agreed steps: room on its file
@@ -271,7 +299,7 @@ std::string create_and_write(OpenFile& f, const std::string& path, const std::st
         comm, path, snapshot_file_bytes(grid_points(dom) * H5Tget_size(type), text_bytes(meta)));
     if (!error.empty()) return error;
     error = agreed_step(comm, [&] {
-        const h5::Id fapl = h5::file_access(comm);
+        const h5::Id fapl = h5::file_access(comm, meta.mpi_hints);
         f.file = h5::Id(
             h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "create " + tmp),
             H5Fclose);
@@ -306,8 +334,10 @@ std::string create_and_write(OpenFile& f, const std::string& path, const std::st
     });
 }
 
-// Closed in order, each checked: the file's close writes its metadata.
+// Flushed (every rank's part of the file reaches MPI-IO, which syncs it), then closed in order,
+// each checked: the file's close writes its metadata.
 void close_file(OpenFile& f, const std::string& tmp) {
+    h5::check_status(H5Fflush(f.file, H5F_SCOPE_GLOBAL), "flush " + tmp);
     h5::check_status(f.dset.close(), "close /fields/u of " + tmp);
     h5::check_status(f.space.close(), "close the field space of " + tmp);
     h5::check_status(f.fields.close(), "close /fields of " + tmp);

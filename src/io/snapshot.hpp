@@ -29,6 +29,7 @@ struct SnapshotMeta {
     std::string devices;
     bool checkpoint = false;  // adds what a restart needs (and always native precision)
     std::vector<std::pair<std::int64_t, double>> residual_history;
+    std::vector<std::pair<std::string, std::string>> mpi_hints;  // output.mpi_hints
 };
 
 enum class DiskPrecision { native, float32, float64 };

@@ -17,6 +17,7 @@
 #include "parallel/grid_model.hpp"
 #include "parallel/mpi_session.hpp"
 #include "platform/backend_select.hpp"
+#include "platform/batch_job.hpp"
 #include "problems/problem.hpp"
 
 #include "io/output.hpp"
@@ -185,7 +186,10 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
     const double per_pass = r.memory_passes > 0 ? ran / static_cast<double>(r.memory_passes) : 0.0;
     // Compulsory traffic of an explicit stencil: read u once and write u' once per point.
     const double bytes = 2.0 * static_cast<double>(r.value_bytes) * lups;
+    const BatchJob job = batch_job();
     nlohmann::json doc = {
+        {"schema_version", kReportSchemaVersion},
+        {"job", {{"scheduler", job.scheduler}, {"id", job.id}, {"step", job.step}}},
         {"config", nlohmann::json::parse(to_json(cfg))},
         {"problem", cfg.problem},
         {"dims", cfg.dims},

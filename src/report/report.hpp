@@ -13,6 +13,9 @@
 
 namespace gridsim {
 
+// The report's schema: raised whenever a key changes meaning or goes away (docs/output.md).
+constexpr int kReportSchemaVersion = 1;
+
 // Collective over `comm`; the returned document is complete on rank 0 only.
 nlohmann::json build_report(const Config& cfg, const RunResult& result, MPI_Comm comm);
 

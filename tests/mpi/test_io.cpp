@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/h5.hpp"
 #include "io/output.hpp"
 #include "io/snapshot.hpp"
 #include "parallel/gather.hpp"
@@ -193,4 +194,29 @@ TEST(Checkpoint, InterruptedBeforeRenameLeavesThePreviousIntact) {
         EXPECT_TRUE(fs::exists(dir + "/checkpoint.h5.prev"));
         fs::remove_all(dir);
     }
+}
+
+// output.mpi_hints reach the MPI-IO file HDF5 opens: its info (MPI_File_get_info) holds each
+// hint the MPI-IO layer keeps, with the value asked for. ROMIO keeps its collective-buffering
+// hints on every file system; the striping hints only where the file system takes them.
+TEST(MpiHints, ReachTheOpenMpiFile) {
+    const std::string dir = shared_tmpdir("hints");
+    const std::vector<std::pair<std::string, std::string>> hints = {
+        {"cb_buffer_size", "1048576"}, {"romio_cb_write", "enable"}, {"romio_ds_write", "disable"}};
+    const h5::Id fapl = h5::file_access(MPI_COMM_WORLD, hints);
+    const std::string path = dir + "/hints.h5";
+    const h5::Id file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
+    ASSERT_GE(file.get(), 0);
+    void* handle = nullptr;
+    ASSERT_GE(H5Fget_vfd_handle(file, fapl, &handle), 0);
+    MPI_Info info = MPI_INFO_NULL;
+    ASSERT_EQ(MPI_File_get_info(*static_cast<MPI_File*>(handle), &info), MPI_SUCCESS);
+    for (const auto& [name, value] : hints) {
+        char got[MPI_MAX_INFO_VAL + 1] = {};
+        int found = 0;
+        MPI_Info_get(info, name.c_str(), MPI_MAX_INFO_VAL, got, &found);
+        EXPECT_TRUE(found) << name;
+        EXPECT_EQ(std::string(got), value) << name;
+    }
+    MPI_Info_free(&info);
 }

@@ -124,6 +124,25 @@ class Studies(unittest.TestCase):
         model = scaling("model", out, "--predict", "4")
         self.assertEqual(model.returncode, 0, model.stderr)
 
+    def test_each_point_names_its_batch_job(self):
+        # A study run inside a Slurm job step: every row of the table and the CSV names the job
+        # and step of the run it kept (the report's `job`).
+        out = os.path.join(self.tmp, "job")
+        env = {**os.environ, "GRIDSIM": GRIDSIM, "SLURM_JOB_ID": "5150", "SLURM_STEP_ID": "7"}
+        run = subprocess.run([sys.executable, SCRIPT, "run", "strong", "--deck",
+                              os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", "1", "2",
+                              "--launcher", LAUNCH, "--out", out, *TINY],
+                             capture_output=True, text=True, env=env, check=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        with open(os.path.join(out, "scaling.csv")) as f:
+            self.assertEqual([r["job"] for r in csv.DictReader(f)], ["slurm 5150.7"] * 2)
+        table = [ln for ln in read_text(os.path.join(out, "report.md")).splitlines()
+                 if ln.startswith("| ")]
+        self.assertTrue(table[0].endswith("| job |"), table[0])
+        self.assertEqual(sum(ln.endswith("| slurm 5150.7 |") for ln in table), 2, table)
+
     def test_cg_study_splits_out_vector_operations_and_reductions(self):
         out = os.path.join(self.tmp, "cg")
         run = scaling("run", "strong", "--deck", os.path.join(INPUTS, "bench_heat3d_implicit.toml"), "--ranks", "1",

@@ -110,6 +110,16 @@ class ComputeText(unittest.TestCase):
         self.assertNotIn("together", text)
 
 
+class JobLabel(unittest.TestCase):
+    def test_job_and_step_or_a_dash(self):
+        job = {"scheduler": "slurm", "id": "4242", "step": "3"}
+        self.assertEqual(lib.job_label({"job": job}), "slurm 4242.3")
+        self.assertEqual(lib.job_label({"job": {**job, "scheduler": "pbs", "id": "1.s", "step": ""}}),
+                         "pbs 1.s")
+        self.assertEqual(lib.job_label({"job": {"scheduler": "", "id": "", "step": ""}}), "-")
+        self.assertEqual(lib.job_label({}), "-")  # a report from before `job`
+
+
 class Decomposition(unittest.TestCase):
     def test_halo_traffic_counts_faces_of_the_largest_block(self):
         # 64^3 over 2x2x1, non-periodic: one x face and one y face of 32x64, doubles.
