@@ -118,7 +118,7 @@ def plot(u, meta, slice_axis, fraction, field, out):
     plt.close(fig)
 
 
-def main(argv):
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("file")
     p.add_argument("--slice", default="z=0.5", help="3D: the plane to draw, AXIS=FRACTION")

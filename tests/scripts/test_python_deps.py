@@ -2,7 +2,8 @@
 without numpy/h5py/matplotlib each script says so in one line (exit 2), and `scaling.py report`
 still writes its tables, skipping only the plots; after `pip install -r scripts/requirements.txt`
 in a fresh venv (from the package index; skipped where it cannot be reached) the plots come
-back. The scripts are started as a user starts them: through their `#!/usr/bin/env python3`
+back; `pip install ./scripts` into a fresh venv gives the gridsim-scaling, gridsim-plot and
+gridsim-regress commands. The scripts are started as a user starts them: through their `#!/usr/bin/env python3`
 line, with the venv first on PATH. Needs GRIDSIM (the executable) and MPIEXEC."""
 import os
 import shutil
@@ -56,6 +57,20 @@ class WithoutModules(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def pip_install(self, bindir, *what):
+        """pip install WHAT into the venv of `bindir`; skips the test where the package index
+        cannot be reached."""
+        pip = subprocess.run([os.path.join(bindir, "python3"), "-m", "pip", "install", "--quiet",
+                              "--disable-pip-version-check", "--timeout", "30", *what],
+                             capture_output=True, text=True, check=False, timeout=900)
+        if pip.returncode != 0:
+            text = pip.stdout + pip.stderr
+            network = any(s in text for s in ("NewConnectionError", "Network is unreachable", "Temporary failure",
+                                              "No matching distribution", "ConnectTimeout", "ProxyError"))
+            if network:
+                self.skipTest("the package index cannot be reached: " + text.strip().splitlines()[-1])
+            self.fail(f"pip install {' '.join(what)} failed:\n" + text)
+
     def assert_one_line_naming(self, proc, script, modules):
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertEqual(proc.stdout, "")
@@ -104,17 +119,7 @@ class WithoutModules(unittest.TestCase):
             bindir = make_venv(venv, with_pip=True)
         except subprocess.CalledProcessError as err:
             self.fail(f"python3 -m venv with pip failed (Debian: apt-get install python3-venv): {err.stderr}")
-        pip = subprocess.run([os.path.join(bindir, "python3"), "-m", "pip", "install", "--quiet",
-                              "--disable-pip-version-check", "--timeout", "30", "-r",
-                              os.path.join(SCRIPTS, "requirements.txt")],
-                             capture_output=True, text=True, check=False, timeout=900)
-        if pip.returncode != 0:
-            text = pip.stdout + pip.stderr
-            network = any(s in text for s in ("NewConnectionError", "Network is unreachable", "Temporary failure",
-                                              "No matching distribution", "ConnectTimeout", "ProxyError"))
-            if network:
-                self.skipTest("the package index cannot be reached: " + text.strip().splitlines()[-1])
-            self.fail("pip install -r scripts/requirements.txt failed:\n" + text)
+        self.pip_install(bindir, "-r", os.path.join(SCRIPTS, "requirements.txt"))
         study = os.path.join(self.tmp, "with_plots")
         shutil.copytree(self.study, study)
         proc = as_user(bindir, "scaling.py", "report", study)
@@ -127,6 +132,42 @@ class WithoutModules(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(png, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_pip_install_of_the_tools_gives_commands(self):
+        # What a user does: `pip install ./scripts` into a fresh venv (from a copy, so that the
+        # build leaves nothing in the source tree); the commands run without the source tree.
+        venv = os.path.join(self.tmp, "tools")
+        bindir = make_venv(venv, with_pip=True)
+        src = os.path.join(self.tmp, "tools_src")
+        os.makedirs(src)
+        for name in os.listdir(SCRIPTS):
+            if name.endswith(".py") or name in ("pyproject.toml", "requirements.txt"):
+                shutil.copy(os.path.join(SCRIPTS, name), src)
+        self.pip_install(bindir, src)
+        env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+               "GRIDSIM": GRIDSIM}
+        env.pop("PYTHONPATH", None)
+
+        def command(*args):
+            return subprocess.run(list(args), capture_output=True, text=True, env=env,
+                                  cwd=self.tmp, check=False)
+        for name in ("gridsim-scaling", "gridsim-plot", "gridsim-regress"):
+            self.assertTrue(os.path.exists(os.path.join(bindir, name)), name)
+        study = os.path.join(self.tmp, "via_package")
+        shutil.copytree(self.study, study)
+        proc = command("gridsim-scaling", "report", study)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("plots skipped", proc.stdout)  # matplotlib came as a dependency
+        for name in PNGS:
+            self.assertGreater(os.path.getsize(os.path.join(study, name)), 1000, name)
+        png = os.path.join(self.tmp, "via_package.png")
+        proc = command("gridsim-plot", self.snapshot, "--out", png)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        proc = command("gridsim-regress", "--help")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("usage: gridsim-regress", proc.stdout)
 
 
 if __name__ == "__main__":
