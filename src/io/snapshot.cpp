@@ -375,7 +375,9 @@ PendingCommit write_snapshot_begin(const std::string& path, MPI_Comm comm, const
     if (!error.empty()) {
         const int open = allreduce(comm, f.file.get() >= 0 ? 1 : 0, Reduce::max);
         if (open != 0) abandon(comm, tmp, error + "; " + tmp + " removed, earlier files untouched");
-        fail_together(comm, error + "; earlier files untouched");  // no file: all exit 1 in order
+        // No rank holds it open, but MPI-IO may have made it before the create failed elsewhere.
+        if (comm_rank(comm) == 0) ::unlink(tmp.c_str());
+        fail_together(comm, error + "; earlier files untouched");  // all exit 1 in order
     }
     {
         const h5::FatalWrites guard(tmp);  // a failed close ends every rank, never hangs them

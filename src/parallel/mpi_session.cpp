@@ -82,12 +82,6 @@ Communicator::~Communicator() {
     }
 }
 
-Communicator node_comm(MPI_Comm comm) {
-    MPI_Comm node = MPI_COMM_NULL;
-    GRIDSIM_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    return Communicator(node);
-}
-
 Communicator duplicate_comm(MPI_Comm comm) {
     MPI_Comm dup = MPI_COMM_NULL;
     GRIDSIM_MPI_CHECK(MPI_Comm_dup(comm, &dup));

@@ -47,8 +47,6 @@ private:
     MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
-// The ranks of `comm` that share this rank's node (MPI_COMM_TYPE_SHARED), collective.
-Communicator node_comm(MPI_Comm comm);
 // A communicator of its own over the same ranks, collective.
 Communicator duplicate_comm(MPI_Comm comm);
 

@@ -11,6 +11,7 @@
 #include "parallel/mpi_check.hpp"
 #include "parallel/mpi_session.hpp"
 #include "parallel/nccl_transport.hpp"
+#include "parallel/node_map.hpp"
 #include "parallel/peer_routes.hpp"
 #include "parallel/together.hpp"
 #include "platform/device_map.hpp"
@@ -206,9 +207,9 @@ void require_device_code(MPI_Comm comm, const DeviceInfo& device) {
 }
 
 // This rank's node, GPU and the GPUs it reaches, for the ipc routes.
-RankGpu this_rank_gpu(const DeviceInfo& device) {
+RankGpu this_rank_gpu(const DeviceInfo& device, const std::string& node) {
     RankGpu mine;
-    mine.node = processor_name();
+    mine.node = node;
     mine.bus_id = device.pci_bus_id;
     if (device.device >= 0) mine.reaches = device_runtime()->reachable_peers(device.device);
     return mine;
@@ -218,13 +219,13 @@ RankGpu this_rank_gpu(const DeviceInfo& device) {
 // buffers are (pinned on the CUDA backend), 4 MiB so that it spans many pages.
 template <class T>
 RankPlacement probe_placement(const Topology& topo, const BindDecision& bound,
-                              const BackendChoice<T>& choice) {
+                              const BackendChoice<T>& choice, const std::string& node) {
     const std::size_t n = (std::size_t{4} << 20) / sizeof(T);
     const Buffer<T> probe = choice.backend->allocate_host(n);
     const std::string gpu = choice.device.device >= 0
                                 ? choice.device.name + " (" + choice.device.pci_bus_id + ")"
                                 : std::string();
-    return read_placement(topo, bound, gpu, probe.data(), n * sizeof(T));
+    return read_placement(topo, bound, node, gpu, probe.data(), n * sizeof(T));
 }
 
 }  // namespace
@@ -238,6 +239,8 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
             "\"cuda\" is not available: this build has no CUDA backend (configure with "
             "-DGRIDSIM_CUDA=ON where nvcc is installed); use \"cpu\" or \"auto\"");
     }
+    choice.nodes = gather_node_map(comm);
+    const std::string node_name = choice.nodes.names[choice.nodes.node_of[comm_rank(comm)]];
     const DevicePlan plan = plan_device(comm);
     const int coverage = device_coverage(comm, plan);
     const bool mps = every_gpu_under_mps(comm, plan);
@@ -262,7 +265,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         require_device_code(comm, plan.info);
         if (comm_size(comm) > 1 &&
             (cfg.transport == TransportKind::ipc || cfg.transport == TransportKind::automatic)) {
-            choice.gpus = gather_rank_gpus(comm, this_rank_gpu(plan.info));
+            choice.gpus = gather_rank_gpus(comm, this_rank_gpu(plan.info, node_name));
         }
         const std::string ipc_gap = ipc_everywhere(choice.gpus);
         choice.transport = gpu_transport(cfg, coverage == 2, mps, comm, ipc_gap);
@@ -280,7 +283,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         check_cpu_transport(cfg);
         choice.backend = make_cpu_backend<T>();
     }
-    choice.placement = probe_placement(topo, bound, choice);
+    choice.placement = probe_placement(topo, bound, choice, node_name);
     return choice;
 }
 

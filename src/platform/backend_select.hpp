@@ -14,6 +14,7 @@
 #include "config/config.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device_runtime.hpp"
+#include "parallel/node_map.hpp"
 #include "parallel/peer_routes.hpp"
 #include "platform/placement.hpp"
 
@@ -32,6 +33,7 @@ struct BackendChoice {
     // Why `auto` chose what it chose, and how ranks that share GPUs run on them ("" otherwise).
     std::string note;
     RankPlacement placement;  // parallel.bind, applied before the backend allocated anything
+    NodeMap nodes;            // the ranks on each node (parallel/node_map.hpp)
 };
 
 // Throws ConfigError (naming parallel.backend, parallel.transport or parallel.bind) for a choice

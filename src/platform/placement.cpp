@@ -92,12 +92,10 @@ BindDecision bind_this_rank(const Config& cfg, MPI_Comm comm, const Topology& to
     return d;
 }
 
-RankPlacement read_placement(const Topology& topo, const BindDecision& d, const std::string& gpu,
-                             const void* probe, std::size_t bytes) {
+RankPlacement read_placement(const Topology& topo, const BindDecision& d, const std::string& node,
+                             const std::string& gpu, const void* probe, std::size_t bytes) {
     RankPlacement p;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    p.host = host;
+    p.host = node;
     p.gpu = gpu;
     p.numa_node = d.locality.empty() ? "unknown" : d.locality;
     const BoundState now = bound_state(topo);

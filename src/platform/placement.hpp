@@ -38,8 +38,9 @@ BindDecision bind_this_rank(const Config& cfg, MPI_Comm comm, const Topology& to
                             const std::string& bus_id, int local_rank, int local_ranks);
 
 // The placement after binding; `probe` is a host buffer of `bytes` allocated after it.
-RankPlacement read_placement(const Topology& topo, const BindDecision& d, const std::string& gpu,
-                             const void* probe, std::size_t bytes);
+// `node`: this rank's node (parallel/node_map.hpp).
+RankPlacement read_placement(const Topology& topo, const BindDecision& d, const std::string& node,
+                             const std::string& gpu, const void* probe, std::size_t bytes);
 
 // Every rank's placement, in rank order, on rank 0 (empty elsewhere).
 std::vector<RankPlacement> gather_placements(MPI_Comm comm, const RankPlacement& mine);

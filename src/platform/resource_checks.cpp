@@ -10,6 +10,7 @@
 #include "parallel/collectives.hpp"
 #include "parallel/gather.hpp"
 #include "parallel/mpi_session.hpp"
+#include "parallel/node_map.hpp"
 
 namespace gridsim {
 

@@ -60,6 +60,7 @@ std::string machine_info(MPI_Comm comm) {
         "  CUDA-aware MPI {}\n",
         mpi_is_cuda_aware() ? "yes" : "no (MPIX_Query_cuda_support says no or is absent)");
     out += fmt::format("  ranks         {}\n", ranks.size());
+    out += fmt::format("  nodes         {}\n", choice.nodes.text());
     for (std::size_t r = 0; r < ranks.size(); ++r)
         out += fmt::format("  rank {:<4}     {}\n", r, ranks[r]);
     out += fmt::format("  backend       {} ({})\n", choice.backend->name(), choice.note);

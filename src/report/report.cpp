@@ -162,6 +162,14 @@ std::string trial_text(const std::vector<TimeBlockTrial>& trial) {
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// The report's `nodes`: each node's name and ranks.
+nlohmann::json nodes_json(const NodeMap& nodes) {
+    nlohmann::json out = nlohmann::json::array();
+    for (int n = 0; n < nodes.nodes(); ++n)
+        out.push_back({{"name", nodes.names[n]}, {"ranks", nodes.ranks_on(n)}});
+    return out;
+}
+
 }  // namespace
 
 nlohmann::json versions() {
@@ -240,6 +248,8 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
          per_pass > 0 ? 2.0 * static_cast<double>(r.value_bytes) / per_pass : 0.0},
         {"final_norm", r.final_norm},
         {"placement", where},
+        {"nodes", nodes_json(r.nodes)},
+        {"ranks_per_node", r.nodes.most_ranks_on_a_node()},
         {"versions", versions()},
     };
     doc.update(r.problem_report);  // the problem's own figures (its Problem entry)
@@ -365,6 +375,7 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
     if (!restart.empty())
         out += fmt::format("  restart         from {} at step {}\n", restart, s.start_step);
     out += process_grid_text(cfg, s, launched);
+    out += fmt::format("  nodes           {}\n", s.nodes.text());
     out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),

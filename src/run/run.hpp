@@ -19,6 +19,7 @@
 #include "engine/trial.hpp"
 #include "kernels/backend.hpp"
 #include "mesh/domain.hpp"
+#include "parallel/node_map.hpp"
 #include "parallel/together.hpp"
 #include "platform/placement.hpp"
 
@@ -82,6 +83,7 @@ struct RunStart {
     int field_count = 2;              // how many: the two of every problem, and a solver's
     std::int64_t start_step = 0;
     std::vector<RankPlacement> placements;  // every rank's, on rank 0
+    NodeMap nodes;                          // the ranks on each node
 };
 
 struct RunOptions {
@@ -120,6 +122,7 @@ struct RunResult {
     std::string launch;           // kernel variant and block shape
     std::string device;           // this rank's GPU "name (PCI bus id)", "" on the CPU
     RankPlacement placement;      // this rank's binding and where its memory is
+    NodeMap nodes;                // the ranks on each node
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::string transport;
     bool graphs = false;                           // sweeps recorded and replayed (CUDA graphs)

@@ -236,6 +236,7 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.sums_in_passes = sim.sums_in_passes();
     out.process_grid = sim.topology().process_grid();
     out.ranks = sim.topology().size();
+    out.nodes = be.nodes;
 }
 
 // The parts of a RunResult every problem fills the same way, once the loop is over: waits for

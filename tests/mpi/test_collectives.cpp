@@ -10,6 +10,7 @@
 #include "engine/residual_pipeline.hpp"
 #include "parallel/collectives.hpp"
 #include "parallel/mpi_session.hpp"
+#include "parallel/node_map.hpp"
 #include "support/mpi_helpers.hpp"
 
 using namespace gridsim;

@@ -1,0 +1,201 @@
+"""Runs over fake nodes (fake_nodes.py; skipped, saying why, where `unshare` is not permitted):
+every golden deck at 4 ranks over 2 nodes and at 6 over 3, bitwise equal to the same ranks on one
+node; a checkpoint written over 2 nodes restarted over 3 and on 1 node, bitwise equal to the run
+without a restart; a node whose output directory is full, and a rank killed on one node, ending
+every rank; `gridsim info`, the header and the report naming the nodes. Needs GRIDSIM and
+MPIEXEC in the environment."""
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+from fake_nodes import FakeNodes, MPIEXEC, why_not
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "regression"))
+from test_golden import CASES, GOLDEN, INPUTS  # noqa: E402
+
+GRIDSIM = os.environ["GRIDSIM"]
+WHY_NOT = why_not()
+
+
+def one_node(ranks):
+    return [MPIEXEC, "-np", str(ranks), "--oversubscribe"]
+
+
+def digest(out, report):
+    """The run's final field, residual history and steps, hashed as golden_cpu.json holds them."""
+    with open(report) as f:
+        doc = json.load(f)
+    with h5py.File(os.path.join(out, "snapshot_final.h5"), "r") as f:
+        u = np.array(f["fields/u"])
+    field = hashlib.sha256(str(u.dtype).encode() + str(u.shape).encode() + u.tobytes()).hexdigest()
+    history = hashlib.sha256(json.dumps(doc.get("residual_history", [])).encode()).hexdigest()
+    return {"field": field, "residual_history": history, "steps": doc["steps"],
+            "converged": doc.get("converged")}, doc
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class FakeNodeRuns(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gridsim_nodes_")
+        cls.two = FakeNodes(cls.tmp, 2, 2)
+        cls.three = FakeNodes(cls.tmp, 3, 2)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def gridsim(self, launch, *args, timeout=600, env=None):
+        res = subprocess.run([*launch, GRIDSIM, *args], capture_output=True, text=True,
+                             timeout=timeout, check=False, env=env)
+        return res
+
+    def run_case(self, name, launch, tag):
+        deck, sets = CASES[name]
+        out = os.path.join(self.tmp, f"{name}_{tag}")
+        args = ["run", os.path.join(INPUTS, deck), "--quiet", "--report", out + ".json",
+                "--set", "parallel.backend=cpu", "--set", "output.write_final=true",
+                "--set", f'output.dir="{out}"']
+        for s in sets:
+            args += ["--set", s]
+        res = self.gridsim(launch, *args)
+        self.assertEqual(res.returncode, 0, f"{name} {tag}:\n{res.stdout}{res.stderr}")
+        hashes, doc = digest(out, out + ".json")
+        shutil.rmtree(out, ignore_errors=True)
+        return hashes, doc
+
+    def test_golden_decks_over_two_and_three_nodes_equal_one_node(self):
+        with open(GOLDEN) as f:
+            golden = json.load(f)["runs"]
+        for name in CASES:
+            with self.subTest(case=name):
+                two, doc = self.run_case(name, self.two.launch(4), "2x2")
+                self.assertEqual([n["ranks"] for n in doc["nodes"]], [[0, 1], [2, 3]])
+                self.assertEqual(two, golden[name]["4"], "4 ranks over 2 nodes against one node")
+                three, doc = self.run_case(name, self.three.launch(6), "3x2")
+                self.assertEqual(doc["ranks_per_node"], 2)
+                alone, _ = self.run_case(name, one_node(6), "1x6")
+                self.assertEqual(three, alone, "6 ranks over 3 nodes against one node")
+
+    def test_checkpoint_over_two_nodes_restarts_over_three_and_on_one(self):
+        deck = os.path.join(INPUTS, "default.toml")
+        base = ["--quiet", "--set", "parallel.backend=cpu", "--set", "output.write_final=true"]
+        ckpt_dir = os.path.join(self.tmp, "ckpt")
+        res = self.gridsim(self.two.launch(4), "run", deck, *base, "--set", "time.steps=20",
+                           "--set", "output.checkpoint_every=20",
+                           "--set", f'output.dir="{ckpt_dir}"')
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        ckpt = os.path.join(ckpt_dir, "checkpoint.h5")
+        finals = {}
+        for tag, launch in (("straight", one_node(1)), ("three_nodes", self.three.launch(6)),
+                            ("one_node", one_node(2))):
+            out = os.path.join(self.tmp, "restart_" + tag)
+            restart = [] if tag == "straight" else ["--restart", ckpt]
+            res = self.gridsim(launch, "run", deck, *base, "--set", "time.steps=40",
+                               "--set", f'output.dir="{out}"', *restart)
+            self.assertEqual(res.returncode, 0, tag + "\n" + res.stdout + res.stderr)
+            with h5py.File(os.path.join(out, "snapshot_final.h5"), "r") as f:
+                finals[tag] = np.array(f["fields/u"])
+        for tag in ("three_nodes", "one_node"):
+            self.assertTrue(np.array_equal(finals[tag], finals["straight"]), tag)
+
+    def test_full_output_directory_on_one_node_ends_every_rank(self):
+        out = os.path.join(self.tmp, "full")
+        os.makedirs(out)
+        env = {**os.environ, "FAKE_NODE_FULL": f"node1:{out}"}
+        began = time.monotonic()
+        res = self.gridsim(self.two.launch(4), "run", os.path.join(INPUTS, "default.toml"),
+                           "--quiet", "--set", "parallel.backend=cpu", "--set", "time.steps=4",
+                           "--set", "output.checkpoint_every=2", "--set",
+                           "grid.cells=[96,96,96]", "--set", f'output.dir="{out}"',
+                           timeout=300, env=env)
+        self.assertEqual(res.returncode, 1, res.stdout + res.stderr)
+        self.assertLess(time.monotonic() - began, 120)
+        errors = [ln for ln in res.stderr.splitlines() if ln.startswith("gridsim")]
+        self.assertEqual(len(errors), 1, res.stderr)
+        self.assertNotIn("MPI_ABORT", res.stderr)
+        self.assertEqual(os.listdir(out), [])  # nothing half-written left behind
+
+    def test_a_rank_killed_on_one_node_ends_every_rank(self):
+        out = os.path.join(self.tmp, "kill")
+        tag = f"kill-{os.getpid()}"
+        proc = subprocess.Popen(
+            [*self.two.launch(4), GRIDSIM, "run", os.path.join(INPUTS, "default.toml"),
+             "--set", "parallel.backend=cpu", "--set", "output.progress_every=1",
+             "--set", "grid.cells=[120,120,120]", "--set", "time.steps=100000",
+             "--set", f'output.dir="{out}"'],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "FAKE_NODE_TAG": tag})
+        try:
+            for line in proc.stdout:  # the ranks are stepping
+                if re.match(r"step \d+/", line):
+                    break
+            ranks = rank_pids(tag)
+            self.assertEqual(sorted(ranks), [0, 1, 2, 3], ranks)
+            os.kill(ranks[3], signal.SIGKILL)  # on node1
+            killed = time.monotonic()
+            proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertLess(time.monotonic() - killed, 30)  # every other rank ended too
+        self.assertEqual(rank_pids(tag), {}, "ranks left running")
+
+    def test_info_header_and_report_name_the_nodes(self):
+        res = self.gridsim(self.three.launch(6), "info")
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("nodes         3 nodes: node0 (ranks 0-1), node1 (ranks 2-3), "
+                      "node2 (ranks 4-5)", res.stdout)
+        for r in range(6):
+            self.assertRegex(res.stdout, rf"rank {r} +host node{r // 2},")
+        report = os.path.join(self.tmp, "named.json")
+        res = self.gridsim(self.two.launch(4), "run", os.path.join(INPUTS, "default.toml"),
+                           "--set", "parallel.backend=cpu", "--set", "time.steps=2",
+                           "--report", report, "--set",
+                           f'output.dir="{os.path.join(self.tmp, "named")}"')
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("nodes           2 nodes: node0 (ranks 0-1), node1 (ranks 2-3)", res.stdout)
+        with open(report) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["nodes"], [{"name": "node0", "ranks": [0, 1]},
+                                        {"name": "node1", "ranks": [2, 3]}])
+        self.assertEqual([p["host"] for p in doc["placement"]], ["node0"] * 2 + ["node1"] * 2)
+
+
+def environ(pid):
+    """The environment of process `pid` ({} where it is gone or not ours to read)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            entries = f.read().split(b"\0")
+    except OSError:
+        return {}
+    return dict(e.decode(errors="replace").split("=", 1) for e in entries if b"=" in e)
+
+
+def rank_pids(tag):
+    """{world rank: PID} of the gridsim processes started with FAKE_NODE_TAG=tag."""
+    out = subprocess.run(["pgrep", "-x", "gridsim"], capture_output=True, text=True,
+                         check=False).stdout.split()
+    ranks = {}
+    for pid in map(int, out):
+        env = environ(pid)
+        if env.get("FAKE_NODE_TAG") == tag and "OMPI_COMM_WORLD_RANK" in env:
+            ranks[int(env["OMPI_COMM_WORLD_RANK"])] = pid
+    return ranks
+
+
+if __name__ == "__main__":
+    unittest.main()
