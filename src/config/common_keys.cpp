@@ -59,6 +59,13 @@ std::vector<CommonKey> execution_keys() {
         {"parallel.share_gpus", "boolean", "`false`",
          "allow more ranks on a node than it has GPUs (they share round-robin; side by side "
          "only through MPS: docs/running.md, \"Ranks sharing a GPU\"); otherwise an error"},
+        {"parallel.network_latency_us", "number", "`10.0`",
+         "the process grid's model: microseconds a halo message between nodes costs "
+         "(docs/tuning.md, "
+         "\"Process grid\")"},
+        {"parallel.network_bandwidth_GBps", "number", "`100.0`",
+         "the process grid's model: GB/s a node sends to other nodes, shared by its ranks (4 x 200 "
+         "Gb/s)"},
         {"parallel.ranks_used", "string or integer", "`\"auto\"`",
          "ranks that run, of those launched (the rest wait idle); `auto`: all, except on GPUs "
          "where blocks would be at most the measured crossover (docs/running.md, \"Ranks used\")"},

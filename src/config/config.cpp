@@ -322,6 +322,14 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
                                          mode));
     }
     if (auto v = r.boolean("parallel.share_gpus")) c.share_gpus = *v;
+    for (auto [key, field] :
+         {std::pair{"parallel.network_latency_us", &c.network_latency_us},
+          std::pair{"parallel.network_bandwidth_GBps", &c.network_bandwidth_gbps}}) {
+        if (auto v = r.number(key)) {
+            if (!(*v > 0) || std::isinf(*v)) r.fail(key, "must be finite and > 0");
+            *field = *v;
+        }
+    }
     if (auto v = r.auto_or_integer("parallel.ranks_used", 1, kIntMax))
         c.ranks_used = static_cast<int>(*v);
     if (auto v = r.choice("parallel.kernel", {"stream", "tiled", "naive"}))

@@ -169,7 +169,10 @@ struct Config {
     TransportKind transport = TransportKind::automatic;
     OverlapMode overlap = OverlapMode::automatic;
     bool share_gpus = false;  // allow more ranks than GPUs on a node
-    int ranks_used = 0;       // ranks the run uses of those launched; 0 = chosen (ranks_to_use)
+    // The process grid's model of the network between nodes (parallel/node_layout.hpp).
+    double network_latency_us = 10.0;
+    double network_bandwidth_gbps = 100.0;
+    int ranks_used = 0;  // ranks the run uses of those launched; 0 = chosen (ranks_to_use)
     BindMode bind = BindMode::automatic;
     // CUDA stencil kernel: stream (each thread walks `rows` points along the slowest axis,
     // neighbours on that axis in registers), tiled (the same walk with the cross-section in

@@ -96,6 +96,8 @@ toml::table to_table(const Config& c) {
                                  {"backend", to_string(c.backend)},
                                  {"transport", to_string(c.transport)},
                                  {"share_gpus", c.share_gpus},
+                                 {"network_latency_us", c.network_latency_us},
+                                 {"network_bandwidth_GBps", c.network_bandwidth_gbps},
                                  {"kernel", to_string(c.kernel)},
                                  {"block", toml::array{c.block[0], c.block[1]}},
                                  {"rows_per_thread", c.rows},

@@ -4,12 +4,16 @@
 
 #include "parallel/grid_model.hpp"
 #include "parallel/mpi_check.hpp"
+#include "parallel/node_layout.hpp"
+#include "parallel/node_map.hpp"
 
 namespace gridsim {
 
 CartTopology::CartTopology(MPI_Comm parent, const Config& cfg, const Domain& dom, int halo) {
     const int nranks = comm_size(parent);
-    process_grid_ = choose_process_grid(cfg, dom, nranks);
+    const Layout layout = choose_layout(cfg, dom, gather_node_map(parent).node_of, &layout_note_);
+    process_grid_ = layout.grid;
+    tile_ = layout.tile;
     if (const std::string why = decomposition_problem(dom, process_grid_, nranks, halo);
         !why.empty()) {
         throw ConfigError(
@@ -17,10 +21,15 @@ CartTopology::CartTopology(MPI_Comm parent, const Config& cfg, const Domain& dom
     }
     std::array<int, 3> periods{};
     for (int d = 0; d < dom.dims; ++d) periods[d] = dom.periodic[d] ? 1 : 0;
+    // Ranks in the order of the blocks they take (Cartesian rank = block): the parent's order
+    // unless the nodes take boxes of blocks (node_layout.hpp), so logs and reports match
+    // mpirun's where they can.
+    MPI_Comm ordered = MPI_COMM_NULL;
+    GRIDSIM_MPI_CHECK(MPI_Comm_split(parent, 0, layout.block_of[comm_rank(parent)], &ordered));
+    const Communicator owned(ordered);
     MPI_Comm cart = MPI_COMM_NULL;
-    // reorder = 0: rank numbers stay those of the parent, so logs and reports match mpirun's.
     GRIDSIM_MPI_CHECK(
-        MPI_Cart_create(parent, dom.dims, process_grid_.data(), periods.data(), 0, &cart));
+        MPI_Cart_create(ordered, dom.dims, process_grid_.data(), periods.data(), 0, &cart));
     comm_ = Communicator(cart);
     rank_ = comm_rank(cart);
     size_ = nranks;

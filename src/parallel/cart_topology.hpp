@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 
 #include "config/config.hpp"
 #include "mesh/domain.hpp"
@@ -26,6 +27,10 @@ public:
     [[nodiscard]] const Subdomain& subdomain() const { return sub_; }
     // Rank (in comm()) across each face; MPI_PROC_NULL where there is none.
     [[nodiscard]] int neighbour(int face) const { return neighbours_[face]; }
+    // The box of blocks each node takes ({0, 0, 0}: the launcher's order), and where the deck's
+    // process grid costs more on these nodes than the model's, what each costs ("" otherwise).
+    [[nodiscard]] const std::array<int, 3>& node_tile() const { return tile_; }
+    [[nodiscard]] const std::string& layout_note() const { return layout_note_; }
 
 private:
     Communicator comm_;
@@ -35,6 +40,8 @@ private:
     std::array<int, 3> coords_{0, 0, 0};
     std::array<int, 6> neighbours_{};
     Subdomain sub_;
+    std::array<int, 3> tile_{0, 0, 0};
+    std::string layout_note_;
 };
 
 }  // namespace gridsim

@@ -14,20 +14,7 @@ namespace gridsim {
 
 namespace {
 
-// The points per axis of the largest block of `grid` (the first blocks take the remainder).
-std::array<long long, 3> largest_block(const Domain& dom, const std::array<int, 3>& grid) {
-    std::array<long long, 3> block{1, 1, 1};
-    for (int d = 0; d < dom.dims; ++d) block[d] = (dom.solved[d] + grid[d] - 1) / grid[d];
-    return block;
-}
-
-// Seconds of the busiest rank's halo exchange on `grid`: its messages (once per exchange, however
-// deep) and its bytes (per layer: a k-deep exchange every k sweeps moves one layer per sweep).
-struct HaloCost {
-    double messages = 0.0;
-    double bytes = 0.0;
-};
-
+// Seconds of the busiest rank's halo exchange on `grid`, every face over the link of `costs`.
 HaloCost halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_bytes,
                    const FixedCosts& costs) {
     const std::array<long long, 3> block = largest_block(dom, grid);
@@ -35,15 +22,10 @@ HaloCost halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_
     for (int d = 0; d < dom.dims; ++d) {
         if (grid[d] == 1) continue;  // a periodic axis on one rank is a local copy
         const int messages = dom.periodic[d] || grid[d] > 2 ? 2 : 1;
-        long long points = 1;
-        for (int e = 0; e < dom.dims; ++e) {
-            if (e != d) points *= block[e];
-        }
-        // Contiguous bytes per run of the face: one value for x faces, a row otherwise.
-        const double run = static_cast<double>(value_bytes) * (d == 0 ? 1 : block[0]);
-        const double moved = std::ceil(run / costs.sector) * costs.sector / run;
-        c.messages += messages * (costs.message + (d == 0 ? costs.packing : 0.0));
-        c.bytes += messages * static_cast<double>(points) * value_bytes * moved / costs.bandwidth;
+        const HaloCost f =
+            face_cost(dom, block, d, value_bytes, costs.message, costs.bandwidth, costs);
+        c.messages += messages * f.messages;
+        c.bytes += messages * f.bytes;
     }
     return c;
 }
@@ -81,6 +63,25 @@ double plane_sweep_cost(const Domain& dom, const std::array<int, 3>& grid, const
 }
 
 }  // namespace
+
+std::array<long long, 3> largest_block(const Domain& dom, const std::array<int, 3>& grid) {
+    std::array<long long, 3> block{1, 1, 1};
+    for (int d = 0; d < dom.dims; ++d) block[d] = (dom.solved[d] + grid[d] - 1) / grid[d];
+    return block;
+}
+
+HaloCost face_cost(const Domain& dom, const std::array<long long, 3>& block, int d, int value_bytes,
+                   double message, double bandwidth, const FixedCosts& costs) {
+    long long points = 1;
+    for (int e = 0; e < dom.dims; ++e) {
+        if (e != d) points *= block[e];
+    }
+    // Contiguous bytes per run of the face: one value for x faces, a row otherwise.
+    const double run = static_cast<double>(value_bytes) * (d == 0 ? 1 : block[0]);
+    const double moved = std::ceil(run / costs.sector) * costs.sector / run;
+    return {message + (d == 0 ? costs.packing : 0.0),
+            static_cast<double>(points) * value_bytes * moved / bandwidth};
+}
 
 GridDemand grid_demand(const Config& cfg) {
     GridDemand d;
@@ -133,7 +134,13 @@ int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpu
 
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs) {
-    const HaloCost halo = halo_cost(dom, grid, demand.value_bytes, costs);
+    return sweep_cost_with_halo(dom, grid, demand, costs,
+                                halo_cost(dom, grid, demand.value_bytes, costs));
+}
+
+double sweep_cost_with_halo(const Domain& dom, const std::array<int, 3>& grid,
+                            const GridDemand& demand, const FixedCosts& costs,
+                            const HaloCost& halo) {
     if (dom.dims == 3 && demand.plane_pass_levels > 1)
         return plane_sweep_cost(dom, grid, demand, costs, halo);
     const int row = takes_summing_passes(dom, grid, demand.summing_pass_levels)

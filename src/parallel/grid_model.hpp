@@ -102,6 +102,29 @@ int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpu
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs = {});
 
+// A rank's halo exchange per sweep: its messages (once per exchange, however deep) and its bytes
+// (per layer: a k-deep exchange every k sweeps moves one layer per sweep), in seconds.
+struct HaloCost {
+    double messages = 0.0;
+    double bytes = 0.0;
+};
+
+// The points per axis of the largest block of `grid` (the first blocks take the remainder).
+std::array<long long, 3> largest_block(const Domain& dom, const std::array<int, 3>& grid);
+
+// One face across axis `d` of a block of `block` points: a message of `message` seconds (an x
+// face also pays its packing) and its bytes at `bandwidth` (an x face counting a whole sector per
+// point, the traffic its packing causes).
+HaloCost face_cost(const Domain& dom, const std::array<long long, 3>& block, int d, int value_bytes,
+                   double message, double bandwidth, const FixedCosts& costs);
+
+// modelled_sweep_cost with the rank's halo exchange given: the messages shared by a pass's levels
+// where the grid lets the pass take several, the bytes and a residual's read-back every sweep,
+// and a 3D pass's own time.
+double sweep_cost_with_halo(const Domain& dom, const std::array<int, 3>& grid,
+                            const GridDemand& demand, const FixedCosts& costs,
+                            const HaloCost& halo);
+
 // The factorisation of `nranks` with the lowest cost(grid) among those that leave each rank at
 // least one point per axis; among equal costs the one with the larger factors on the slower axes
 // (z, then y), whose faces are contiguous rows. {nranks, 1, 1} where none fits

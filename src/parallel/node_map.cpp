@@ -94,7 +94,12 @@ NodeMap gather_node_map(MPI_Comm comm) {
     const std::vector<std::string> mpi = gather_strings(comm, std::to_string(lowest), true);
     const std::vector<std::string> launcher = gather_strings(comm, id != nullptr ? id : "", true);
     const std::vector<std::string> hosts = gather_strings(comm, processor_name(), true);
-    return node_map_from(node_keys(mpi, launcher), hosts);
+    NodeMap map = node_map_from(node_keys(mpi, launcher), hosts);
+    int world = 0;
+    GRIDSIM_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world));
+    map.world_rank.resize(map.ranks());
+    GRIDSIM_MPI_CHECK(MPI_Allgather(&world, 1, MPI_INT, map.world_rank.data(), 1, MPI_INT, comm));
+    return map;
 }
 
 Communicator node_comm(MPI_Comm comm) {

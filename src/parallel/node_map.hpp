@@ -18,6 +18,8 @@ namespace gridsim {
 struct NodeMap {
     std::vector<int> node_of;        // the node of each rank (of the communicator gathered over)
     std::vector<std::string> names;  // each node's name: its lowest rank's host name, made unique
+    // Each rank's rank in MPI_COMM_WORLD (the launcher's numbering; gather_node_map fills it).
+    std::vector<int> world_rank;
 
     [[nodiscard]] int nodes() const { return static_cast<int>(names.size()); }
     [[nodiscard]] int ranks() const { return static_cast<int>(node_of.size()); }

@@ -72,13 +72,15 @@ namespace {
 // Staged ping-pong of `bytes` between ranks 0 and 1 through the backend's memory: the path a
 // halo takes. Returns one-way bytes per second (rank 0), 0 elsewhere or with one rank.
 template <class T>
-double ping_pong(MPI_Comm comm, Backend<T>& be, std::size_t bytes, int reps) {
-    if (comm_size(comm) < 2 || comm_rank(comm) > 1) return 0.0;
-    const std::size_t n = bytes / sizeof(T);
+double ping_pong(MPI_Comm comm, Backend<T>& be, std::size_t bytes, int reps, int other = 1) {
+    const int rank = comm_rank(comm);
+    if (comm_size(comm) < 2 || (rank != 0 && rank != other)) return 0.0;
+    const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(T));
+    bytes = n * sizeof(T);
     Buffer<T> dev = be.allocate(n);
     Buffer<T> host = be.allocate_host(n);
-    const int peer = 1 - comm_rank(comm);
-    const bool ping = comm_rank(comm) == 0;
+    const int peer = rank == 0 ? other : 0;
+    const bool ping = rank == 0;
     auto send = [&] {
         be.copy(host.data(), dev.data(), n, Lane::boundary);
         be.wait(Lane::boundary);
@@ -102,6 +104,23 @@ double ping_pong(MPI_Comm comm, Backend<T>& be, std::size_t bytes, int reps) {
         if (r > 0) best = std::min(best, (wall_seconds() - t0) / 2.0);
     }
     return ping ? static_cast<double>(bytes) / best : 0.0;
+}
+
+// Rows of a staged halo ping-pong between rank 0 and the first rank of another node, where the
+// run has one: a small message's one-way time and a large one's bandwidth, the figures the
+// process grid's model of the network takes (parallel.network_latency_us, .network_bandwidth_GBps).
+template <class T>
+std::string across_nodes_rows(MPI_Comm comm, Backend<T>& be, const NodeMap& nodes, int reps) {
+    if (nodes.nodes() < 2) return {};
+    const int other = nodes.ranks_on(1).front();  // node 0 is rank 0's
+    const double small = ping_pong(comm, be, 8, reps * 20, other);
+    const double large = ping_pong(comm, be, std::size_t{8} << 20, reps, other);
+    return fmt::format(
+        "  {:<44} {:10.2f} us  (parallel.network_latency_us)\n"
+        "  {:<44} {:10.2f} GB/s  (one rank; parallel.network_bandwidth_GBps is a node's)\n",
+        fmt::format("ping-pong to another node (rank {}), 8 B", other),
+        small > 0 ? 8.0 / small * 1e6 : 0.0,
+        fmt::format("ping-pong to another node (rank {}), 8 MiB", other), large / 1e9);
 }
 
 // Seconds of the fastest of `reps` calls of f (after one warm-up call).
@@ -326,6 +345,7 @@ std::string machine_bench(MPI_Comm comm, const BenchOptions& opt) {
         out += fmt::format("  {:<44} {:10.2f} GB/s\n", "halo ping-pong rank 0 <-> 1, 8 MiB, staged",
                            pp / 1e9);
     }
+    out += across_nodes_rows(comm, be, choice.nodes, opt.reps);
     barrier(comm);
     return comm_rank(comm) == 0 ? out : std::string();
 }

@@ -165,8 +165,12 @@ std::string trial_text(const std::vector<TimeBlockTrial>& trial) {
 // The report's `nodes`: each node's name and ranks.
 nlohmann::json nodes_json(const NodeMap& nodes) {
     nlohmann::json out = nlohmann::json::array();
-    for (int n = 0; n < nodes.nodes(); ++n)
-        out.push_back({{"name", nodes.names[n]}, {"ranks", nodes.ranks_on(n)}});
+    for (int n = 0; n < nodes.nodes(); ++n) {
+        std::vector<int> world;
+        for (int r : nodes.ranks_on(n)) world.push_back(nodes.world_rank.at(r));
+        out.push_back(
+            {{"name", nodes.names[n]}, {"ranks", nodes.ranks_on(n)}, {"world_ranks", world}});
+    }
     return out;
 }
 
@@ -250,6 +254,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"placement", where},
         {"nodes", nodes_json(r.nodes)},
         {"ranks_per_node", r.nodes.most_ranks_on_a_node()},
+        {"node_tile", r.node_tile},
         {"versions", versions()},
     };
     doc.update(r.problem_report);  // the problem's own figures (its Problem entry)
@@ -349,6 +354,14 @@ std::string process_grid_text(const Config& cfg, const RunStart& s, int launched
     return out;
 }
 
+// How the nodes hold the grid's blocks: "" on one node, else a box each or the launcher's order.
+std::string node_tile_text(const Config& cfg, const RunStart& s) {
+    if (s.nodes.nodes() < 2) return {};
+    if (s.node_tile[0] == 0) return "; blocks in the launcher's order";
+    return fmt::format("; each node a {} box of blocks",
+                       fmt::join(s.node_tile.begin(), s.node_tile.begin() + cfg.dims, "x"));
+}
+
 }  // namespace
 
 std::string placement_map(const std::vector<RankPlacement>& ranks) {
@@ -375,7 +388,8 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
     if (!restart.empty())
         out += fmt::format("  restart         from {} at step {}\n", restart, s.start_step);
     out += process_grid_text(cfg, s, launched);
-    out += fmt::format("  nodes           {}\n", s.nodes.text());
+    out += fmt::format("  nodes           {}{}\n", s.nodes.text(), node_tile_text(cfg, s));
+    if (!s.layout_note.empty()) out += fmt::format("  note            {}\n", s.layout_note);
     out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),

@@ -237,6 +237,8 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.process_grid = sim.topology().process_grid();
     out.ranks = sim.topology().size();
     out.nodes = be.nodes;
+    out.node_tile = sim.topology().node_tile();
+    out.layout_note = sim.topology().layout_note();
 }
 
 // The parts of a RunResult every problem fills the same way, once the loop is over: waits for

@@ -33,7 +33,8 @@ class FakeNodes:
         with open(self.hostfile, "w") as f:
             f.writelines(f"{name} slots={slots}\n" for name in self.names)
 
-    def launch(self, ranks):
-        """The command prefix that starts `ranks` ranks, filling node0 first."""
-        return [MPIEXEC, "--hostfile", self.hostfile, "-np", str(ranks), "--map-by", "slot",
+    def launch(self, ranks, map_by="slot"):
+        """The command prefix that starts `ranks` ranks: filling node0 first (`slot`), or dealt
+        out round-robin (`node`: rank r on node r % nodes)."""
+        return [MPIEXEC, "--hostfile", self.hostfile, "-np", str(ranks), "--map-by", map_by,
                 "--mca", "plm_rsh_agent", AGENT]

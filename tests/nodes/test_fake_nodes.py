@@ -89,6 +89,26 @@ class FakeNodeRuns(unittest.TestCase):
                 alone, _ = self.run_case(name, one_node(6), "1x6")
                 self.assertEqual(three, alone, "6 ranks over 3 nodes against one node")
 
+    def test_a_round_robin_launcher_gives_the_nodes_boxes_and_the_same_bits(self):
+        # Ranks dealt out node by node (0 and 2 on node0): the nodes take boxes of blocks in
+        # another order than the launcher's, and every sum over the ranks still goes in the
+        # order of the blocks, so the runs are the one-node runs' bits, the CG's too.
+        with open(GOLDEN) as f:
+            golden = json.load(f)["runs"]
+        reordered = 0
+        for name in ("default", "bench_heat3d", "bench_heat3d_implicit", "bench_jacobi3d",
+                     "jacobi2d_benchmark_blocks"):
+            with self.subTest(case=name):
+                hashes, doc = self.run_case(name, self.two.launch(4, "node"), "dealt")
+                self.assertEqual([n["world_ranks"] for n in doc["nodes"]], [[0, 2], [1, 3]])
+                # The run's ranks follow the blocks: the launcher's numbers where no box is taken.
+                boxes = doc["node_tile"] != [0, 0, 0]
+                self.assertEqual([n["ranks"] for n in doc["nodes"]],
+                                 [[0, 1], [2, 3]] if boxes else [[0, 2], [1, 3]])
+                self.assertEqual(hashes, golden[name]["4"])
+                reordered += boxes
+        self.assertGreater(reordered, 0, "no run took boxes of blocks: the test proves nothing")
+
     def test_checkpoint_over_two_nodes_restarts_over_three_and_on_one(self):
         deck = os.path.join(INPUTS, "default.toml")
         base = ["--quiet", "--set", "parallel.backend=cpu", "--set", "output.write_final=true"]
@@ -161,6 +181,10 @@ class FakeNodeRuns(unittest.TestCase):
                       "node2 (ranks 4-5)", res.stdout)
         for r in range(6):
             self.assertRegex(res.stdout, rf"rank {r} +host node{r // 2},")
+        res = self.gridsim(self.two.launch(4), "bench", "--size-mib", "4", "--reps", "2")
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertRegex(res.stdout, r"ping-pong to another node \(rank 2\), 8 B +[0-9.]+ us")
+        self.assertRegex(res.stdout, r"ping-pong to another node \(rank 2\), 8 MiB +[0-9.]+ GB/s")
         report = os.path.join(self.tmp, "named.json")
         res = self.gridsim(self.two.launch(4), "run", os.path.join(INPUTS, "default.toml"),
                            "--set", "parallel.backend=cpu", "--set", "time.steps=2",
@@ -170,9 +194,19 @@ class FakeNodeRuns(unittest.TestCase):
         self.assertIn("nodes           2 nodes: node0 (ranks 0-1), node1 (ranks 2-3)", res.stdout)
         with open(report) as f:
             doc = json.load(f)
-        self.assertEqual(doc["nodes"], [{"name": "node0", "ranks": [0, 1]},
-                                        {"name": "node1", "ranks": [2, 3]}])
+        self.assertEqual(doc["nodes"], [{"name": "node0", "ranks": [0, 1], "world_ranks": [0, 1]},
+                                        {"name": "node1", "ranks": [2, 3], "world_ranks": [2, 3]}])
         self.assertEqual([p["host"] for p in doc["placement"]], ["node0"] * 2 + ["node1"] * 2)
+        # A process grid the deck fixes runs as given, and the header says what it costs here.
+        res = self.gridsim(self.two.launch(4), "run", os.path.join(INPUTS, "default.toml"),
+                           "--set", "parallel.backend=cpu", "--set", "time.steps=2", "--set",
+                           "parallel.process_grid=[4,1,1]", "--set",
+                           f'output.dir="{os.path.join(self.tmp, "fixed")}"')
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("ranks           4 on process grid 4x1x1 (parallel.process_grid)", res.stdout)
+        self.assertRegex(res.stdout, r"note            the process grid the deck gives, 4x1x1, "
+                                     r"models [0-9.]+ us per sweep on its busiest rank on these "
+                                     r"nodes, against [0-9.]+ us for 1x2x2")
 
 
 def environ(pid):
