@@ -30,6 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pydeps  # noqa: E402
 import scaling_lib as lib  # noqa: E402
+import scaling_nodes as nodes  # noqa: E402
 from scaling_report import grid_shown, limits_text, overlap_word, plot, shown_parts, write_csv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -122,7 +123,7 @@ def toml_string(text):
 
 
 def run_one(args, n, sets, report, run_dir):
-    launcher = shlex.split(args.launcher.format(n=n))
+    launcher = shlex.split(lib.launcher_line(args.launcher, n, args.ranks_per_node))
     cmd = launcher + [args.gridsim, "run", args.deck, "--quiet", "--report", report]
     for s in args.set + sets + output_sets(args, run_dir):
         cmd += ["--set", s]
@@ -156,6 +157,10 @@ def cmd_run(args):
         raise UsageError(f"gridsim executable {args.gridsim} not found (build first, or --gridsim)")
     if "{n}" not in args.launcher:
         raise UsageError("--launcher must contain {n}, e.g. \"mpirun -np {n}\" or \"srun -n {n}\"")
+    try:
+        lib.launcher_line(args.launcher, 1, args.ranks_per_node)
+    except (ValueError, KeyError, IndexError) as err:
+        raise UsageError(f"--launcher: {err}") from err
     resolved = resolved_deck(args.gridsim, args.deck, args.set)
     plan = study_plan(args, resolved)
     os.makedirs(os.path.join(args.out, "runs"), exist_ok=True)
@@ -272,7 +277,8 @@ def summarise(study, runs):
                      "cells": "x".join(map(str, kept["config"]["grid"]["cells"])),
                      "time_per_step_s": t, "glups": kept["glups"], **parts,
                      "other_s": max(0.0, t - sum(parts.values())),
-                     "phases": ph, "job": lib.job_label(kept), "report": kept})
+                     "phases": ph, "nodes": lib.nodes_label(kept), "job": lib.job_label(kept),
+                     "report": kept})
     return rows
 
 
@@ -316,11 +322,11 @@ def report_lines(study, rows, p, fit_note, pictures, no_plots):
           f"Deck `{study['deck']}` ({first['problem']} {first['dims']}D, {first['precision']}, backend "
           f"{first['backend']}, transport {transports}, overlap {overlap_word(first)}); "
           f"launcher `{study['launcher']}`; {study['repeat']} repeat(s) per N, keeping the {study['keep']}.", "",
-          "| N | process grid | cells | ms/step | GLUP/s | speedup | efficiency | " + law + " | Karp-Flatt | "
+          "| N | nodes | process grid | cells | ms/step | GLUP/s | speedup | efficiency | " + law + " | Karp-Flatt | "
           + " | ".join(part[:-2] + " ms" for part in parts) + " | job |",
-          "| --- " * (10 + len(parts)) + "|"]
+          "| --- " * (11 + len(parts)) + "|"]
     for r in rows:
-        md.append(f"| {r['ranks']} | {grid_shown(r)} | {r['cells']} | {r['time_per_step_s'] * 1e3:.4f} | {r['glups']:.3f} | "
+        md.append(f"| {r['ranks']} | {r['nodes']} | {grid_shown(r)} | {r['cells']} | {r['time_per_step_s'] * 1e3:.4f} | {r['glups']:.3f} | "
                   f"{r['speedup']:.3f} | {100 * r['efficiency']:.1f}% | {optional(r['predicted'], '.3f')} | "
                   f"{optional(r['karp_flatt'], '.4f')} | "
                   + " | ".join(f"{r[part] * 1e3:.4f}" for part in parts) + f" | {r['job']} |")
@@ -422,8 +428,13 @@ def cmd_model(args):
     print(f"\n{law_name}: P = {p:.4f}, relative RMS error on the measured points {100 * law_err:.1f}%.")
     if alpha is None:
         print(f"Halo model: not fitted ({halo_note}). Trusting {law_name}, the only model fitted.")
-        return 0
-    print("\n".join(lib.model_verdict(law_name, law_err, (alpha, bw, compute_per_point, halo_err), t1)))
+    else:
+        print("\n".join(lib.model_verdict(law_name, law_err, (alpha, bw, compute_per_point, halo_err), t1)))
+    if args.nodes:
+        try:
+            nodes.report(args, study, rows, base, None if alpha is None else (alpha, bw))
+        except nodes.ModelError as err:
+            raise UsageError(str(err)) from err
     return 0
 
 
@@ -436,7 +447,10 @@ def main(argv=None):
     run.add_argument("--deck", required=True)
     run.add_argument("--ranks", type=int, nargs="+", required=True)
     run.add_argument("--out", required=True)
-    run.add_argument("--launcher", default="mpirun -np {n}", help='e.g. "srun -n {n}"; {n} = ranks')
+    run.add_argument("--launcher", default="mpirun -np {n}",
+                     help='e.g. "srun -n {n}"; {n} = ranks, {nodes} and {per_node} = the nodes N ranks '
+                     'fill at --ranks-per-node each and the ranks on each')
+    run.add_argument("--ranks-per-node", type=int, default=0, help="for {nodes} and {per_node}")
     run.add_argument("--per-rank-cells", type=int, nargs="+", help="weak: points per rank per axis")
     run.add_argument("--repeat", type=int, default=1)
     run.add_argument("--keep", choices=["best", "median"], default="best")
@@ -450,6 +464,13 @@ def main(argv=None):
     mod.add_argument("--predict", type=int, nargs="+", required=True)
     mod.add_argument("--gridsim", default=os.environ.get("GRIDSIM", DEFAULT_GRIDSIM),
                      help="the gridsim whose process-grid choice the predictions use")
+    mod.add_argument("--nodes", type=int, nargs="+", help="also model these node counts (a model: "
+                     "gridsim's node-aware grid, the fitted halo model inside a node, the network below)")
+    mod.add_argument("--gpus-per-node", type=int, help="ranks per node (default: the study's largest N)")
+    mod.add_argument("--network-latency-us", type=float, default=10.0)
+    mod.add_argument("--network-bandwidth-GBps", type=float, default=100.0,
+                     help="a node's, shared by its ranks (default: 4 x 200 Gb/s)")
+    mod.add_argument("--plot", help="the nodes model's PNG (default DIR/nodes_model.png)")
     args = ap.parse_args(argv)
     try:
         if args.command == "run":

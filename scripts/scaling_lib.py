@@ -186,3 +186,37 @@ def job_label(report):
         return "-"
     step = f".{job['step']}" if job.get("step") else ""
     return f"{job['scheduler']} {job['id']}{step}"
+
+
+def node_model_seconds(compute_per_point, points, ranks, faces, halo, network, per_node):
+    """Modelled seconds per step on `ranks` ranks over nodes of `per_node`: the divisible work
+    (compute_per_point x points / ranks), the busiest rank's faces inside its node at the measured
+    halo model (halo = (seconds per message, bytes per second)) and its faces to other nodes over
+    the network (network = (seconds per message, bytes per second a node sends, shared by its
+    ranks)). `faces`: gridsim's busiest rank (`gridsim check --ranks-per-node`). No overlap."""
+    alpha, bw = halo
+    latency, node_bw = network
+    return (compute_per_point * points / ranks
+            + alpha * faces["intra_messages"] + faces["intra_bytes"] / bw
+            + latency * faces["inter_messages"] + faces["inter_bytes"] / (node_bw / per_node))
+
+
+def nodes_label(report):
+    """'2 x 4' for a run on 2 nodes of 4 ranks ('2 nodes: 3+1' where they hold different
+    numbers), or '-' for a report older than its `nodes`."""
+    nodes = report.get("nodes")
+    if not nodes:
+        return "-"
+    counts = [len(n["ranks"]) for n in nodes]
+    if len(set(counts)) == 1:
+        return f"{len(nodes)} x {counts[0]}"
+    return f"{len(nodes)} nodes: " + "+".join(map(str, counts))
+
+
+def launcher_line(template, n, per_node):
+    """The launcher command for n ranks: {n}, and {nodes} and {per_node}, the fewest nodes of
+    `per_node` ranks that hold n and how many each takes (n on one node below per_node)."""
+    if ("{nodes}" in template or "{per_node}" in template) and per_node < 1:
+        raise ValueError("the launcher uses {nodes} or {per_node}: give --ranks-per-node")
+    nodes = max(1, -(-n // per_node)) if per_node > 0 else 1
+    return template.format(n=n, nodes=nodes, per_node=min(n, per_node) if per_node > 0 else n)

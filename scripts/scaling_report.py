@@ -117,11 +117,11 @@ def grid_shown(row):
 def write_csv(path, rows):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["ranks", "process_grid", "cells", "repeats", "time_per_step_s", "glups", "speedup",
+        w.writerow(["ranks", "nodes", "process_grid", "cells", "repeats", "time_per_step_s", "glups", "speedup",
                     "efficiency", "predicted_speedup", "karp_flatt", "compute_s", "transfer_s", "vector_s",
                     "reduction_s", "other_s", "job"])
         for r in rows:
-            w.writerow([r["ranks"], grid_shown(r), r["cells"], r["repeats"], f"{r['time_per_step_s']:.9e}",
+            w.writerow([r["ranks"], r["nodes"], grid_shown(r), r["cells"], r["repeats"], f"{r['time_per_step_s']:.9e}",
                         f"{r['glups']:.6f}", f"{r['speedup']:.6f}", f"{r['efficiency']:.6f}",
                         "" if r["predicted"] is None else f"{r['predicted']:.6f}",
                         "" if r["karp_flatt"] is None else f"{r['karp_flatt']:.6f}",

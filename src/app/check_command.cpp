@@ -12,6 +12,7 @@
 #include "mesh/field.hpp"
 #include "parallel/cart_topology.hpp"
 #include "parallel/grid_model.hpp"
+#include "parallel/node_layout.hpp"
 #include "problems/problem.hpp"
 
 namespace gridsim::app {
@@ -45,10 +46,43 @@ double field_bytes_per_rank(const Config& cfg, const std::array<int, 3>& grid) {
     return find_problem(cfg.problem).field_count(cfg) * static_cast<double>(ext.total) * value;
 }
 
+// --ranks N --ranks-per-node G: the layout over N / G nodes (node_layout.hpp) and the busiest
+// rank's faces inside its node and to other nodes, per sweep (what scaling.py model takes).
+nlohmann::json layout_for_nodes(const Config& cfg, int ranks, int per_node) {
+    if (ranks % per_node != 0) {
+        throw ConfigError(
+            fmt::format("--ranks-per-node {}: does not divide --ranks {}", per_node, ranks));
+    }
+    const Domain dom = make_domain(cfg);
+    std::vector<int> node_of;
+    for (int r = 0; r < ranks; ++r) node_of.push_back(r / per_node);
+    const Layout l = choose_layout(cfg, dom, node_of);
+    if (const std::string why = decomposition_problem(dom, l.grid, ranks, halo_depth(cfg));
+        !why.empty()) {
+        throw ConfigError("--ranks " + std::to_string(ranks) + ": " + why);
+    }
+    const FaceTraffic f = busiest_faces(dom, l, node_of, cfg);
+    return {{"nodes", ranks / per_node},
+            {"ranks_per_node", per_node},
+            {"grid", std::vector<int>(l.grid.begin(), l.grid.begin() + cfg.dims)},
+            {"node_tile", l.tile},
+            {"modelled_seconds_per_sweep", l.seconds},
+            {"busiest_rank",
+             {{"intra_messages", f.intra_messages},
+              {"intra_bytes", f.intra_bytes},
+              {"inter_messages", f.inter_messages},
+              {"inter_bytes", f.inter_bytes}}}};
+}
+
 }  // namespace
 
 int check_deck(const Options& opt, int rank) {
     const Config cfg = load_deck(opt, rank);
+    if (opt.ranks_per_node > 0 && opt.ranks == 0)
+        throw ConfigError("--ranks-per-node needs --ranks");
+    const nlohmann::json nodes = opt.ranks_per_node > 0
+                                     ? layout_for_nodes(cfg, opt.ranks, opt.ranks_per_node)
+                                     : nlohmann::json();
     std::array<int, 3> grid{1, 1, 1};
     int on_gpus = opt.ranks;  // the ranks a run on GPUs would use of --ranks (ranks_to_use)
     if (opt.ranks > 0) {
@@ -65,6 +99,7 @@ int check_deck(const Options& opt, int rank) {
             doc["process_grid_for_ranks"] = {
                 {"ranks", opt.ranks}, {"grid", shown}, {"ranks_used_on_gpus", on_gpus}};
         }
+        if (!nodes.is_null()) doc["layout_for_nodes"] = nodes;
         if (!cfg.ignored.empty()) doc["ignored_keys"] = cfg.ignored;
         doc["field_bytes_per_rank"] = {{"ranks", ranks}, {"bytes", static_cast<long long>(bytes)}};
         std::cout << doc.dump(2) << std::endl;
@@ -75,6 +110,20 @@ int check_deck(const Options& opt, int rank) {
         if (opt.ranks > 0)
             std::cout << fmt::format("# process grid for {} ranks: {}\n", opt.ranks,
                                      fmt::join(shown, "x"));
+        if (!nodes.is_null()) {
+            const auto& b = nodes["busiest_rank"];
+            std::cout << fmt::format(
+                "# over {} nodes of {} ranks: grid {}, {}; the busiest rank sends {} faces "
+                "({:.3g} MB) inside its node and {} ({:.3g} MB) to other nodes per sweep\n",
+                nodes["nodes"].get<int>(), opt.ranks_per_node,
+                fmt::join(nodes["grid"].get<std::vector<int>>(), "x"),
+                nodes["node_tile"][0] == 0
+                    ? std::string("the launcher's order")
+                    : fmt::format("each node a {} box",
+                                  fmt::join(nodes["node_tile"].get<std::vector<int>>(), "x")),
+                b["intra_messages"].get<double>(), b["intra_bytes"].get<double>() / 1e6,
+                b["inter_messages"].get<double>(), b["inter_bytes"].get<double>() / 1e6);
+        }
         if (on_gpus < opt.ranks) {
             std::cout << fmt::format(
                 "# on GPUs the run uses {} of the {} ranks (parallel.ranks_used; docs/tuning.md, "

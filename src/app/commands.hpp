@@ -28,6 +28,7 @@ struct Options {
     bool json = false;
     std::string restart;
     int ranks = 0;  // check: also print the process grid this many ranks would use
+    int ranks_per_node = 0;  // check: with --ranks, over nodes of this many ranks each
 };
 
 // The deck with --set and --report applied, read by rank 0 and the same on every rank; throws

@@ -67,6 +67,11 @@ void define_deck_commands(CommandLine& c) {
     c.check
         ->add_option("--ranks", opt.ranks, "also print the process grid this many ranks would use")
         ->check(CLI::Range(1, 1 << 24));
+    c.check
+        ->add_option("--ranks-per-node", opt.ranks_per_node,
+                     "with --ranks: the grid, rank order and busiest rank's faces over nodes of "
+                     "this many ranks")
+        ->check(CLI::Range(1, 1 << 24));
 }
 
 void define_other_commands(CommandLine& c) {

@@ -70,12 +70,17 @@ std::array<long long, 3> largest_block(const Domain& dom, const std::array<int, 
     return block;
 }
 
-HaloCost face_cost(const Domain& dom, const std::array<long long, 3>& block, int d, int value_bytes,
-                   double message, double bandwidth, const FixedCosts& costs) {
+long long face_points(const Domain& dom, const std::array<long long, 3>& block, int d) {
     long long points = 1;
     for (int e = 0; e < dom.dims; ++e) {
         if (e != d) points *= block[e];
     }
+    return points;
+}
+
+HaloCost face_cost(const Domain& dom, const std::array<long long, 3>& block, int d, int value_bytes,
+                   double message, double bandwidth, const FixedCosts& costs) {
+    const long long points = face_points(dom, block, d);
     // Contiguous bytes per run of the face: one value for x faces, a row otherwise.
     const double run = static_cast<double>(value_bytes) * (d == 0 ? 1 : block[0]);
     const double moved = std::ceil(run / costs.sector) * costs.sector / run;

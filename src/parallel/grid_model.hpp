@@ -112,6 +112,9 @@ struct HaloCost {
 // The points per axis of the largest block of `grid` (the first blocks take the remainder).
 std::array<long long, 3> largest_block(const Domain& dom, const std::array<int, 3>& grid);
 
+// Points of a face across axis `d` of a block of `block` points.
+long long face_points(const Domain& dom, const std::array<long long, 3>& block, int d);
+
 // One face across axis `d` of a block of `block` points: a message of `message` seconds (an x
 // face also pays its packing) and its bytes at `bandwidth` (an x face counting a whole sector per
 // point, the traffic its packing causes).

@@ -19,19 +19,25 @@ std::array<int, 3> block_coords(const std::array<int, 3>& grid, int b) {
     return {b / (grid[1] * grid[2]), (b / grid[2]) % grid[1], b % grid[2]};
 }
 
-// The busiest rank's halo on `grid` when rank r holds block block_of[r]: every face of every rank
-// over the link its two ranks share, the rank of highest sweep cost kept.
-double busiest_rank(const Domain& dom, const std::array<int, 3>& grid,
-                    const std::vector<int>& block_of, const std::vector<int>& node_of,
-                    const GridDemand& demand, const FixedCosts& costs, const NetworkLink& net) {
+// The busiest rank on `grid` when rank r holds block block_of[r]: every face of every rank over
+// the link its two ranks share, the rank of highest sweep cost kept, with its faces.
+struct Busiest {
+    double seconds = 0.0;
+    FaceTraffic faces;
+};
+
+Busiest busiest_rank(const Domain& dom, const std::array<int, 3>& grid,
+                     const std::vector<int>& block_of, const std::vector<int>& node_of,
+                     const GridDemand& demand, const FixedCosts& costs, const NetworkLink& net) {
     const int ranks = static_cast<int>(block_of.size());
     std::vector<int> rank_of(ranks);
     for (int r = 0; r < ranks; ++r) rank_of[block_of[r]] = r;
     std::map<int, int> on_node;
     for (int n : node_of) ++on_node[n];
     const std::array<long long, 3> block = largest_block(dom, grid);
-    double worst = 0.0;
+    Busiest worst;
     for (int r = 0; r < ranks; ++r) {
+        FaceTraffic faces;
         const std::array<int, 3> c = block_coords(grid, block_of[r]);
         // A node's network bandwidth is shared by its ranks.
         const double net_bandwidth = net.node_bandwidth / on_node[node_of[r]];
@@ -52,9 +58,14 @@ double busiest_rank(const Domain& dom, const std::array<int, 3>& grid,
                                                       costs.message, costs.bandwidth, costs);
                 halo.messages += f.messages;
                 halo.bytes += f.bytes;
+                const double bytes =
+                    static_cast<double>(face_points(dom, block, d)) * demand.value_bytes;
+                (across ? faces.inter_messages : faces.intra_messages) += 1;
+                (across ? faces.inter_bytes : faces.intra_bytes) += bytes;
             }
         }
-        worst = std::max(worst, sweep_cost_with_halo(dom, grid, demand, costs, halo));
+        const double s = sweep_cost_with_halo(dom, grid, demand, costs, halo);
+        if (s > worst.seconds) worst = {s, faces};
     }
     return worst;
 }
@@ -101,7 +112,14 @@ double layout_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                          const std::vector<int>& block_of, const std::vector<int>& node_of,
                          const GridDemand& demand, const FixedCosts& costs,
                          const NetworkLink& net) {
-    return busiest_rank(dom, grid, block_of, node_of, demand, costs, net);
+    return busiest_rank(dom, grid, block_of, node_of, demand, costs, net).seconds;
+}
+
+FaceTraffic busiest_faces(const Domain& dom, const Layout& layout, const std::vector<int>& node_of,
+                          const Config& cfg) {
+    return busiest_rank(dom, layout.grid, layout.block_of, node_of, grid_demand(cfg), FixedCosts{},
+                        network_link(cfg))
+        .faces;
 }
 
 std::vector<std::array<int, 3>> node_tiles(const Domain& dom, const std::array<int, 3>& grid,

@@ -38,6 +38,17 @@ struct Layout {
     double seconds = 0.0;  // modelled seconds per sweep of its busiest rank
 };
 
+// The faces of the busiest rank of a layout (the one layout_sweep_cost takes), per sweep: how
+// many and how many bytes (points x value size) go to ranks of its node and to other nodes.
+struct FaceTraffic {
+    double intra_messages = 0.0;
+    double intra_bytes = 0.0;
+    double inter_messages = 0.0;
+    double inter_bytes = 0.0;
+};
+FaceTraffic busiest_faces(const Domain& dom, const Layout& layout, const std::vector<int>& node_of,
+                          const Config& cfg);
+
 // The block of each rank: the launcher's order, or `tile` boxes for the nodes of `node_of` (every
 // node as many ranks, nodes numbered from 0 in the order of their lowest rank).
 std::vector<int> blocks_of_ranks(const std::array<int, 3>& grid, const std::array<int, 3>& tile,

@@ -60,6 +60,17 @@ std::string ipc_obstacle(const std::vector<RankGpu>& ranks, int a, int b) {
     return {};
 }
 
+std::string same_node_obstacle(const std::vector<RankGpu>& ranks) {
+    for (std::size_t a = 0; a < ranks.size(); ++a) {
+        for (std::size_t b = a + 1; b < ranks.size(); ++b) {
+            if (ranks[a].node != ranks[b].node) continue;
+            std::string why = ipc_obstacle(ranks, static_cast<int>(a), static_cast<int>(b));
+            if (!why.empty()) return why;
+        }
+    }
+    return {};
+}
+
 std::string ipc_everywhere(const std::vector<RankGpu>& ranks) {
     for (int a = 0; a < static_cast<int>(ranks.size()); ++a) {
         for (int b = a + 1; b < static_cast<int>(ranks.size()); ++b) {

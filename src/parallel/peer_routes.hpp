@@ -34,6 +34,11 @@ RankGpu decode_rank_gpu(const std::string& line);
 // MPS the GPU time-slices between their processes, and the handshake waits for each turn).
 std::string ipc_obstacle(const std::vector<RankGpu>& ranks, int a, int b);
 
+// "" when every pair of ranks on one node can store into each other's GPU memory, else the first
+// pair's reason (per-task GPU binding hides the other GPUs of a node from each rank): what a run
+// loses inside its nodes, where ranks on different nodes cannot reach each other anyway.
+std::string same_node_obstacle(const std::vector<RankGpu>& ranks);
+
 // "" when every rank can store into every other rank's GPU memory (then the sums over the ranks
 // go by IPC too, and no NCCL communicator is needed), else the first pair's reason.
 std::string ipc_everywhere(const std::vector<RankGpu>& ranks);

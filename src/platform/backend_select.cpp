@@ -271,6 +271,15 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         choice.transport = gpu_transport(cfg, coverage == 2, mps, comm, ipc_gap);
         if (coverage == 1 && choice.note.empty()) choice.note = sharing_note(mps);
         if (choice.transport == TransportKind::ipc) choice.ipc = {ipc_gap.empty(), coverage != 2};
+        if (choice.transport != TransportKind::ipc && !choice.gpus.empty()) {
+            const std::string lost = same_node_obstacle(choice.gpus);
+            if (!lost.empty()) {
+                choice.transport_note =
+                    "ipc lost inside a node: " + lost +
+                    "; give every rank all the GPUs of its node (srun --gpus-per-node without "
+                    "--gpus-per-task; docs/running.md, \"On a cluster\") to keep it";
+            }
+        }
         choice.device =
             select_device(plan, coverage, cfg.share_gpus, cfg.where("parallel.backend"));
         LaunchConfig launch;

@@ -32,6 +32,9 @@ struct BackendChoice {
     IpcReach ipc;
     // Why `auto` chose what it chose, and how ranks that share GPUs run on them ("" otherwise).
     std::string note;
+    // Why ranks of one node do not store into each other's GPU memory where ipc was not taken
+    // ("" otherwise): the header says the fast route is lost and how to keep it.
+    std::string transport_note;
     RankPlacement placement;  // parallel.bind, applied before the backend allocated anything
     NodeMap nodes;            // the ranks on each node (parallel/node_map.hpp)
 };

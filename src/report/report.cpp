@@ -394,6 +394,7 @@ std::string start_header(const Config& cfg, const RunStart& s, const std::string
                        s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
     out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),
                        s.graphs ? ", sweeps replayed as CUDA graphs" : "");
+    if (!s.transport_note.empty()) out += fmt::format("  note            {}\n", s.transport_note);
     if (s.backend == "cuda" && !transports_missing().empty())
         out += fmt::format("  note            {}\n", transports_missing());
     out += fmt::format("  kernel          {}\n", s.launch);

@@ -68,7 +68,8 @@ struct OutputContext {
 // header a batch log starts with). The same on every rank.
 struct RunStart {
     std::string backend;
-    std::string backend_note;  // why `auto` chose the backend
+    std::string backend_note;    // why `auto` chose the backend
+    std::string transport_note;  // the route lost inside a node, and how to keep it
     std::string transport;
     bool graphs = false;                           // sweeps recorded and replayed (CUDA graphs)
     int time_block = 1;                            // sweeps between halo exchanges

@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <mpi.h>
@@ -227,6 +228,7 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     const BackendChoice<T>& be = sim.backend();
     out.backend = be.backend->name();
     out.backend_note = be.note;
+    if constexpr (std::is_same_v<Out, RunStart>) out.transport_note = be.transport_note;
     out.launch = be.backend->launch_description();
     out.transport = sim.transport_name();
     out.graphs = sim.records_sweeps();

@@ -4,6 +4,7 @@ node; a checkpoint written over 2 nodes restarted over 3 and on 1 node, bitwise 
 without a restart; a node whose output directory is full, and a rank killed on one node, ending
 every rank; `gridsim info`, the header and the report naming the nodes. Needs GRIDSIM and
 MPIEXEC in the environment."""
+import csv
 import hashlib
 import json
 import os
@@ -108,6 +109,33 @@ class FakeNodeRuns(unittest.TestCase):
                 self.assertEqual(hashes, golden[name]["4"])
                 reordered += boxes
         self.assertGreater(reordered, 0, "no run took boxes of blocks: the test proves nothing")
+
+    def test_a_study_over_nodes_names_them_and_the_model_goes_further(self):
+        scaling = os.path.join(HERE, "..", "..", "scripts", "scaling.py")
+        out = os.path.join(self.tmp, "study")
+        launcher = " ".join(self.two.launch(1)).replace("-np 1", "-np {n}")
+        res = subprocess.run([sys.executable, scaling, "run", "strong", "--deck",
+                              os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", "1", "2", "4",
+                              "--launcher", launcher, "--out", out, "--gridsim", GRIDSIM,
+                              "--set", "grid.cells=[24,20,16]", "--set", "time.steps=8"],
+                             capture_output=True, text=True, timeout=600, check=False)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        res = subprocess.run([sys.executable, scaling, "report", out], capture_output=True,
+                             text=True, timeout=300, check=False)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        with open(os.path.join(out, "scaling.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([r["nodes"] for r in rows], ["1 x 1", "1 x 2", "2 x 2"])
+        res = subprocess.run([sys.executable, scaling, "model", out, "--predict", "8", "--nodes",
+                              "1", "2", "4", "--gpus-per-node", "2", "--gridsim", GRIDSIM],
+                             capture_output=True, text=True, timeout=300, check=False)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("A model, not a measurement: 2 GPUs per node", res.stdout)
+        with open(os.path.join(out, "nodes_model.csv")) as f:
+            model = list(csv.DictReader(f))
+        self.assertEqual([(r["nodes"], r["ranks"]) for r in model], [("1", "2"), ("2", "4"),
+                                                                    ("4", "8")])
+        self.assertTrue(all(float(r["modelled_s_per_step"]) > 0 for r in model))
 
     def test_checkpoint_over_two_nodes_restarts_over_three_and_on_one(self):
         deck = os.path.join(INPUTS, "default.toml")

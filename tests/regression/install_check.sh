@@ -18,7 +18,7 @@ test -x "$prefix/share/gridsim/scripts/scaling.py"
 scripts=$(cd "$prefix/share/gridsim/scripts" && find . -path ./reframe/__pycache__ -prune -o -type f -print | sort | tr '\n' ' ')
 expected="./baselines/nvidia-h200.json ./bench-gpu.sh ./bench_latency.py ./bench_table.py \
 ./per_task_gpu.sh ./plot_snapshot.py ./pydeps.py ./reframe/gridsim_checks.py ./reframe/settings.py \
-./regress.py ./requirements.txt ./scaling.py ./scaling_lib.py ./scaling_report.py ./slurm/run.sbatch \
+./regress.py ./requirements.txt ./scaling.py ./scaling_lib.py ./scaling_nodes.py ./scaling_report.py ./slurm/run.sbatch \
 ./slurm/strong.sbatch ./slurm/weak.sbatch "
 [ "$scripts" = "$expected" ] || { echo "installed scripts: $scripts"; echo "expected: $expected"; exit 1; }
 "$prefix/share/gridsim/scripts/bench-gpu.sh" --help | grep -q "^  regress"

@@ -120,6 +120,27 @@ class JobLabel(unittest.TestCase):
         self.assertEqual(lib.job_label({}), "-")  # a report from before `job`
 
 
+class NodesLabel(unittest.TestCase):
+    def test_nodes_and_ranks_per_node(self):
+        two = {"nodes": [{"name": "a", "ranks": [0, 1]}, {"name": "b", "ranks": [2, 3]}]}
+        self.assertEqual(lib.nodes_label(two), "2 x 2")
+        uneven = {"nodes": [{"name": "a", "ranks": [0, 1, 2]}, {"name": "b", "ranks": [3]}]}
+        self.assertEqual(lib.nodes_label(uneven), "2 nodes: 3+1")
+        self.assertEqual(lib.nodes_label({}), "-")
+
+
+class NodeModel(unittest.TestCase):
+    def test_terms_add_up_and_the_network_is_shared(self):
+        faces = {"intra_messages": 2, "intra_bytes": 4e6, "inter_messages": 1, "inter_bytes": 2e6}
+        t = lib.node_model_seconds(1e-9, 8e6, 4, faces, (5e-6, 1e11), (1e-5, 4e10), 4)
+        # 2 ms of work, 2 x 5 us + 40 us inside, 10 us + 2 MB at 10 GB/s (a quarter of 40) across
+        self.assertAlmostEqual(t, 2e-3 + 10e-6 + 40e-6 + 10e-6 + 200e-6, places=12)
+        alone = {**faces, "inter_messages": 0, "inter_bytes": 0}
+        self.assertLess(lib.node_model_seconds(1e-9, 8e6, 4, alone, (5e-6, 1e11), (1e-5, 4e10), 4), t)
+        one_per_node = lib.node_model_seconds(1e-9, 8e6, 4, faces, (5e-6, 1e11), (1e-5, 4e10), 1)
+        self.assertAlmostEqual(t - one_per_node, 2e6 / 1e10 - 2e6 / 4e10, places=12)
+
+
 class Decomposition(unittest.TestCase):
     def test_halo_traffic_counts_faces_of_the_largest_block(self):
         # 64^3 over 2x2x1, non-periodic: one x face and one y face of 32x64, doubles.

@@ -39,14 +39,18 @@ def field(path):
         return np.array(f["/fields/u"]), int(np.asarray(f.attrs["step"]).reshape(-1)[0])
 
 
-class SlurmTemplates(unittest.TestCase):
+class SlurmJobs(unittest.TestCase):
+    """A Slurm cluster for the class's tests (one node, or the fake nodes of NODES) and the
+    helpers that submit and follow their jobs."""
+    NODES = None
+
     @classmethod
     def setUpClass(cls):
         missing = missing_programs()
         if missing:
             raise unittest.SkipTest("Slurm is not installed here (missing " + ", ".join(missing)
                                     + "; Debian: apt-get install slurm-wlm munge)")
-        cls.slurm = OneNodeSlurm().start()
+        cls.slurm = OneNodeSlurm(cls.NODES).start()
         cls.tmp = tempfile.mkdtemp(prefix="gridsim_slurm_jobs_")
 
     @classmethod
@@ -84,6 +88,9 @@ class SlurmTemplates(unittest.TestCase):
     def text(path):
         with open(path) as f:
             return f.read()
+
+
+class SlurmTemplates(SlurmJobs):
 
     def test_run_sbatch_completes(self):
         # sbatch --wait returns when the job has ended, with its exit code.

@@ -58,6 +58,20 @@ TEST(PeerRoutes, AGpuHiddenFromTheProcessCannotBeReached) {
         << why;
 }
 
+// What a run loses inside its nodes: nothing across nodes alone (2 nodes of 2 ranks whose GPUs
+// reach each other), a pair of one node under per-task binding.
+TEST(PeerRoutes, SameNodeObstacleIgnoresOtherNodes) {
+    auto ranks = one_nvlink_node();
+    ranks[2].node = ranks[3].node = "gpu02";
+    EXPECT_EQ(same_node_obstacle(ranks), "");
+    EXPECT_NE(ipc_everywhere(ranks), "");
+    for (auto& r : ranks) r.reaches.clear();  // per-task binding
+    const std::string why = same_node_obstacle(ranks);
+    EXPECT_NE(why.find("rank 0's GPU (" + kA + ") cannot reach rank 1's GPU (" + kB + ")"),
+              std::string::npos)
+        << why;
+}
+
 // Peer access in one direction only refuses the pair from both ends (each end stores into the
 // other's memory).
 TEST(PeerRoutes, OneWayAccessIsRefusedFromBothEnds) {
