@@ -37,9 +37,13 @@ HaloSetup<T> make_halo_setup(const CartTopology& topo, const BackendChoice<T>& c
     const Subdomain& sub = topo.subdomain();
     HaloSetup<T> s;
     s.depth = depth;
+    const FaceRoutes routes = make_face_routes(topo, choice);
+    IpcReach ipc = choice.ipc;
+    // An ipc transport sums over the ranks only where the run's sums go by it or by NCCL.
+    ipc.sums = routes.sums == TransportKind::ipc || routes.sums == TransportKind::nccl;
     s.halo = std::make_unique<HaloExchange<T>>(
-        topo, depth, *choice.backend, choice.transport, choice.ipc,
-        std::vector<FieldView<T>>{fields.field(0), fields.field(1)});
+        topo, depth, *choice.backend, choice.transport, ipc,
+        std::vector<FieldView<T>>{fields.field(0), fields.field(1)}, &routes);
     for (int extend = 0; extend < depth; ++extend)
         s.rings.push_back(peel(extend_into_halos(geo.updated, sub, extend), geo.updated, sub.dims));
     s.pass_regions = split_for_overlap(geo.updated, sub, depth);

@@ -111,6 +111,10 @@ public:
     [[nodiscard]] const Subdomain& subdomain() const { return topo_.subdomain(); }
     [[nodiscard]] const BackendChoice<T>& backend() const { return choice_; }
     [[nodiscard]] const char* transport_name() const { return halos_.halo->transport_name(); }
+    // How many of this rank's faces each transport moves (HaloExchange::route_counts).
+    [[nodiscard]] const std::vector<std::pair<TransportKind, int>>& route_counts() const {
+        return halos_.halo->route_counts();
+    }
     [[nodiscard]] std::int64_t global_updated_points() const { return global_updated_; }
     // Bytes of this rank's fields (halos and row padding included).
     [[nodiscard]] std::size_t field_bytes() const {

@@ -16,148 +16,11 @@
 
 #include "kernels/backend.hpp"
 #include "parallel/cart_topology.hpp"
-#include "parallel/collectives.hpp"
-#include "parallel/mpi_check.hpp"
-#include "parallel/peer_routes.hpp"
+#include "parallel/mpi_transport.hpp"
+#include "parallel/routed_transport.hpp"
+#include "parallel/transport.hpp"
 
 namespace gridsim {
-
-// One face that has a neighbour: what it sends and receives, and its contiguous buffers (in
-// backend memory).
-template <class T>
-struct HaloFace {
-    int face = 0;
-    int peer = MPI_PROC_NULL;  // rank across the face (another rank)
-    Box send;
-    Box recv;
-    Buffer<T> send_buf;
-    Buffer<T> recv_buf;
-    [[nodiscard]] int count() const { return static_cast<int>(send.count()); }
-};
-
-template <class T>
-class Transport {
-public:
-    Transport() = default;
-    Transport(const Transport&) = delete;
-    Transport& operator=(const Transport&) = delete;
-    virtual ~Transport() = default;
-    [[nodiscard]] virtual const char* name() const = 0;
-    // Moves the packed send buffer of faces[first, last) to its peer (another rank) and the
-    // peer's into the recv buffer. Called after packing was issued on the boundary lane;
-    // unpacking issued after it on the same lane sees the received data. `beside_work`: other
-    // work (a split sweep's or pass's interior) holds the device meanwhile.
-    virtual void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last,
-                          bool beside_work) = 0;
-    // Whether exchange() waits for the device and calls MPI on the host (then a step cannot be
-    // recorded and replayed as a CUDA graph).
-    [[nodiscard]] virtual bool host_steps() const { return true; }
-    // Whether allreduce_sum_on_lane() works (NCCL); otherwise the caller sums on the host.
-    [[nodiscard]] virtual bool reduces_on_device() const { return false; }
-    // Which of the fields registered with the transport (by their data) `data` is, or -1: a
-    // registered field's faces go by exchange_field().
-    [[nodiscard]] virtual int field_index(const T* /*data*/) const { return -1; }
-    // Whether exchange_field() stores face f (an index into the faces given) of a registered
-    // field straight from the field into the peer's, with no pack and no unpack; else it is
-    // packed and unpacked and moves as exchange() moves it.
-    [[nodiscard]] virtual bool stores_face(std::size_t /*f*/) const { return false; }
-    // Moves faces[first, last) of registered field `field`: those stores_face() names from our
-    // field's send box straight into the receive box of the peer's same field (and the peer's
-    // into ours), the others as exchange() does; ordered on the boundary lane as exchange() is.
-    virtual void exchange_field(int /*field*/, std::vector<HaloFace<T>>& /*faces*/,
-                                std::size_t /*first*/, std::size_t /*last*/, bool /*beside_work*/) {
-        throw std::logic_error("this transport stores into no field");
-    }
-    // Sums `count` doubles over all ranks in place, in backend memory, ordered on the boundary
-    // lane.
-    virtual void allreduce_sum_on_lane(double* /*values*/, int /*count*/) {}
-    // Whether a pipelined pass may wait for the registered fields' faces that stores_face()
-    // names: face f's counters (arrival_words) tell when the peer's stores into our halo land.
-    [[nodiscard]] virtual bool tells_arrivals() const { return false; }
-    // Face f's counters in device memory: `ready`, the exchanges whose data the peer has stored
-    // into our memory (raised by the peer), and `base` (HaloArrivals).
-    struct ArrivalWords {
-        const unsigned long long* ready = nullptr;
-        const unsigned long long* base = nullptr;
-    };
-    [[nodiscard]] virtual ArrivalWords arrival_words(std::size_t /*f*/) const { return {}; }
-    // Sets every face's base to its ready less `pass`, on `lane`, after a join of the lanes (every
-    // exchange so far has landed): pass `pass` of the pipeline that starts there needs nothing
-    // more.
-    virtual void restart_arrivals(unsigned long long /*pass*/, Lane /*lane*/) {
-        throw std::logic_error("this transport tells no arrivals");
-    }
-};
-
-// MPI_Irecv/MPI_Isend between ranks. `staged`: device buffers go through page-locked host
-// copies (asynchronous copies on the boundary lane); host buffers (CPU backend) and device
-// buffers given to a CUDA-aware MPI (`direct`) go to MPI as they are. A message's tag is the
-// face it leaves through, so the receiver expects the opposite of its own face.
-template <class T>
-class MpiTransport final : public Transport<T> {
-public:
-    MpiTransport(MPI_Comm comm, Backend<T>& backend, bool direct,
-                 const std::vector<HaloFace<T>>& faces)
-        : comm_(comm), backend_(backend), stage_(backend.on_device() && !direct), direct_(direct) {
-        if (!stage_) return;
-        for (const auto& h : faces) {
-            host_send_.push_back(backend.allocate_host(h.send.count()));
-            host_recv_.push_back(backend.allocate_host(h.recv.count()));
-        }
-    }
-    [[nodiscard]] const char* name() const override { return direct_ ? "cuda-aware" : "staged"; }
-
-    void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last,
-                  bool /*beside_work*/) override {
-        if (stage_) {
-            for (std::size_t f = first; f < last; ++f) {
-                backend_.copy(host_send_[f].data(), faces[f].send_buf.data(), faces[f].count(),
-                              Lane::boundary);
-            }
-        }
-        backend_.wait(Lane::boundary);  // MPI reads the packed (and staged) data from here on
-        std::vector<MPI_Request> requests(2 * (last - first), MPI_REQUEST_NULL);
-        for (std::size_t f = first; f < last; ++f) {
-            T* recv = stage_ ? host_recv_[f].data() : faces[f].recv_buf.data();
-            GRIDSIM_MPI_CHECK(MPI_Irecv(recv, faces[f].count(), mpi_type<T>(), faces[f].peer,
-                                        opposite_face(faces[f].face), comm_,
-                                        &requests[2 * (f - first)]));
-        }
-        for (std::size_t f = first; f < last; ++f) {
-            T* send = stage_ ? host_send_[f].data() : faces[f].send_buf.data();
-            GRIDSIM_MPI_CHECK(MPI_Isend(send, faces[f].count(), mpi_type<T>(), faces[f].peer,
-                                        faces[f].face, comm_, &requests[2 * (f - first) + 1]));
-        }
-        GRIDSIM_MPI_CHECK(
-            MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
-        if (!stage_) return;
-        for (std::size_t f = first; f < last; ++f) {
-            backend_.copy(faces[f].recv_buf.data(), host_recv_[f].data(), faces[f].count(),
-                          Lane::boundary);
-        }
-    }
-
-private:
-    MPI_Comm comm_;
-    Backend<T>& backend_;
-    bool stage_;
-    bool direct_;
-    std::vector<Buffer<T>> host_send_;  // page-locked mirrors of the device buffers (staged)
-    std::vector<Buffer<T>> host_recv_;
-};
-
-template <class T>
-std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
-                                                  const std::vector<HaloFace<T>>& faces);
-// Collective over `comm`. Every face goes by direct stores into the peer's GPU; the sums over
-// the ranks too where every rank reaches every other (`reach`, the same on every rank), else
-// through NCCL. `fields` (the same number on every rank, each its own allocation, every
-// rank exchanging the same one at a time): their faces go straight from field to field.
-template <class T>
-std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm comm, Backend<T>& backend,
-                                                 const std::vector<HaloFace<T>>& faces,
-                                                 IpcReach reach,
-                                                 const std::vector<FieldView<T>>& fields);
 
 // The faces of a rank's block that have a neighbour, moved in one launch per phase: pack (every
 // face sent to another rank into its buffer), transfer (the transport), unpack (every received
@@ -170,10 +33,11 @@ class HaloExchange {
 public:
     // `transport`: staged, cuda_aware (device buffers straight to a CUDA-aware MPI), nccl, or
     // ipc (stores into the neighbour's memory; `ipc` and `fields`, the fields whose faces go
-    // straight into the neighbour's copy of them: see make_ipc_transport).
+    // straight into the neighbour's copy of them: see make_ipc_transport). `routes`, where the
+    // faces take different transports (a route per neighbour), replaces `transport`.
     HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
                  TransportKind transport = TransportKind::staged, IpcReach ipc = {},
-                 const std::vector<FieldView<T>>& fields = {})
+                 const std::vector<FieldView<T>>& fields = {}, const FaceRoutes* routes = nullptr)
         : backend_(backend), groups_(halo > 1 ? topo.subdomain().dims : 1) {
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
@@ -198,8 +62,10 @@ public:
             h.peer = topo.neighbour(face);
             h.send = box(send_box(sub, face, halo), face);
             h.recv = recv;
-            h.send_buf = backend.allocate(h.send.count());
-            h.recv_buf = backend.allocate(h.recv.count());
+            buffers_.push_back(backend.allocate(h.send.count()));
+            h.send_buf.ptr = buffers_.back().data();
+            buffers_.push_back(backend.allocate(h.recv.count()));
+            h.recv_buf.ptr = buffers_.back().data();
             read_boxes_.push_back(h.send);
             g.packs.add(h.send, h.send_buf.data());
             g.unpacks.add(h.recv, h.recv_buf.data());
@@ -213,13 +79,15 @@ public:
             g.last = std::max(g.last, first);
             first = g.last;
         }
-        if (transport == TransportKind::nccl) {
-            transport_ = make_nccl_transport<T>(topo.comm(), backend, remote_);
-        } else if (transport == TransportKind::ipc) {
-            transport_ = make_ipc_transport<T>(topo.comm(), backend, remote_, ipc, fields);
+        if (routes != nullptr && routes->mixed()) {
+            auto routed = std::make_unique<RoutedTransport<T>>(topo.comm(), backend, remote_,
+                                                               *routes, ipc, fields);
+            counts_ = routed->counts();
+            transport_ = std::move(routed);
         } else {
-            transport_ = std::make_unique<MpiTransport<T>>(
-                topo.comm(), backend, transport == TransportKind::cuda_aware, remote_);
+            if (routes != nullptr && !routes->kinds.empty()) transport = routes->kinds.front();
+            transport_ = make_transport<T>(transport, topo.comm(), backend, remote_, ipc, fields);
+            counts_ = {{transport, static_cast<int>(remote_.size())}};
         }
         for (Group& g : groups_) {
             for (std::size_t f = g.first; f < g.last; ++f) {
@@ -231,6 +99,10 @@ public:
     }
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
+    // How many of this rank's faces each transport moves.
+    [[nodiscard]] const std::vector<std::pair<TransportKind, int>>& route_counts() const {
+        return counts_;
+    }
     [[nodiscard]] bool reduces_on_device() const { return transport_->reduces_on_device(); }
     // Whether a step's exchange runs without the host: no face goes to another rank, or the
     // transport issues its messages on the boundary lane (NCCL).
@@ -347,8 +219,10 @@ private:
     };
     Backend<T>& backend_;
     std::unique_ptr<Transport<T>> transport_;
+    std::vector<Buffer<T>> buffers_;   // the send and receive buffers of remote_'s faces
     std::vector<HaloFace<T>> remote_;  // faces exchanged through the transport, by face
-    std::vector<Group> groups_;        // one, or one per axis (halos deeper than one)
+    std::vector<std::pair<TransportKind, int>> counts_;  // route_counts()
+    std::vector<Group> groups_;  // one, or one per axis (halos deeper than one)
     unsigned self_axes_ = 0;
     std::vector<Box> read_boxes_;  // read_boxes()
     std::uint64_t transfers_issued_ = 0;

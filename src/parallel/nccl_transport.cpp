@@ -11,6 +11,8 @@
 #include <string>
 
 #include "parallel/background_check.hpp"
+#include "parallel/mpi_check.hpp"
+#include "parallel/mpi_session.hpp"
 
 namespace gridsim {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "parallel/halo_exchange.hpp"
+#include "parallel/transport.hpp"
 
 namespace gridsim {
 

@@ -3,7 +3,7 @@
 // reaching this is a logic error.
 #include <stdexcept>
 
-#include "parallel/halo_exchange.hpp"
+#include "parallel/transport.hpp"
 
 namespace gridsim {
 

@@ -92,7 +92,16 @@ std::string neighbour_obstacle(const std::vector<RankGpu>& ranks, int me,
 TransportKind automatic_transport(const RankGpuFacts& f) {
     if (f.ranks < 2) return TransportKind::staged;
     if (f.reach_everywhere && (f.own_gpus || f.shared_by_mps)) return TransportKind::ipc;
-    return f.own_gpus && f.nccl_built ? TransportKind::nccl : TransportKind::staged;
+    if (f.own_gpus && f.nccl_built) return TransportKind::nccl;
+    return f.cuda_aware ? TransportKind::cuda_aware : TransportKind::staged;
+}
+
+TransportKind route_between(const std::vector<RankGpu>& ranks, int a, int b,
+                            const RankGpuFacts& f) {
+    if ((f.own_gpus || f.shared_by_mps) && ipc_obstacle(ranks, a, b).empty())
+        return TransportKind::ipc;
+    if (f.own_gpus && f.nccl_built) return TransportKind::nccl;
+    return f.cuda_aware ? TransportKind::cuda_aware : TransportKind::staged;
 }
 
 std::vector<RankGpu> gather_rank_gpus(MPI_Comm comm, const RankGpu& mine) {

@@ -52,6 +52,9 @@ struct IpcReach {
     // copy engine's, between a meeting and a telling kernel of one warp each; with a GPU per rank
     // a put is one kernel whose blocks wait for the peer (IpcTransport::launch).
     bool shared_gpus = false;
+    // Whether the transport sums over the ranks (by mailboxes where `everywhere`, else through
+    // NCCL); a transport that moves only some faces of a route per neighbour does not.
+    bool sums = true;
 };
 
 // "" when rank `me` reaches the rank across each of its faces, else the first face's reason.
@@ -67,14 +70,24 @@ struct RankGpuFacts {
     bool shared_by_mps = false;     // every rank's GPU runs its contexts through MPS
     bool reach_everywhere = false;  // ipc_everywhere: every rank stores into every other's GPU
     bool nccl_built = false;
+    bool cuda_aware = false;  // MPI takes device buffers (MPIX_Query_cuda_support)
 };
 
-// The transport parallel.transport = "auto" takes for a GPU run: ipc where every rank reaches
-// every other and the ranks' kernels run side by side (a GPU each, or GPUs shared through MPS);
-// else NCCL where every rank has a GPU of its own; else staged. One rank has no peer: staged.
+// The transport parallel.transport = "auto" takes for a GPU run where every face takes one, and
+// where the sums over the ranks go: ipc where every rank reaches every other and the ranks'
+// kernels run side by side (a GPU each, or GPUs shared through MPS); else NCCL where every rank
+// has a GPU of its own; else CUDA-aware MPI where MPI has it; else staged. One rank has no peer:
+// staged.
 // Without MPS, ranks sharing a GPU take turns on it, and a handshake on the device waits for
 // the peer's turn, where MPI messages between the hosts do not (docs/tuning.md, "Transport").
 TransportKind automatic_transport(const RankGpuFacts& f);
+
+// The route of a face between ranks `a` and `b` of a GPU run under parallel.transport = "auto":
+// the best both ends share, decided alike at both ends: ipc where each GPU is reachable from the
+// other (one node, peer access) and the ranks' kernels run side by side; else NCCL where every
+// rank has a GPU of its own and the build has NCCL; else CUDA-aware MPI where MPI has it; else
+// staged MPI.
+TransportKind route_between(const std::vector<RankGpu>& ranks, int a, int b, const RankGpuFacts& f);
 
 // Every rank's RankGpu, in rank order, on every rank of `comm` (collective).
 std::vector<RankGpu> gather_rank_gpus(MPI_Comm comm, const RankGpu& mine);

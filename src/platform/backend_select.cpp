@@ -141,6 +141,18 @@ void check_cpu_transport(const Config& cfg) {
     }
 }
 
+// What decides the routes of a GPU run, the same on every rank.
+RankGpuFacts gpu_facts(bool own_gpus, bool mps, MPI_Comm comm, const std::string& ipc_gap) {
+    RankGpuFacts facts;
+    facts.ranks = comm_size(comm);
+    facts.own_gpus = own_gpus;
+    facts.shared_by_mps = mps;
+    facts.reach_everywhere = ipc_gap.empty();
+    facts.nccl_built = nccl_built();
+    facts.cuda_aware = mpi_is_cuda_aware();
+    return facts;
+}
+
 // The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
 // rank has a GPU of its own (NCCL refuses two ranks on one device); ipc where every rank's GPU
 // reaches every other's (`ipc_gap` empty), or else where NCCL can take the sums over the ranks
@@ -186,13 +198,7 @@ TransportKind gpu_transport(const Config& cfg, bool own_gpus, bool mps, MPI_Comm
         case TransportKind::automatic:
             break;
     }
-    RankGpuFacts facts;
-    facts.ranks = comm_size(comm);
-    facts.own_gpus = own_gpus;
-    facts.shared_by_mps = mps;
-    facts.reach_everywhere = ipc_gap.empty();
-    facts.nccl_built = nccl_built();
-    return automatic_transport(facts);
+    return automatic_transport(gpu_facts(own_gpus, mps, comm, ipc_gap));
 }
 
 // Ends every rank with one line (exit 1) where some rank's GPU has no code in this build, before
@@ -270,8 +276,10 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         const std::string ipc_gap = ipc_everywhere(choice.gpus);
         choice.transport = gpu_transport(cfg, coverage == 2, mps, comm, ipc_gap);
         if (coverage == 1 && choice.note.empty()) choice.note = sharing_note(mps);
-        if (choice.transport == TransportKind::ipc) choice.ipc = {ipc_gap.empty(), coverage != 2};
-        if (choice.transport != TransportKind::ipc && !choice.gpus.empty()) {
+        choice.ipc = {ipc_gap.empty(), coverage != 2};
+        choice.facts = gpu_facts(coverage == 2, mps, comm, ipc_gap);
+        choice.routes_per_face = cfg.transport == TransportKind::automatic && !choice.gpus.empty();
+        if (!choice.gpus.empty()) {
             const std::string lost = same_node_obstacle(choice.gpus);
             if (!lost.empty()) {
                 choice.transport_note =

@@ -14,8 +14,10 @@
 #include "config/config.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device_runtime.hpp"
+#include "parallel/cart_topology.hpp"
 #include "parallel/node_map.hpp"
 #include "parallel/peer_routes.hpp"
+#include "parallel/transport.hpp"
 #include "platform/placement.hpp"
 
 namespace gridsim {
@@ -28,8 +30,12 @@ struct BackendChoice {
     // Every rank's node and GPU, for the ipc routes (parallel/peer_routes.hpp); empty with one
     // rank, or where neither "ipc" nor "auto" was asked for.
     std::vector<RankGpu> gpus;
-    // How the ipc transport's puts go (all false unless the transport is ipc).
+    // How the ipc transport's puts go (on the CUDA backend).
     IpcReach ipc;
+    // What decides each face's route (a GPU run), and whether the faces take a route each
+    // (parallel.transport "auto" on several ranks of GPUs; make_face_routes).
+    RankGpuFacts facts;
+    bool routes_per_face = false;
     // Why `auto` chose what it chose, and how ranks that share GPUs run on them ("" otherwise).
     std::string note;
     // Why ranks of one node do not store into each other's GPU memory where ipc was not taken
@@ -43,6 +49,12 @@ struct BackendChoice {
 // this build, these devices, this MPI or this machine cannot honour.
 template <class T>
 BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm);
+
+// Each face's route for this rank of `topo` (route_between; the run's transport for every face
+// where `routes_per_face` is false), the kinds the ranks use, agreed, and where the sums go (the
+// run's transport). Collective over topo.comm().
+template <class T>
+FaceRoutes make_face_routes(const CartTopology& topo, const BackendChoice<T>& choice);
 
 // Whether choose_backend takes the CUDA backend for `cfg` on the ranks of `comm`, without making
 // a device current or refusing anything. Collective over `comm` where parallel.backend is auto.

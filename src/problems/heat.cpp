@@ -268,9 +268,10 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
         {"allreduce_s", allreduce_max},
         {"allreduce_share", r.loop_seconds > 0 ? allreduce_max / r.loop_seconds : 0.0},
         // On the device: NCCL's all-reduce, or the ipc transport's mailboxes.
-        {"allreduce", !cg.allreduce_on_device()      ? "mpi"
-                      : sim.backend().ipc.everywhere ? "ipc"
-                                                     : "nccl"},
+        {"allreduce",
+         !cg.allreduce_on_device()                                                       ? "mpi"
+         : sim.backend().transport == TransportKind::ipc && sim.backend().ipc.everywhere ? "ipc"
+                                                                                         : "nccl"},
         {"kernels", cfg.word("parallel.cg_kernels")},
         {"preconditioner", cfg.word("time.cg_preconditioner")},
         // Whole-field passes one iteration makes (reads + writes, in field sizes): the operator

@@ -125,9 +125,8 @@ nlohmann::json exchange_trial_json(const ExchangeTrial& t) {
     return j;
 }
 
-// The header's exchange trial: one depth "split pass A us, one launch then the halos B us[, faces
-// first C us[, pipelined D us]] per sweep ...: one launch taken"; with a depth trial, each
-// depth's times and the depth taken.
+}  // namespace
+
 std::string exchange_trial_text(const ExchangeTrial& t) {
     const char* taken = t.pass == ExchangePass::fused         ? "one launch"
                         : t.pass == ExchangePass::faces_first ? "faces first"
@@ -154,12 +153,20 @@ std::string exchange_trial_text(const ExchangeTrial& t) {
                        fmt::join(parts, "; "), t.taken_depth().time_block, taken);
 }
 
-// "k = 2: A us, k = 3: B us", each k's time per sweep.
 std::string trial_text(const std::vector<TimeBlockTrial>& trial) {
     std::vector<std::string> parts;
     for (const TimeBlockTrial& t : trial)
         parts.push_back(fmt::format("k = {}: {:.1f} us", t.k, t.seconds_per_sweep * 1e6));
     return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+namespace {
+
+// The report's `routes`: faces of all ranks per transport.
+nlohmann::json routes_json(const std::vector<std::pair<std::string, int>>& routes) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [name, n] : routes) out[name] = n;
+    return out;
 }
 
 // The report's `nodes`: each node's name and ranks.
@@ -255,6 +262,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"nodes", nodes_json(r.nodes)},
         {"ranks_per_node", r.nodes.most_ranks_on_a_node()},
         {"node_tile", r.node_tile},
+        {"routes", routes_json(r.routes)},
         {"versions", versions()},
     };
     doc.update(r.problem_report);  // the problem's own figures (its Problem entry)
@@ -284,151 +292,6 @@ std::string progress_line(const ProgressSample& s) {
     if (s.sim_time > 0) line += fmt::format("  t={:.4e}", s.sim_time);
     return line + fmt::format("  {}={:.6e}  {:.3f} GLUP/s  ETA {:.1f} s", s.norm_name, s.norm,
                               s.glups, eta);
-}
-
-namespace {
-
-std::string axes_text(const Config& cfg, const std::array<double, 3>& v) {
-    std::vector<std::string> parts;
-    for (int d = 0; d < cfg.dims; ++d) parts.push_back(fmt::format("{:.4g}", v[d]));
-    return fmt::format("{}", fmt::join(parts, " x "));
-}
-
-std::string boundary_text(const Config& cfg) {
-    if (cfg.benchmark) return "benchmark (x: fixed sine columns, y: periodic)";
-    std::vector<std::string> parts;
-    for (int d = 0; d < cfg.dims; ++d)
-        parts.push_back(fmt::format("{} {}", "xyz"[d], to_string(cfg.axis_bc[d])));
-    return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-// Three significant digits in MiB below a GiB, in GiB above.
-std::string bytes_text(std::size_t bytes) {
-    const double mib = static_cast<double>(bytes) / (1 << 20);
-    return mib < 1024 ? fmt::format("{:.3g} MiB", mib) : fmt::format("{:.3g} GiB", mib / 1024);
-}
-
-std::string outputs_text(const Config& cfg) {
-    std::vector<std::string> parts;
-    if (cfg.snapshot_every > 0)
-        parts.push_back(fmt::format("snapshots every {}", cfg.snapshot_every));
-    if (cfg.write_final) parts.push_back("final snapshot");
-    if (cfg.checkpoint_every > 0)
-        parts.push_back(
-            fmt::format("checkpoint every {} to {}", cfg.checkpoint_every, cfg.checkpoint_path()));
-    std::string out = parts.empty()
-                          ? std::string("no files")
-                          : fmt::format("{} in {}", fmt::join(parts, ", "), cfg.output_dir);
-    if (!cfg.report.empty()) out += "; report " + cfg.report;
-    return out;
-}
-
-// The measured crossover below which a grid ran slower on more GPUs, for the header's notes.
-std::string crossover_text(const Domain& dom) {
-    return fmt::format(
-        "blocks of at most {} points per GPU ran slower on 2 GPUs than the whole grid on one (the "
-        "measured crossover, docs/tuning.md, \"Ranks used\")",
-        slower_per_gpu_points(dom.dims));
-}
-
-// The process grid, who chose it, the ranks the automatic choice left idle, and what it costs
-// the run where the header should say so.
-std::string process_grid_text(const Config& cfg, const RunStart& s, int launched) {
-    const bool grid_given = process_grid_given(cfg);
-    const std::vector<int> grid(s.process_grid.begin(), s.process_grid.begin() + cfg.dims);
-    const std::string of = launched > s.ranks ? fmt::format(" of {}", launched) : std::string();
-    std::string out = fmt::format(
-        "  ranks           {}{} on process grid {} ({})\n", s.ranks, of, fmt::join(grid, "x"),
-        grid_given ? "parallel.process_grid" : "lowest modelled cost per sweep");
-    const Domain dom = make_domain(cfg);
-    if (s.ranks < launched && cfg.ranks_used == 0) {
-        out += fmt::format(
-            "  note            {} of {} ranks wait idle: {}; parallel.ranks_used = {} "
-            "runs on every rank\n",
-            launched - s.ranks, launched, crossover_text(dom), launched);
-    }
-    if (s.backend == "cuda" && below_paying_size(dom, s.process_grid)) {
-        out += fmt::format("  note            {} points per rank: {}; fewer ranks may be faster\n",
-                           largest_block_points(dom, s.process_grid), crossover_text(dom));
-    }
-    return out;
-}
-
-// How the nodes hold the grid's blocks: "" on one node, else a box each or the launcher's order.
-std::string node_tile_text(const Config& cfg, const RunStart& s) {
-    if (s.nodes.nodes() < 2) return {};
-    if (s.node_tile[0] == 0) return "; blocks in the launcher's order";
-    return fmt::format("; each node a {} box of blocks",
-                       fmt::join(s.node_tile.begin(), s.node_tile.begin() + cfg.dims, "x"));
-}
-
-}  // namespace
-
-std::string placement_map(const std::vector<RankPlacement>& ranks) {
-    std::string out = "  placement\n";
-    for (std::size_t r = 0; r < ranks.size(); ++r)
-        out += fmt::format("    rank {:<4} {}\n", r, ranks[r].line());
-    return out;
-}
-
-std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart,
-                         int launched) {
-    std::array<double, 3> h{};
-    for (int d = 0; d < cfg.dims; ++d) h[d] = cfg.spacing(d);
-    std::string out = fmt::format("gridsim {}: {} {}D, {}\n", gridsim_version(), cfg.problem,
-                                  cfg.dims, to_string(cfg.precision));
-    const std::vector<int> cells(cfg.cells.begin(), cfg.cells.begin() + cfg.dims);
-    out += fmt::format("  grid            {} points, length {}, h {}\n", fmt::join(cells, "x"),
-                       axes_text(cfg, cfg.length), axes_text(cfg, h));
-    out += fmt::format("  boundary        {}; initial {}\n", boundary_text(cfg),
-                       to_string(cfg.initial));
-    out += find_problem(cfg.problem).describe(cfg);
-    for (const std::string& key : cfg.ignored)
-        out += fmt::format("  note            {} ignores {}\n", cfg.problem, key);
-    if (!restart.empty())
-        out += fmt::format("  restart         from {} at step {}\n", restart, s.start_step);
-    out += process_grid_text(cfg, s, launched);
-    out += fmt::format("  nodes           {}{}\n", s.nodes.text(), node_tile_text(cfg, s));
-    if (!s.layout_note.empty()) out += fmt::format("  note            {}\n", s.layout_note);
-    out += fmt::format("  backend         {} on {}{}\n", s.backend, s.devices,
-                       s.backend_note.empty() ? std::string() : " (" + s.backend_note + ")");
-    out += fmt::format("  transport       {}, overlap {}{}\n", s.transport, to_string(cfg.overlap),
-                       s.graphs ? ", sweeps replayed as CUDA graphs" : "");
-    if (!s.transport_note.empty()) out += fmt::format("  note            {}\n", s.transport_note);
-    if (s.backend == "cuda" && !transports_missing().empty())
-        out += fmt::format("  note            {}\n", transports_missing());
-    out += fmt::format("  kernel          {}\n", s.launch);
-    if (s.time_block > 1) {
-        out += fmt::format(
-            "  time blocking   {} sweeps per halo exchange ({}-deep halos; "
-            "parallel.time_block{}){}\n",
-            s.time_block, s.time_block, cfg.time_block == 0 ? " = \"auto\"" : "",
-            s.sums_in_passes ? ", every sweep's residual summed inside the passes" : "");
-    }
-    if (!s.time_block_trial.empty()) {
-        out += fmt::format(
-            "  time-block trial {} per sweep at start-up (slowest rank), fastest taken\n",
-            trial_text(s.time_block_trial));
-    }
-    if (s.exchange_trial.ran) out += exchange_trial_text(s.exchange_trial);
-    out += fmt::format("  memory per rank {} ({} fields with halos, largest rank)\n",
-                       bytes_text(s.field_bytes_max),
-                       s.field_count == 2 ? std::string("two") : std::to_string(s.field_count));
-    out += fmt::format("  output          {}\n", outputs_text(cfg));
-    const AsyncChoice async = async_output(cfg);
-    const std::size_t field = s.field_bytes_max / static_cast<std::size_t>(s.field_count);
-    const int buffers = staging_buffers(cfg);
-    if (async.on) {
-        out += fmt::format(
-            "  async output    snapshots written by a thread while the loop goes on; {} "
-            "staging buffer(s) of {} per rank ({})\n",
-            cfg.async_buffers, bytes_text(field),
-            bytes_text(field * static_cast<std::size_t>(cfg.async_buffers)));
-    } else if (buffers > 0) {
-        out += fmt::format("  output staging  one buffer of {} per rank\n", bytes_text(field));
-    }
-    if (!async.note.empty()) out += fmt::format("  note            {}\n", async.note);
-    return out;
 }
 
 std::string summary_text(const nlohmann::json& d) {

@@ -32,6 +32,13 @@ std::string summary_text(const nlohmann::json& doc);
 std::string start_header(const Config& cfg, const RunStart& s, const std::string& restart,
                          int launched);
 
+// The header's exchange trial: one depth "split pass A us, one launch then the halos B us[, faces
+// first C us[, pipelined D us]] per sweep ...: one launch taken"; with a depth trial, each
+// depth's times and the depth taken.
+std::string exchange_trial_text(const ExchangeTrial& t);
+// "k = 2: A us, k = 3: B us", each k's time per sweep.
+std::string trial_text(const std::vector<TimeBlockTrial>& trial);
+
 // The placement map: one line per rank (host, GPU, NUMA node, CPUs, memory policy, where a
 // host buffer's pages are, and why).
 std::string placement_map(const std::vector<RankPlacement>& ranks);

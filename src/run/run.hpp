@@ -83,8 +83,9 @@ struct RunStart {
     std::size_t field_bytes_max = 0;  // the fields of the largest rank
     int field_count = 2;              // how many: the two of every problem, and a solver's
     std::int64_t start_step = 0;
-    std::vector<RankPlacement> placements;  // every rank's, on rank 0
-    NodeMap nodes;                          // the ranks on each node
+    std::vector<RankPlacement> placements;            // every rank's, on rank 0
+    NodeMap nodes;                                    // the ranks on each node
+    std::vector<std::pair<std::string, int>> routes;  // faces of all ranks per transport
     std::array<int, 3> node_tile{0, 0, 0};  // the box of blocks each node takes; 0: launcher's
     std::string layout_note;  // where the deck's process grid costs more on these nodes
 };
@@ -121,11 +122,12 @@ struct RunOptions {
 
 struct RunResult {
     std::string backend;
-    std::string backend_note;               // why `auto` chose the backend
-    std::string launch;                     // kernel variant and block shape
-    std::string device;                     // this rank's GPU "name (PCI bus id)", "" on the CPU
-    RankPlacement placement;                // this rank's binding and where its memory is
-    NodeMap nodes;                          // the ranks on each node
+    std::string backend_note;  // why `auto` chose the backend
+    std::string launch;        // kernel variant and block shape
+    std::string device;        // this rank's GPU "name (PCI bus id)", "" on the CPU
+    RankPlacement placement;   // this rank's binding and where its memory is
+    NodeMap nodes;             // the ranks on each node
+    std::vector<std::pair<std::string, int>> routes;  // faces of all ranks per transport
     std::array<int, 3> node_tile{0, 0, 0};  // the box of blocks each node takes; 0: launcher's
     std::string layout_note;      // where the deck's process grid costs more on these nodes
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run

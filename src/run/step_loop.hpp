@@ -20,6 +20,7 @@
 #include "engine/simulation.hpp"
 #include "parallel/collectives.hpp"
 #include "parallel/gather.hpp"
+#include "parallel/mpi_check.hpp"
 #include "run/run.hpp"
 #include "run/stop_request.hpp"
 #include "run/watchdog.hpp"
@@ -221,8 +222,24 @@ private:
     std::chrono::steady_clock::time_point start_;
 };
 
+// The faces of every rank per transport that moves them (a route per neighbour), collective.
+inline std::vector<std::pair<std::string, int>> routes_over_ranks(
+    MPI_Comm comm, const std::vector<std::pair<TransportKind, int>>& mine) {
+    const std::array<TransportKind, 4> kinds{TransportKind::ipc, TransportKind::nccl,
+                                             TransportKind::cuda_aware, TransportKind::staged};
+    std::array<long long, 4> count{};
+    for (const auto& [kind, n] : mine)
+        for (std::size_t k = 0; k < kinds.size(); ++k)
+            if (kinds[k] == kind) count[k] += n;
+    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, count.data(), 4, MPI_LONG_LONG, MPI_SUM, comm));
+    std::vector<std::pair<std::string, int>> out;
+    for (std::size_t k = 0; k < kinds.size(); ++k)
+        if (count[k] > 0) out.emplace_back(to_string(kinds[k]), static_cast<int>(count[k]));
+    return out;
+}
+
 // What the run was set up with, as both the start header (RunStart) and the result (RunResult)
-// report it.
+// report it. Collective.
 template <class T, class Out>
 void describe_setup(const Simulation<T>& sim, Out& out) {
     const BackendChoice<T>& be = sim.backend();
@@ -239,6 +256,7 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.process_grid = sim.topology().process_grid();
     out.ranks = sim.topology().size();
     out.nodes = be.nodes;
+    out.routes = routes_over_ranks(sim.topology().comm(), sim.route_counts());
     out.node_tile = sim.topology().node_tile();
     out.layout_note = sim.topology().layout_note();
 }

@@ -21,9 +21,28 @@ namespace {
 
 using test::process_grids;
 
+// Routes that mix two transports on one rank: a face takes MPI on host buffers as given
+// (cuda_aware) or staged by the parity of its two ranks' sum (the same at both ends), the kinds
+// agreed over the ranks as a run agrees them.
+FaceRoutes mixed_routes(const CartTopology& topo) {
+    FaceRoutes r;
+    unsigned used = 0;
+    for (int face = 0; face < 6; ++face) {
+        const int peer = topo.neighbour(face);
+        r.face[face] =
+            (topo.rank() + peer) % 2 != 0 ? TransportKind::cuda_aware : TransportKind::staged;
+        if (peer != MPI_PROC_NULL && peer != topo.rank())
+            used |= 1u << static_cast<unsigned>(r.face[face]);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &used, 1, MPI_UNSIGNED, MPI_BOR, topo.comm());
+    for (TransportKind k : {TransportKind::cuda_aware, TransportKind::staged})
+        if ((used & (1u << static_cast<unsigned>(k))) != 0) r.kinds.push_back(k);
+    return r;
+}
+
 // Returns whether the grid was checked (false: it leaves a rank thinner than the halo).
-bool check_exchange(const std::string& deck, int dims, const std::array<int, 3>& pg,
-                    int depth = 1) {
+bool check_exchange(const std::string& deck, int dims, const std::array<int, 3>& pg, int depth = 1,
+                    bool mixed = false) {
     const std::string grid =
         fmt::format("parallel.process_grid=[{}]", fmt::join(pg.begin(), pg.begin() + dims, ","));
     const Config cfg = load_config(deck, "halo.toml", {grid});
@@ -37,7 +56,18 @@ bool check_exchange(const std::string& deck, int dims, const std::array<int, 3>&
     Field<double> f = be->allocate_field(ext);
     const std::vector<double> host = test::coded_field(topo, dom, ext, 0.0);
     be->upload(host, f.view());
-    HaloExchange<double> halo(topo, depth, *be);
+    const FaceRoutes routes = mixed_routes(topo);
+    HaloExchange<double> halo(topo, depth, *be, TransportKind::staged, {}, {},
+                              mixed ? &routes : nullptr);
+    if (mixed && routes.mixed()) {
+        EXPECT_EQ(std::string(halo.transport_name()), "cuda-aware+staged");
+        int faces = 0;
+        for (const auto& [kind, n] : halo.route_counts()) faces += n;
+        int remote = 0;
+        for (int face = 0; face < 2 * dims; ++face)
+            remote += topo.neighbour(face) != MPI_PROC_NULL && topo.neighbour(face) != topo.rank();
+        EXPECT_EQ(faces, remote);
+    }
     // A periodic axis held by one rank along it is the rank's own neighbour on both faces.
     unsigned self = 0;
     for (int d = 0; d < dom.dims; ++d) self |= dom.periodic[d] && pg[d] == 1 ? 1u << d : 0u;
@@ -68,6 +98,17 @@ TEST(HaloExchange, EveryFaceOfEvery2DProcessGrid) {
         for (const auto& pg : process_grids(test::world_size(), 2)) {
             SCOPED_TRACE(fmt::format("{} process grid {}x{}", bc, pg[0], pg[1]));
             check_exchange(fmt::format(kHaloDeck2D, bc), 2, pg);
+        }
+    }
+}
+
+// A route per neighbour: each face through the transport its two ranks share, two transports on
+// one rank, deep halos too (their axes go one after another, each with its own faces).
+TEST(HaloExchange, FacesOfOneRankTakeDifferentRoutes) {
+    for (int depth : {1, 2}) {
+        for (const auto& pg : process_grids(test::world_size(), 3)) {
+            SCOPED_TRACE(fmt::format("depth {} process grid {}x{}x{}", depth, pg[0], pg[1], pg[2]));
+            check_exchange(fmt::format(kHaloDeck3D, "periodic"), 3, pg, depth, true);
         }
     }
 }

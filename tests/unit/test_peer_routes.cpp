@@ -209,3 +209,68 @@ TEST(PeerRoutes, RanksSharingAGpuUseIpcOnlyThroughMps) {
     f.shared_by_mps = true;
     EXPECT_EQ(automatic_transport(f), TransportKind::ipc);
 }
+
+namespace {
+
+// `nodes` nodes of `per` GPUs, rank r on node r / per with the node's GPU r % per; every process
+// sees its node's GPUs and reaches them (`visible`), or only its own (per-task binding).
+std::vector<RankGpu> cluster(int nodes, int per, bool visible) {
+    std::vector<RankGpu> ranks;
+    for (int r = 0; r < nodes * per; ++r) {
+        RankGpu g{
+            "n" + std::to_string(r / per), "0000:" + std::to_string(10 + r % per) + ":00.0", {}};
+        for (int o = 0; o < per && visible; ++o)
+            if (o != r % per) g.reaches.push_back("0000:" + std::to_string(10 + o) + ":00.0");
+        ranks.push_back(g);
+    }
+    return ranks;
+}
+
+RankGpuFacts gpus_of_their_own(int ranks, bool nccl) {
+    RankGpuFacts f;
+    f.ranks = ranks;
+    f.own_gpus = true;
+    f.nccl_built = nccl;
+    return f;
+}
+
+}  // namespace
+
+// Every pair of ranks of the tables: ipc inside a node where the GPUs reach each other, else
+// NCCL, else CUDA-aware MPI, else staged; the same from both ends.
+TEST(PeerRoutes, ARoutePerNeighbourOnClusterTables) {
+    for (const auto [nodes, per] : {std::pair{2, 4}, std::pair{4, 4}, std::pair{16, 8}}) {
+        const std::vector<RankGpu> all = cluster(nodes, per, true);
+        const RankGpuFacts f = gpus_of_their_own(nodes * per, true);
+        for (int a = 0; a < nodes * per; ++a) {
+            for (int b = 0; b < nodes * per; ++b) {
+                if (a == b) continue;
+                const TransportKind k = route_between(all, a, b, f);
+                EXPECT_EQ(k, a / per == b / per ? TransportKind::ipc : TransportKind::nccl);
+                EXPECT_EQ(k, route_between(all, b, a, f));
+            }
+        }
+        // Per-task binding: no GPU of another rank is visible, so no face goes by ipc.
+        const std::vector<RankGpu> bound = cluster(nodes, per, false);
+        for (int b = 1; b < nodes * per; ++b)
+            EXPECT_EQ(route_between(bound, 0, b, f), TransportKind::nccl) << b;
+    }
+}
+
+TEST(PeerRoutes, WithoutNcclAcrossNodesGoesByMpi) {
+    const std::vector<RankGpu> ranks = cluster(2, 4, true);
+    RankGpuFacts f = gpus_of_their_own(8, false);
+    EXPECT_EQ(route_between(ranks, 0, 1, f), TransportKind::ipc);
+    EXPECT_EQ(route_between(ranks, 3, 4, f), TransportKind::staged);
+    f.cuda_aware = true;
+    EXPECT_EQ(route_between(ranks, 3, 4, f), TransportKind::cuda_aware);
+    // Ranks sharing GPUs run side by side only under MPS: ipc there, else staged everywhere.
+    std::vector<RankGpu> shared = cluster(2, 2, true);
+    for (RankGpu& g : shared) g.bus_id = "0000:10:00.0";
+    RankGpuFacts s;
+    s.ranks = 4;
+    EXPECT_EQ(route_between(shared, 0, 1, s), TransportKind::staged);
+    s.shared_by_mps = true;
+    EXPECT_EQ(route_between(shared, 0, 1, s), TransportKind::ipc);
+    EXPECT_EQ(route_between(shared, 1, 2, s), TransportKind::staged);  // another node
+}

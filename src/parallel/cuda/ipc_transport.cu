@@ -92,9 +92,9 @@ public:
             throw std::logic_error(fmt::format("ipc transport: {} fields registered (at most {})",
                                                fields.size(), kMaxFields));
         }
-        if (reach.everywhere) {
+        if (reach.sums && reach.everywhere) {
             mailboxes_ = std::make_unique<Mailboxes>(comm);
-        } else {
+        } else if (reach.sums) {
             nccl_ = make_nccl_transport<T>(comm, backend, {});  // the sums alone, no faces
         }
         peer_faces_.resize(faces.size());
@@ -190,12 +190,14 @@ public:
     }
 
     [[nodiscard]] bool host_steps() const override { return false; }
-    [[nodiscard]] bool reduces_on_device() const override { return true; }
+    [[nodiscard]] bool reduces_on_device() const override { return mailboxes_ || nccl_; }
     void allreduce_sum_on_lane(double* values, int count) override {
         if (mailboxes_) {
             mailboxes_->allreduce(values, count, boundary_stream());
-        } else {
+        } else if (nccl_) {
             nccl_->allreduce_sum_on_lane(values, count);
+        } else {
+            throw std::logic_error("ipc transport: made without sums");
         }
     }
 
