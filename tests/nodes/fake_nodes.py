@@ -37,4 +37,4 @@ class FakeNodes:
         """The command prefix that starts `ranks` ranks: filling node0 first (`slot`), or dealt
         out round-robin (`node`: rank r on node r % nodes)."""
         return [MPIEXEC, "--hostfile", self.hostfile, "-np", str(ranks), "--map-by", map_by,
-                "--mca", "plm_rsh_agent", AGENT]
+                "--mca", "plm", "rsh", "--mca", "plm_rsh_agent", AGENT]

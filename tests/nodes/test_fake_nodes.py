@@ -5,7 +5,6 @@ without a restart; a node whose output directory is full, and a rank killed on o
 every rank; `gridsim info`, the header and the report naming the nodes. Needs GRIDSIM and
 MPIEXEC in the environment."""
 import csv
-import hashlib
 import json
 import os
 import re
@@ -24,7 +23,7 @@ from fake_nodes import FakeNodes, MPIEXEC, why_not
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "regression"))
-from test_golden import CASES, GOLDEN, INPUTS  # noqa: E402
+from test_golden import CASES, GOLDEN, INPUTS, run_case  # noqa: E402
 
 GRIDSIM = os.environ["GRIDSIM"]
 WHY_NOT = why_not()
@@ -32,18 +31,6 @@ WHY_NOT = why_not()
 
 def one_node(ranks):
     return [MPIEXEC, "-np", str(ranks), "--oversubscribe"]
-
-
-def digest(out, report):
-    """The run's final field, residual history and steps, hashed as golden_cpu.json holds them."""
-    with open(report) as f:
-        doc = json.load(f)
-    with h5py.File(os.path.join(out, "snapshot_final.h5"), "r") as f:
-        u = np.array(f["fields/u"])
-    field = hashlib.sha256(str(u.dtype).encode() + str(u.shape).encode() + u.tobytes()).hexdigest()
-    history = hashlib.sha256(json.dumps(doc.get("residual_history", [])).encode()).hexdigest()
-    return {"field": field, "residual_history": history, "steps": doc["steps"],
-            "converged": doc.get("converged")}, doc
 
 
 @unittest.skipIf(WHY_NOT, WHY_NOT)
@@ -64,18 +51,7 @@ class FakeNodeRuns(unittest.TestCase):
         return res
 
     def run_case(self, name, launch, tag):
-        deck, sets = CASES[name]
-        out = os.path.join(self.tmp, f"{name}_{tag}")
-        args = ["run", os.path.join(INPUTS, deck), "--quiet", "--report", out + ".json",
-                "--set", "parallel.backend=cpu", "--set", "output.write_final=true",
-                "--set", f'output.dir="{out}"']
-        for s in sets:
-            args += ["--set", s]
-        res = self.gridsim(launch, *args)
-        self.assertEqual(res.returncode, 0, f"{name} {tag}:\n{res.stdout}{res.stderr}")
-        hashes, doc = digest(out, out + ".json")
-        shutil.rmtree(out, ignore_errors=True)
-        return hashes, doc
+        return run_case(name, 0, self.tmp, prefix=launch, tag=tag)
 
     def test_golden_decks_over_two_and_three_nodes_equal_one_node(self):
         with open(GOLDEN) as f:

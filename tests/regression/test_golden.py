@@ -47,12 +47,13 @@ CASES = {
 }
 
 
-def run_case(name, ranks, tmp):
-    """Runs one case; returns (field digest, the hashes of the run as stored)."""
+def run_case(name, ranks, tmp, prefix=None, tag=None):
+    """Runs one case, through `prefix` (a launcher; default: `ranks` ranks on this machine);
+    returns (the hashes of the run as stored, its report)."""
     deck, sets = CASES[name]
-    out = os.path.join(tmp, f"{name}_np{ranks}")
+    out = os.path.join(tmp, f"{name}_{tag or f'np{ranks}'}")
     report = out + ".json"
-    args = [*launch(ranks), GRIDSIM, "run", os.path.join(INPUTS, deck), "--quiet",
+    args = [*(prefix or launch(ranks)), GRIDSIM, "run", os.path.join(INPUTS, deck), "--quiet",
             "--report", report, "--set", "parallel.backend=cpu", "--set", "output.write_final=true",
             "--set", f'output.dir="{out}"']
     for s in sets:
@@ -67,14 +68,14 @@ def run_case(name, ranks, tmp):
     field = hashlib.sha256(str(u.dtype).encode() + str(u.shape).encode() + u.tobytes()).hexdigest()
     history = hashlib.sha256(json.dumps(doc.get("residual_history", [])).encode()).hexdigest()
     shutil.rmtree(out, ignore_errors=True)
-    return field, {"field": field, "residual_history": history, "steps": doc["steps"],
-                   "converged": doc.get("converged")}
+    return {"field": field, "residual_history": history, "steps": doc["steps"],
+            "converged": doc.get("converged")}, doc
 
 
 def measure_all():
     tmp = tempfile.mkdtemp(prefix="gridsim_golden_")
     try:
-        return {name: {str(n): run_case(name, n, tmp)[1] for n in RANKS} for name in CASES}
+        return {name: {str(n): run_case(name, n, tmp)[0] for n in RANKS} for name in CASES}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

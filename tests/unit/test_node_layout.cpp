@@ -14,6 +14,7 @@
 #include "mesh/domain.hpp"
 #include "parallel/node_layout.hpp"
 #include "problems/problem.hpp"
+#include "support/deck_case.hpp"
 
 using namespace gridsim;
 
@@ -21,16 +22,8 @@ namespace {
 
 using Grid = std::array<int, 3>;
 
-struct Case {
-    Config cfg;
-    Domain dom;
-};
-
-Case make(const std::string& deck, const std::vector<std::string>& sets = {}) {
-    Case c{load_config(deck, "t.toml", sets), {}};
-    c.dom = make_domain(c.cfg);
-    return c;
-}
+using Case = test::DeckCase;
+using test::make_case;
 
 const std::string kJacobi16k =
     "[problem]\nname = \"jacobi\"\nprecision = \"float\"\n[grid]\ncells = [16384, 16384]\n";
@@ -110,7 +103,7 @@ void expect_cheapest(const Case& c, const std::vector<int>& node_of, const Layou
 
 TEST(NodeLayout, OneNodeIsTheGridModelInTheLaunchersOrder) {
     for (const std::string& deck : {kJacobi16k, kHeat512}) {
-        const Case c = make(deck);
+        const Case c = make_case(deck);
         for (int ranks : {2, 4, 6, 8, 16}) {
             const std::vector<int> one(ranks, 0);
             const Layout l = choose_layout(c.cfg, c.dom, one);
@@ -125,7 +118,7 @@ TEST(NodeLayout, OneNodeIsTheGridModelInTheLaunchersOrder) {
 }
 
 TEST(NodeLayout, TwoNodesOfFourOnJacobi16k) {
-    const Case c = make(kJacobi16k);
+    const Case c = make_case(kJacobi16k);
     const std::vector<int> nodes = blocked(2, 4);
     const Layout l = choose_layout(c.cfg, c.dom, nodes);
     expect_cheapest(c, nodes, l);
@@ -141,31 +134,33 @@ TEST(NodeLayout, TwoNodesOfFourOnJacobi16k) {
     EXPECT_LT(d.seconds, cost(c, d.grid, blocks_of_ranks(d.grid, {0, 0, 0}, dealt), dealt));
 }
 
-TEST(NodeLayout, FourNodesOfFourOnHeat512) {
-    const Case c = make(kHeat512);
-    const std::vector<int> nodes = blocked(4, 4);
-    const Layout l = choose_layout(c.cfg, c.dom, nodes);
-    expect_cheapest(c, nodes, l);
-    EXPECT_TRUE(nodes_compact(l, nodes));
-    EXPECT_NE(l.tile[0], 0);
-    EXPECT_LT(l.seconds, cost(c, l.grid, blocks_of_ranks(l.grid, {0, 0, 0}, nodes), nodes));
-}
+namespace {
 
-TEST(NodeLayout, SixteenNodesOfEightOnHeat2048) {
-    const Case c = make(kHeat2048);
-    const std::vector<int> nodes = blocked(16, 8);
-    const Layout l = choose_layout(c.cfg, c.dom, nodes);
-    expect_cheapest(c, nodes, l);
-    EXPECT_TRUE(nodes_compact(l, nodes));
-    EXPECT_LT(l.seconds, cost(c, l.grid, blocks_of_ranks(l.grid, {0, 0, 0}, nodes), nodes));
-    // The same job shape, the same layout.
-    const Layout again = choose_layout(c.cfg, c.dom, nodes);
+// `nodes` nodes of `per` ranks on `deck`: the cheapest layout the search knows, each node a box,
+// cheaper than the launcher's order on its grid, and the same again for the same job shape.
+void expect_boxes_beat_the_launcher(const std::string& deck, int nodes, int per) {
+    const Case c = make_case(deck);
+    const std::vector<int> node_of = blocked(nodes, per);
+    const Layout l = choose_layout(c.cfg, c.dom, node_of);
+    expect_cheapest(c, node_of, l);
+    EXPECT_TRUE(nodes_compact(l, node_of));
+    EXPECT_NE(l.tile[0], 0);
+    EXPECT_LT(l.seconds, cost(c, l.grid, blocks_of_ranks(l.grid, {0, 0, 0}, node_of), node_of));
+    const Layout again = choose_layout(c.cfg, c.dom, node_of);
     EXPECT_EQ(again.grid, l.grid);
     EXPECT_EQ(again.block_of, l.block_of);
 }
 
+}  // namespace
+
+TEST(NodeLayout, FourNodesOfFourOnHeat512) { expect_boxes_beat_the_launcher(kHeat512, 4, 4); }
+
+TEST(NodeLayout, SixteenNodesOfEightOnHeat2048) {
+    expect_boxes_beat_the_launcher(kHeat2048, 16, 8);
+}
+
 TEST(NodeLayout, UnevenNodesKeepTheLaunchersOrder) {
-    const Case c = make(kHeat512);
+    const Case c = make_case(kHeat512);
     const std::vector<int> nodes{0, 0, 0, 1};
     const Layout l = choose_layout(c.cfg, c.dom, nodes);
     EXPECT_EQ(l.tile, (Grid{0, 0, 0}));
@@ -173,9 +168,9 @@ TEST(NodeLayout, UnevenNodesKeepTheLaunchersOrder) {
 }
 
 TEST(NodeLayout, SlowerNetworkCostsMoreAcrossNodesOnly) {
-    const Case c = make(kHeat512);
-    const Case slow =
-        make(kHeat512, {"parallel.network_latency_us=100", "parallel.network_bandwidth_GBps=1"});
+    const Case c = make_case(kHeat512);
+    const Case slow = make_case(
+        kHeat512, {"parallel.network_latency_us=100", "parallel.network_bandwidth_GBps=1"});
     const std::vector<int> one(4, 0), two = blocked(2, 2);
     const Grid g{1, 2, 2};
     const std::vector<int> order = blocks_of_ranks(g, {0, 0, 0}, two);
@@ -184,7 +179,7 @@ TEST(NodeLayout, SlowerNetworkCostsMoreAcrossNodesOnly) {
 }
 
 TEST(NodeLayout, AGivenGridRunsAsAskedAndSaysWhatItCosts) {
-    const Case c = make(kJacobi16k, {"parallel.process_grid=[8,1]"});
+    const Case c = make_case(kJacobi16k, {"parallel.process_grid=[8,1]"});
     const std::vector<int> nodes = blocked(2, 4);
     std::string note;
     const Layout l = choose_layout(c.cfg, c.dom, nodes, &note);
@@ -196,7 +191,7 @@ TEST(NodeLayout, AGivenGridRunsAsAskedAndSaysWhatItCosts) {
     choose_layout(c.cfg, c.dom, std::vector<int>(8, 0), &one_node);
     EXPECT_EQ(one_node, "");  // on one node the deck's grid is the deck's business
     std::string none;
-    const Case good = make(kJacobi16k, {"parallel.process_grid=[1,8]"});
+    const Case good = make_case(kJacobi16k, {"parallel.process_grid=[1,8]"});
     choose_layout(good.cfg, good.dom, nodes, &none);
     EXPECT_EQ(none, "");
 }

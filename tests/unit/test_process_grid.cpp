@@ -13,6 +13,7 @@
 #include "parallel/grid_model.hpp"
 #include "parallel/plane_pass_model.hpp"
 #include "problems/problem.hpp"
+#include "support/deck_case.hpp"
 
 using namespace gridsim;
 
@@ -20,16 +21,8 @@ namespace {
 
 using Grid = std::array<int, 3>;
 
-struct Case {
-    Config cfg;
-    Domain dom;
-};
-
-Case make(const std::string& deck, const std::vector<std::string>& sets = {}) {
-    Case c{load_config(deck, "t.toml", sets), {}};
-    c.dom = make_domain(c.cfg);
-    return c;
-}
+using Case = test::DeckCase;
+using test::make_case;
 
 const std::string kHeat512 = "[grid]\ncells = [512, 512, 512]\n";
 
@@ -44,7 +37,7 @@ double modelled_halo_cost(const Domain& dom, const Grid& grid, int value_bytes) 
 
 // 2 x H200, NCCL, heat 512^3 double: z split 0.386 ms/step, x split 0.462.
 TEST(ProcessGrid, TwoGpusSplitZNotX) {
-    const Case c = make(kHeat512);
+    const Case c = make_case(kHeat512);
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2), (Grid{1, 1, 2}));
     EXPECT_LT(modelled_halo_cost(c.dom, {1, 1, 2}, 8), modelled_halo_cost(c.dom, {2, 1, 1}, 8));
 }
@@ -52,7 +45,7 @@ TEST(ProcessGrid, TwoGpusSplitZNotX) {
 // 4 x H200, NCCL, weak scaling 1024 x 1024 x 512 double: 1x2x2 0.783 ms/step, 2x2x1 0.856,
 // 4x1x1 far slower.
 TEST(ProcessGrid, FourGpusWeakPicksTheMeasuredFastest) {
-    const Case c = make("[grid]\ncells = [1024, 1024, 512]\n");
+    const Case c = make_case("[grid]\ncells = [1024, 1024, 512]\n");
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 4), (Grid{1, 2, 2}));
     const double best = modelled_halo_cost(c.dom, {1, 2, 2}, 8);
     const double auto_before = modelled_halo_cost(c.dom, {2, 2, 1}, 8);
@@ -61,7 +54,7 @@ TEST(ProcessGrid, FourGpusWeakPicksTheMeasuredFastest) {
 }
 
 TEST(ProcessGrid, EqualCostsGoToTheSlowerAxis) {
-    const Case c = make("[grid]\ncells = [64, 64, 64]\n");
+    const Case c = make_case("[grid]\ncells = [64, 64, 64]\n");
     EXPECT_EQ(modelled_halo_cost(c.dom, {1, 2, 1}, 8), modelled_halo_cost(c.dom, {1, 1, 2}, 8));
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2), (Grid{1, 1, 2}));
 }
@@ -69,14 +62,14 @@ TEST(ProcessGrid, EqualCostsGoToTheSlowerAxis) {
 // A periodic axis split over two ranks sends both faces (to the same neighbour): twice the
 // messages of a Dirichlet axis, so the model splits the Dirichlet axis instead.
 TEST(ProcessGrid, PeriodicAxesCostTwoFaces) {
-    const Case c = make("[grid]\ncells = [64, 64, 64]\n[boundary]\nz = \"periodic\"\n");
+    const Case c = make_case("[grid]\ncells = [64, 64, 64]\n[boundary]\nz = \"periodic\"\n");
     EXPECT_GT(modelled_halo_cost(c.dom, {1, 1, 2}, 8), modelled_halo_cost(c.dom, {1, 2, 1}, 8));
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2), (Grid{1, 2, 1}));
 }
 
 TEST(ProcessGrid, EveryRankKeepsAPointOnEveryAxis) {
     // The benchmark's 3 points in y (rows 1..ny-2 of 5) cannot take 4 ranks: x must be split.
-    const Case c = make(
+    const Case c = make_case(
         "[problem]\nname = \"jacobi\"\n[grid]\ncells = [1024, 5]\n[boundary]\nkind = "
         "\"benchmark\"\n");
     const Grid g = choose_process_grid(c.cfg, c.dom, 4);
@@ -86,7 +79,7 @@ TEST(ProcessGrid, EveryRankKeepsAPointOnEveryAxis) {
 }
 
 TEST(ProcessGrid, AnExplicitGridWins) {
-    const Case c = make(kHeat512, {"parallel.process_grid=[4, 1, 1]"});
+    const Case c = make_case(kHeat512, {"parallel.process_grid=[4, 1, 1]"});
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 4), (Grid{4, 1, 1}));
 }
 
@@ -94,7 +87,7 @@ TEST(ProcessGrid, XFacesPayTheirPackingAndWholeSectors) {
     // One message each. Halving the value size halves a y face's bytes, so 2 (y8 - y4) is a
     // double y face's transfer term; an x face of the same size moves 32 bytes per 8-byte point,
     // four times that, so it costs three such terms more, and its packing.
-    const Case c = make(kHeat512);
+    const Case c = make_case(kHeat512);
     const double y8 = modelled_halo_cost(c.dom, {1, 2, 1}, 8);
     const double y4 = modelled_halo_cost(c.dom, {1, 2, 1}, 4);
     const double x8 = modelled_halo_cost(c.dom, {2, 1, 1}, 8);
@@ -110,7 +103,7 @@ const std::string kJacobi16k =
     "[boundary]\nkind = \"benchmark\"\n[time]\nnorm_every = 1\n";
 
 TEST(ProcessGrid, AResidualEverySweepSplitsRowsForTheSummingPass) {
-    const Case c = make(kJacobi16k);
+    const Case c = make_case(kJacobi16k);
     const GridDemand d = grid_demand(c.cfg);
     EXPECT_TRUE(d.sums_residual);
     EXPECT_EQ(d.summing_pass_levels, kModelSummingLevels);
@@ -119,14 +112,14 @@ TEST(ProcessGrid, AResidualEverySweepSplitsRowsForTheSummingPass) {
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 4), (Grid{1, 4, 1}));
     // A residual every 100 sweeps gets the grid of a residual every sweep: the cadence changes
     // no bits.
-    const Case every100 = make(kJacobi16k, {"time.norm_every=100"});
+    const Case every100 = make_case(kJacobi16k, {"time.norm_every=100"});
     EXPECT_EQ(choose_process_grid(every100.cfg, every100.dom, 2), (Grid{1, 2, 1}));
 }
 
 // A summing pass runs on any 2D grid whose ranks take its halos: x splits and 2 x 2 grids share
 // their messages and read-back among its levels as row splits do.
 TEST(ProcessGrid, ASummingPassCountsOnEveryGridOfItsHalos) {
-    const Case c = make(kJacobi16k);
+    const Case c = make_case(kJacobi16k);
     const GridDemand d = grid_demand(c.cfg);
     GridDemand no_pass = d;
     no_pass.summing_pass_levels = 1;
@@ -141,23 +134,23 @@ TEST(ProcessGrid, ASummingPassCountsOnEveryGridOfItsHalos) {
 // residual's cadence: they change no bits, and a grid that followed them would change the
 // residual's.
 TEST(ProcessGrid, TheDemandIsTheProblemsNotTheKeys) {
-    const Case plain = make(kJacobi16k);
+    const Case plain = make_case(kJacobi16k);
     for (const char* set :
          {"parallel.time_block=1", "parallel.time_block=6", "parallel.overlap=true",
           "parallel.overlap=false", "parallel.graphs=\"off\"", "parallel.transport=\"staged\"",
           "time.norm_every=7"}) {
         SCOPED_TRACE(set);
-        const Case c = make(kJacobi16k, {set});
+        const Case c = make_case(kJacobi16k, {set});
         EXPECT_EQ(grid_demand(c.cfg).summing_pass_levels, kModelSummingLevels);
         EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2),
                   choose_process_grid(plain.cfg, plain.dom, 2));
     }
-    const GridDemand heat = grid_demand(make(kHeat512).cfg);
+    const GridDemand heat = grid_demand(make_case(kHeat512).cfg);
     EXPECT_FALSE(heat.sums_residual);
     EXPECT_EQ(heat.summing_pass_levels, 1);
     EXPECT_EQ(heat.value_bytes, 8);
     // 3D: no pass sums in 3D, so every grid pays a read-back per sweep alike.
-    const Case j3 = make(
+    const Case j3 = make_case(
         "[problem]\nname = \"jacobi\"\n[grid]\ncells = [64, 64, 64]\n[time]\nnorm_every = 1\n");
     EXPECT_EQ(grid_demand(j3.cfg).summing_pass_levels, 1);
     EXPECT_EQ(choose_process_grid(j3.cfg, j3.dom, 2), (Grid{1, 1, 2}));
@@ -168,7 +161,7 @@ TEST(ProcessGrid, TheDemandIsTheProblemsNotTheKeys) {
 // the x split's single message wins; with the x face's packing the y split's second message is
 // cheaper.
 TEST(ProcessGrid, TheChoiceIsAFunctionOfTheCostsAlone) {
-    const Case c = make(kJacobi16k);
+    const Case c = make_case(kJacobi16k);
     GridDemand d = grid_demand(c.cfg);
     auto chosen = [&](const FixedCosts& costs, const GridDemand& demand) {
         return cheapest_grid(
@@ -198,7 +191,7 @@ TEST(ProcessGrid, TheChoiceIsAFunctionOfTheCostsAlone) {
 // A y split whose rows are fewer than the pass's halos cannot take the pass: the model credits
 // it with none (the benchmark's 14 solved rows over 4 ranks leave 3 or 4 rows each).
 TEST(ProcessGrid, APassCountsOnlyWhereTheRanksTakeItsHalos) {
-    const Case c = make(
+    const Case c = make_case(
         "[problem]\nname = \"jacobi\"\n[grid]\ncells = [1024, 16]\n[boundary]\nkind = "
         "\"benchmark\"\n[time]\nnorm_every = 1\n");
     GridDemand d = grid_demand(c.cfg);
@@ -216,13 +209,13 @@ TEST(ProcessGrid, APassCountsOnlyWhereTheRanksTakeItsHalos) {
 // (cross-section 128 x 64: one sweep per exchange); 256^3 faster on 1x2x2 than on 1x1x4.
 TEST(ProcessGrid, A3dPassCountsOnlyWhereEveryRankKeepsItsCrossSection) {
     const std::string heat128 = "[grid]\ncells = [128, 128, 128]\n";
-    const Case c = make(heat128);
+    const Case c = make_case(heat128);
     const GridDemand d = grid_demand(c.cfg);
     EXPECT_EQ(d.plane_pass_levels, kMaxLevels3d);
     EXPECT_EQ(smallest_cross_section(c.dom, {1, 2, 2}), 128 * 64);
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 4), (Grid{1, 1, 4}));
     EXPECT_EQ(choose_process_grid(c.cfg, c.dom, 2), (Grid{1, 1, 2}));
-    const Case c256 = make("[grid]\ncells = [256, 256, 256]\n");
+    const Case c256 = make_case("[grid]\ncells = [256, 256, 256]\n");
     EXPECT_EQ(choose_process_grid(c256.cfg, c256.dom, 4), (Grid{1, 2, 2}));
     // Without the pass a sweep is its block read and written once plus every message; with it,
     // the fastest k's pass with the messages shared among its levels.
@@ -237,19 +230,19 @@ TEST(ProcessGrid, A3dPassCountsOnlyWhereEveryRankKeepsItsCrossSection) {
     EXPECT_LT(modelled_sweep_cost(c.dom, {1, 1, 4}, d), one_sweep_per_pass(c, {1, 1, 4}));
     // A pass deeper than a rank's planes does not fit: 4 planes over 4 ranks leave 1 each, 8
     // leave 2, as deep as the shallowest pass.
-    const Case thin = make("[grid]\ncells = [256, 256, 4]\n");
+    const Case thin = make_case("[grid]\ncells = [256, 256, 4]\n");
     const GridDemand deep = grid_demand(thin.cfg);
     EXPECT_DOUBLE_EQ(modelled_sweep_cost(thin.dom, {1, 1, 4}, deep),
                      one_sweep_per_pass(thin, {1, 1, 4}));
-    const Case eight = make("[grid]\ncells = [256, 256, 8]\n");
+    const Case eight = make_case("[grid]\ncells = [256, 256, 8]\n");
     EXPECT_LT(modelled_sweep_cost(eight.dom, {1, 1, 4}, deep),
               one_sweep_per_pass(eight, {1, 1, 4}));
     // The implicit scheme's CG exchanges inside every operator: no pass, its halos' bytes decide.
-    const Case cg = make(heat128 + "[problem]\nscheme = \"implicit\"\n");
+    const Case cg = make_case(heat128 + "[problem]\nscheme = \"implicit\"\n");
     EXPECT_EQ(grid_demand(cg.cfg).plane_pass_levels, 1);
     EXPECT_EQ(choose_process_grid(cg.cfg, cg.dom, 4), (Grid{1, 2, 2}));
     // 2D has no plane pass.
-    EXPECT_EQ(grid_demand(make(kJacobi16k).cfg).plane_pass_levels, 1);
+    EXPECT_EQ(grid_demand(make_case(kJacobi16k).cfg).plane_pass_levels, 1);
 }
 
 // The 3D pass's tiles fill the waves of the GPU better on some grids than on others, which the
@@ -257,10 +250,10 @@ TEST(ProcessGrid, A3dPassCountsOnlyWhereEveryRankKeepsItsCrossSection) {
 // settings otherwise (docs/performance.md): double 1x2x2 118.2, 1x1x4 102.4, 2x1x2 98.7;
 // float 61.2, 57.1, 56.7. On 2 GPUs 512^3 splits z: 1x1x2 166.9, 2x1x1 175.2, 1x2x1 204.4.
 TEST(ProcessGrid, A3dGridFillsThePasssWaves) {
-    const Case d512 = make(kHeat512);
+    const Case d512 = make_case(kHeat512);
     const Grid g = choose_process_grid(d512.cfg, d512.dom, 4);
     EXPECT_TRUE(g == (Grid{1, 1, 4}) || g == (Grid{2, 1, 2})) << g[0] << g[1] << g[2];
-    const Case f512 = make(kHeat512 + "[problem]\nprecision = \"float\"\n");
+    const Case f512 = make_case(kHeat512 + "[problem]\nprecision = \"float\"\n");
     const Grid f = choose_process_grid(f512.cfg, f512.dom, 4);
     EXPECT_TRUE(f == (Grid{1, 1, 4}) || f == (Grid{2, 1, 2})) << f[0] << f[1] << f[2];
     EXPECT_EQ(choose_process_grid(d512.cfg, d512.dom, 2), (Grid{1, 1, 2}));
@@ -276,7 +269,7 @@ TEST(ProcessGrid, The2dChoicesFollowTheRatiosOfTheFixedCosts) {
     scaled.bandwidth /= 7.0;
     for (const char* cells : {"[16384, 16384]", "[4096, 1024]", "[1024, 4096]", "[2048, 2048]"}) {
         SCOPED_TRACE(cells);
-        const Case c = make(kJacobi16k, {std::string("grid.cells=") + cells});
+        const Case c = make_case(kJacobi16k, {std::string("grid.cells=") + cells});
         const GridDemand d = grid_demand(c.cfg);
         for (int ranks : {2, 4, 8}) {
             auto with = [&](const FixedCosts& costs) {
@@ -292,7 +285,7 @@ TEST(ProcessGrid, The2dChoicesFollowTheRatiosOfTheFixedCosts) {
 // The search: the lowest cost wins, equal costs go to the larger factors on z, then y, and a
 // grid that would leave a rank without a point on some axis is never costed.
 TEST(ProcessGrid, TheSearchTakesTheCheapestFittingGrid) {
-    const Case c = make("[grid]\ncells = [64, 64, 3]\n");
+    const Case c = make_case("[grid]\ncells = [64, 64, 3]\n");
     std::vector<Grid> costed;
     auto table = [&](const Grid& g) {
         costed.push_back(g);
@@ -307,17 +300,17 @@ TEST(ProcessGrid, TheSearchTakesTheCheapestFittingGrid) {
 // The measured sizes below which 2 GPUs were slower than one: a grid of one rank never is; the
 // largest block (the first blocks take the remainder points) decides.
 TEST(ProcessGrid, SmallSubdomainsAreFlaggedByTheirLargestBlock) {
-    const Case d2 = make("[grid]\ncells = [2048, 2048]\n");
+    const Case d2 = make_case("[grid]\ncells = [2048, 2048]\n");
     EXPECT_EQ(largest_block_points(d2.dom, {1, 2, 1}), std::int64_t{1} << 21);
     EXPECT_TRUE(below_paying_size(d2.dom, {1, 2, 1}));
     EXPECT_FALSE(below_paying_size(d2.dom, {1, 1, 1}));
-    const Case big2 = make("[grid]\ncells = [4096, 4096]\n");
+    const Case big2 = make_case("[grid]\ncells = [4096, 4096]\n");
     EXPECT_FALSE(below_paying_size(big2.dom, {1, 2, 1}));
     EXPECT_EQ(largest_block_points(big2.dom, {1, 3, 1}), std::int64_t{4096} * 1366);
-    const Case d3 = make("[grid]\ncells = [128, 128, 128]\n");
+    const Case d3 = make_case("[grid]\ncells = [128, 128, 128]\n");
     EXPECT_FALSE(below_paying_size(d3.dom, {1, 1, 2}));  // 2^20 points each
     EXPECT_FALSE(below_paying_size(d3.dom, {1, 1, 4}));  // 2^19
-    const Case small3 = make("[grid]\ncells = [64, 64, 64]\n");
+    const Case small3 = make_case("[grid]\ncells = [64, 64, 64]\n");
     EXPECT_TRUE(below_paying_size(small3.dom, {1, 1, 2}));  // 2^17
 }
 
@@ -326,18 +319,18 @@ TEST(ProcessGrid, SmallSubdomainsAreFlaggedByTheirLargestBlock) {
 // the sizes measured slower on more GPUs run on fewer. Elsewhere every launched rank runs, and
 // parallel.ranks_used decides where set.
 TEST(RanksUsed, SmallGridsRunOnTheRanksThatPay) {
-    const Case j2048 = make("[grid]\ncells = [2048, 2048]\n");
+    const Case j2048 = make_case("[grid]\ncells = [2048, 2048]\n");
     EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 2, true), 1);   // 2^21 per GPU at 2
     EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 4, true), 1);   // 2^20 at 4, 2^22 / 3 at 3
     EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 4, false), 4);  // the CPU backend
-    const Case j4096 = make("[grid]\ncells = [4096, 4096]\n");
+    const Case j4096 = make_case("[grid]\ncells = [4096, 4096]\n");
     EXPECT_EQ(ranks_to_use(j4096.cfg, j4096.dom, 4, true), 4);  // 2^22 per GPU
     EXPECT_EQ(ranks_to_use(j4096.cfg, j4096.dom, 8, true), 7);  // 8: 2^21; 7: 4096 x 586 each
-    const Case j4096x2048 = make("[grid]\ncells = [4096, 2048]\n");
+    const Case j4096x2048 = make_case("[grid]\ncells = [4096, 2048]\n");
     EXPECT_EQ(ranks_to_use(j4096x2048.cfg, j4096x2048.dom, 4, true), 3);
-    const Case h64 = make("[grid]\ncells = [64, 64, 64]\n");
+    const Case h64 = make_case("[grid]\ncells = [64, 64, 64]\n");
     EXPECT_EQ(ranks_to_use(h64.cfg, h64.dom, 2, true), 1);  // 2^17 per GPU
-    const Case h128 = make("[grid]\ncells = [128, 128, 128]\n");
+    const Case h128 = make_case("[grid]\ncells = [128, 128, 128]\n");
     EXPECT_EQ(ranks_to_use(h128.cfg, h128.dom, 4, true), 4);    // 2^19 per GPU
     EXPECT_EQ(ranks_to_use(h128.cfg, h128.dom, 16, true), 15);  // 2^17 at 16
     EXPECT_EQ(ranks_to_use(j2048.cfg, j2048.dom, 1, true), 1);
@@ -345,15 +338,16 @@ TEST(RanksUsed, SmallGridsRunOnTheRanksThatPay) {
 }
 
 TEST(RanksUsed, TheDeckDecidesWhereItSetsTheCountOrTheGrid) {
-    const Case set = make("[grid]\ncells = [2048, 2048]\n[parallel]\nranks_used = 3\n");
+    const Case set = make_case("[grid]\ncells = [2048, 2048]\n[parallel]\nranks_used = 3\n");
     EXPECT_EQ(ranks_to_use(set.cfg, set.dom, 4, true), 3);
     EXPECT_EQ(ranks_to_use(set.cfg, set.dom, 4, false), 3);
-    const Case grid = make("[grid]\ncells = [2048, 2048]\n[parallel]\nprocess_grid = [2, 2]\n");
+    const Case grid =
+        make_case("[grid]\ncells = [2048, 2048]\n[parallel]\nprocess_grid = [2, 2]\n");
     EXPECT_EQ(ranks_to_use(grid.cfg, grid.dom, 4, true), 4);
     const Case partial =
-        make("[grid]\ncells = [64, 64, 64]\n[parallel]\nprocess_grid = [0, 0, 2]\n");
+        make_case("[grid]\ncells = [64, 64, 64]\n[parallel]\nprocess_grid = [0, 0, 2]\n");
     EXPECT_EQ(ranks_to_use(partial.cfg, partial.dom, 2, true), 2);
-    const Case autom = make("[grid]\ncells = [64, 64]\n[parallel]\nranks_used = \"auto\"\n");
+    const Case autom = make_case("[grid]\ncells = [64, 64]\n[parallel]\nranks_used = \"auto\"\n");
     EXPECT_EQ(autom.cfg.ranks_used, 0);
     EXPECT_EQ(ranks_to_use(autom.cfg, autom.dom, 2, true), 1);
 }
