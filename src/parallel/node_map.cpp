@@ -1,11 +1,13 @@
 #include "parallel/node_map.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "parallel/gather.hpp"
 #include "parallel/mpi_check.hpp"
@@ -68,33 +70,80 @@ NodeMap node_map_from(const std::vector<std::string>& keys, const std::vector<st
     return m;
 }
 
+bool groups_agree(const std::vector<std::string>& members) {
+    const int ranks = static_cast<int>(members.size());
+    for (int r = 0; r < ranks; ++r) {
+        std::istringstream words(members[r]);
+        bool self = false;
+        for (int m = 0; words >> m;) {
+            if (m < 0 || m >= ranks || members[m] != members[r]) return false;
+            self = self || m == r;
+        }
+        if (!self) return false;
+    }
+    return true;
+}
+
 std::vector<std::string> node_keys(const std::vector<std::string>& mpi,
-                                   const std::vector<std::string>& launcher) {
-    const std::set<std::string> distinct_mpi(mpi.begin(), mpi.end());
-    const bool all_set = std::none_of(launcher.begin(), launcher.end(),
+                                   const std::vector<std::string>& launcher,
+                                   const std::vector<std::string>& hosts) {
+    const bool all_set = launcher.size() == mpi.size() &&
+                         std::none_of(launcher.begin(), launcher.end(),
                                       [](const std::string& s) { return s.empty(); });
-    const std::set<std::string> distinct_launcher(launcher.begin(), launcher.end());
-    if (distinct_mpi.size() == mpi.size() && all_set && launcher.size() == mpi.size() &&
-        distinct_launcher.size() < launcher.size()) {
+    std::vector<std::string> by_launcher;
+    for (const std::string& id : launcher) by_launcher.push_back("launcher:" + id);
+    if (!groups_agree(mpi)) {
+        if (all_set) return by_launcher;
         std::vector<std::string> out;
-        for (const std::string& id : launcher) out.push_back("launcher:" + id);
+        for (const std::string& h : hosts) out.push_back("host:" + h);
         return out;
     }
+    const std::set<std::string> distinct_mpi(mpi.begin(), mpi.end());
+    const std::set<std::string> distinct_launcher(launcher.begin(), launcher.end());
+    if (distinct_mpi.size() == mpi.size() && all_set &&
+        distinct_launcher.size() < launcher.size())
+        return by_launcher;
     return mpi;
 }
 
-NodeMap gather_node_map(MPI_Comm comm) {
+namespace {
+
+// This rank's MPI_COMM_TYPE_SHARED group as ranks of `comm` ("0 1 2"), found without a
+// collective over that group: where MPI's view of who shares memory differs between ranks, a
+// collective over it would wait forever.
+std::string shared_members(MPI_Comm comm) {
     MPI_Comm shared = MPI_COMM_NULL;
     GRIDSIM_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
     const Communicator owned(shared);
-    // The node's key: the lowest rank of `comm` on it.
-    int lowest = comm_rank(comm);
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, owned.get()));
+    struct Group {
+        MPI_Group g = MPI_GROUP_NULL;
+        Group() = default;
+        Group(const Group&) = delete;
+        Group& operator=(const Group&) = delete;
+        ~Group() {
+            if (g != MPI_GROUP_NULL) MPI_Group_free(&g);
+        }
+    } mine, all;
+    GRIDSIM_MPI_CHECK(MPI_Comm_group(owned.get(), &mine.g));
+    GRIDSIM_MPI_CHECK(MPI_Comm_group(comm, &all.g));
+    const int n = owned.size();
+    std::vector<int> local(n);
+    std::vector<int> in_comm(n);
+    for (int i = 0; i < n; ++i) local[i] = i;
+    GRIDSIM_MPI_CHECK(
+        MPI_Group_translate_ranks(mine.g, n, local.data(), all.g, in_comm.data()));
+    std::sort(in_comm.begin(), in_comm.end());
+    return fmt::format("{}", fmt::join(in_comm, " "));
+}
+
+}  // namespace
+
+NodeMap gather_node_map(MPI_Comm comm) {
     const char* id = std::getenv("SLURM_NODEID");
-    const std::vector<std::string> mpi = gather_strings(comm, std::to_string(lowest), true);
+    const std::vector<std::string> mpi = gather_strings(comm, shared_members(comm), true);
     const std::vector<std::string> launcher = gather_strings(comm, id != nullptr ? id : "", true);
     const std::vector<std::string> hosts = gather_strings(comm, processor_name(), true);
-    NodeMap map = node_map_from(node_keys(mpi, launcher), hosts);
+    NodeMap map = node_map_from(node_keys(mpi, launcher, hosts), hosts);
     int world = 0;
     GRIDSIM_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world));
     map.world_rank.resize(map.ranks());

@@ -34,11 +34,18 @@ struct NodeMap {
 // From each rank's node key (equal keys: one node) and host name.
 NodeMap node_map_from(const std::vector<std::string>& keys, const std::vector<std::string>& hosts);
 
-// The keys node_map_from takes: `mpi` (one per rank, from MPI_COMM_TYPE_SHARED), unless every
-// rank has a key of its own there while the launcher's node ids (`launcher`, "" where unset)
-// are set on every rank and put some ranks together.
+// Whether every rank's group (`members[r]`: the ranks sharing its node, as "0 1 2") holds that
+// rank and is the same list on each of its members.
+bool groups_agree(const std::vector<std::string>& members);
+
+// The keys node_map_from takes: `mpi` (each rank's MPI_COMM_TYPE_SHARED group, as groups_agree
+// reads it), unless every rank has a group of its own there while the launcher's node ids
+// (`launcher`, "" where unset) are set on every rank and put some ranks together. Where the
+// groups disagree between ranks (MPI's view of locality differs from rank to rank), the
+// launcher's ids where every rank has one, else the host names (`hosts`).
 std::vector<std::string> node_keys(const std::vector<std::string>& mpi,
-                                   const std::vector<std::string>& launcher);
+                                   const std::vector<std::string>& launcher,
+                                   const std::vector<std::string>& hosts);
 
 // Collective over `comm`: every rank's node, on every rank.
 NodeMap gather_node_map(MPI_Comm comm);

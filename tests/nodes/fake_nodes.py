@@ -2,7 +2,7 @@
 node names and tests/nodes/fake_rsh.sh as its remote-shell agent, which runs each node's daemon
 in a UTS namespace named after the node. The ranks of each fake node are one node to MPI (their
 own MPI_COMM_TYPE_SHARED communicator and host name) and reach the other nodes over TCP on the
-loopback, as ranks on different machines would. Needs `unshare` (root, or user namespaces)."""
+loopback (pinned there, so that the runs need no network), as ranks on different machines would. Needs `unshare` (root, or user namespaces)."""
 import os
 import subprocess
 
@@ -37,4 +37,5 @@ class FakeNodes:
         """The command prefix that starts `ranks` ranks: filling node0 first (`slot`), or dealt
         out round-robin (`node`: rank r on node r % nodes)."""
         return [MPIEXEC, "--hostfile", self.hostfile, "-np", str(ranks), "--map-by", map_by,
-                "--mca", "plm", "rsh", "--mca", "plm_rsh_agent", AGENT]
+                "--mca", "plm", "rsh", "--mca", "plm_rsh_agent", AGENT,
+                "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]

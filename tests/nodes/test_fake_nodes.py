@@ -2,7 +2,8 @@
 every golden deck at 4 ranks over 2 nodes and at 6 over 3, bitwise equal to the same ranks on one
 node; a checkpoint written over 2 nodes restarted over 3 and on 1 node, bitwise equal to the run
 without a restart; a node whose output directory is full, and a rank killed on one node, ending
-every rank; `gridsim info`, the header and the report naming the nodes. Needs GRIDSIM and
+every rank; `gridsim info`, the header and the report naming the nodes, also where MPI's view of
+which ranks share a node differs between ranks. Needs GRIDSIM and
 MPIEXEC in the environment."""
 import csv
 import json
@@ -211,6 +212,17 @@ class FakeNodeRuns(unittest.TestCase):
         self.assertRegex(res.stdout, r"note            the process grid the deck gives, 4x1x1, "
                                      r"models [0-9.]+ us per sweep on its busiest rank on these "
                                      r"nodes, against [0-9.]+ us for 1x2x2")
+
+    def test_locality_that_differs_between_ranks_still_gives_the_nodes(self):
+        # Under PMIx's hash store Open MPI's shared-memory groups over fake nodes differ from
+        # rank to rank (rank 0 counts rank 1 on its node, rank 1 counts itself alone): the node
+        # map must not wait on such a group, and the host names give the nodes.
+        env = {**os.environ, "PMIX_MCA_gds": "hash"}
+        res = self.gridsim(self.two.launch(4), "run", os.path.join(INPUTS, "default.toml"),
+                           "--set", "parallel.backend=cpu", "--set", "time.steps=2", "--set",
+                           f'output.dir="{os.path.join(self.tmp, "hash")}"', timeout=120, env=env)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("nodes           2 nodes: node0 (ranks 0-1), node1 (ranks 2-3)", res.stdout)
 
 
 def environ(pid):

@@ -47,16 +47,17 @@ CASES = {
 }
 
 
-def run_case(name, ranks, tmp, prefix=None, tag=None):
-    """Runs one case, through `prefix` (a launcher; default: `ranks` ranks on this machine);
-    returns (the hashes of the run as stored, its report)."""
-    deck, sets = CASES[name]
+def run_case(name, ranks, tmp, prefix=None, tag=None, sets=()):
+    """Runs one case, through `prefix` (a launcher; default: `ranks` ranks on this machine),
+    with `sets` overriding the case's keys (the backend too); returns (the hashes of the run as
+    stored, its report)."""
+    deck = CASES[name][0]
     out = os.path.join(tmp, f"{name}_{tag or f'np{ranks}'}")
     report = out + ".json"
     args = [*(prefix or launch(ranks)), GRIDSIM, "run", os.path.join(INPUTS, deck), "--quiet",
             "--report", report, "--set", "parallel.backend=cpu", "--set", "output.write_final=true",
             "--set", f'output.dir="{out}"']
-    for s in sets:
+    for s in [*CASES[name][1], *sets]:
         args += ["--set", s]
     res = subprocess.run(args, capture_output=True, text=True, timeout=600, check=False)
     if res.returncode != 0:

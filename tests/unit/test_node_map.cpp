@@ -1,6 +1,6 @@
 // The nodes of a run from made-up rank tables: ranks with one key share a node, nodes numbered by
 // their lowest rank, names made unique, the launcher's numbering taken only where MPI separates
-// every rank, and the text the header prints.
+// every rank, MPI's groups set aside where they disagree between ranks, and the header's text.
 #include <gtest/gtest.h>
 
 #include "parallel/node_map.hpp"
@@ -28,12 +28,30 @@ TEST(NodeMap, UnevenNodesAndRepeatedHostNames) {
 
 TEST(NodeMap, LauncherIdsOnlyWhereMpiSeparatesEveryRank) {
     const std::vector<std::string> separate = {"0", "1", "2", "3"};
-    EXPECT_EQ(node_keys(separate, {"0", "0", "1", "1"}),
+    const std::vector<std::string> hosts = {"a", "a", "b", "b"};
+    EXPECT_EQ(node_keys(separate, {"0", "0", "1", "1"}, hosts),
               (std::vector<std::string>{"launcher:0", "launcher:0", "launcher:1", "launcher:1"}));
-    EXPECT_EQ(node_keys(separate, {"0", "1", "2", "3"}), separate);  // one rank per node anyway
-    EXPECT_EQ(node_keys(separate, {"0", "", "1", "1"}), separate);   // not set on every rank
-    EXPECT_EQ(node_keys({"0", "0", "2", "2"}, {"0", "0", "0", "0"}),
-              (std::vector<std::string>{"0", "0", "2", "2"}));  // MPI's word wins where it has one
+    EXPECT_EQ(node_keys(separate, {"0", "1", "2", "3"}, hosts), separate);  // one rank per node
+    EXPECT_EQ(node_keys(separate, {"0", "", "1", "1"}, hosts), separate);   // not set everywhere
+    const std::vector<std::string> pairs = {"0 1", "0 1", "2 3", "2 3"};
+    EXPECT_EQ(node_keys(pairs, {"0", "0", "0", "0"}, hosts), pairs);  // MPI's word wins
+}
+
+TEST(NodeMap, GroupsThatDisagreeBetweenRanksGiveWayToTheLauncherOrTheHosts) {
+    // Rank 0 counts rank 1 on its node, rank 1 counts itself alone: MPI's locality differs
+    // from rank to rank (seen with PMIx's hash store over fake nodes).
+    const std::vector<std::string> lopsided = {"0 1", "1", "2 3", "2 3"};
+    EXPECT_FALSE(groups_agree(lopsided));
+    EXPECT_FALSE(groups_agree({"1", "1"}));           // rank 0 not in its own group
+    EXPECT_FALSE(groups_agree({"0 1", "0 1", "7"}));  // a rank that does not exist
+    EXPECT_TRUE(groups_agree({"0 2", "1", "0 2"}));
+    const std::vector<std::string> hosts = {"n0", "n0", "n1", "n1"};
+    EXPECT_EQ(node_keys(lopsided, {"4", "4", "5", "5"}, hosts),
+              (std::vector<std::string>{"launcher:4", "launcher:4", "launcher:5", "launcher:5"}));
+    EXPECT_EQ(node_keys(lopsided, {"", "", "", ""}, hosts),
+              (std::vector<std::string>{"host:n0", "host:n0", "host:n1", "host:n1"}));
+    const NodeMap m = node_map_from(node_keys(lopsided, {"", "", "", ""}, hosts), hosts);
+    EXPECT_EQ(m.text(), "2 nodes: n0 (ranks 0-1), n1 (ranks 2-3)");
 }
 
 TEST(NodeMap, RankRanges) {
