@@ -19,7 +19,11 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
       q_(sim.make_field()),
       on_device_(settings.device_allreduce && sim.reduces_on_device()),
       allreduce_timer_(on_device_ ? be_.make_interval_timer() : make_wall_clock_timer()) {
-    if (settings_.jacobi_preconditioner) z_ = sim.make_field();
+    if (settings_.preconditioner != CgPreconditioner::none) z_ = sim.make_field();
+    if (settings_.preconditioner == CgPreconditioner::chebyshev) {
+        settings_.fused = false;
+        chebyshev_.emplace(sim, op, settings_.chebyshev_degree);
+    }
     be_.vector_ops().prepare();  // start-up work, outside the timed steps
     if (on_device_) connect_device_sums();
 }
@@ -41,6 +45,7 @@ std::array<double, N> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
         local = local_sums();
     }
     std::array<double, N> sums{};
+    ++allreduces_;
     if (on_device_) {
         {
             auto t = sim_.timer().on_lane(Phase::reduction, Lane::boundary);
@@ -65,9 +70,33 @@ std::array<double, N> ConjugateGradient<T>::reduce(Phase phase, F local_sums) {
 template <class T>
 void ConjugateGradient<T>::precondition() {
     if (!z_) return;
+    if (chebyshev_ && chebyshev_->bounds()) {
+        chebyshev_->apply(r_.view(), z_->view());
+        return;
+    }
+    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
     be_.copy(z_->view().data, r_.view().data, static_cast<std::size_t>(r_.view().ext.total),
              Lane::boundary);
-    be_.vector_ops().scale(inv_diagonal_, z_->view());
+    if (!chebyshev_) be_.vector_ops().scale(inv_diagonal_, z_->view());
+}
+
+template <class T>
+void ConjugateGradient<T>::start_chebyshev(double& rz, double& rr) {
+    chebyshev_->set_bounds(lanczos_bounds(lanczos_alpha_, lanczos_beta_));
+    precondition();
+    {
+        auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+        be_.copy(p_.view().data, z().data, static_cast<std::size_t>(p_.view().ext.total),
+                 Lane::boundary);
+    }
+    const auto sums = reduce<2>(Phase::reduction, [&] {
+        double* s = be_.vector_ops().sum_slots();
+        be_.vector_ops().dot(r_.view(), z(), s);
+        be_.vector_ops().dot(r_.view(), r_.view(), s + 1);
+        return s;
+    });
+    rz = sums[0];
+    rr = sums[1];
 }
 
 // b = x at the updated points, zero elsewhere (so whole-allocation sums over it are exact);
@@ -82,10 +111,13 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
         sim_.stencil_operator().zero_outside_updated(b_.view());
     }
     sim_.stencil_operator().apply(op_, x, q_.view());
-    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-    be_.copy(r_.view().data, b_.view().data, total, Lane::boundary);
-    be_.vector_ops().axpy(T(-1), q_.view(), r_.view());
+    {
+        auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+        be_.copy(r_.view().data, b_.view().data, total, Lane::boundary);
+        be_.vector_ops().axpy(T(-1), q_.view(), r_.view());
+    }
     precondition();
+    auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
     be_.copy(p_.view().data, z().data, total, Lane::boundary);
 }
 
@@ -99,12 +131,13 @@ void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) 
         return s;
     })[0];
     const auto a = static_cast<T>(rz / pq);
+    if (gathering_interval()) lanczos_alpha_.push_back(rz / pq);
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
         be_.vector_ops().axpy(a, p_.view(), x);
         be_.vector_ops().axpy(-a, q_.view(), r_.view());
-        precondition();
     }
+    precondition();
     // r.z, and r.r with a preconditioner (r.z itself without one).
     const auto sums = reduce<2>(Phase::reduction, [&] {
         double* s = be_.vector_ops().sum_slots();
@@ -113,6 +146,7 @@ void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) 
         return s;
     });
     const double beta = sums[0] / rz;
+    if (gathering_interval()) lanczos_beta_.push_back(beta);
     rz = sums[0];
     rr = z_ ? sums[1] : sums[0];
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
@@ -151,6 +185,8 @@ void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr)
 template <class T>
 CgOutcome ConjugateGradient<T>::solve() {
     const FieldView<T> x = sim_.current_field();
+    lanczos_alpha_.clear();
+    lanczos_beta_.clear();
     setup(x);
     // b.b, r.z and (with a preconditioner) r.r, in one all-reduce.
     const auto first = reduce<3>(Phase::reduction, [&] {
@@ -173,6 +209,11 @@ CgOutcome ConjugateGradient<T>::solve() {
             return out;
         }
         if (out.iterations == settings_.max_iterations) return out;
+        if (gathering_interval() &&
+            lanczos_alpha_.size() == static_cast<std::size_t>(settings_.lanczos_steps)) {
+            start_chebyshev(rz, rr);
+            continue;  // the restart's residual is the same: no iteration counted
+        }
         if (settings_.fused) {
             iterate_fused(x, rz, rr);
         } else {

@@ -12,14 +12,19 @@
 #include <vector>
 
 #include "engine/simulation.hpp"
+#include "problems/chebyshev.hpp"
 
 namespace gridsim {
+
+enum class CgPreconditioner { none, jacobi, chebyshev };
 
 struct CgSettings {
     double tolerance = 1e-8;  // stop when ||r|| <= tolerance * ||b||
     std::int64_t max_iterations = 1000;
-    bool jacobi_preconditioner = false;
-    bool fused = false;  // fused vector passes instead of the BLAS sequence
+    CgPreconditioner preconditioner = CgPreconditioner::none;
+    int chebyshev_degree = 8;  // operator applications per preconditioning
+    int lanczos_steps = 20;    // plain iterations of a solve that give the Chebyshev interval
+    bool fused = false;  // fused vector passes instead of the BLAS sequence (not with chebyshev)
     // All-reduce on the device when the simulation can (NCCL); false: MPI on the host.
     bool device_allreduce = false;
 };
@@ -46,6 +51,12 @@ public:
     [[nodiscard]] double allreduce_seconds() const { return allreduce_seconds_[0]; }
     // Whether the all-reduces run on the device (NCCL).
     [[nodiscard]] bool allreduce_on_device() const { return on_device_; }
+    // All-reduces so far (each one sum over the ranks of up to 3 values).
+    [[nodiscard]] std::int64_t allreduces() const { return allreduces_; }
+    // The Chebyshev preconditioner's interval, once known.
+    [[nodiscard]] std::optional<SpectrumBounds> chebyshev_bounds() const {
+        return chebyshev_ ? chebyshev_->bounds() : std::nullopt;
+    }
 
 private:
     // `local_sums()` queues this rank's N sums on the boundary lane and returns where they will
@@ -57,8 +68,15 @@ private:
     std::array<double, N> reduce(Phase phase, F local_sums);
     // The preconditioned residual: z itself, or r without a preconditioner.
     [[nodiscard]] FieldView<T> z() { return (z_ ? *z_ : r_).view(); }
-    // z = r / d (BLAS sequence; nothing without a preconditioner).
+    // z = r / d, or z = q(A) r (z = r while the Chebyshev interval is unknown); nothing
+    // without a preconditioner. BLAS sequence only.
     void precondition();
+    // Whether this solve's plain iterations are still gathering the Chebyshev interval.
+    [[nodiscard]] bool gathering_interval() const {
+        return chebyshev_ && !chebyshev_->bounds();
+    }
+    // The interval from the iterations so far; the CG restarts from x with the preconditioner.
+    void start_chebyshev(double& rz, double& rr);
     // NCCL connects the ranks for a collective at its first use, a cost that would otherwise land
     // in the first timed all-reduce: one empty all-reduce on the device pays it at start-up.
     void connect_device_sums();
@@ -73,6 +91,9 @@ private:
     CgSettings settings_;
     Field<T> b_, r_, p_, q_;
     std::optional<Field<T>> z_;  // the preconditioned residual (r itself without one)
+    std::optional<ChebyshevPreconditioner<T>> chebyshev_;
+    std::vector<double> lanczos_alpha_, lanczos_beta_;  // this solve's, while gathering
+    std::int64_t allreduces_ = 0;
     bool on_device_;
     std::unique_ptr<IntervalTimer> allreduce_timer_;  // slot 0: the all-reduces
     std::vector<double> allreduce_seconds_{0.0};

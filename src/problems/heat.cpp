@@ -23,7 +23,8 @@ bool implicit_scheme(const Config& cfg) { return cfg.word("problem.scheme") == "
 // The two fields; the implicit scheme adds CG's b, r, p and q, and z with a preconditioner.
 int field_count(const Config& cfg) {
     if (!implicit_scheme(cfg)) return 2;
-    return 6 + (cfg.word("time.cg_preconditioner") == "jacobi" ? 1 : 0);
+    const std::string& pre = cfg.word("time.cg_preconditioner");
+    return 6 + (pre == "jacobi" ? 1 : 0) + (pre == "chebyshev" ? 4 : 0);
 }
 
 // r_d = alpha dt / h_d^2 per axis (0 beyond the grid's dimensions).
@@ -80,6 +81,12 @@ void finish_deck(const DeckReader& r, Config& c) {
         r.fail("parallel.time_block",
                "the implicit heat scheme exchanges halos inside every CG iteration; "
                "temporal blocking is for the explicit sweeps (use 1 or \"auto\")");
+    }
+    if (implicit_scheme(c) && c.word("time.cg_preconditioner") == "chebyshev" &&
+        c.integer("time.cg_lanczos_steps") >= c.integer("time.cg_max_iterations")) {
+        r.fail("time.cg_lanczos_steps",
+               "the Chebyshev interval needs this many plain CG iterations in one solve, so it "
+               "must be below time.cg_max_iterations");
     }
 }
 
@@ -240,6 +247,21 @@ private:
     CgRecord record_;
 };
 
+// Whole-field passes one iteration makes (reads + writes, in field sizes): the operator reads p
+// and writes q (2); the BLAS sequence then p.q (2), x += a p (3), r -= a q (3), r.r (2),
+// p *= beta (2), p += r (3); the fused one sums p.q in the operator's pass, then x, r (6) and
+// p (3). A Jacobi preconditioner adds, in the BLAS sequence, z = r copied (2) and scaled (2) and
+// the r.z beside r.r (2); in the fused pass, the write of z (1). Chebyshev adds the r.z (2) and
+// its own passes (chebyshev_passes).
+int passes_per_iteration(const CgSettings& s) {
+    switch (s.preconditioner) {
+        case CgPreconditioner::none: return s.fused ? 11 : 17;
+        case CgPreconditioner::jacobi: return s.fused ? 12 : 23;
+        case CgPreconditioner::chebyshev: return 19 + chebyshev_passes(s.chebyshev_degree);
+    }
+    return 0;
+}
+
 template <class T>
 RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Blocks::none);
@@ -249,8 +271,14 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
     CgSettings settings;
     settings.tolerance = cfg.number("time.cg_tolerance");
     settings.max_iterations = cfg.integer("time.cg_max_iterations");
-    settings.jacobi_preconditioner = cfg.word("time.cg_preconditioner") == "jacobi";
-    settings.fused = cfg.word("parallel.cg_kernels") == "fused";
+    const std::string& pre = cfg.word("time.cg_preconditioner");
+    settings.preconditioner = pre == "jacobi"      ? CgPreconditioner::jacobi
+                              : pre == "chebyshev" ? CgPreconditioner::chebyshev
+                                                   : CgPreconditioner::none;
+    settings.chebyshev_degree = static_cast<int>(cfg.integer("time.cg_chebyshev_degree"));
+    settings.lanczos_steps = static_cast<int>(cfg.integer("time.cg_lanczos_steps"));
+    settings.fused = cfg.word("parallel.cg_kernels") == "fused" &&
+                     settings.preconditioner != CgPreconditioner::chebyshev;
     settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "nccl";
     ImplicitStepper<T> stepper(sim, settings, heat_params<T>(cfg, -1.0), diagonal);
     RunResult r = run_time_loop(sim, cfg, opt, stepper);
@@ -272,17 +300,14 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
          !cg.allreduce_on_device()                                                       ? "mpi"
          : sim.backend().transport == TransportKind::ipc && sim.backend().ipc.everywhere ? "ipc"
                                                                                          : "nccl"},
-        {"kernels", cfg.word("parallel.cg_kernels")},
+        {"kernels", settings.fused ? "fused" : "cublas"},
         {"preconditioner", cfg.word("time.cg_preconditioner")},
-        // Whole-field passes one iteration makes (reads + writes, in field sizes): the operator
-        // reads p and writes q (2); the BLAS sequence then p.q (2), x += a p (3), r -= a q (3),
-        // r.r (2), p *= beta (2), p += r (3); the fused one sums p.q in the operator's pass,
-        // then x, r (6) and p (3). A Jacobi preconditioner adds, in the BLAS sequence, z = r
-        // copied (2) and scaled (2) and the r.z beside r.r (2); in the fused pass, the write of
-        // z (1).
-        {"passes_per_iteration",
-         (settings.fused ? 11 : 17) +
-             (settings.jacobi_preconditioner ? (settings.fused ? 1 : 6) : 0)}};
+        {"allreduces_per_step",
+         record.steps > 0 ? static_cast<double>(cg.allreduces()) / record.steps : 0.0},
+        {"passes_per_iteration", passes_per_iteration(settings)}};
+    if (const auto b = cg.chebyshev_bounds())
+        r.problem_report["cg"]["chebyshev"] = {
+            {"degree", settings.chebyshev_degree}, {"lo", b->lo}, {"hi", b->hi}};
     return r;
 }
 
@@ -332,9 +357,16 @@ std::string summary(const nlohmann::json& d) {
         const double loop = d["loop_seconds"].get<double>();
         out += fmt::format(
             "  CG              iterations per step {} / {:.1f} / {} (min / mean / max), final "
-            "relative residual {:.3e}\n",
+            "relative residual {:.3e}, {:.1f} global sums per step\n",
             it["min"].get<std::int64_t>(), it["mean"].get<double>(), it["max"].get<std::int64_t>(),
-            cg["final_relative_residual"].get<double>());
+            cg["final_relative_residual"].get<double>(), cg["allreduces_per_step"].get<double>());
+        if (cg.contains("chebyshev")) {
+            const auto& c = cg["chebyshev"];
+            out += fmt::format("  Chebyshev       degree {} on [{:.4g}, {:.4g}] (from the Lanczos "
+                               "tridiagonal of the first solve)\n",
+                               c["degree"].get<int>(), c["lo"].get<double>(),
+                               c["hi"].get<double>());
+        }
         out += fmt::format(
             "  CG time         operator {:.4f} s, vector operations {:.4f} s, reductions {:.4f} "
             "s (mean over ranks); global all-reduces ({}) {:.4f} s, {:.1f}% of the loop\n",
@@ -392,9 +424,18 @@ Problem make_heat_problem() {
                          "implicit: a step whose CG has not converged after this many iterations "
                          "ends the run (exit 1)",
                          1, 2147483647),
-        KeySpec::choice("time.cg_preconditioner", {"none", "jacobi"},
-                        "implicit: `jacobi` divides the residual by the operator's diagonal "
-                        "(constant on a uniform grid)"),
+        KeySpec::choice("time.cg_preconditioner", {"none", "jacobi", "chebyshev"},
+                        "implicit: `jacobi` divides by the operator's (constant) diagonal; "
+                        "`chebyshev` applies a polynomial in the operator, without sums over "
+                        "the ranks (README, \"Implicit\")"),
+        KeySpec::integer("time.cg_chebyshev_degree", 8,
+                         "implicit, chebyshev: operator applications per preconditioning", 1,
+                         64),
+        KeySpec::integer("time.cg_lanczos_steps", 20,
+                         "implicit, chebyshev: plain CG iterations whose coefficients give the "
+                         "polynomial's interval (a solve that converges sooner leaves it to the "
+                         "next)",
+                         2, 1000),
         KeySpec::choice("parallel.cg_kernels", {"fused", "cublas"},
                         "implicit: the CG vector operations as fused passes (p.q summed by the "
                         "operator's kernels) or as cuBLAS calls over whole fields"),

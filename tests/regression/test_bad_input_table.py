@@ -53,6 +53,11 @@ DECKS = [
     ("cfl_range", BASE + "[time]\ncfl = 2.0\n", "time.cfl"),
     ("tolerance_negative", BASE + "[time]\ntolerance = -1.0\n", "time.tolerance"),
     ("norm_every_zero", BASE + "[time]\nnorm_every = 0\n", "time.norm_every"),
+    ("lanczos_steps", BASE + "[problem]\nscheme = \"implicit\"\n[time]\n"
+     "cg_preconditioner = \"chebyshev\"\ncg_lanczos_steps = 50\ncg_max_iterations = 50\n",
+     "time.cg_lanczos_steps"),
+    ("chebyshev_degree", BASE + "[problem]\nscheme = \"implicit\"\n[time]\n"
+     "cg_chebyshev_degree = 0\n", "time.cg_chebyshev_degree"),
     ("steps_string", BASE + "[time]\nsteps = \"10\"\n", "expected an integer"),
     ("process_grid_count", BASE + "[parallel]\nprocess_grid = [1, 1, 1]\n", "expected 2 values"),
     ("process_grid_negative", BASE + "[parallel]\nprocess_grid = [-1, 1]\n", "process_grid"),
