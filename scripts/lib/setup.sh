@@ -13,9 +13,10 @@ GRIDSIM_PACKAGES="cmake g++ make pkg-config git openmpi-bin libopenmpi-dev libhd
   libgtest-dev python3 python3-numpy python3-h5py python3-matplotlib"
 
 # Only the test suite needs these: ParaView's XDMF reader (a real reader opens our XDMF files),
-# venv with pip (the scripts are tested under a python3 that is not Debian's), and Slurm with
-# munge (the batch templates run under a one-node cluster the tests start themselves).
-GRIDSIM_TEST_PACKAGES="paraview python3-paraview python3-venv slurm-wlm munge"
+# venv with pip (the scripts are tested under a python3 that is not Debian's), Slurm with munge
+# (the batch templates run under a cluster the tests start themselves), and hypre (the implicit
+# step's independent reference; gridsim does not link it).
+GRIDSIM_TEST_PACKAGES="paraview python3-paraview python3-venv slurm-wlm munge libhypre-dev"
 
 gridsim_log() { echo "[gridsim] $*" >&2; }
 

@@ -103,6 +103,37 @@ def backward_euler(u, h, fixed, dt):
     return out.reshape(u.shape), np.linalg.norm(u.ravel()[free])
 
 
+def run_gridsim(tmp, text, ranks, pre, name):
+    """Runs the deck text with preconditioner `pre` on `ranks` ranks in directory `tmp`; returns
+    (the final field as float64, the report)."""
+    path = os.path.join(tmp, name + ".toml")
+    with open(path, "w") as f:
+        f.write(text)
+    out = os.path.join(tmp, name)
+    report = out + ".json"
+    res = subprocess.run(
+        [*launch(ranks), GRIDSIM, "run", path, "--quiet", "--report", report, "--set",
+         f"parallel.backend={BACKEND}", "--set", "output.write_final=true", "--set",
+         f'output.dir="{out}"', "--set", f'time.cg_preconditioner="{pre}"',
+         *(["--set", "parallel.share_gpus=true", "--set", f"parallel.ranks_used={ranks}"]
+           if BACKEND == "cuda" else [])],
+        capture_output=True, text=True, timeout=300, check=False)
+    if res.returncode != 0:
+        raise AssertionError(f"{name}: exit {res.returncode}\n{res.stdout}{res.stderr}")
+    with h5py.File(os.path.join(out, "snapshot_final.h5")) as f:
+        got = np.array(f["fields/u"], dtype=np.float64)
+    with open(report) as f:
+        return got, json.load(f)
+
+
+def start(cells, boundary):
+    """(the initial field with its Dirichlet values, h, the Dirichlet mask, dt) of a case."""
+    periodic, value = boundary_axes(boundary, len(cells))
+    u, h, fixed, value = initial_field(cells, periodic, value)
+    u[fixed] = value
+    return u, h, fixed, CFL / (2.0 * sum(1.0 / (hd * hd) for hd in h))
+
+
 class ImplicitStepAgainstNumpy(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="gridsim_implicit_")
@@ -110,31 +141,9 @@ class ImplicitStepAgainstNumpy(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def run_gridsim(self, text, ranks, pre, name):
-        path = os.path.join(self.tmp, name + ".toml")
-        with open(path, "w") as f:
-            f.write(text)
-        out = os.path.join(self.tmp, name)
-        report = out + ".json"
-        res = subprocess.run(
-            [*launch(ranks), GRIDSIM, "run", path, "--quiet", "--report", report, "--set",
-             f"parallel.backend={BACKEND}", "--set", "output.write_final=true", "--set",
-             f'output.dir="{out}"', "--set", f'time.cg_preconditioner="{pre}"',
-             *(["--set", "parallel.share_gpus=true", "--set", f"parallel.ranks_used={ranks}"]
-               if BACKEND == "cuda" else [])],
-            capture_output=True, text=True, timeout=300, check=False)
-        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
-        with h5py.File(os.path.join(out, "snapshot_final.h5")) as f:
-            got = np.array(f["fields/u"], dtype=np.float64)
-        with open(report) as f:
-            return got, json.load(f)
-
     def test_every_preconditioner_at_one_two_four_ranks(self):
         for name, (cells, boundary, precision, tol) in CASES.items():
-            periodic, value = boundary_axes(boundary, len(cells))
-            u, h, fixed, value = initial_field(cells, periodic, value)
-            u[fixed] = value
-            dt = CFL / (2.0 * sum(1.0 / (hd * hd) for hd in h))
+            u, h, fixed, dt = start(cells, boundary)
             bound = 0.0
             for _ in range(STEPS):
                 u, b_norm = backward_euler(u, h, fixed, dt)
@@ -143,8 +152,8 @@ class ImplicitStepAgainstNumpy(unittest.TestCase):
             for pre in PRECONDITIONERS:
                 for ranks in (1, 2, 4):
                     with self.subTest(case=name, preconditioner=pre, ranks=ranks):
-                        got, doc = self.run_gridsim(deck(cells, boundary, precision, tol), ranks,
-                                                    pre, f"{name}_{pre}_{ranks}")
+                        got, doc = run_gridsim(self.tmp, deck(cells, boundary, precision, tol),
+                                               ranks, pre, f"{name}_{pre}_{ranks}")
                         self.assertLessEqual(np.abs(got - u).max(), bound + rounding)
                         cg = doc["cg"]
                         if pre == "chebyshev":
