@@ -150,6 +150,8 @@ public:
     // `box` each, sums in double in a fixed order (p.q comes from apply's product sum).
     virtual void cg_update(const CgUpdate<T>& s, const Box& box, double* sum) = 0;  // sum r z
     virtual void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) = 0;
+    // One pass of the Chebyshev preconditioner over `box` (kernels/vector_ops.hpp).
+    virtual void chebyshev_step(const ChebyshevStep<T>& s, const Box& box) = 0;
     // kSumSlots doubles in backend memory for those sums.
     static constexpr int kSumSlots = 4;
     virtual double* sum_slots() = 0;

@@ -53,4 +53,40 @@ GRIDSIM_HD inline void xpay_point(FieldView<const T> z, T b, FieldView<T> p, int
     p(i, j, k) = xpay_value(z(i, j, k), b, p(i, j, k));
 }
 
+// One pass of the Chebyshev preconditioner (src/problems/chebyshev.hpp) at a point. The first
+// (`start`, q holding r): w = r, d = b r, z = d. Each after it (q = A d): w -= q, d = a d + b w,
+// z += d.
+template <class T>
+struct ChebyshevStep {
+    bool start;
+    T a, b;
+    FieldView<const T> q;
+    FieldView<T> w, d, z;
+};
+template <class T>
+struct ChebyshevPoint {
+    T w, d, z;
+};
+template <class T>
+GRIDSIM_HD inline ChebyshevPoint<T> chebyshev_values(const ChebyshevStep<T>& s, T q, T w, T d,
+                                                     T z) {
+    if (s.start) {
+        const T dn = s.b * q;
+        return {q, dn, dn};
+    }
+    const T wn = w - q;
+    const T dn = s.a * d + s.b * wn;
+    return {wn, dn, z + dn};
+}
+template <class T>
+GRIDSIM_HD inline void chebyshev_point(const ChebyshevStep<T>& s, int i, int j, int k) {
+    const T q = s.q(i, j, k);
+    const ChebyshevPoint<T> v = s.start ? chebyshev_values(s, q, T(0), T(0), T(0))
+                                        : chebyshev_values(s, q, s.w(i, j, k), s.d(i, j, k),
+                                                           s.z(i, j, k));
+    s.w(i, j, k) = v.w;
+    s.d(i, j, k) = v.d;
+    s.z(i, j, k) = v.z;
+}
+
 }  // namespace gridsim

@@ -323,6 +323,11 @@ public:
             for (int i = b.lo[0]; i < b.hi[0]; ++i) xpay_point(z, beta, p, i, j, k);
         });
     }
+    void chebyshev_step(const ChebyshevStep<T>& s, const Box& b) override {
+        for_each_row(b, [&](int j, int k) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) chebyshev_point(s, i, j, k);
+        });
+    }
     // Host memory: the sums are where the host reads them.
     double* sum_slots() override { return sums_.data(); }
     void read_sums(const double* src, int n, double* host) override { std::copy_n(src, n, host); }

@@ -175,14 +175,25 @@ public:
     }
     void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) override {
         if (box.empty()) return;
-        constexpr int kThreads = 128;
-        constexpr int kPoints = 4;
+        cuda::xpay_kernel<T, kRowPoints>
+            <<<row_grid(box), kRowThreads, 0, lanes_.boundary()>>>(z, b, p, box);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+    void chebyshev_step(const ChebyshevStep<T>& s, const Box& box) override {
+        if (box.empty()) return;
+        cuda::chebyshev_kernel<T, kRowPoints>
+            <<<row_grid(box), kRowThreads, 0, lanes_.boundary()>>>(s, box);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+    // The row kernels' launch (xpay_kernel, chebyshev_kernel): kRowPoints points a thread, a
+    // block's threads along x, the rows in blockIdx.y.
+    static constexpr int kRowThreads = 128;
+    static constexpr int kRowPoints = 4;
+    static dim3 row_grid(const Box& box) {
         const long long rows =
             static_cast<long long>(box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
-        const dim3 grid(cuda::ceil_div(box.hi[0] - box.lo[0], kThreads * kPoints),
-                        static_cast<unsigned>(std::min<long long>(rows, 65535)));
-        cuda::xpay_kernel<T, kPoints><<<grid, kThreads, 0, lanes_.boundary()>>>(z, b, p, box);
-        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        return {static_cast<unsigned>(cuda::ceil_div(box.hi[0] - box.lo[0], kRowThreads * kRowPoints)),
+                static_cast<unsigned>(std::min<long long>(rows, 65535))};
     }
     double* sum_slots() override { return cg_sums_.data(); }
     void read_sums(const double* src, int n, double* host) override {

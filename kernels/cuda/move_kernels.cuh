@@ -133,4 +133,43 @@ __global__ void xpay_kernel(FieldView<const T> z, T b, FieldView<T> p, Box box) 
     }
 }
 
+// One pass of the Chebyshev preconditioner over a box (chebyshev_values), laid out as
+// xpay_kernel; the first pass reads q alone.
+template <class T, int Points>
+__global__ void chebyshev_kernel(ChebyshevStep<T> s, Box box) {
+    const int ny = box.hi[1] - box.lo[1];
+    const int rows = ny * (box.hi[2] - box.lo[2]);
+    const int first = box.lo[0] + static_cast<int>(blockIdx.x * Points * blockDim.x + threadIdx.x);
+    for (int row = static_cast<int>(blockIdx.y); row < rows; row += static_cast<int>(gridDim.y)) {
+        const int j = box.lo[1] + row % ny;
+        const int k = box.lo[2] + row / ny;
+        T qv[Points];
+        T wv[Points] = {};
+        T dv[Points] = {};
+        T zv[Points] = {};
+#pragma unroll
+        for (int u = 0; u < Points; ++u) {
+            const int i = first + u * static_cast<int>(blockDim.x);
+            if (i < box.hi[0]) {
+                qv[u] = s.q(i, j, k);
+                if (!s.start) {
+                    wv[u] = s.w(i, j, k);
+                    dv[u] = s.d(i, j, k);
+                    zv[u] = s.z(i, j, k);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < Points; ++u) {
+            const int i = first + u * static_cast<int>(blockDim.x);
+            if (i < box.hi[0]) {
+                const ChebyshevPoint<T> v = chebyshev_values(s, qv[u], wv[u], dv[u], zv[u]);
+                s.w(i, j, k) = v.w;
+                s.d(i, j, k) = v.d;
+                s.z(i, j, k) = v.z;
+            }
+        }
+    }
+}
+
 }  // namespace gridsim::cuda

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "mesh/box.hpp"
+
 namespace gridsim {
 
 namespace {
@@ -64,9 +66,9 @@ SpectrumBounds lanczos_bounds(const std::vector<double>& alpha, const std::vecto
     return {lo * kChebyshevLoMargin, hi * kChebyshevHiMargin};
 }
 
-// The first direction: w = r copied (2), d = r copied and scaled (4), z = d (2); then per
-// degree: A d (2), w -= A d (3), d scaled (2) and w added (3), z += d (3).
-int chebyshev_passes(int degree) { return 8 + 13 * degree; }
+// The first pass reads r and writes w, d and z (4); then per degree A d (2) and a pass that
+// reads q, w, d, z and writes w, d, z (7).
+int chebyshev_passes(int degree) { return 4 + 9 * degree; }
 
 template <class T>
 ChebyshevPreconditioner<T>::ChebyshevPreconditioner(Simulation<T>& sim,
@@ -82,31 +84,31 @@ ChebyshevPreconditioner<T>::ChebyshevPreconditioner(Simulation<T>& sim,
 // The Chebyshev iteration for A z = r from z = 0 (theta the interval's centre, delta its
 // half-width, sigma = theta / delta): d_0 = r / theta; then w_{k+1} = w_k - A d_k,
 // rho_{k+1} = 1 / (2 sigma - rho_k), d_{k+1} = rho_{k+1} rho_k d_k + 2 rho_{k+1} / delta w_{k+1},
-// with rho_0 = 1 / sigma; z is the sum of the d_k.
+// with rho_0 = 1 / sigma; z is the sum of the d_k. Each update is one fused pass over the
+// updated points (VectorOps::chebyshev_step); outside them w, d and z stay zero, but for the
+// halos the operator's exchange writes into d.
 template <class T>
 void ChebyshevPreconditioner<T>::apply(FieldView<T> r, FieldView<T> z) {
     if (!bounds_) throw std::logic_error("chebyshev: applied before its interval is known");
     const double theta = 0.5 * (bounds_->hi + bounds_->lo);
     const double delta = 0.5 * (bounds_->hi - bounds_->lo);
     const double sigma = theta / delta;
-    const auto total = static_cast<std::size_t>(r.ext.total);
+    const Box& box = sim_.stencil_operator().updated_points();
     auto& ops = be_.vector_ops();
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-        be_.copy(w_.view().data, r.data, total, Lane::boundary);
-        be_.copy(d_.view().data, r.data, total, Lane::boundary);
-        ops.scale(static_cast<T>(1.0 / theta), d_.view());
-        be_.copy(z.data, d_.view().data, total, Lane::boundary);
+        ops.chebyshev_step({true, T(0), static_cast<T>(1.0 / theta), r, w_.view(), d_.view(), z},
+                           box);
     }
     double rho = 1.0 / sigma;
     for (int k = 0; k < degree_; ++k) {
         sim_.stencil_operator().apply(op_, d_.view(), q_.view());
         const double rho_next = 1.0 / (2.0 * sigma - rho);
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-        ops.axpy(T(-1), q_.view(), w_.view());
-        ops.scale(static_cast<T>(rho_next * rho), d_.view());
-        ops.axpy(static_cast<T>(2.0 * rho_next / delta), w_.view(), d_.view());
-        ops.axpy(T(1), d_.view(), z);
+        ops.chebyshev_step({false, static_cast<T>(rho_next * rho),
+                            static_cast<T>(2.0 * rho_next / delta), q_.view(), w_.view(),
+                            d_.view(), z},
+                           box);
         rho = rho_next;
     }
 }
