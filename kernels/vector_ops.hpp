@@ -81,9 +81,9 @@ GRIDSIM_HD inline ChebyshevPoint<T> chebyshev_values(const ChebyshevStep<T>& s, 
 template <class T>
 GRIDSIM_HD inline void chebyshev_point(const ChebyshevStep<T>& s, int i, int j, int k) {
     const T q = s.q(i, j, k);
-    const ChebyshevPoint<T> v = s.start ? chebyshev_values(s, q, T(0), T(0), T(0))
-                                        : chebyshev_values(s, q, s.w(i, j, k), s.d(i, j, k),
-                                                           s.z(i, j, k));
+    const ChebyshevPoint<T> v =
+        s.start ? chebyshev_values(s, q, T(0), T(0), T(0))
+                : chebyshev_values(s, q, s.w(i, j, k), s.d(i, j, k), s.z(i, j, k));
     s.w(i, j, k) = v.w;
     s.d(i, j, k) = v.d;
     s.z(i, j, k) = v.z;

@@ -192,8 +192,9 @@ public:
     static dim3 row_grid(const Box& box) {
         const long long rows =
             static_cast<long long>(box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
-        return {static_cast<unsigned>(cuda::ceil_div(box.hi[0] - box.lo[0], kRowThreads * kRowPoints)),
-                static_cast<unsigned>(std::min<long long>(rows, 65535))};
+        return {
+            static_cast<unsigned>(cuda::ceil_div(box.hi[0] - box.lo[0], kRowThreads * kRowPoints)),
+            static_cast<unsigned>(std::min<long long>(rows, 65535))};
     }
     double* sum_slots() override { return cg_sums_.data(); }
     void read_sums(const double* src, int n, double* host) override {

@@ -27,7 +27,7 @@ struct Options {
     bool allow_nonfinite = false;
     bool json = false;
     std::string restart;
-    int ranks = 0;  // check: also print the process grid this many ranks would use
+    int ranks = 0;           // check: also print the process grid this many ranks would use
     int ranks_per_node = 0;  // check: with --ranks, over nodes of this many ranks each
 };
 

@@ -22,7 +22,8 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
       sweeper_(be_, timer_, fields_, geo_, halos_, plan_sweeps(blocks, kind), topo_.subdomain()),
       residuals_(be_, timer_, topo_, choice_.transport),
       operator_(be_, timer_, halos_, geo_, sweeper_.plan()),
-      host_(be_, fields_, topo_, dom_) {
+      host_(be_, fields_, topo_, dom_),
+      measures_(be_, timer_, fields_, geo_, topo_) {
     global_updated_ = std::llround(
         allreduce(topo_.comm(), static_cast<double>(geo_.updated.count()), Reduce::sum));
     const bool gpu = choice_.device.device >= 0;
@@ -80,49 +81,8 @@ void Simulation<T>::residual_sweeps(const StencilParams<T>& p, int count) {
 }
 
 template <class T>
-void Simulation<T>::wait_for_lanes() {
-    be_.wait(Lane::boundary);
-    be_.wait(Lane::interior);
-}
-
-// A host reduction waits for both lanes: it first waits for the work queued before it, whose
-// time the lane phases already hold, so that the reduction phase times the reduction alone.
-template <class T>
-PhaseTimer::Scope Simulation<T>::time_host_reduction() {
-    wait_for_lanes();
-    return timer_.on_host(Phase::reduction);
-}
-
-template <class T>
-double Simulation<T>::residual_separate_pass() {
-    auto t = time_host_reduction();
-    const double local =
-        be_.reductions().sum_sq_diff(fields_.current(), fields_.previous(), geo_.updated);
-    return std::sqrt(allreduce(topo_.comm(), local, Reduce::sum));
-}
-
-template <class T>
-double Simulation<T>::norm() {
-    auto t = time_host_reduction();
-    const double local = be_.reductions().sum_sq(fields_.current(), geo_.owned);
-    return std::sqrt(allreduce(topo_.comm(), local, Reduce::sum));
-}
-
-template <class T>
-FieldStats Simulation<T>::stats() {
-    auto t = time_host_reduction();
-    const FieldStats mine = be_.reductions().stats(fields_.current(), geo_.owned);
-    FieldStats all;
-    all.min = allreduce(topo_.comm(), mine.min, Reduce::min);
-    all.max = allreduce(topo_.comm(), mine.max, Reduce::max);
-    all.sum = allreduce(topo_.comm(), mine.sum, Reduce::sum);
-    all.nonfinite = allreduce(topo_.comm(), mine.nonfinite, Reduce::sum);
-    return all;
-}
-
-template <class T>
 PhaseTimes Simulation<T>::finish() {
-    wait_for_lanes();
+    measures_.wait_for_lanes();
     return timer_.totals();
 }
 

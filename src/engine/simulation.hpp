@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/field_measures.hpp"
 #include "engine/field_pair.hpp"
 #include "engine/halo_setup.hpp"
 #include "engine/host_mirror.hpp"
@@ -94,12 +95,8 @@ public:
     }
     void allreduce_on_lane(double* sums, int n) { halos_.halo->allreduce_sum_on_lane(sums, n); }
 
-    // Global measures of the current field: the stand-alone pass for the residual (tests compare
-    // the fused value against it), sqrt of the sum of squares over owned points, min/max/sum/
-    // non-finite count.
-    double residual_separate_pass();
-    double norm();
-    FieldStats stats();
+    // Global measures of the current field (engine/field_measures.hpp).
+    [[nodiscard]] FieldMeasures<T>& measures() { return measures_; }
     // The fields as the host sees them (engine/host_mirror.hpp).
     [[nodiscard]] HostMirror<T>& host() { return host_; }
     // Waits for every lane; returns the per-phase totals so far.
@@ -128,10 +125,6 @@ public:
 private:
     // Runs the tuner: allocates the fields, sets up the halos, keeps the trials; the plan.
     SweepPlan plan_sweeps(Blocks blocks, StencilKind kind);
-    // Blocks the host until both lanes' work so far is done.
-    void wait_for_lanes();
-    // Waits for both lanes, then times a host reduction from there on.
-    PhaseTimer::Scope time_host_reduction();
 
     const Config& cfg_;
     int extra_fields_;
@@ -149,6 +142,7 @@ private:
     ResidualPipeline<T> residuals_;
     StencilOperator<T> operator_;
     HostMirror<T> host_;
+    FieldMeasures<T> measures_;
     std::int64_t global_updated_ = 0;
     std::string devices_;
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -100,8 +101,7 @@ std::vector<std::string> node_keys(const std::vector<std::string>& mpi,
     }
     const std::set<std::string> distinct_mpi(mpi.begin(), mpi.end());
     const std::set<std::string> distinct_launcher(launcher.begin(), launcher.end());
-    if (distinct_mpi.size() == mpi.size() && all_set &&
-        distinct_launcher.size() < launcher.size())
+    if (distinct_mpi.size() == mpi.size() && all_set && distinct_launcher.size() < launcher.size())
         return by_launcher;
     return mpi;
 }
@@ -129,9 +129,8 @@ std::string shared_members(MPI_Comm comm) {
     const int n = owned.size();
     std::vector<int> local(n);
     std::vector<int> in_comm(n);
-    for (int i = 0; i < n; ++i) local[i] = i;
-    GRIDSIM_MPI_CHECK(
-        MPI_Group_translate_ranks(mine.g, n, local.data(), all.g, in_comm.data()));
+    std::iota(local.begin(), local.end(), 0);
+    GRIDSIM_MPI_CHECK(MPI_Group_translate_ranks(mine.g, n, local.data(), all.g, in_comm.data()));
     std::sort(in_comm.begin(), in_comm.end());
     return fmt::format("{}", fmt::join(in_comm, " "));
 }

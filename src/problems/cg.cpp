@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 namespace gridsim {
 
@@ -21,7 +22,7 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
       allreduce_timer_(on_device_ ? be_.make_interval_timer() : make_wall_clock_timer()) {
     if (settings_.preconditioner != CgPreconditioner::none) z_ = sim.make_field();
     if (settings_.preconditioner == CgPreconditioner::chebyshev) {
-        settings_.fused = false;
+        if (settings_.fused) throw std::logic_error("cg: chebyshev runs the BLAS sequence only");
         chebyshev_.emplace(sim, op, settings_.chebyshev_degree);
     }
     be_.vector_ops().prepare();  // start-up work, outside the timed steps

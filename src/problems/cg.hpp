@@ -24,7 +24,7 @@ struct CgSettings {
     CgPreconditioner preconditioner = CgPreconditioner::none;
     int chebyshev_degree = 8;  // operator applications per preconditioning
     int lanczos_steps = 20;    // plain iterations of a solve that give the Chebyshev interval
-    bool fused = false;  // fused vector passes instead of the BLAS sequence (not with chebyshev)
+    bool fused = false;  // fused vector passes instead of the BLAS sequence (never with chebyshev)
     // All-reduce on the device when the simulation can (NCCL); false: MPI on the host.
     bool device_allreduce = false;
 };
@@ -72,9 +72,7 @@ private:
     // without a preconditioner. BLAS sequence only.
     void precondition();
     // Whether this solve's plain iterations are still gathering the Chebyshev interval.
-    [[nodiscard]] bool gathering_interval() const {
-        return chebyshev_ && !chebyshev_->bounds();
-    }
+    [[nodiscard]] bool gathering_interval() const { return chebyshev_ && !chebyshev_->bounds(); }
     // The interval from the iterations so far; the CG restarts from x with the preconditioner.
     void start_chebyshev(double& rz, double& rr);
     // NCCL connects the ranks for a collective at its first use, a cost that would otherwise land

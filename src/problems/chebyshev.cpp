@@ -71,8 +71,8 @@ SpectrumBounds lanczos_bounds(const std::vector<double>& alpha, const std::vecto
 int chebyshev_passes(int degree) { return 4 + 9 * degree; }
 
 template <class T>
-ChebyshevPreconditioner<T>::ChebyshevPreconditioner(Simulation<T>& sim,
-                                                    const StencilParams<T>& op, int degree)
+ChebyshevPreconditioner<T>::ChebyshevPreconditioner(Simulation<T>& sim, const StencilParams<T>& op,
+                                                    int degree)
     : sim_(sim),
       be_(sim.backend_ops()),
       op_(op),
@@ -105,10 +105,10 @@ void ChebyshevPreconditioner<T>::apply(FieldView<T> r, FieldView<T> z) {
         sim_.stencil_operator().apply(op_, d_.view(), q_.view());
         const double rho_next = 1.0 / (2.0 * sigma - rho);
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-        ops.chebyshev_step({false, static_cast<T>(rho_next * rho),
-                            static_cast<T>(2.0 * rho_next / delta), q_.view(), w_.view(),
-                            d_.view(), z},
-                           box);
+        ops.chebyshev_step(
+            {false, static_cast<T>(rho_next * rho), static_cast<T>(2.0 * rho_next / delta),
+             q_.view(), w_.view(), d_.view(), z},
+            box);
         rho = rho_next;
     }
 }

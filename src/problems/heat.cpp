@@ -184,7 +184,7 @@ public:
         return step + block;
     }
     [[nodiscard]] const char* progress_name() const override { return "|u|"; }
-    double progress_value() override { return sim_.norm(); }
+    double progress_value() override { return sim_.measures().norm(); }
 
 private:
     Simulation<T>& sim_;
@@ -196,7 +196,7 @@ private:
 // the gathered field.
 template <class T>
 void finish_heat(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, RunResult& r) {
-    r.final_norm = sim.norm();
+    r.final_norm = sim.measures().norm();
     add_analytic_errors(sim, cfg, r.steps, r);
     if (opt.gather_field) r.global_field = sim.host().gather();
 }
@@ -236,7 +236,7 @@ public:
         throw RunFailure("CG did not converge");
     }
     [[nodiscard]] const char* progress_name() const override { return "|u|"; }
-    double progress_value() override { return sim_.norm(); }
+    double progress_value() override { return sim_.measures().norm(); }
     [[nodiscard]] const ConjugateGradient<T>& cg() const { return cg_; }
     [[nodiscard]] const CgRecord& record() const { return record_; }
 
@@ -255,9 +255,12 @@ private:
 // its own passes (chebyshev_passes).
 int passes_per_iteration(const CgSettings& s) {
     switch (s.preconditioner) {
-        case CgPreconditioner::none: return s.fused ? 11 : 17;
-        case CgPreconditioner::jacobi: return s.fused ? 12 : 23;
-        case CgPreconditioner::chebyshev: return 19 + chebyshev_passes(s.chebyshev_degree);
+        case CgPreconditioner::none:
+            return s.fused ? 11 : 17;
+        case CgPreconditioner::jacobi:
+            return s.fused ? 12 : 23;
+        case CgPreconditioner::chebyshev:
+            return 19 + chebyshev_passes(s.chebyshev_degree);
     }
     return 0;
 }
@@ -362,10 +365,10 @@ std::string summary(const nlohmann::json& d) {
             cg["final_relative_residual"].get<double>(), cg["allreduces_per_step"].get<double>());
         if (cg.contains("chebyshev")) {
             const auto& c = cg["chebyshev"];
-            out += fmt::format("  Chebyshev       degree {} on [{:.4g}, {:.4g}] (from the Lanczos "
-                               "tridiagonal of the first solve)\n",
-                               c["degree"].get<int>(), c["lo"].get<double>(),
-                               c["hi"].get<double>());
+            out += fmt::format(
+                "  Chebyshev       degree {} on [{:.4g}, {:.4g}] (from the Lanczos "
+                "tridiagonal of the first solve)\n",
+                c["degree"].get<int>(), c["lo"].get<double>(), c["hi"].get<double>());
         }
         out += fmt::format(
             "  CG time         operator {:.4f} s, vector operations {:.4f} s, reductions {:.4f} "
@@ -429,8 +432,7 @@ Problem make_heat_problem() {
                         "`chebyshev` applies a polynomial in the operator, without sums over "
                         "the ranks (README, \"Implicit\")"),
         KeySpec::integer("time.cg_chebyshev_degree", 8,
-                         "implicit, chebyshev: operator applications per preconditioning", 1,
-                         64),
+                         "implicit, chebyshev: operator applications per preconditioning", 1, 64),
         KeySpec::integer("time.cg_lanczos_steps", 20,
                          "implicit, chebyshev: plain CG iterations whose coefficients give the "
                          "polynomial's interval (a solve that converges sooner leaves it to the "

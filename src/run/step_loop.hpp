@@ -287,7 +287,7 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.sim_time = cfg.has_time ? static_cast<double>(steps) * cfg.dt : 0.0;
     r.updated_points = sim.global_updated_points();
     r.value_bytes = sizeof(T);
-    r.final_stats = sim.stats();
+    r.final_stats = sim.measures().stats();
     return r;
 }
 
@@ -312,7 +312,7 @@ void announce_start(Simulation<T>& sim, const RunOptions& opt) {
 // serves both.
 template <class T>
 void check_start_state(Simulation<T>& sim, const RunOptions& opt) {
-    const std::int64_t bad = sim.stats().nonfinite;
+    const std::int64_t bad = sim.measures().stats().nonfinite;
     if (opt.load_field && bad > 0 && !opt.allow_nonfinite_restart) {
         throw ConfigError(fmt::format(
             "--restart {}: the checkpoint holds {} non-finite value(s) (--allow-nonfinite "
@@ -444,7 +444,7 @@ void report_blowup(Simulation<T>& sim, const Config& cfg, std::int64_t step, con
 template <class T>
 void check_field(const RunOptions& opt, Simulation<T>& sim, const Config& cfg, std::int64_t step) {
     if (!check_due(cfg, step)) return;
-    const FieldStats s = sim.stats();
+    const FieldStats s = sim.measures().stats();
     const bool too_big = beyond_bound(s.min, cfg) || beyond_bound(s.max, cfg);
     if (s.nonfinite == 0 && !too_big) {
         if (cfg.dump_on_failure) sim.host().keep_last_good(step);

@@ -327,7 +327,7 @@ TEST(GpuResidual, FusedEqualsTheSeparatePassAndRepeatsExactly) {
                     sim.sweep(p, true);
                     sim.request_residual();
                     const double fused = sim.take_residual();
-                    const double separate = sim.residual_separate_pass();
+                    const double separate = sim.measures().residual_separate_pass();
                     EXPECT_GT(separate, 0.0);
                     EXPECT_NEAR(fused, separate, 1e-12 * separate) << "sweep " << s + 1;
                 }

@@ -1,6 +1,6 @@
 """What the regression tests that run `gridsim run` on a deck of their own share: the binary and
 the MPI launcher from the environment (GRIDSIM, MPIEXEC), the launcher's prefix for a rank
-count, and a test case that writes its DECK into a fresh temporary directory per test."""
+count, a test case with a fresh temporary directory per test, and one that writes its DECK there."""
 import os
 import shutil
 import tempfile
@@ -15,16 +15,23 @@ def launch(ranks):
     return [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks > 1 else []
 
 
-class DeckCase(unittest.TestCase):
-    """self.tmp: a directory removed after the test; self.deck: DECK written there."""
-    DECK = ""
+class TempDirCase(unittest.TestCase):
+    """self.tmp: a directory removed after the test."""
     PREFIX = "gridsim_"
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix=self.PREFIX)
-        self.deck = os.path.join(self.tmp, "deck.toml")
-        with open(self.deck, "w") as f:
-            f.write(self.DECK)
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class DeckCase(TempDirCase):
+    """self.tmp as TempDirCase's; self.deck: DECK written there."""
+    DECK = ""
+
+    def setUp(self):
+        super().setUp()
+        self.deck = os.path.join(self.tmp, "deck.toml")
+        with open(self.deck, "w") as f:
+            f.write(self.DECK)

@@ -7,13 +7,12 @@ no step amplifies it), hypre's own tolerance added. hypre also agrees with the d
 which shows the two references pose one problem. Needs GRIDSIM, MPIEXEC and HYPRE_STEP in the
 environment."""
 import os
-import shutil
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 
+from deck_case import TempDirCase
 from test_implicit_step import (CASES, PRECONDITIONERS, STEPS, backward_euler, boundary_axes, deck,
                                 run_gridsim, start)
 
@@ -37,12 +36,8 @@ def hypre_steps(tmp, u, h, dt, periodic_axes):
     return np.fromfile(dst, dtype=np.float64).reshape(u.shape)
 
 
-class ImplicitStepAgainstHypre(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="gridsim_hypre_")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class ImplicitStepAgainstHypre(TempDirCase):
+    PREFIX = "gridsim_hypre_"
 
     def test_every_preconditioner_at_one_two_four_ranks(self):
         for name, (cells, boundary, precision, tol) in CASES.items():

@@ -8,15 +8,13 @@ error and no step amplifies it; over the steps the bound is tol times the sum of
 ||b||_2, plus rounding. Needs GRIDSIM and MPIEXEC in the environment."""
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import unittest
 
 import h5py
 import numpy as np
 
-from deck_case import GRIDSIM, launch
+from deck_case import GRIDSIM, TempDirCase, launch
 
 STEPS = 3
 CFL = 200.0
@@ -134,12 +132,8 @@ def start(cells, boundary):
     return u, h, fixed, CFL / (2.0 * sum(1.0 / (hd * hd) for hd in h))
 
 
-class ImplicitStepAgainstNumpy(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="gridsim_implicit_")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class ImplicitStepAgainstNumpy(TempDirCase):
+    PREFIX = "gridsim_implicit_"
 
     def test_every_preconditioner_at_one_two_four_ranks(self):
         for name, (cells, boundary, precision, tol) in CASES.items():

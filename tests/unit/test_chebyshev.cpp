@@ -59,8 +59,3 @@ TEST(Chebyshev, LanczosIntervalOfPlainCgHoldsTheSpectrum) {
     EXPECT_NEAR(exact.hi, 8.0 * kChebyshevHiMargin, 1e-9);
     EXPECT_THROW(lanczos_bounds({}, {}), std::invalid_argument);
 }
-
-TEST(Chebyshev, PassesGrowWithTheDegree) {
-    EXPECT_EQ(chebyshev_passes(1), 13);
-    EXPECT_EQ(chebyshev_passes(8), chebyshev_passes(7) + 9);
-}
