@@ -16,6 +16,7 @@
 
 #include "kernels/halo_arrivals.hpp"
 #include "kernels/initial.hpp"
+#include "kernels/multigrid.hpp"
 #include "kernels/stencil.hpp"
 #include "kernels/vector_ops.hpp"
 #include "mesh/box.hpp"
@@ -152,6 +153,11 @@ public:
     virtual void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) = 0;
     // One pass of the Chebyshev preconditioner over `box` (kernels/vector_ops.hpp).
     virtual void chebyshev_step(const ChebyshevStep<T>& s, const Box& box) = 0;
+    // The multigrid preconditioner's passes (kernels/multigrid.hpp): restriction over the coarse
+    // `box`, prolongation added over the fine `box`, and a in + b A(in) + c add over `box`.
+    virtual void restrict_to(const GridTransfer<T>& t, const Box& box) = 0;
+    virtual void prolong_add(const GridTransfer<T>& t, const Box& box) = 0;
+    virtual void combine(const StencilCombination<T>& s, const Box& box) = 0;
     // kSumSlots doubles in backend memory for those sums.
     static constexpr int kSumSlots = 4;
     virtual double* sum_slots() = 0;

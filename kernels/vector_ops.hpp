@@ -54,11 +54,12 @@ GRIDSIM_HD inline void xpay_point(FieldView<const T> z, T b, FieldView<T> p, int
 }
 
 // One pass of the Chebyshev preconditioner (src/problems/chebyshev.hpp) at a point. The first
-// (`start`, q holding r): w = r, d = b r, z = d. Each after it (q = A d): w -= q, d = a d + b w,
-// z += d.
+// (`start`, q holding r): w = r, d = b r, z = d (z += d where `accumulate`). Each after it
+// (q = A d): w -= q, d = a d + b w, z += d.
 template <class T>
 struct ChebyshevStep {
     bool start;
+    bool accumulate;
     T a, b;
     FieldView<const T> q;
     FieldView<T> w, d, z;
@@ -72,7 +73,7 @@ GRIDSIM_HD inline ChebyshevPoint<T> chebyshev_values(const ChebyshevStep<T>& s, 
                                                      T z) {
     if (s.start) {
         const T dn = s.b * q;
-        return {q, dn, dn};
+        return {q, dn, s.accumulate ? z + dn : dn};
     }
     const T wn = w - q;
     const T dn = s.a * d + s.b * wn;
@@ -82,7 +83,7 @@ template <class T>
 GRIDSIM_HD inline void chebyshev_point(const ChebyshevStep<T>& s, int i, int j, int k) {
     const T q = s.q(i, j, k);
     const ChebyshevPoint<T> v =
-        s.start ? chebyshev_values(s, q, T(0), T(0), T(0))
+        s.start ? chebyshev_values(s, q, T(0), T(0), s.accumulate ? s.z(i, j, k) : T(0))
                 : chebyshev_values(s, q, s.w(i, j, k), s.d(i, j, k), s.z(i, j, k));
     s.w(i, j, k) = v.w;
     s.d(i, j, k) = v.d;

@@ -328,6 +328,21 @@ public:
             for (int i = b.lo[0]; i < b.hi[0]; ++i) chebyshev_point(s, i, j, k);
         });
     }
+    void restrict_to(const GridTransfer<T>& t, const Box& b) override {
+        for_each_row(b, [&](int j, int k) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) restrict_point(t, i, j, k);
+        });
+    }
+    void prolong_add(const GridTransfer<T>& t, const Box& b) override {
+        for_each_row(b, [&](int j, int k) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) prolong_point(t, i, j, k);
+        });
+    }
+    void combine(const StencilCombination<T>& s, const Box& b) override {
+        for_each_row(b, [&](int j, int k) {
+            for (int i = b.lo[0]; i < b.hi[0]; ++i) combination_point(s, i, j, k);
+        });
+    }
     // Host memory: the sums are where the host reads them.
     double* sum_slots() override { return sums_.data(); }
     void read_sums(const double* src, int n, double* host) override { std::copy_n(src, n, host); }

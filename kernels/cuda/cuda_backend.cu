@@ -176,25 +176,39 @@ public:
     void xpay(FieldView<const T> z, T b, FieldView<T> p, const Box& box) override {
         if (box.empty()) return;
         cuda::xpay_kernel<T, kRowPoints>
-            <<<row_grid(box), kRowThreads, 0, lanes_.boundary()>>>(z, b, p, box);
+            <<<row_grid(box, kRowPoints), kRowThreads, 0, lanes_.boundary()>>>(z, b, p, box);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
     void chebyshev_step(const ChebyshevStep<T>& s, const Box& box) override {
         if (box.empty()) return;
         cuda::chebyshev_kernel<T, kRowPoints>
-            <<<row_grid(box), kRowThreads, 0, lanes_.boundary()>>>(s, box);
+            <<<row_grid(box, kRowPoints), kRowThreads, 0, lanes_.boundary()>>>(s, box);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
-    // The row kernels' launch (xpay_kernel, chebyshev_kernel): kRowPoints points a thread, a
-    // block's threads along x, the rows in blockIdx.y.
+    void restrict_to(const GridTransfer<T>& t, const Box& box) override {
+        launch_rows(box, cuda::RestrictOp<T>{t});
+    }
+    void prolong_add(const GridTransfer<T>& t, const Box& box) override {
+        launch_rows(box, cuda::ProlongOp<T>{t});
+    }
+    void combine(const StencilCombination<T>& s, const Box& box) override {
+        launch_rows(box, cuda::CombinationOp<T>{s});
+    }
+    template <class Op>
+    void launch_rows(const Box& box, const Op& op) {
+        if (box.empty()) return;
+        cuda::rows_kernel<<<row_grid(box, 1), kRowThreads, 0, lanes_.boundary()>>>(box, op);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+    // The row kernels' launch (xpay_kernel, chebyshev_kernel: kRowPoints points a thread;
+    // rows_kernel: the multigrid passes, one), a block's threads along x, the rows in blockIdx.y.
     static constexpr int kRowThreads = 128;
     static constexpr int kRowPoints = 4;
-    static dim3 row_grid(const Box& box) {
+    static dim3 row_grid(const Box& box, int points) {
         const long long rows =
             static_cast<long long>(box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
-        return {
-            static_cast<unsigned>(cuda::ceil_div(box.hi[0] - box.lo[0], kRowThreads * kRowPoints)),
-            static_cast<unsigned>(std::min<long long>(rows, 65535))};
+        return {static_cast<unsigned>(cuda::ceil_div(box.hi[0] - box.lo[0], kRowThreads * points)),
+                static_cast<unsigned>(std::min<long long>(rows, 65535))};
     }
     double* sum_slots() override { return cg_sums_.data(); }
     void read_sums(const double* src, int n, double* host) override {

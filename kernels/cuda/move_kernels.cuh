@@ -133,6 +133,42 @@ __global__ void xpay_kernel(FieldView<const T> z, T b, FieldView<T> p, Box box) 
     }
 }
 
+// A box's rows in blockIdx.y (one division per row, not per point), one point of a row a thread:
+// op.store(point, op.value(point)). Multigrid's passes, which ran slower with four points a
+// thread laid out as xpay_kernel (docs/tuning.md, "Multigrid smoother").
+template <class Op>
+__global__ void rows_kernel(Box box, Op op) {
+    const int ny = box.hi[1] - box.lo[1];
+    const int rows = ny * (box.hi[2] - box.lo[2]);
+    const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= box.hi[0]) return;
+    for (int row = static_cast<int>(blockIdx.y); row < rows; row += static_cast<int>(gridDim.y)) {
+        const int j = box.lo[1] + row % ny;
+        const int k = box.lo[2] + row / ny;
+        op.store(i, j, k, op.value(i, j, k));
+    }
+}
+
+// The multigrid passes (kernels/multigrid.hpp) as rows_kernel operations.
+template <class T>
+struct RestrictOp {
+    GridTransfer<T> t;
+    __device__ T value(int i, int j, int k) const { return restrict_value(t, i, j, k); }
+    __device__ void store(int i, int j, int k, T v) const { t.coarse(i, j, k) = v; }
+};
+template <class T>
+struct ProlongOp {
+    GridTransfer<T> t;
+    __device__ T value(int i, int j, int k) const { return prolong_value(t, i, j, k); }
+    __device__ void store(int i, int j, int k, T v) const { t.fine(i, j, k) = v; }
+};
+template <class T>
+struct CombinationOp {
+    StencilCombination<T> s;
+    __device__ T value(int i, int j, int k) const { return combination_value(s, i, j, k); }
+    __device__ void store(int i, int j, int k, T v) const { s.out(i, j, k) = v; }
+};
+
 // One pass of the Chebyshev preconditioner over a box (chebyshev_values), laid out as
 // xpay_kernel; the first pass reads q alone.
 template <class T, int Points>
@@ -155,8 +191,8 @@ __global__ void chebyshev_kernel(ChebyshevStep<T> s, Box box) {
                 if (!s.start) {
                     wv[u] = s.w(i, j, k);
                     dv[u] = s.d(i, j, k);
-                    zv[u] = s.z(i, j, k);
                 }
+                if (!s.start || s.accumulate) zv[u] = s.z(i, j, k);
             }
         }
 #pragma unroll

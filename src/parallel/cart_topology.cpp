@@ -41,4 +41,18 @@ CartTopology::CartTopology(MPI_Comm parent, const Config& cfg, const Domain& dom
     sub_ = make_subdomain(dom, process_grid_, coords_);
 }
 
+CartTopology CartTopology::with_block(const Subdomain& sub) const {
+    CartTopology t;
+    t.comm_ = duplicate_comm(comm());
+    t.rank_ = rank_;
+    t.size_ = size_;
+    t.process_grid_ = process_grid_;
+    t.coords_ = coords_;
+    t.neighbours_ = neighbours_;
+    t.sub_ = sub;
+    t.tile_ = tile_;
+    t.layout_note_ = layout_note_;
+    return t;
+}
+
 }  // namespace gridsim

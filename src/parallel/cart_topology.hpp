@@ -19,6 +19,11 @@ public:
     // rank throws the same error, so none is left waiting.
     CartTopology(MPI_Comm parent, const Config& cfg, const Domain& dom, int halo);
 
+    // The same process grid over a communicator of its own, with this rank's block `sub` of
+    // another grid over it (a multigrid level's; its faces and neighbours are this one's).
+    // Collective.
+    [[nodiscard]] CartTopology with_block(const Subdomain& sub) const;
+
     [[nodiscard]] MPI_Comm comm() const { return comm_.get(); }
     [[nodiscard]] int rank() const { return rank_; }
     [[nodiscard]] int size() const { return size_; }
@@ -33,6 +38,8 @@ public:
     [[nodiscard]] const std::string& layout_note() const { return layout_note_; }
 
 private:
+    CartTopology() = default;
+
     Communicator comm_;
     int rank_ = 0;
     int size_ = 1;

@@ -11,7 +11,7 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
                                         double diagonal, const CgSettings& settings)
     : sim_(sim),
       be_(sim.backend_ops()),
-      op_(op),
+      grid_(sim, op),
       inv_diagonal_(static_cast<T>(1.0 / diagonal)),
       settings_(settings),
       b_(sim.make_field()),
@@ -21,10 +21,12 @@ ConjugateGradient<T>::ConjugateGradient(Simulation<T>& sim, const StencilParams<
       on_device_(settings.device_allreduce && sim.reduces_on_device()),
       allreduce_timer_(on_device_ ? be_.make_interval_timer() : make_wall_clock_timer()) {
     if (settings_.preconditioner != CgPreconditioner::none) z_ = sim.make_field();
-    if (settings_.preconditioner == CgPreconditioner::chebyshev) {
-        if (settings_.fused) throw std::logic_error("cg: chebyshev runs the BLAS sequence only");
-        chebyshev_.emplace(sim, op, settings_.chebyshev_degree);
-    }
+    const CgPreconditioner pre = settings_.preconditioner;
+    if (settings_.fused && pre == CgPreconditioner::chebyshev)
+        throw std::logic_error("cg: the polynomial preconditioner runs the BLAS sequence");
+    if (pre == CgPreconditioner::chebyshev) chebyshev_.emplace(grid_, settings_.chebyshev_degree);
+    if (pre == CgPreconditioner::multigrid)
+        multigrid_ = std::make_unique<MultigridPreconditioner<T>>(sim, grid_, settings_.multigrid);
     be_.vector_ops().prepare();  // start-up work, outside the timed steps
     if (on_device_) connect_device_sums();
 }
@@ -75,6 +77,10 @@ void ConjugateGradient<T>::precondition() {
         chebyshev_->apply(r_.view(), z_->view());
         return;
     }
+    if (multigrid_) {
+        multigrid_->apply(r_.view(), z_->view());
+        return;
+    }
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
     be_.copy(z_->view().data, r_.view().data, static_cast<std::size_t>(r_.view().ext.total),
              Lane::boundary);
@@ -111,7 +117,7 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
         be_.copy(b_.view().data, x.data, total, Lane::boundary);
         sim_.stencil_operator().zero_outside_updated(b_.view());
     }
-    sim_.stencil_operator().apply(op_, x, q_.view());
+    grid_.apply(x, q_.view());
     {
         auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
         be_.copy(r_.view().data, b_.view().data, total, Lane::boundary);
@@ -125,7 +131,7 @@ void ConjugateGradient<T>::setup(FieldView<T> x) {
 // The BLAS sequence: x += a p; r -= a q; z = r / d; p = z + beta p as scale and axpy.
 template <class T>
 void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) {
-    sim_.stencil_operator().apply(op_, p_.view(), q_.view());
+    grid_.apply(p_.view(), q_.view());
     const double pq = reduce<1>(Phase::reduction, [&] {
         double* s = be_.vector_ops().sum_slots();
         be_.vector_ops().dot(p_.view(), q_.view(), s);
@@ -157,28 +163,42 @@ void ConjugateGradient<T>::iterate_blas(FieldView<T> x, double& rz, double& rr) 
 
 // The fused passes: p.q summed by the operator's kernels as they write q, then one pass over
 // the updated points for x, r, z and r.z, one for p. The diagonal is constant, so
-// r.r = (r.z) d.
+// r.r = (r.z) d; with multigrid the pass sums r.r and a dot product r.z follows the V-cycle.
 template <class T>
 void ConjugateGradient<T>::iterate_fused(FieldView<T> x, double& rz, double& rr) {
     const Box& box = sim_.stencil_operator().updated_points();
-    double* local_pq = sim_.stencil_operator().apply_and_dot(op_, p_.view(), q_.view());
+    double* local_pq = sim_.stencil_operator().apply_and_dot(grid_.params(), p_.view(), q_.view());
     const double pq = reduce<1>(Phase::reduction, [&] { return local_pq; })[0];
-    const CgUpdate<T> s{static_cast<T>(rz / pq),
-                        inv_diagonal_,
-                        z_.has_value(),
-                        p_.view(),
-                        q_.view(),
-                        x,
-                        r_.view(),
-                        z()};
-    const double rz_new = reduce<1>(Phase::vector, [&] {
-        double* sum = be_.vector_ops().sum_slots();
-        be_.vector_ops().cg_update(s, box, sum);
-        return sum;
-    })[0];
+    // With multigrid the pass makes x and r (and r.r); the V-cycle then makes z, and r.z joins
+    // r.r in one all-reduce.
+    const bool diagonal = z_ && !multigrid_;
+    const CgUpdate<T> s{
+        static_cast<T>(rz / pq),   inv_diagonal_, diagonal, p_.view(), q_.view(), x, r_.view(),
+        diagonal ? z() : r_.view()};
+    double rz_new = 0.0;
+    if (multigrid_) {
+        double* slots = be_.vector_ops().sum_slots();
+        {
+            auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+            be_.vector_ops().cg_update(s, box, slots);
+        }
+        precondition();
+        const auto sums = reduce<2>(Phase::reduction, [&] {
+            be_.vector_ops().dot(r_.view(), z(), slots + 1);
+            return slots;
+        });
+        rr = sums[0];
+        rz_new = sums[1];
+    } else {
+        rz_new = reduce<1>(Phase::vector, [&] {
+            double* sum = be_.vector_ops().sum_slots();
+            be_.vector_ops().cg_update(s, box, sum);
+            return sum;
+        })[0];
+        rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
+    }
     const double beta = rz_new / rz;
     rz = rz_new;
-    rr = z_ ? rz_new / static_cast<double>(inv_diagonal_) : rz_new;
     auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
     be_.vector_ops().xpay(z(), static_cast<T>(beta), p_.view(), box);
 }

@@ -13,10 +13,11 @@
 
 #include "engine/simulation.hpp"
 #include "problems/chebyshev.hpp"
+#include "problems/multigrid.hpp"
 
 namespace gridsim {
 
-enum class CgPreconditioner { none, jacobi, chebyshev };
+enum class CgPreconditioner { none, jacobi, chebyshev, multigrid };
 
 struct CgSettings {
     double tolerance = 1e-8;  // stop when ||r|| <= tolerance * ||b||
@@ -24,7 +25,9 @@ struct CgSettings {
     CgPreconditioner preconditioner = CgPreconditioner::none;
     int chebyshev_degree = 8;  // operator applications per preconditioning
     int lanczos_steps = 20;    // plain iterations of a solve that give the Chebyshev interval
-    bool fused = false;  // fused vector passes instead of the BLAS sequence (never with chebyshev)
+    MultigridSettings multigrid;
+    // Fused vector passes instead of the BLAS sequence (none or jacobi only).
+    bool fused = false;
     // All-reduce on the device when the simulation can (NCCL); false: MPI on the host.
     bool device_allreduce = false;
 };
@@ -57,6 +60,8 @@ public:
     [[nodiscard]] std::optional<SpectrumBounds> chebyshev_bounds() const {
         return chebyshev_ ? chebyshev_->bounds() : std::nullopt;
     }
+    // The multigrid preconditioner, where it is the one.
+    [[nodiscard]] const MultigridPreconditioner<T>* multigrid() const { return multigrid_.get(); }
 
 private:
     // `local_sums()` queues this rank's N sums on the boundary lane and returns where they will
@@ -68,8 +73,8 @@ private:
     std::array<double, N> reduce(Phase phase, F local_sums);
     // The preconditioned residual: z itself, or r without a preconditioner.
     [[nodiscard]] FieldView<T> z() { return (z_ ? *z_ : r_).view(); }
-    // z = r / d, or z = q(A) r (z = r while the Chebyshev interval is unknown); nothing
-    // without a preconditioner. BLAS sequence only.
+    // z = r / d, z = q(A) r (z = r while the Chebyshev interval is unknown) or z = B r (a
+    // V-cycle); nothing without a preconditioner. BLAS sequence only.
     void precondition();
     // Whether this solve's plain iterations are still gathering the Chebyshev interval.
     [[nodiscard]] bool gathering_interval() const { return chebyshev_ && !chebyshev_->bounds(); }
@@ -84,12 +89,13 @@ private:
 
     Simulation<T>& sim_;
     Backend<T>& be_;
-    StencilParams<T> op_;
+    SimulationGrid<T> grid_;  // the operator
     T inv_diagonal_;
     CgSettings settings_;
     Field<T> b_, r_, p_, q_;
     std::optional<Field<T>> z_;  // the preconditioned residual (r itself without one)
     std::optional<ChebyshevPreconditioner<T>> chebyshev_;
+    std::unique_ptr<MultigridPreconditioner<T>> multigrid_;
     std::vector<double> lanczos_alpha_, lanczos_beta_;  // this solve's, while gathering
     std::int64_t allreduces_ = 0;
     bool on_device_;

@@ -66,20 +66,34 @@ SpectrumBounds lanczos_bounds(const std::vector<double>& alpha, const std::vecto
     return {lo * kChebyshevLoMargin, hi * kChebyshevHiMargin};
 }
 
+double chebyshev_q(const SpectrumBounds& b, int degree, double lambda) {
+    const double theta = 0.5 * (b.hi + b.lo);
+    const double delta = 0.5 * (b.hi - b.lo);
+    double w = 1.0;
+    double d = 1.0 / theta;
+    double z = d;
+    double rho = delta / theta;
+    for (int k = 0; k < degree; ++k) {
+        w -= lambda * d;
+        const double rho_next = 1.0 / (2.0 * theta / delta - rho);
+        d = rho_next * rho * d + 2.0 * rho_next / delta * w;
+        z += d;
+        rho = rho_next;
+    }
+    return z;
+}
+
 // The first pass reads r and writes w, d and z (4); then per degree A d (2) and a pass that
 // reads q, w, d, z and writes w, d, z (7).
 int chebyshev_passes(int degree) { return 4 + 9 * degree; }
 
 template <class T>
-ChebyshevPreconditioner<T>::ChebyshevPreconditioner(Simulation<T>& sim, const StencilParams<T>& op,
-                                                    int degree)
-    : sim_(sim),
-      be_(sim.backend_ops()),
-      op_(op),
+ChebyshevPreconditioner<T>::ChebyshevPreconditioner(GridOperator<T>& grid, int degree)
+    : grid_(grid),
       degree_(degree),
-      w_(sim.make_field()),
-      d_(sim.make_field()),
-      q_(sim.make_field()) {}
+      w_(grid.make_field()),
+      d_(grid.make_field()),
+      q_(grid.make_field()) {}
 
 // The Chebyshev iteration for A z = r from z = 0 (theta the interval's centre, delta its
 // half-width, sigma = theta / delta): d_0 = r / theta; then w_{k+1} = w_k - A d_k,
@@ -88,25 +102,26 @@ ChebyshevPreconditioner<T>::ChebyshevPreconditioner(Simulation<T>& sim, const St
 // updated points (VectorOps::chebyshev_step); outside them w, d and z stay zero, but for the
 // halos the operator's exchange writes into d.
 template <class T>
-void ChebyshevPreconditioner<T>::apply(FieldView<T> r, FieldView<T> z) {
+void ChebyshevPreconditioner<T>::apply(FieldView<T> r, FieldView<T> z, bool accumulate) {
     if (!bounds_) throw std::logic_error("chebyshev: applied before its interval is known");
     const double theta = 0.5 * (bounds_->hi + bounds_->lo);
     const double delta = 0.5 * (bounds_->hi - bounds_->lo);
-    const double sigma = theta / delta;
-    const Box& box = sim_.stencil_operator().updated_points();
-    auto& ops = be_.vector_ops();
+    const Box& box = grid_.updated_points();
+    auto& ops = grid_.backend().vector_ops();
     {
-        auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
-        ops.chebyshev_step({true, T(0), static_cast<T>(1.0 / theta), r, w_.view(), d_.view(), z},
-                           box);
+        auto t = grid_.timer().on_lane(Phase::vector, Lane::boundary);
+        ops.chebyshev_step(
+            {true, accumulate, T(0), static_cast<T>(1.0 / theta), r, w_.view(), d_.view(), z}, box);
     }
+    if (degree_ == 0) return;
+    const double sigma = theta / delta;
     double rho = 1.0 / sigma;
     for (int k = 0; k < degree_; ++k) {
-        sim_.stencil_operator().apply(op_, d_.view(), q_.view());
+        grid_.apply(d_.view(), q_.view());
         const double rho_next = 1.0 / (2.0 * sigma - rho);
-        auto t = sim_.timer().on_lane(Phase::vector, Lane::boundary);
+        auto t = grid_.timer().on_lane(Phase::vector, Lane::boundary);
         ops.chebyshev_step(
-            {false, static_cast<T>(rho_next * rho), static_cast<T>(2.0 * rho_next / delta),
+            {false, false, static_cast<T>(rho_next * rho), static_cast<T>(2.0 * rho_next / delta),
              q_.view(), w_.view(), d_.view(), z},
             box);
         rho = rho_next;

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/simulation.hpp"
+#include "problems/grid_operator.hpp"
 
 namespace gridsim {
 
@@ -37,24 +37,28 @@ std::pair<double, double> tridiagonal_extremes(const std::vector<double>& diag,
 // margins above.
 SpectrumBounds lanczos_bounds(const std::vector<double>& alpha, const std::vector<double>& beta);
 
+// q(lambda): what the preconditioner of degree `degree` on `b` multiplies an eigenvector of
+// eigenvalue lambda by (the recurrence of ChebyshevPreconditioner::apply on scalars).
+double chebyshev_q(const SpectrumBounds& b, int degree, double lambda);
+
 // Whole-field passes (reads + writes, in field sizes) of one application of degree `degree`.
 int chebyshev_passes(int degree);
 
 template <class T>
 class ChebyshevPreconditioner {
 public:
-    // Allocates its three work fields.
-    ChebyshevPreconditioner(Simulation<T>& sim, const StencilParams<T>& op, int degree);
+    // The polynomial in `grid`'s operator; allocates its three work fields.
+    ChebyshevPreconditioner(GridOperator<T>& grid, int degree);
 
     void set_bounds(const SpectrumBounds& b) { bounds_ = b; }
     [[nodiscard]] const std::optional<SpectrumBounds>& bounds() const { return bounds_; }
-    // z = q(A) r (bounds set); r and z are zero outside the updated points, and stay so.
-    void apply(FieldView<T> r, FieldView<T> z);
+    [[nodiscard]] int degree() const { return degree_; }
+    // z = q(A) r, or z += q(A) r where `accumulate` (bounds set); r and z are zero outside the
+    // updated points, and stay so.
+    void apply(FieldView<T> r, FieldView<T> z, bool accumulate = false);
 
 private:
-    Simulation<T>& sim_;
-    Backend<T>& be_;
-    StencilParams<T> op_;
+    GridOperator<T>& grid_;
     int degree_;
     std::optional<SpectrumBounds> bounds_;
     Field<T> w_, d_, q_;  // the inner residual, the inner direction, A d

@@ -11,6 +11,7 @@
 #include "engine/initial.hpp"
 #include "parallel/collectives.hpp"
 #include "problems/cg.hpp"
+#include "problems/heat_summary.hpp"
 #include "problems/problem.hpp"
 #include "run/time_loop.hpp"
 
@@ -20,11 +21,15 @@ namespace {
 
 bool implicit_scheme(const Config& cfg) { return cfg.word("problem.scheme") == "implicit"; }
 
-// The two fields; the implicit scheme adds CG's b, r, p and q, and z with a preconditioner.
+// The two fields; the implicit scheme adds CG's b, r, p and q, and z with a preconditioner;
+// multigrid adds z, a residual on level 0 (and a Chebyshev smoother's three above degree one),
+// and about one for its coarser levels.
 int field_count(const Config& cfg) {
     if (!implicit_scheme(cfg)) return 2;
     const std::string& pre = cfg.word("time.cg_preconditioner");
-    return 6 + (pre == "jacobi" ? 1 : 0) + (pre == "chebyshev" ? 4 : 0);
+    const int multigrid = 3 + (cfg.integer("time.mg_smoothing_degree") > 1 ? 3 : 0);
+    return 6 + (pre == "jacobi" ? 1 : 0) + (pre == "chebyshev" ? 4 : 0) +
+           (pre == "multigrid" ? multigrid : 0);
 }
 
 // r_d = alpha dt / h_d^2 per axis (0 beyond the grid's dimensions).
@@ -73,6 +78,10 @@ double step_factor(const Config& cfg, const SineMode& mode) {
     return implicit_scheme(cfg) ? 1.0 / (1.0 + drop) : 1.0 - drop;
 }
 
+constexpr const char* kNoCoarserGrid =
+    "multigrid needs a coarser grid, and no axis halves: every rank's block along an axis needs "
+    "at least 4 points, and an even count on a periodic axis";
+
 // The deck's last checks: dt, and no time block for the implicit scheme (the CG exchanges halos
 // inside every iteration).
 void finish_deck(const DeckReader& r, Config& c) {
@@ -81,6 +90,10 @@ void finish_deck(const DeckReader& r, Config& c) {
         r.fail("parallel.time_block",
                "the implicit heat scheme exchanges halos inside every CG iteration; "
                "temporal blocking is for the explicit sweeps (use 1 or \"auto\")");
+    }
+    if (implicit_scheme(c) && c.word("time.cg_preconditioner") == "multigrid" &&
+        !multigrid_coarsens(make_domain(c), {1, 1, 1})) {
+        r.fail("time.cg_preconditioner", kNoCoarserGrid);
     }
     if (implicit_scheme(c) && c.word("time.cg_preconditioner") == "chebyshev" &&
         c.integer("time.cg_lanczos_steps") >= c.integer("time.cg_max_iterations")) {
@@ -252,7 +265,8 @@ private:
 // p *= beta (2), p += r (3); the fused one sums p.q in the operator's pass, then x, r (6) and
 // p (3). A Jacobi preconditioner adds, in the BLAS sequence, z = r copied (2) and scaled (2) and
 // the r.z beside r.r (2); in the fused pass, the write of z (1). Chebyshev adds the r.z (2) and
-// its own passes (chebyshev_passes).
+// its own passes (chebyshev_passes); multigrid the r.z (2) and a V-cycle's, which the report adds
+// (MultigridPreconditioner::vcycle_passes), its fused passes the r.z (2) after the V-cycle.
 int passes_per_iteration(const CgSettings& s) {
     switch (s.preconditioner) {
         case CgPreconditioner::none:
@@ -261,6 +275,8 @@ int passes_per_iteration(const CgSettings& s) {
             return s.fused ? 12 : 23;
         case CgPreconditioner::chebyshev:
             return 19 + chebyshev_passes(s.chebyshev_degree);
+        case CgPreconditioner::multigrid:
+            return s.fused ? 13 : 19;
     }
     return 0;
 }
@@ -277,11 +293,15 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
     const std::string& pre = cfg.word("time.cg_preconditioner");
     settings.preconditioner = pre == "jacobi"      ? CgPreconditioner::jacobi
                               : pre == "chebyshev" ? CgPreconditioner::chebyshev
+                              : pre == "multigrid" ? CgPreconditioner::multigrid
                                                    : CgPreconditioner::none;
     settings.chebyshev_degree = static_cast<int>(cfg.integer("time.cg_chebyshev_degree"));
     settings.lanczos_steps = static_cast<int>(cfg.integer("time.cg_lanczos_steps"));
-    settings.fused = cfg.word("parallel.cg_kernels") == "fused" &&
-                     settings.preconditioner != CgPreconditioner::chebyshev;
+    settings.multigrid.smoothing_degree = static_cast<int>(cfg.integer("time.mg_smoothing_degree"));
+    settings.fused = cfg.word("parallel.cg_kernels") == "fused" && pre != "chebyshev";
+    if (pre == "multigrid" && !multigrid_coarsens(sim.domain(), sim.topology().process_grid())) {
+        throw ConfigError(cfg.where("time.cg_preconditioner") + kNoCoarserGrid);
+    }
     settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "nccl";
     ImplicitStepper<T> stepper(sim, settings, heat_params<T>(cfg, -1.0), diagonal);
     RunResult r = run_time_loop(sim, cfg, opt, stepper);
@@ -307,7 +327,15 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
         {"preconditioner", cfg.word("time.cg_preconditioner")},
         {"allreduces_per_step",
          record.steps > 0 ? static_cast<double>(cg.allreduces()) / record.steps : 0.0},
-        {"passes_per_iteration", passes_per_iteration(settings)}};
+        {"passes_per_iteration", passes_per_iteration(settings) +
+                                     (cg.multigrid() ? cg.multigrid()->vcycle_passes() : 0.0)}};
+    if (const MultigridPreconditioner<T>* mg = cg.multigrid()) {
+        r.problem_report["cg"]["multigrid"] = {
+            {"levels", mg->level_points()},
+            {"smoothing_degree", settings.multigrid.smoothing_degree},
+            {"coarse_degree", mg->coarse_degree()},
+            {"vcycle_passes", mg->vcycle_passes()}};
+    }
     if (const auto b = cg.chebyshev_bounds())
         r.problem_report["cg"]["chebyshev"] = {
             {"degree", settings.chebyshev_degree}, {"lo", b->lo}, {"hi", b->hi}};
@@ -330,68 +358,6 @@ std::string describe(const Config& cfg) {
             cfg.number("time.cg_tolerance"), cfg.integer("time.cg_max_iterations"),
             cfg.word("time.cg_preconditioner"), cfg.word("parallel.cg_kernels"),
             cfg.word("parallel.cg_allreduce"));
-    }
-    return out;
-}
-
-// One CG iteration's field passes over the owned points of every rank, per second of the
-// loop (so the per-step setup counts against it), per rank, over the copy bandwidth measured
-// in the same run.
-double cg_bandwidth_ratio(const nlohmann::json& d) {
-    const auto& cg = d["cg"];
-    const double value = d["precision"] == "float" ? 4.0 : 8.0;
-    const double bytes = cg["passes_per_iteration"].get<double>() *
-                         d["updated_points_per_step"].get<double>() * value *
-                         cg["iterations_per_step"]["total"].get<double>();
-    const double per_rank = bytes / d["loop_seconds"].get<double>() / d["ranks"].get<double>();
-    const double copy = d["copy_bandwidth_GBps"].get<double>() * 1e9;
-    return copy > 0 ? per_rank / copy : 0.0;
-}
-
-std::string summary(const nlohmann::json& d) {
-    std::string out;
-    if (d.contains("cg")) {
-        const auto& cg = d["cg"];
-        const auto& it = cg["iterations_per_step"];
-        const auto& ph = d["phases"];
-        auto mean = [&](const char* name) { return ph[name]["mean"].get<double>(); };
-        const double op =
-            mean("interior") + mean("boundary") + mean("pack") + mean("transfer") + mean("unpack");
-        const double loop = d["loop_seconds"].get<double>();
-        out += fmt::format(
-            "  CG              iterations per step {} / {:.1f} / {} (min / mean / max), final "
-            "relative residual {:.3e}, {:.1f} global sums per step\n",
-            it["min"].get<std::int64_t>(), it["mean"].get<double>(), it["max"].get<std::int64_t>(),
-            cg["final_relative_residual"].get<double>(), cg["allreduces_per_step"].get<double>());
-        if (cg.contains("chebyshev")) {
-            const auto& c = cg["chebyshev"];
-            out += fmt::format(
-                "  Chebyshev       degree {} on [{:.4g}, {:.4g}] (from the Lanczos "
-                "tridiagonal of the first solve)\n",
-                c["degree"].get<int>(), c["lo"].get<double>(), c["hi"].get<double>());
-        }
-        out += fmt::format(
-            "  CG time         operator {:.4f} s, vector operations {:.4f} s, reductions {:.4f} "
-            "s (mean over ranks); global all-reduces ({}) {:.4f} s, {:.1f}% of the loop\n",
-            op, mean("vector"), mean("reduction"), cg["allreduce"].get<std::string>(),
-            cg["allreduce_s"].get<double>(), 100.0 * cg["allreduce_share"].get<double>());
-        const auto iterations = it["total"].get<double>();
-        if (iterations > 0 && loop > 0) {
-            out += fmt::format(
-                "  CG iteration    {:.4e} s (the loop over all iterations), {} field passes: "
-                "{:.1f}% of the copy bandwidth per rank\n",
-                loop / iterations, cg["passes_per_iteration"].get<int>(),
-                100.0 * cg_bandwidth_ratio(d));
-        }
-    }
-    if (d.contains("error_vs_analytic")) {
-        const auto& e = d["error_vs_analytic"];
-        out += fmt::format("  error vs exact discrete solution:   max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["discrete"]["max_abs"].get<double>(),
-                           e["discrete"]["rel_l2"].get<double>());
-        out += fmt::format("  error vs continuous (analytic) PDE: max abs {:.3e}, rel L2 {:.3e}\n",
-                           e["continuous"]["max_abs"].get<double>(),
-                           e["continuous"]["rel_l2"].get<double>());
     }
     return out;
 }
@@ -427,10 +393,14 @@ Problem make_heat_problem() {
                          "implicit: a step whose CG has not converged after this many iterations "
                          "ends the run (exit 1)",
                          1, 2147483647),
-        KeySpec::choice("time.cg_preconditioner", {"none", "jacobi", "chebyshev"},
-                        "implicit: `jacobi` divides by the operator's (constant) diagonal; "
-                        "`chebyshev` applies a polynomial in the operator, without sums over "
-                        "the ranks (README, \"Implicit\")"),
+        KeySpec::choice("time.cg_preconditioner", {"none", "jacobi", "chebyshev", "multigrid"},
+                        "implicit: `jacobi` divides by the diagonal; `chebyshev`, a polynomial "
+                        "in the operator, sums nothing over ranks; `multigrid`, a geometric "
+                        "V-cycle (README, \"Implicit\")"),
+        KeySpec::integer("time.mg_smoothing_degree", 1,
+                         "implicit, multigrid: the Chebyshev smoother's operator applications "
+                         "before and after each coarser level",
+                         1, 16),
         KeySpec::integer("time.cg_chebyshev_degree", 8,
                          "implicit, chebyshev: operator applications per preconditioning", 1, 64),
         KeySpec::integer("time.cg_lanczos_steps", 20,
@@ -449,7 +419,7 @@ Problem make_heat_problem() {
     p.field_count = &field_count;
     p.describe = &describe;
     p.run = by_precision(&run_heat<float>, &run_heat<double>);
-    p.summary = &summary;
+    p.summary = &heat_summary;
     return p;
 }
 

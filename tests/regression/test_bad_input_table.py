@@ -56,6 +56,8 @@ DECKS = [
     ("lanczos_steps", BASE + "[problem]\nscheme = \"implicit\"\n[time]\n"
      "cg_preconditioner = \"chebyshev\"\ncg_lanczos_steps = 50\ncg_max_iterations = 50\n",
      "time.cg_lanczos_steps"),
+    ("multigrid_coarsens", "[grid]\ncells = [3, 3]\n[problem]\nscheme = \"implicit\"\n[time]\n"
+     "cg_preconditioner = \"multigrid\"\n", "time.cg_preconditioner: multigrid needs a coarser"),
     ("chebyshev_degree", BASE + "[problem]\nscheme = \"implicit\"\n[time]\n"
      "cg_chebyshev_degree = 0\n", "time.cg_chebyshev_degree"),
     ("steps_string", BASE + "[time]\nsteps = \"10\"\n", "expected an integer"),

@@ -1,7 +1,7 @@
 """hypre as an independent reference for the implicit heat step: tests/hypre/hypre_step (hypre's
 Struct PCG preconditioned by PFMG, to a relative residual of 1e-12; gridsim does not link hypre)
 takes the same backward-Euler steps as the cases of test_implicit_step.py, and gridsim's steps
-with every preconditioner (none, jacobi, chebyshev) at 1, 2 and 4 ranks agree with it within
+with every preconditioner (none, jacobi, chebyshev, multigrid) at 1, 2 and 4 ranks agree with it within
 the bound derived there from the tolerances (each solve adds at most tol ||b||_2 to the error,
 no step amplifies it), hypre's own tolerance added. hypre also agrees with the dense NumPy solve,
 which shows the two references pose one problem. Needs GRIDSIM, MPIEXEC and HYPRE_STEP in the

@@ -1,7 +1,7 @@
 """The implicit heat step (README, "Deck keys": backward Euler, (I - alpha dt Lap_h) u' = u at the
 updated points, Dirichlet points holding their values, periodic axes wrapping), re-implemented in
 NumPy as a dense solve, against gridsim's CG with every preconditioner (none, jacobi,
-chebyshev) at 1, 2 and 4 ranks (CPU, or GRIDSIM_TEST_BACKEND=cuda): odd sizes, mixed boundaries, a non-zero Dirichlet value, float
+chebyshev, multigrid) at 1, 2 and 4 ranks (CPU, or GRIDSIM_TEST_BACKEND=cuda): odd sizes, mixed boundaries, a non-zero Dirichlet value, float
 and double. The bound is derived from the stopping rule: each solve leaves ||b - A x||_2 <=
 tol ||b||_2, A's eigenvalues are >= 1, so a step adds at most tol ||b||_2 to the 2-norm of the
 error and no step amplifies it; over the steps the bound is tol times the sum of the reference's
@@ -28,7 +28,7 @@ CASES = {
     "2d_dirichlet_value": ([33, 27], 'kind = "dirichlet"\nvalue = 0.25\n', "double", 1e-10),
     "3d_float": ([11, 9, 13], 'kind = "dirichlet"\ny = "periodic"\nvalue = 0.0\n', "float", 1e-5),
 }
-PRECONDITIONERS = ("none", "jacobi", "chebyshev")
+PRECONDITIONERS = ("none", "jacobi", "chebyshev", "multigrid")
 
 
 def deck(cells, boundary, precision, tol):
@@ -158,6 +158,10 @@ class ImplicitStepAgainstNumpy(TempDirCase):
                             self.assertGreater(cg["chebyshev"]["lo"], 0.0)
                             self.assertLessEqual(cg["chebyshev"]["lo"], 0.95 * top)
                             self.assertGreater(cg["chebyshev"]["hi"], 0.9 * top)
+                        if pre == "multigrid":
+                            # A V-cycle ran over at least two levels, the first the grid's.
+                            self.assertGreaterEqual(len(cg["multigrid"]["levels"]), 2)
+                            self.assertEqual(cg["multigrid"]["levels"][0][:len(cells)], cells)
 
 
 if __name__ == "__main__":

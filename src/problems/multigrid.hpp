@@ -1,0 +1,92 @@
+// The geometric multigrid preconditioner of the implicit step (time.cg_preconditioner =
+// "multigrid"): z = B r, one V-cycle from z = 0 over the levels of problems/mg_levels.hpp.
+//
+// On every level but the coarsest: pre-smooth x = q(A) b, restrict the residual b - A x by full
+// weighting, cycle on the next level, add its correction interpolated linearly, post-smooth
+// x += q(A) (b - A x). The smoother q is the Chebyshev polynomial of `smoothing_degree`
+// (problems/chebyshev.hpp) on [hi / kSmoothingRange, hi], hi the level's largest eigenvalue
+// (known exactly: the operator has constant coefficients). Each level's operator is the stencil
+// rediscretised on it (spacing doubled on the halved axes: its diffusion numbers quartered),
+// restriction is 2^-h times the transpose of prolongation and both smoothings are one
+// polynomial, so B is symmetric and, the smoother converging, positive definite: the CG stays
+// CG. The coarsest level is solved by the Chebyshev iteration on its exact spectrum, to
+// kCoarseReduction. Nothing sums over the ranks; every step is deterministic, so a rerun gives
+// the same bits.
+//
+// The plan, chosen once per level: a residual is one fused pass (b - A x, after x's exchange);
+// a smoother of degree one, alpha b + beta A b, is one fused pass too; higher degrees run the
+// Chebyshev preconditioner's passes.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "problems/chebyshev.hpp"
+#include "problems/coarse_grid.hpp"
+#include "problems/mg_levels.hpp"
+
+namespace gridsim {
+
+// The smoothing interval's width, hi / lo, and the coarse solve's error reduction and most
+// operator applications (docs/tuning.md, "Multigrid smoother").
+inline constexpr double kSmoothingRange = 8.0;
+inline constexpr double kCoarseReduction = 1e-3;
+inline constexpr int kMaxCoarseDegree = 64;
+inline constexpr int kMaxLevels = 32;
+
+struct MultigridSettings {
+    int smoothing_degree = 1;
+};
+
+// Whether the grid of `dom` over `process_grid` has a coarser level (the preconditioner needs
+// one); the rule is problems/mg_levels.hpp's.
+bool multigrid_coarsens(const Domain& dom, const std::array<int, 3>& process_grid);
+
+template <class T>
+class MultigridPreconditioner {
+public:
+    // `fine`: the problem's grid and operator (symmetric positive definite, constant
+    // coefficients). Collective: builds every level's halo exchange.
+    MultigridPreconditioner(Simulation<T>& sim, SimulationGrid<T>& fine,
+                            const MultigridSettings& settings);
+
+    // z = B r; r and z are zero outside the updated points, and are left so.
+    void apply(FieldView<T> r, FieldView<T> z);
+
+    // Global points of each level, the coarsest's Chebyshev degree, and one V-cycle's passes
+    // over memory in the problem grid's field sizes.
+    [[nodiscard]] std::vector<std::array<int, 3>> level_points() const;
+    [[nodiscard]] int coarse_degree() const { return levels_.back().degree; }
+    [[nodiscard]] double vcycle_passes() const;
+
+private:
+    struct Level {
+        MgLevel geometry;
+        GridOperator<T>* grid = nullptr;
+        std::unique_ptr<CoarseGrid<T>> coarse;  // below level 0
+        std::optional<Field<T>> b, x;           // below level 0 (level 0: the CG's r and z)
+        Field<T> s;                             // the residual
+        int degree = 0;                         // the smoother's, or the coarse solve's
+        // Degree one but on the coarsest level: the smoother is alpha b + beta A b, one fused
+        // pass; otherwise the Chebyshev preconditioner's passes.
+        bool fused_smoother = false;
+        std::unique_ptr<ChebyshevPreconditioner<T>> smoother;
+        T alpha = T(0), beta = T(0);
+    };
+    void make_level(std::size_t l, const MgLevel& geometry, bool coarsest, SimulationGrid<T>& fine);
+    void cycle(std::size_t l, FieldView<T> b, FieldView<T> x);
+    // x = q(A) b, or x += q(A) b where `accumulate`.
+    void smooth(Level& L, FieldView<T> b, FieldView<T> x, bool accumulate);
+    // out = a in + b A(in) + c add over the level's updated points, in's halos exchanged first.
+    void combine(Level& L, FieldView<T> in, T a, T b, T c, FieldView<T> add, FieldView<T> out);
+    // The move between fine field `f` and `coarse`'s field `c`.
+    [[nodiscard]] static GridTransfer<T> transfer(const Level& coarse, FieldView<T> f,
+                                                  FieldView<T> c);
+
+    Simulation<T>& sim_;
+    MultigridSettings settings_;
+    std::vector<Level> levels_;
+};
+
+}  // namespace gridsim
