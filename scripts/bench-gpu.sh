@@ -182,6 +182,13 @@ regress() {
             bench "${p}_jacobi3d_f$r" "$n" bench_jacobi3d.toml "${jacobi3d[@]}"
             bench "${p}_cg_fused$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=fused
             bench "${p}_cg_cublas$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=cublas
+            # The preconditioned solves at a moderate and a long time step.
+            for cfl in 50 1000; do
+                bench "${p}_cg_mg_cfl$cfl$r" "$n" bench_heat3d_implicit.toml --set time.cfl=$cfl \
+                    --set time.cg_preconditioner=multigrid
+                bench "${p}_cg_cheb_cfl$cfl$r" "$n" bench_heat3d_implicit.toml --set time.cfl=$cfl \
+                    --set time.cg_preconditioner=chebyshev
+            done
             # The snapshot deck's time is the file write's, which varies more between runs than
             # a stencil's: it runs REGRESS_SNAP_RUNS times per repeat (default 2), the best
             # counting as for every figure.
