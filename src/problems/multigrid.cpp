@@ -51,8 +51,7 @@ void MultigridPreconditioner<T>::make_level(std::size_t l, const MgLevel& geomet
                                       ? SpectrumBounds{spectrum.lo, spectrum.hi}
                                       : SpectrumBounds{spectrum.hi / kSmoothingRange, spectrum.hi};
     L.degree = degree;
-    L.fused_smoother = degree == 1 && !coarsest;
-    if (L.fused_smoother) {  // q(lambda) = alpha + beta lambda
+    if (degree == 1 && !coarsest) {  // q(lambda) = alpha + beta lambda, fused
         const double q0 = chebyshev_q(bounds, 1, 0.0);
         L.alpha = static_cast<T>(q0);
         L.beta = static_cast<T>(chebyshev_q(bounds, 1, 1.0) - q0);
@@ -75,14 +74,13 @@ void MultigridPreconditioner<T>::combine(Level& L, FieldView<T> in, T a, T b, T 
                                          FieldView<T> out) {
     L.grid->exchange(in);
     auto t = L.grid->timer().on_lane(Phase::vector, Lane::boundary);
-    const FieldExtents& e = in.ext;
-    L.grid->backend().vector_ops().combine({L.grid->params().r, a, b, c, e.dims, in, add, out},
-                                           L.grid->updated_points());
+    L.grid->backend().vector_ops().combine(
+        {L.grid->params().r, a, b, c, L.geometry.dims, in, add, out}, L.grid->updated_points());
 }
 
 template <class T>
 void MultigridPreconditioner<T>::smooth(Level& L, FieldView<T> b, FieldView<T> x, bool accumulate) {
-    if (!L.fused_smoother) {
+    if (L.smoother) {
         L.smoother->apply(b, x, accumulate);
         return;
     }
@@ -148,7 +146,7 @@ double MultigridPreconditioner<T>::vcycle_passes() const {
         const Level& L = levels_[l];
         const int m = L.degree;
         const double own = l + 1 == levels_.size() ? chebyshev_passes(m)
-                           : L.fused_smoother      ? 6 + 1 + 2 + 2 + 3
+                           : !L.smoother           ? 6 + 1 + 2 + 2 + 3
                                                    : 6 + 1 + 2 + 2 * chebyshev_passes(m) + 1;
         passes += size(L.geometry) / fine * own;
     }

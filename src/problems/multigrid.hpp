@@ -68,9 +68,8 @@ private:
         std::optional<Field<T>> b, x;           // below level 0 (level 0: the CG's r and z)
         Field<T> s;                             // the residual
         int degree = 0;                         // the smoother's, or the coarse solve's
-        // Degree one but on the coarsest level: the smoother is alpha b + beta A b, one fused
-        // pass; otherwise the Chebyshev preconditioner's passes.
-        bool fused_smoother = false;
+        // The Chebyshev preconditioner's passes; absent where the smoother is of degree one
+        // (but on the coarsest level): alpha b + beta A b, one fused pass.
         std::unique_ptr<ChebyshevPreconditioner<T>> smoother;
         T alpha = T(0), beta = T(0);
     };

@@ -3,6 +3,7 @@
 // CG iterations (run here on a diagonal matrix with known eigenvalues) around that spectrum.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -58,4 +59,23 @@ TEST(Chebyshev, LanczosIntervalOfPlainCgHoldsTheSpectrum) {
     EXPECT_NEAR(exact.lo, 1.0 * kChebyshevLoMargin, 1e-9);
     EXPECT_NEAR(exact.hi, 8.0 * kChebyshevHiMargin, 1e-9);
     EXPECT_THROW(lanczos_bounds({}, {}), std::invalid_argument);
+}
+
+// chebyshev_q is the Chebyshev iteration's polynomial: the residual polynomial 1 - lambda q(lambda)
+// of degree m + 1 equioscillates on [lo, hi] with amplitude 1 / T_{m+1}((hi + lo) / (hi - lo)),
+// the minimax bound, and q(lambda) > 0 there (the preconditioner is positive definite).
+TEST(Chebyshev, ScalarPolynomialMeetsTheMinimaxBound) {
+    const SpectrumBounds b{2.0, 50.0};
+    const double sigma = (b.hi + b.lo) / (b.hi - b.lo);
+    for (int m : {0, 1, 2, 5}) {
+        const double bound = 1.0 / std::cosh((m + 1) * std::acosh(sigma));
+        double most = 0.0;
+        for (int i = 0; i <= 1000; ++i) {
+            const double lambda = b.lo + (b.hi - b.lo) * i / 1000.0;
+            const double q = chebyshev_q(b, m, lambda);
+            EXPECT_GT(q, 0.0) << m;
+            most = std::max(most, std::abs(1.0 - lambda * q));
+        }
+        EXPECT_NEAR(most, bound, 1e-9) << m;
+    }
 }

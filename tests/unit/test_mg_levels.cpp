@@ -44,12 +44,12 @@ TEST(MgLevels, DirichletAxesKeepTheEvenPositionsAndTheLast) {
 }
 
 TEST(MgLevels, PeriodicAxesHalveOnlyAnEvenCount) {
-    const auto levels = plan_levels(cube(2, {48, 63, 1}, {true, true, false}), {1, 1, 1},
-                                    {0, 0, 0}, 32);
+    const auto levels =
+        plan_levels(cube(2, {48, 63, 1}, {true, true, false}), {1, 1, 1}, {0, 0, 0}, 32);
     EXPECT_EQ(points_along(levels, 0), (std::vector<int>{48, 24, 12, 6, 3}));
     EXPECT_EQ(points_along(levels, 1), (std::vector<int>{63, 63, 63, 63, 63}));
-    EXPECT_FALSE(plan_levels(cube(2, {3, 5, 1}, {true, true, false}), {1, 1, 1}, {0, 0, 0}, 32)
-                     .size() > 1);
+    EXPECT_FALSE(
+        plan_levels(cube(2, {3, 5, 1}, {true, true, false}), {1, 1, 1}, {0, 0, 0}, 32).size() > 1);
 }
 
 // Each rank's coarse block: contiguous with its neighbours', covering the coarse axis, and
@@ -153,8 +153,8 @@ TEST(MgLevels, SpectrumMatchesTheOneDimensionalMatrices) {
         return tridiagonal_extremes(std::vector<double>(n - 2, 2.0),
                                     std::vector<double>(n - 3, -1.0));
     };
-    const auto levels = plan_levels(cube(3, {40, 17, 6}, {false, false, true}), {1, 1, 1},
-                                    {0, 0, 0}, 32);
+    const auto levels =
+        plan_levels(cube(3, {40, 17, 6}, {false, false, true}), {1, 1, 1}, {0, 0, 0}, 32);
     const std::array<double, 3> r{3.0, 0.5, 7.0};
     for (const MgLevel& g : levels) {
         double lo = 1.0, hi = 1.0;
