@@ -74,6 +74,47 @@ def karp_flatt_text(rows):
     return f"The Karp-Flatt serial fraction {trend} with N ({kf[0]:.3f} -> {kf[-1]:.3f}): {meaning}"
 
 
+MG_PARTS = (("smoothing", "smoothing"), ("restriction", "restriction"), ("prolongation", "prolongation"),
+            ("coarse_solve", "coarse solve"))
+
+
+def multigrid_text(first, last):
+    """Where a multigrid-preconditioned implicit step goes at the first and last rank counts: the
+    V-cycle's parts per step (mean over ranks, each with its exchanges) and the coarse solve's share
+    of the step, which does not shrink with N as the fine levels do (the coarsest level is the same
+    size or larger on more ranks: every rank keeps at least 4 points an axis), and the global sums
+    per step, each an all-reduce whose latency grows with N; "" where the runs had no multigrid."""
+    mg = [r["report"].get("cg", {}).get("multigrid") for r in (first, last)]
+    if not all(m and "parts" in m for m in mg):
+        return ""
+
+    def parts(row, m):
+        steps = max(row["report"]["steps"], 1)
+        return ", ".join(f"{what} {1e3 * m['parts'][key]['mean'] / steps:.3f}" for key, what in MG_PARTS)
+
+    def coarsest(m):
+        return "x".join(map(str, m["levels"][-1]))
+
+    def coarse_share(row, m):
+        step = row["time_per_step_s"]
+        return m["parts"]["coarse_solve"]["mean"] / max(row["report"]["steps"], 1) / step if step else 0
+
+    shares = [coarse_share(row, m) for row, m in zip((first, last), mg)]
+    cg = [row["report"]["cg"] for row in (first, last)]
+    sums = [c["allreduce_s"] / max(row["report"]["steps"], 1) for c, row in zip(cg, (first, last))]
+    return (f"Multigrid V-cycles, ms per step (mean over ranks, exchanges included): at N={first['ranks']} "
+            f"{parts(first, mg[0])}; at N={last['ranks']} {parts(last, mg[1])}. The coarse solve (down to "
+            f"{coarsest(mg[0])} points at N={first['ranks']}, {coarsest(mg[1])} at N={last['ranks']}) is "
+            f"{percent(shares[0])} of a step at N={first['ranks']} and {percent(shares[1])} at N={last['ranks']}"
+            + (": it grows, as coarse levels do not divide among ranks as the fine ones do. "
+               if shares[1] > 1.2 * shares[0] and shares[1] >= 0.01 else
+               ": not what limits these runs. ")
+            + "Global sums: "
+            f"{cg[0]['allreduces_per_step']:.1f} all-reduces per step at N={first['ranks']} and "
+            f"{cg[1]['allreduces_per_step']:.1f} at N={last['ranks']}, {1e3 * sums[0]:.3f} and {1e3 * sums[1]:.3f} ms "
+            "per step (the slowest rank's, waits included): their latency does not shrink with N.")
+
+
 def limits_text(study, rows, p):
     """What limits scaling, read off the measurements."""
     if len(rows) < 2:
@@ -96,6 +137,9 @@ def limits_text(study, rows, p):
         if part in shown:
             lines.append(f"{what}, mean over ranks) are {percent(step_share(first, part))} of a step "
                          f"at N={first['ranks']} and {percent(step_share(last, part))} at N={last['ranks']}.")
+    mg = multigrid_text(first, last)
+    if mg:
+        lines.append(mg)
     if p is not None:
         lines.append(f"Fitted parallel fraction P = {p:.4f}"
                      + (": at or below zero, the runs got no faster with more ranks." if p <= 0 else "."))

@@ -34,6 +34,12 @@ inline int resolved_phase_every(int asked, bool on_device) {
     return on_device ? 64 : 1;
 }
 
+// Whether pass `pass` (counted from 1) is sampled when every `every`-th is: all of them, or the
+// second and every `every`-th after it.
+inline bool sampled_pass(std::int64_t pass, int every) {
+    return every == 1 || (pass >= 2 && (pass - 2) % every == 0);
+}
+
 class PhaseTimer {
 public:
     // `host`: the host phases' clock (the wall clock; tests give another).
@@ -45,30 +51,30 @@ public:
           lane_seconds_(static_cast<int>(Phase::count), 0.0),
           host_seconds_(static_cast<int>(Phase::count), 0.0) {}
 
-    // Times the lifetime of the returned object as work of `phase` on `lane` (nothing when the
-    // timer is null: a pass that is not sampled), and marks it as a profiler range named as the
-    // phase, sampled or not.
+    // Times the lifetime of the object as work of slot `slot` on `lane` (nothing when the timer
+    // is null: a pass that is not sampled), and marks it as a profiler range named `name`,
+    // sampled or not.
     class Scope {
     public:
-        Scope(IntervalTimer* t, Phase p, Lane lane)
-            : range_(kPhaseNames[static_cast<int>(p)]), timer_(t), phase_(p), lane_(lane) {
-            if (timer_ != nullptr) timer_->begin(static_cast<int>(phase_), lane_);
+        Scope(IntervalTimer* t, int slot, const char* name, Lane lane)
+            : range_(name), timer_(t), slot_(slot), lane_(lane) {
+            if (timer_ != nullptr) timer_->begin(slot_, lane_);
         }
         Scope(const Scope&) = delete;
         Scope& operator=(const Scope&) = delete;
         ~Scope() {
-            if (timer_ != nullptr) timer_->end(static_cast<int>(phase_), lane_);
+            if (timer_ != nullptr) timer_->end(slot_, lane_);
         }
 
     private:
         TraceRange range_;
         IntervalTimer* timer_;
-        Phase phase_;
+        int slot_;
         Lane lane_;
     };
 
-    Scope on_lane(Phase p, Lane lane) { return Scope(sampled_ ? lanes_.get() : nullptr, p, lane); }
-    Scope on_host(Phase p) { return Scope(host_.get(), p, Lane::boundary); }
+    Scope on_lane(Phase p, Lane lane) { return scope(sampled_ ? lanes_.get() : nullptr, p, lane); }
+    Scope on_host(Phase p) { return scope(host_.get(), p, Lane::boundary); }
 
     // A new pass begins: decides whether its lane phases are timed, and folds finished
     // intervals into the totals without waiting (cheap).
@@ -104,8 +110,9 @@ public:
     [[nodiscard]] std::int64_t timed_passes() const { return timed_passes_; }
 
 private:
-    [[nodiscard]] bool sampled_at(std::int64_t pass) const {
-        return every_ == 1 || (pass >= 2 && (pass - 2) % every_ == 0);
+    [[nodiscard]] bool sampled_at(std::int64_t pass) const { return sampled_pass(pass, every_); }
+    static Scope scope(IntervalTimer* t, Phase p, Lane lane) {
+        return {t, static_cast<int>(p), kPhaseNames[static_cast<int>(p)], lane};
     }
     std::unique_ptr<IntervalTimer> lanes_;
     std::unique_ptr<IntervalTimer> host_;

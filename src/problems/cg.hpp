@@ -62,6 +62,7 @@ public:
     }
     // The multigrid preconditioner, where it is the one.
     [[nodiscard]] const MultigridPreconditioner<T>* multigrid() const { return multigrid_.get(); }
+    [[nodiscard]] MultigridPreconditioner<T>* multigrid() { return multigrid_.get(); }
 
 private:
     // `local_sums()` queues this rank's N sums on the boundary lane and returns where they will

@@ -56,6 +56,12 @@ std::string heat_summary(const nlohmann::json& d) {
                 fmt::join(coarsest.begin(), coarsest.begin() + d["dims"].get<int>(), "x"),
                 m["smoothing_degree"].get<int>(), m["coarse_degree"].get<int>(),
                 m["vcycle_passes"].get<double>());
+            const auto& p = m["parts"];
+            auto part = [&](const char* name) { return p[name]["mean"].get<double>(); };
+            out += fmt::format(
+                "  V-cycle time    smoothing {:.4f} s, restriction {:.4f} s, prolongation {:.4f} "
+                "s, coarse solve {:.4f} s (mean over ranks, exchanges included)\n",
+                part("smoothing"), part("restriction"), part("prolongation"), part("coarse_solve"));
         }
         out += fmt::format(
             "  CG time         operator {:.4f} s, vector operations {:.4f} s, reductions {:.4f} "

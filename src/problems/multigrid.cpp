@@ -12,7 +12,10 @@ bool multigrid_coarsens(const Domain& dom, const std::array<int, 3>& process_gri
 template <class T>
 MultigridPreconditioner<T>::MultigridPreconditioner(Simulation<T>& sim, SimulationGrid<T>& fine,
                                                     const MultigridSettings& settings)
-    : sim_(sim), settings_(settings) {
+    : sim_(sim),
+      settings_(settings),
+      part_timer_(sim.backend_ops().make_interval_timer()),
+      part_seconds_(static_cast<int>(MgPart::count), 0.0) {
     const auto geometry = plan_levels(sim.domain(), sim.topology().process_grid(),
                                       sim.topology().coords(), kMaxLevels);
     levels_.resize(geometry.size());
@@ -63,6 +66,11 @@ void MultigridPreconditioner<T>::make_level(std::size_t l, const MgLevel& geomet
 
 template <class T>
 void MultigridPreconditioner<T>::apply(FieldView<T> r, FieldView<T> z) {
+    timing_ = sampled_pass(++cycles_, sim_.timer().every());
+    if (timing_) {
+        ++timed_cycles_;
+        part_timer_->collect(part_seconds_, false);
+    }
     cycle(0, r, z);
     // The exchanges wrote r's and z's halos; the CG needs them zero outside the updated points.
     sim_.stencil_operator().zero_outside_updated(r);
@@ -98,26 +106,42 @@ template <class T>
 void MultigridPreconditioner<T>::cycle(std::size_t l, FieldView<T> b, FieldView<T> x) {
     Level& L = levels_[l];
     if (l + 1 == levels_.size()) {  // the coarsest: its Chebyshev iteration is the solve
+        auto part = time(MgPart::coarse_solve);
         L.smoother->apply(b, x);
         return;
     }
     Level& C = levels_[l + 1];
     auto& ops = L.grid->backend().vector_ops();
-    smooth(L, b, x, false);
-    combine(L, x, T(0), T(-1), T(1), b, L.s.view());  // s = b - A x
-    L.grid->exchange(L.s.view());
     {
+        auto part = time(MgPart::smoothing);
+        smooth(L, b, x, false);
+    }
+    {
+        auto part = time(MgPart::restriction);
+        combine(L, x, T(0), T(-1), T(1), b, L.s.view());  // s = b - A x
+        L.grid->exchange(L.s.view());
         auto t = L.grid->timer().on_lane(Phase::vector, Lane::boundary);
         ops.restrict_to(transfer(C, L.s.view(), C.b->view()), C.grid->updated_points());
     }
     cycle(l + 1, C.b->view(), C.x->view());
-    C.grid->exchange(C.x->view());
     {
+        auto part = time(MgPart::prolongation);
+        C.grid->exchange(C.x->view());
         auto t = L.grid->timer().on_lane(Phase::vector, Lane::boundary);
         ops.prolong_add(transfer(C, x, C.x->view()), L.grid->updated_points());
     }
+    auto part = time(MgPart::smoothing);
     combine(L, x, T(0), T(-1), T(1), b, L.s.view());
     smooth(L, L.s.view(), x, true);
+}
+
+template <class T>
+MgPartSeconds MultigridPreconditioner<T>::part_seconds() {
+    part_timer_->collect(part_seconds_, true);
+    const double scale = timed_cycles_ > 0 ? static_cast<double>(cycles_) / timed_cycles_ : 1.0;
+    MgPartSeconds out{};
+    for (std::size_t p = 0; p < out.size(); ++p) out[p] = scale * part_seconds_[p];
+    return out;
 }
 
 template <class T>

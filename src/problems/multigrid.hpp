@@ -16,8 +16,17 @@
 // The plan, chosen once per level: a residual is one fused pass (b - A x, after x's exchange);
 // a smoother of degree one, alpha b + beta A b, is one fused pass too; higher degrees run the
 // Chebyshev preconditioner's passes.
+//
+// The V-cycle's parts are timed apart (MgPart), each on the boundary lane around all its work,
+// its halo exchanges and operator applications included (the report's phases count those too),
+// on the V-cycles the simulation's phase timer would sample (engine/phase_timer.hpp), scaled to
+// all: smoothing (both smoothings, the second's residual with it), restriction (the residual
+// and its full weighting), prolongation (the coarse correction's exchange and interpolation) and
+// the coarse solve. The parts of one V-cycle add up to it.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -34,6 +43,11 @@ inline constexpr double kSmoothingRange = 8.0;
 inline constexpr double kCoarseReduction = 1e-3;
 inline constexpr int kMaxCoarseDegree = 64;
 inline constexpr int kMaxLevels = 32;
+
+enum class MgPart { smoothing, restriction, prolongation, coarse_solve, count };
+inline constexpr std::array<const char*, static_cast<int>(MgPart::count)> kMgPartNames = {
+    "smoothing", "restriction", "prolongation", "coarse_solve"};
+using MgPartSeconds = std::array<double, static_cast<int>(MgPart::count)>;
 
 struct MultigridSettings {
     int smoothing_degree = 1;
@@ -59,6 +73,8 @@ public:
     [[nodiscard]] std::vector<std::array<int, 3>> level_points() const;
     [[nodiscard]] int coarse_degree() const { return levels_.back().degree; }
     [[nodiscard]] double vcycle_passes() const;
+    // Seconds this rank's V-cycles spent in each part so far (waits for the unfinished ones).
+    [[nodiscard]] MgPartSeconds part_seconds();
 
 private:
     struct Level {
@@ -82,10 +98,19 @@ private:
     // The move between fine field `f` and `coarse`'s field `c`.
     [[nodiscard]] static GridTransfer<T> transfer(const Level& coarse, FieldView<T> f,
                                                   FieldView<T> c);
+    // Times the returned object's lifetime as `part`, in a sampled V-cycle.
+    [[nodiscard]] PhaseTimer::Scope time(MgPart part) {
+        const int slot = static_cast<int>(part);
+        return {timing_ ? part_timer_.get() : nullptr, slot, kMgPartNames[slot], Lane::boundary};
+    }
 
     Simulation<T>& sim_;
     MultigridSettings settings_;
     std::vector<Level> levels_;
+    std::unique_ptr<IntervalTimer> part_timer_;
+    std::vector<double> part_seconds_;
+    std::int64_t cycles_ = 0, timed_cycles_ = 0;
+    bool timing_ = false;  // this V-cycle's parts
 };
 
 }  // namespace gridsim

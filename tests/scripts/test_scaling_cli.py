@@ -177,6 +177,34 @@ class Studies(unittest.TestCase):
         self.assertIn("Vector operations (passes over the solver's vectors", text)
         self.assertIn("Reductions (local sums and all-reduces", text)
 
+    def test_multigrid_study_says_where_the_v_cycle_goes(self):
+        out = os.path.join(self.tmp, "mg")
+        run = scaling("run", "strong", "--deck", os.path.join(INPUTS, "bench_heat3d_implicit.toml"), "--ranks", "1",
+                      "2", "--launcher", LAUNCH, "--out", out, "--set", "grid.cells=[33,33,33]", "--set",
+                      "time.steps=2", "--set", 'parallel.backend="cpu"', "--set",
+                      'time.cg_preconditioner="multigrid"')
+        self.assertEqual(run.returncode, 0, run.stderr)
+        rep = scaling("report", out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        _, _, kept = self.check_outputs(out, "strong", [1, 2])
+        text = read_text(os.path.join(out, "report.md"))
+        for n in (1, 2):
+            r = kept[n]
+            parts = r["cg"]["multigrid"]["parts"]
+            # Every part ran, and the V-cycles lie within the loop.
+            for name in ("smoothing", "restriction", "prolongation", "coarse_solve"):
+                self.assertGreater(parts[name]["min"], 0.0, name)
+                self.assertLessEqual(parts[name]["min"], parts[name]["mean"])
+                self.assertLessEqual(parts[name]["mean"], parts[name]["max"])
+            self.assertLess(sum(v["mean"] for v in parts.values()), r["loop_seconds"])
+            coarse = parts["coarse_solve"]["mean"] / r["steps"]
+            share = 100 * coarse / r["time_per_step_s"]
+            shown = f"{share:.1f}%" if share < 9.5 else f"{share:.0f}%"
+            self.assertIn(f"coarse solve {1e3 * coarse:.3f}", text)
+            self.assertIn(f"{shown} of a step at N={n}" if n == 1 else f"and {shown} at N={n}:", text)
+            sums = f"{r['cg']['allreduces_per_step']:.1f}"
+            self.assertIn(f"{sums} all-reduces per step at N={n}" if n == 1 else f"and {sums} at N={n},", text)
+
     def test_weak_study(self):
         out = os.path.join(self.tmp, "weak")
         run = scaling("run", "weak", "--deck", os.path.join(INPUTS, "scaling_cpu.toml"), "--ranks", "1", "2", "4",
