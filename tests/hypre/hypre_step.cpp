@@ -1,12 +1,17 @@
-// A reference for the implicit heat step, for tests only (gridsim does not link hypre): S
-// backward-Euler steps (1 + 2 sum_d r_d) u'_i - sum_d r_d (u'_{i+e_d} + u'_{i-e_d}) = u_i at the
-// updated points, Dirichlet points holding their values, solved by hypre's Struct PCG
-// preconditioned by PFMG to a relative residual of `tol`, on one rank.
+// A reference for the implicit heat step, for tests and the comparison of speed only (gridsim
+// does not link hypre): S backward-Euler steps (1 + 2 sum_d r_d) u'_i - sum_d r_d (u'_{i+e_d} +
+// u'_{i-e_d}) = u_i at the updated points, Dirichlet points holding their values, solved by
+// hypre's Struct PCG preconditioned by one PFMG V-cycle to a relative residual of `tol`, on any
+// number of ranks (each holds a slab of the updated points along the slowest axis).
 //
-//   hypre_step NX NY NZ PX PY PZ RX RY RZ STEPS TOL IN OUT
+//   hypre_step NX NY NZ PX PY PZ RX RY RZ STEPS TOL IN OUT [RELAX]
 //
 // N*: points per axis (NZ = 1 in 2D), P*: 1 where the axis is periodic, R*: r_d = alpha dt / h_d^2
-// (0 beyond the grid's dimensions); IN and OUT: the whole field, doubles, x fastest.
+// (0 beyond the grid's dimensions); IN and OUT: the whole field, doubles, x fastest; RELAX:
+// PFMG's smoother (hypre's numbering: 1 weighted Jacobi, its default; 2 symmetric red-black
+// Gauss-Seidel). Each step prints its iterations, residual, and the seconds of hypre's setup
+// (PFMG's levels and operators) and solve, the slowest rank's, after a barrier; the matrix and
+// vectors' assembly is in neither.
 #include <HYPRE_struct_ls.h>
 #include <mpi.h>
 
@@ -25,9 +30,23 @@ struct Problem {
     std::array<bool, 3> periodic{false, false, false};
     std::array<double, 3> r{0, 0, 0};
     int dims = 3;
-    // The updated points: [lo, hi] per axis (a Dirichlet axis loses its two end points).
-    [[nodiscard]] int lo(int d) const { return periodic[d] || d >= dims ? 0 : 1; }
-    [[nodiscard]] int hi(int d) const { return periodic[d] || d >= dims ? n[d] - 1 : n[d] - 2; }
+    int relax = 1;
+    // This rank's updated points: [lo, hi] per axis (a Dirichlet axis loses its two end points),
+    // the slowest axis cut into `ranks` contiguous slabs.
+    std::array<int, 3> first{0, 0, 0}, last{0, 0, 0};
+    [[nodiscard]] int lo(int d) const { return first[d]; }
+    [[nodiscard]] int hi(int d) const { return last[d]; }
+    void own(int rank, int ranks) {
+        for (int d = 0; d < 3; ++d) {
+            first[d] = periodic[d] || d >= dims ? 0 : 1;
+            last[d] = periodic[d] || d >= dims ? n[d] - 1 : n[d] - 2;
+        }
+        const int s = dims - 1;
+        const int count = last[s] - first[s] + 1;
+        const int start = first[s];
+        first[s] = start + count * rank / ranks;
+        last[s] = start + count * (rank + 1) / ranks - 1;
+    }
     [[nodiscard]] std::size_t at(int x, int y, int z) const {
         return (static_cast<std::size_t>(z) * n[1] + y) * n[0] + x;
     }
@@ -39,7 +58,7 @@ bool neighbour_is_unknown(const Problem& p, std::array<int, 3> c, int d, int ste
                           const std::vector<double>& u, double& value) {
     c[d] += step;
     if (p.periodic[d]) c[d] = (c[d] + p.n[d]) % p.n[d];
-    if (c[d] >= p.lo(d) && c[d] <= p.hi(d)) return true;
+    if (p.periodic[d] || d >= p.dims || (c[d] >= 1 && c[d] <= p.n[d] - 2)) return true;
     value = u[p.at(c[0], c[1], c[2])];
     return false;
 }
@@ -94,44 +113,67 @@ int solve_step(const Problem& p, HYPRE_StructGrid grid, HYPRE_StructStencil sten
     HYPRE_StructPFMGSetMaxIter(pfmg, 1);
     HYPRE_StructPFMGSetTol(pfmg, 0.0);
     HYPRE_StructPFMGSetZeroGuess(pfmg);
+    HYPRE_StructPFMGSetRelaxType(pfmg, p.relax);
     HYPRE_StructPCGSetPrecond(pcg, HYPRE_StructPFMGSolve, HYPRE_StructPFMGSetup, pfmg);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
     HYPRE_StructPCGSetup(pcg, a, b, x);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t1 = MPI_Wtime();
     HYPRE_StructPCGSolve(pcg, a, b, x);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t2 = MPI_Wtime();
     HYPRE_Int iterations = 0;
     double residual = 0.0;
     HYPRE_StructPCGGetNumIterations(pcg, &iterations);
     HYPRE_StructPCGGetFinalRelativeResidualNorm(pcg, &residual);
+    // Every rank's new values at its own points, the others' changes zero, summed over the ranks.
+    std::vector<double> change(u.size(), 0.0);
     for (int z = p.lo(2); z <= p.hi(2); ++z)
         for (int y = p.lo(1); y <= p.hi(1); ++y)
             for (int xi = p.lo(0); xi <= p.hi(0); ++xi) {
                 std::array<HYPRE_Int, 3> idx{xi, y, z};
-                HYPRE_StructVectorGetValues(x, idx.data(), &u[p.at(xi, y, z)]);
+                double value = 0.0;
+                HYPRE_StructVectorGetValues(x, idx.data(), &value);
+                change[p.at(xi, y, z)] = value - u[p.at(xi, y, z)];
             }
+    MPI_Allreduce(MPI_IN_PLACE, change.data(), static_cast<int>(change.size()), MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] += change[i];
     HYPRE_StructPFMGDestroy(pfmg);
     HYPRE_StructPCGDestroy(pcg);
     HYPRE_StructVectorDestroy(x);
     HYPRE_StructVectorDestroy(b);
     HYPRE_StructMatrixDestroy(a);
-    std::printf("hypre_step: %d iterations, relative residual %.3e\n", static_cast<int>(iterations),
-                residual);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        std::printf(
+            "hypre_step: %d iterations, relative residual %.3e, setup %.6f s, solve %.6f s\n",
+            static_cast<int>(iterations), residual, t1 - t0, t2 - t1);
     return residual <= tol ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 14) {
-        std::cerr << "usage: hypre_step NX NY NZ PX PY PZ RX RY RZ STEPS TOL IN OUT\n";
+    if (argc != 14 && argc != 15) {
+        std::cerr << "usage: hypre_step NX NY NZ PX PY PZ RX RY RZ STEPS TOL IN OUT [RELAX]\n";
         return 2;
     }
     MPI_Init(&argc, &argv);
     Problem p;
+    if (argc == 15) p.relax = std::atoi(argv[14]);
     for (int d = 0; d < 3; ++d) {
         p.n[d] = std::atoi(argv[1 + d]);
         p.periodic[d] = std::atoi(argv[4 + d]) != 0;
         p.r[d] = std::strtod(argv[7 + d], nullptr);
     }
     p.dims = p.n[2] > 1 ? 3 : 2;
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    p.own(rank, ranks);
     const int steps = std::atoi(argv[10]);
     const double tol = std::strtod(argv[11], nullptr);
     std::vector<double> u(static_cast<std::size_t>(p.n[0]) * p.n[1] * p.n[2]);
@@ -161,8 +203,10 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     for (int s = 0; s < steps && status == 0; ++s) status = solve_step(p, grid, stencil, u, tol);
-    std::ofstream(argv[13], std::ios::binary)
-        .write(reinterpret_cast<const char*>(u.data()), static_cast<std::streamsize>(u.size() * 8));
+    if (rank == 0)
+        std::ofstream(argv[13], std::ios::binary)
+            .write(reinterpret_cast<const char*>(u.data()),
+                   static_cast<std::streamsize>(u.size() * 8));
     HYPRE_StructStencilDestroy(stencil);
     HYPRE_StructGridDestroy(grid);
     MPI_Finalize();
