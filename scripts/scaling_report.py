@@ -81,8 +81,8 @@ MG_PARTS = (("smoothing", "smoothing"), ("restriction", "restriction"), ("prolon
 def multigrid_text(first, last):
     """Where a multigrid-preconditioned implicit step goes at the first and last rank counts: the
     V-cycle's parts per step (mean over ranks, each with its exchanges) and the coarse solve's share
-    of the step, which does not shrink with N as the fine levels do (the coarsest level is the same
-    size or larger on more ranks: every rank keeps at least 4 points an axis), and the global sums
+    of the step, which does not shrink with N as the fine levels do (the levels below the one no
+    rank's block can halve run on rank 0 alone, the others waiting), and the global sums
     per step, each an all-reduce whose latency grows with N; "" where the runs had no multigrid."""
     mg = [r["report"].get("cg", {}).get("multigrid") for r in (first, last)]
     if not all(m and "parts" in m for m in mg):

@@ -55,4 +55,13 @@ CartTopology CartTopology::with_block(const Subdomain& sub) const {
     return t;
 }
 
+CartTopology CartTopology::alone(const Subdomain& whole) {
+    CartTopology t;
+    t.comm_ = duplicate_comm(MPI_COMM_SELF);
+    for (int face = 0; face < 6; ++face)
+        t.neighbours_[face] = whole.has_neighbour[face] ? 0 : MPI_PROC_NULL;
+    t.sub_ = whole;
+    return t;
+}
+
 }  // namespace gridsim

@@ -23,6 +23,9 @@ public:
     // another grid over it (a multigrid level's; its faces and neighbours are this one's).
     // Collective.
     [[nodiscard]] CartTopology with_block(const Subdomain& sub) const;
+    // One rank alone (a communicator of its own over MPI_COMM_SELF) holding the whole grid
+    // `whole`: its periodic faces are its own neighbours. Not collective.
+    [[nodiscard]] static CartTopology alone(const Subdomain& whole);
 
     [[nodiscard]] MPI_Comm comm() const { return comm_.get(); }
     [[nodiscard]] int rank() const { return rank_; }

@@ -8,10 +8,14 @@ template <class T>
 CoarseGrid<T>::CoarseGrid(Simulation<T>& sim, const MgLevel& level, const StencilParams<T>& op)
     : be_(sim.backend_ops()),
       timer_(sim.timer()),
-      topo_(sim.topology().with_block(level.sub)),
+      topo_(level.gathered ? CartTopology::alone(level.sub) : sim.topology().with_block(level.sub)),
       ext_(FieldExtents::make(level.dims, level.sub.size, 1, be_.row_alignment())),
       updated_(updated_box(level.sub)),
       op_(op) {
+    if (level.gathered) {  // its own faces alone: wrapped in place, no transport
+        halo_ = std::make_unique<HaloExchange<T>>(topo_, 1, be_);
+        return;
+    }
     const BackendChoice<T>& choice = sim.backend();
     const FaceRoutes routes = make_face_routes(topo_, choice);
     IpcReach ipc = choice.ipc;

@@ -1,7 +1,8 @@
 // A multigrid level coarser than the problem's grid (problems/mg_levels.hpp gives its blocks):
 // its own fields' shape, the stencil rediscretised on it, and its own halo exchange over the
 // run's process grid and face routes. Its operator applications exchange first and then update
-// every point on the boundary lane: coarse blocks are small, so nothing overlaps.
+// every point on the boundary lane: coarse blocks are small, so nothing overlaps. A gathered
+// level is rank 0's alone: its halos are its own periodic faces, wrapped in place.
 #pragma once
 
 #include <memory>
@@ -15,7 +16,7 @@ namespace gridsim {
 template <class T>
 class CoarseGrid final : public GridOperator<T> {
 public:
-    // Collective (the halo exchange connects the neighbours).
+    // Collective (the halo exchange connects the neighbours), but for a gathered level.
     CoarseGrid(Simulation<T>& sim, const MgLevel& level, const StencilParams<T>& op);
 
     [[nodiscard]] Field<T> make_field() override { return be_.allocate_field(ext_); }

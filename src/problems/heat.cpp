@@ -346,6 +346,8 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
             {"levels", mg->level_points()},
             {"smoothing_degree", settings.multigrid.smoothing_degree},
             {"coarse_degree", mg->coarse_degree()},
+            {"gathered_level", mg->gathered_level() >= 0 ? nlohmann::json(mg->gathered_level())
+                                                         : nlohmann::json(nullptr)},
             {"vcycle_passes", mg->vcycle_passes()},
             {"parts", seconds}};
     }

@@ -56,6 +56,11 @@ std::string heat_summary(const nlohmann::json& d) {
                 fmt::join(coarsest.begin(), coarsest.begin() + d["dims"].get<int>(), "x"),
                 m["smoothing_degree"].get<int>(), m["coarse_degree"].get<int>(),
                 m["vcycle_passes"].get<double>());
+            if (!m["gathered_level"].is_null()) {
+                const auto g = m["levels"][m["gathered_level"].get<int>()].get<std::vector<int>>();
+                out += fmt::format("                  levels from {} on gathered onto rank 0\n",
+                                   fmt::join(g.begin(), g.begin() + d["dims"].get<int>(), "x"));
+            }
             const auto& p = m["parts"];
             auto part = [&](const char* name) { return p[name]["mean"].get<double>(); };
             out += fmt::format(

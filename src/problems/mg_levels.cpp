@@ -39,25 +39,16 @@ AxisBlocks halve(const AxisBlocks& a) {
 
 }  // namespace
 
-std::vector<MgLevel> plan_levels(const Domain& dom, const std::array<int, 3>& process_grid,
-                                 const std::array<int, 3>& coords, int max_levels) {
-    std::array<AxisBlocks, 3> axes;
-    MgLevel level;
-    level.dims = dom.dims;
-    level.sub = make_subdomain(dom, process_grid, coords);
-    for (int d = 0; d < dom.dims; ++d) {
-        axes[d].points = dom.solved[d];
-        axes[d].periodic = dom.periodic[d];
-        for (int p = 0; p < process_grid[d]; ++p)
-            axes[d].blocks.push_back(block_range(dom.solved[d], process_grid[d], p));
-        level.points[d] = dom.solved[d];
-        level.periodic[d] = dom.periodic[d];
-    }
-    std::vector<MgLevel> levels{level};
+namespace {
+
+// Halves `levels.back()` into new levels while an axis halves and fewer than `max_levels` exist,
+// on the rank at `coords` of the blocks in `axes`.
+void halve_levels(std::vector<MgLevel>& levels, std::array<AxisBlocks, 3>& axes,
+                  const std::array<int, 3>& coords, int max_levels) {
     while (static_cast<int>(levels.size()) < max_levels) {
         MgLevel next = levels.back();
         bool any = false;
-        for (int d = 0; d < dom.dims; ++d) {
+        for (int d = 0; d < next.dims; ++d) {
             next.halved[d] = halves(axes[d]) ? 1 : 0;
             next.shift[d] = 0;
             if (next.halved[d] == 0) continue;
@@ -71,9 +62,53 @@ std::vector<MgLevel> plan_levels(const Domain& dom, const std::array<int, 3>& pr
             next.shift[d] = 2 * coarse.start - fine.start;
             ++next.halvings[d];
         }
-        if (!any) break;
+        if (!any) return;
         levels.push_back(next);
     }
+}
+
+// `level`'s points whole on one rank: the gathered copy of it.
+MgLevel gathered_copy(const MgLevel& level) {
+    MgLevel g = level;
+    g.gathered = true;
+    g.halved = {0, 0, 0};
+    g.shift = {0, 0, 0};
+    g.sub = Subdomain{};
+    g.sub.dims = level.dims;
+    for (int d = 0; d < level.dims; ++d) {
+        g.sub.size[d] = level.points[d];
+        g.sub.has_neighbour[2 * d] = g.sub.has_neighbour[2 * d + 1] = level.periodic[d];
+        g.sub.fixed_face[2 * d] = g.sub.fixed_face[2 * d + 1] = !level.periodic[d];
+    }
+    return g;
+}
+
+}  // namespace
+
+std::vector<MgLevel> plan_levels(const Domain& dom, const std::array<int, 3>& process_grid,
+                                 const std::array<int, 3>& coords, int max_levels) {
+    std::array<AxisBlocks, 3> axes;
+    MgLevel level;
+    level.dims = dom.dims;
+    level.sub = make_subdomain(dom, process_grid, coords);
+    int ranks = 1;
+    for (int d = 0; d < dom.dims; ++d) {
+        axes[d].points = dom.solved[d];
+        axes[d].periodic = dom.periodic[d];
+        for (int p = 0; p < process_grid[d]; ++p)
+            axes[d].blocks.push_back(block_range(dom.solved[d], process_grid[d], p));
+        level.points[d] = dom.solved[d];
+        level.periodic[d] = dom.periodic[d];
+        ranks *= process_grid[d];
+    }
+    std::vector<MgLevel> levels{level};
+    halve_levels(levels, axes, coords, max_levels);
+    if (ranks == 1 || static_cast<int>(levels.size()) >= max_levels) return levels;
+    levels.push_back(gathered_copy(levels.back()));
+    for (int d = 0; d < dom.dims; ++d) axes[d].blocks = {BlockRange{0, axes[d].points}};
+    const std::size_t gathered = levels.size();
+    halve_levels(levels, axes, {0, 0, 0}, max_levels);
+    if (levels.size() == gathered) levels.pop_back();  // rank 0 would halve nothing more
     return levels;
 }
 

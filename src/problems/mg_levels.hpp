@@ -7,8 +7,11 @@
 // N points keeps the even positions 0, 2, 4, ... and the last one, N - 1 (the only coarse
 // interval that is not twice the fine spacing is the last, where N - 1 is odd); a periodic axis
 // of N points keeps the N / 2 even positions. A rank's coarse block is the coarse points on its
-// fine block, so the process grid and the neighbours stay those of the problem. Levels stop when
-// no axis halves.
+// fine block, so the process grid and the neighbours stay those of the problem. On several ranks,
+// where no axis halves any more but one would on one rank, the last level is gathered whole
+// onto rank 0 (a level of the same points, `gathered`), and halving goes on there under the same
+// rule with one block per axis; the coarse solve runs on rank 0 alone. Levels stop when no axis
+// halves.
 #pragma once
 
 #include <array>
@@ -28,9 +31,13 @@ struct MgLevel {
     std::array<int, 3> halved{};    // 1 on the axes halved from the level before
     std::array<int, 3> shift{};     // kernels/multigrid.hpp's GridTransfer::shift
     std::array<int, 3> halvings{};  // halvings since level 0: spacing 2^halvings h
+    // Held whole by rank 0 alone (`sub` is the whole grid): the ranks' blocks of the level
+    // before gathered onto it, or a level below such one.
+    bool gathered = false;
 };
 
-// Every level on the rank at `coords` of `process_grid`, at most `max_levels` of them.
+// Every level on the rank at `coords` of `process_grid`, at most `max_levels` of them (the
+// gathered ones, rank 0's, on every rank).
 std::vector<MgLevel> plan_levels(const Domain& dom, const std::array<int, 3>& process_grid,
                                  const std::array<int, 3>& coords, int max_levels);
 

@@ -6,7 +6,8 @@
 namespace gridsim {
 
 bool multigrid_coarsens(const Domain& dom, const std::array<int, 3>& process_grid) {
-    return plan_levels(dom, process_grid, {0, 0, 0}, 2).size() > 1;
+    const MgLevel last = plan_levels(dom, process_grid, {0, 0, 0}, 3).back();
+    return last.halvings[0] + last.halvings[1] + last.halvings[2] > 0;
 }
 
 template <class T>
@@ -18,9 +19,16 @@ MultigridPreconditioner<T>::MultigridPreconditioner(Simulation<T>& sim, Simulati
       part_seconds_(static_cast<int>(MgPart::count), 0.0) {
     const auto geometry = plan_levels(sim.domain(), sim.topology().process_grid(),
                                       sim.topology().coords(), kMaxLevels);
+    root_ = sim.topology().rank() == 0;
     levels_.resize(geometry.size());
-    for (std::size_t l = 0; l < geometry.size(); ++l)
-        make_level(l, geometry[l], l + 1 == geometry.size(), fine);
+    for (std::size_t l = 0; l < geometry.size(); ++l) levels_[l].geometry = geometry[l];
+    for (std::size_t l = 0; l < geometry.size(); ++l) {
+        if (!geometry[l].gathered || root_)
+            make_level(l, geometry[l], l + 1 == geometry.size(), fine);
+        if (gathers_next(l))
+            gather_ = std::make_unique<LevelGather<T>>(sim.topology().comm(), sim.backend_ops(),
+                                                       geometry[l].sub);
+    }
 }
 
 // Level l's grid (its operator: the fine one's with r_d / 4^halvings), fields and smoother.
@@ -103,7 +111,30 @@ GridTransfer<T> MultigridPreconditioner<T>::transfer(const Level& coarse, FieldV
 }
 
 template <class T>
+void MultigridPreconditioner<T>::solve_gathered(std::size_t l, FieldView<T> b, FieldView<T> x) {
+    auto part = time(MgPart::coarse_solve);
+    const bool timing = timing_;
+    timing_ = false;  // rank 0's levels are the coarse solve
+    if (root_) {
+        Level& C = levels_[l + 1];
+        const FieldView<T> cb = C.b->view();
+        const FieldView<T> cx = C.x->view();
+        gather_->gather(b, &cb);
+        cycle(l + 1, cb, cx);
+        gather_->scatter(&cx, x);
+    } else {
+        gather_->gather(b, nullptr);
+        gather_->scatter(nullptr, x);
+    }
+    timing_ = timing;
+}
+
+template <class T>
 void MultigridPreconditioner<T>::cycle(std::size_t l, FieldView<T> b, FieldView<T> x) {
+    if (gathers_next(l)) {
+        solve_gathered(l, b, x);
+        return;
+    }
     Level& L = levels_[l];
     if (l + 1 == levels_.size()) {  // the coarsest: its Chebyshev iteration is the solve
         auto part = time(MgPart::coarse_solve);
@@ -151,12 +182,19 @@ std::vector<std::array<int, 3>> MultigridPreconditioner<T>::level_points() const
     return out;
 }
 
+template <class T>
+int MultigridPreconditioner<T>::gathered_level() const {
+    for (std::size_t l = 0; l < levels_.size(); ++l)
+        if (levels_[l].geometry.gathered) return static_cast<int>(l);
+    return -1;
+}
+
 // Per level but the coarsest, in its own field sizes: two residuals (read x and b, write s: 3
 // each), the restriction's read of s (1), the prolongation's read and write of x (2), and two
 // smoothings: fused, alpha b + beta A b (read b, write x: 2) and x += alpha s + beta A s (3), or
 // chebyshev_passes each (the second's first pass reading and writing x as well: 1 more). The
-// coarsest's solve is one Chebyshev application. Each level counts by its share of level 0's
-// points.
+// coarsest's solve is one Chebyshev application; a level gathered onto rank 0 is read once and
+// written once by the move. Each level counts by its share of level 0's points.
 template <class T>
 double MultigridPreconditioner<T>::vcycle_passes() const {
     const auto size = [](const MgLevel& g) {
@@ -169,9 +207,10 @@ double MultigridPreconditioner<T>::vcycle_passes() const {
     for (std::size_t l = 0; l < levels_.size(); ++l) {
         const Level& L = levels_[l];
         const int m = L.degree;
-        const double own = l + 1 == levels_.size() ? chebyshev_passes(m)
-                           : !L.smoother           ? 6 + 1 + 2 + 2 + 3
-                                                   : 6 + 1 + 2 + 2 * chebyshev_passes(m) + 1;
+        const double own = gathers_next(l)           ? 2  // b read, x written
+                           : l + 1 == levels_.size() ? chebyshev_passes(m)
+                           : !L.smoother             ? 6 + 1 + 2 + 2 + 3
+                                                     : 6 + 1 + 2 + 2 * chebyshev_passes(m) + 1;
         passes += size(L.geometry) / fine * own;
     }
     return passes;

@@ -10,8 +10,10 @@
 // restriction is 2^-h times the transpose of prolongation and both smoothings are one
 // polynomial, so B is symmetric and, the smoother converging, positive definite: the CG stays
 // CG. The coarsest level is solved by the Chebyshev iteration on its exact spectrum, to
-// kCoarseReduction. Nothing sums over the ranks; every step is deterministic, so a rerun gives
-// the same bits.
+// kCoarseReduction. On several ranks the last level the ranks share is gathered onto rank 0
+// (problems/level_gather.hpp), which cycles on the levels below it alone and scatters the result
+// back: gather and scatter are each other's transpose, so B stays symmetric. Nothing sums over
+// the ranks; every step is deterministic, so a rerun gives the same bits.
 //
 // The plan, chosen once per level: a residual is one fused pass (b - A x, after x's exchange);
 // a smoother of degree one, alpha b + beta A b, is one fused pass too; higher degrees run the
@@ -22,7 +24,8 @@
 // on the V-cycles the simulation's phase timer would sample (engine/phase_timer.hpp), scaled to
 // all: smoothing (both smoothings, the second's residual with it), restriction (the residual
 // and its full weighting), prolongation (the coarse correction's exchange and interpolation) and
-// the coarse solve. The parts of one V-cycle add up to it.
+// the coarse solve (on several ranks: the gather, rank 0's levels and the scatter). The parts of
+// one V-cycle add up to it.
 #pragma once
 
 #include <array>
@@ -33,6 +36,7 @@
 
 #include "problems/chebyshev.hpp"
 #include "problems/coarse_grid.hpp"
+#include "problems/level_gather.hpp"
 #include "problems/mg_levels.hpp"
 
 namespace gridsim {
@@ -72,6 +76,8 @@ public:
     // over memory in the problem grid's field sizes.
     [[nodiscard]] std::vector<std::array<int, 3>> level_points() const;
     [[nodiscard]] int coarse_degree() const { return levels_.back().degree; }
+    // The first level gathered onto rank 0, or -1 where every level is shared by the ranks.
+    [[nodiscard]] int gathered_level() const;
     [[nodiscard]] double vcycle_passes() const;
     // Seconds this rank's V-cycles spent in each part so far (waits for the unfinished ones).
     [[nodiscard]] MgPartSeconds part_seconds();
@@ -91,6 +97,13 @@ private:
     };
     void make_level(std::size_t l, const MgLevel& geometry, bool coarsest, SimulationGrid<T>& fine);
     void cycle(std::size_t l, FieldView<T> b, FieldView<T> x);
+    // Whether level l + 1 is level l gathered onto rank 0.
+    [[nodiscard]] bool gathers_next(std::size_t l) const {
+        return l + 1 < levels_.size() && levels_[l + 1].geometry.gathered &&
+               !levels_[l].geometry.gathered;
+    }
+    // x = the V-cycle of rank 0's levels from l + 1 on b gathered there, scattered back.
+    void solve_gathered(std::size_t l, FieldView<T> b, FieldView<T> x);
     // x = q(A) b, or x += q(A) b where `accumulate`.
     void smooth(Level& L, FieldView<T> b, FieldView<T> x, bool accumulate);
     // out = a in + b A(in) + c add over the level's updated points, in's halos exchanged first.
@@ -106,7 +119,9 @@ private:
 
     Simulation<T>& sim_;
     MultigridSettings settings_;
-    std::vector<Level> levels_;
+    std::vector<Level> levels_;  // a gathered level has a grid and fields on rank 0 only
+    bool root_ = true;           // rank 0
+    std::unique_ptr<LevelGather<T>> gather_;
     std::unique_ptr<IntervalTimer> part_timer_;
     std::vector<double> part_seconds_;
     std::int64_t cycles_ = 0, timed_cycles_ = 0;

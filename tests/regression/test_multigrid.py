@@ -54,6 +54,24 @@ class Multigrid(TempDirCase):
         self.assertLessEqual(mg[1], 1.5 * mg[0], counts)
         self.assertGreater(plain[1], 1.5 * plain[0], counts)  # plain CG grows
 
+    def test_coarse_levels_gathered_onto_rank_zero(self):
+        # 33^3 halves to 17, 9, 5, 3 on one rank; on 8 ranks (blocks of 4 or 5 along one axis)
+        # that axis stops at 17 points until rank 0 gathers the level and halves it on alone.
+        one, doc = self.run_deck([33, 33, 33], "cfl = 200", "multigrid", name="gather1")
+        self.assertIsNone(doc["cg"]["multigrid"]["gathered_level"])
+        self.assertEqual(doc["cg"]["multigrid"]["levels"][-1], [3, 3, 3])
+        for ranks in (2, 4, 8):
+            its, doc = self.run_deck([33, 33, 33], "cfl = 200", "multigrid", ranks=ranks,
+                                     name=f"gather{ranks}")
+            mg = doc["cg"]["multigrid"]
+            self.assertEqual(mg["levels"][-1], [3, 3, 3], ranks)
+            self.assertLessEqual(abs(its - one), 1, (ranks, its, one))
+            if ranks == 8:
+                g = mg["gathered_level"]
+                self.assertIsNotNone(g)
+                self.assertEqual(mg["levels"][g], mg["levels"][g - 1])  # the same grid, whole
+                self.assertGreater(max(mg["levels"][g]), 3)
+
     def test_rerun_on_four_ranks_gives_the_same_bits(self):
         fields = []
         for run in range(2):

@@ -52,6 +52,39 @@ TEST(MgLevels, PeriodicAxesHalveOnlyAnEvenCount) {
         plan_levels(cube(2, {3, 5, 1}, {true, true, false}), {1, 1, 1}, {0, 0, 0}, 32).size() > 1);
 }
 
+// On several ranks, halving goes on from the level where no block can halve, gathered whole on
+// rank 0: 17 x 17 on 1 x 2 ranks (y blocks 9 and 8) halves both axes twice (y blocks 3 and 2 at
+// 5 points), x once more (3 x 5), then rank 0 gathers 3 x 5 and halves y alone (3 x 3), the
+// size one rank reaches.
+TEST(MgLevels, TheLevelNoRankCanHalveIsGatheredOntoRankZero) {
+    const Domain dom = cube(2, {17, 17, 1});
+    for (int p = 0; p < 2; ++p) {
+        const auto levels = plan_levels(dom, {1, 2, 1}, {0, p, 0}, 32);
+        EXPECT_EQ(points_along(levels, 0), (std::vector<int>{17, 9, 5, 3, 3, 3}));
+        EXPECT_EQ(points_along(levels, 1), (std::vector<int>{17, 9, 5, 5, 5, 3}));
+        std::vector<bool> gathered;
+        for (const MgLevel& l : levels) gathered.push_back(l.gathered);
+        EXPECT_EQ(gathered, (std::vector<bool>{false, false, false, false, true, true}));
+        EXPECT_EQ(levels[3].sub.size[1], p == 0 ? 3 : 2);
+        for (std::size_t l = 4; l < levels.size(); ++l) {  // every rank plans rank 0's whole grid
+            EXPECT_EQ(levels[l].sub.offset, (std::array<int, 3>{0, 0, 0}));
+            EXPECT_EQ(levels[l].sub.size, levels[l].points);
+            EXPECT_TRUE(levels[l].sub.fixed_face[2] && levels[l].sub.fixed_face[3]);
+            EXPECT_FALSE(levels[l].sub.has_neighbour[2] || levels[l].sub.has_neighbour[3]);
+        }
+        EXPECT_EQ(levels[4].halved, (std::array<int, 3>{0, 0, 0}));
+        EXPECT_EQ(levels[5].halved, (std::array<int, 3>{0, 1, 0}));
+        EXPECT_EQ(levels.back().halvings, (std::array<int, 3>{3, 3, 0}));
+    }
+    // One rank never gathers; a periodic axis is its own neighbour on rank 0.
+    for (const MgLevel& l : plan_levels(dom, {1, 1, 1}, {0, 0, 0}, 32)) EXPECT_FALSE(l.gathered);
+    const auto ring =
+        plan_levels(cube(2, {8, 8, 1}, {true, false, false}), {2, 2, 1}, {1, 1, 0}, 32);
+    EXPECT_TRUE(ring.back().gathered);
+    EXPECT_TRUE(ring.back().sub.has_neighbour[0] && ring.back().sub.has_neighbour[1]);
+    EXPECT_FALSE(ring.back().sub.has_neighbour[2]);
+}
+
 // Each rank's coarse block: contiguous with its neighbours', covering the coarse axis, and
 // coarse point c over fine position 2c (the last over the last on an odd-ended Dirichlet axis).
 TEST(MgLevels, RankBlocksTileTheCoarseAxisOverTheFineBlocks) {
@@ -62,7 +95,7 @@ TEST(MgLevels, RankBlocksTileTheCoarseAxisOverTheFineBlocks) {
                 const Domain dom = cube(3, {n, 9, 9}, {periodic, false, false});
                 const auto first = plan_levels(dom, {parts, 1, 1}, {0, 0, 0}, 32);
                 for (std::size_t l = 1; l < first.size(); ++l) {
-                    if (first[l].halved[0] == 0) continue;
+                    if (first[l].halved[0] == 0 || first[l].gathered) continue;
                     int next = 0;
                     for (int p = 0; p < parts; ++p) {
                         const auto levels = plan_levels(dom, {parts, 1, 1}, {p, 0, 0}, 32);
