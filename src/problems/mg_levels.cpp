@@ -133,6 +133,15 @@ LevelSpectrum level_spectrum(const MgLevel& level, const std::array<double, 3>& 
     return s;
 }
 
+void drop_gathering_that_does_not_pay(std::vector<MgLevel>& levels, const std::array<double, 3>& r,
+                                      double reduction, int most_applications) {
+    const auto first =
+        std::find_if(levels.begin(), levels.end(), [](const MgLevel& l) { return l.gathered; });
+    if (first == levels.begin() || first == levels.end()) return;
+    if (chebyshev_degree_for(level_spectrum(*(first - 1), r), reduction) <= most_applications)
+        levels.erase(first, levels.end());
+}
+
 int chebyshev_degree_for(const LevelSpectrum& s, double reduction) {
     if (s.hi - s.lo <= 1e-12 * s.hi) return 0;
     const double sigma = (s.hi + s.lo) / (s.hi - s.lo);

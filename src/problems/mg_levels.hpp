@@ -10,8 +10,8 @@
 // fine block, so the process grid and the neighbours stay those of the problem. On several ranks,
 // where no axis halves any more but one would on one rank, the last level is gathered whole
 // onto rank 0 (a level of the same points, `gathered`), and halving goes on there under the same
-// rule with one block per axis; the coarse solve runs on rank 0 alone. Levels stop when no axis
-// halves.
+// rule with one block per axis; the coarse solve runs on rank 0 alone (where it pays:
+// drop_gathering_that_does_not_pay). Levels stop when no axis halves.
 #pragma once
 
 #include <array>
@@ -50,6 +50,12 @@ struct LevelSpectrum {
     double hi = 1.0;
 };
 LevelSpectrum level_spectrum(const MgLevel& level, const std::array<double, 3>& r);
+
+// Drops the levels gathered onto rank 0 where the ranks' coarsest level is solved by the
+// Chebyshev iteration to `reduction` in at most `most_applications` operator applications
+// (each an exchange among the ranks): gathering (through the host, twice) costs more there.
+void drop_gathering_that_does_not_pay(std::vector<MgLevel>& levels, const std::array<double, 3>& r,
+                                      double reduction, int most_applications);
 
 // The smallest degree of the Chebyshev iteration on [lo, hi] whose error bound,
 // 1 / T_k((hi + lo) / (hi - lo)), is at most `reduction` (0 where lo and hi coincide).

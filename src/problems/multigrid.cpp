@@ -5,6 +5,17 @@
 
 namespace gridsim {
 
+namespace {
+
+// r_d of the fine operator, whose parameters hold -r_d (A = I - sum_d r_d D_d).
+template <class T>
+std::array<double, 3> diffusion_numbers(const StencilParams<T>& p) {
+    return {-static_cast<double>(p.r.rx), -static_cast<double>(p.r.ry),
+            -static_cast<double>(p.r.rz)};
+}
+
+}  // namespace
+
 bool multigrid_coarsens(const Domain& dom, const std::array<int, 3>& process_grid) {
     const MgLevel last = plan_levels(dom, process_grid, {0, 0, 0}, 3).back();
     return last.halvings[0] + last.halvings[1] + last.halvings[2] > 0;
@@ -17,8 +28,10 @@ MultigridPreconditioner<T>::MultigridPreconditioner(Simulation<T>& sim, Simulati
       settings_(settings),
       part_timer_(sim.backend_ops().make_interval_timer()),
       part_seconds_(static_cast<int>(MgPart::count), 0.0) {
-    const auto geometry = plan_levels(sim.domain(), sim.topology().process_grid(),
-                                      sim.topology().coords(), kMaxLevels);
+    auto geometry = plan_levels(sim.domain(), sim.topology().process_grid(),
+                                sim.topology().coords(), kMaxLevels);
+    drop_gathering_that_does_not_pay(geometry, diffusion_numbers(fine.params()), kCoarseReduction,
+                                     kGatherBeyondDegree);
     root_ = sim.topology().rank() == 0;
     levels_.resize(geometry.size());
     for (std::size_t l = 0; l < geometry.size(); ++l) levels_[l].geometry = geometry[l];
@@ -50,11 +63,7 @@ void MultigridPreconditioner<T>::make_level(std::size_t l, const MgLevel& geomet
         L.x.emplace(L.grid->make_field());
     }
     L.s = L.grid->make_field();
-    // The fine operator's parameters hold -r_d (A = I - sum_d r_d D_d).
-    const StencilParams<T>& p = fine.params();
-    const std::array<double, 3> r{-static_cast<double>(p.r.rx), -static_cast<double>(p.r.ry),
-                                  -static_cast<double>(p.r.rz)};
-    const LevelSpectrum spectrum = level_spectrum(geometry, r);
+    const LevelSpectrum spectrum = level_spectrum(geometry, diffusion_numbers(fine.params()));
     const int degree =
         coarsest ? std::min(kMaxCoarseDegree, chebyshev_degree_for(spectrum, kCoarseReduction))
                  : settings_.smoothing_degree;

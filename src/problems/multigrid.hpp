@@ -10,10 +10,11 @@
 // restriction is 2^-h times the transpose of prolongation and both smoothings are one
 // polynomial, so B is symmetric and, the smoother converging, positive definite: the CG stays
 // CG. The coarsest level is solved by the Chebyshev iteration on its exact spectrum, to
-// kCoarseReduction. On several ranks the last level the ranks share is gathered onto rank 0
-// (problems/level_gather.hpp), which cycles on the levels below it alone and scatters the result
-// back: gather and scatter are each other's transpose, so B stays symmetric. Nothing sums over
-// the ranks; every step is deterministic, so a rerun gives the same bits.
+// kCoarseReduction. On several ranks, where that would take more than kGatherBeyondDegree
+// applications (each an exchange among the ranks), the last level the ranks share is gathered onto
+// rank 0 (problems/level_gather.hpp), which cycles on the levels below it alone and scatters the
+// result back: gather and scatter are each other's transpose, so B stays symmetric. Nothing sums
+// over the ranks; every step is deterministic, so a rerun gives the same bits.
 //
 // The plan, chosen once per level: a residual is one fused pass (b - A x, after x's exchange);
 // a smoother of degree one, alpha b + beta A b, is one fused pass too; higher degrees run the
@@ -47,6 +48,9 @@ inline constexpr double kSmoothingRange = 8.0;
 inline constexpr double kCoarseReduction = 1e-3;
 inline constexpr int kMaxCoarseDegree = 64;
 inline constexpr int kMaxLevels = 32;
+// The most operator applications the ranks' coarsest level may take to be solved where they
+// share it; beyond, rank 0 gathers it (docs/tuning.md, "Multigrid smoother and levels").
+inline constexpr int kGatherBeyondDegree = 8;
 
 enum class MgPart { smoothing, restriction, prolongation, coarse_solve, count };
 inline constexpr std::array<const char*, static_cast<int>(MgPart::count)> kMgPartNames = {

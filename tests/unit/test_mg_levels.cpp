@@ -76,6 +76,17 @@ TEST(MgLevels, TheLevelNoRankCanHalveIsGatheredOntoRankZero) {
         EXPECT_EQ(levels[5].halved, (std::array<int, 3>{0, 1, 0}));
         EXPECT_EQ(levels.back().halvings, (std::array<int, 3>{3, 3, 0}));
     }
+    // Gathering is kept where the ranks' coarsest level is hard to solve there (many Chebyshev
+    // applications, each an exchange), dropped where a few solve it. 33 x 33 on 1 x 4 ranks:
+    // the ranks share 3 x 9 (y blocks of 3 and 2), and rank 0 halves y to 5 and 3.
+    auto hard = plan_levels(cube(2, {33, 33, 1}), {1, 4, 1}, {0, 0, 0}, 32);
+    EXPECT_EQ(points_along(hard, 1), (std::vector<int>{33, 17, 9, 9, 9, 9, 5, 3}));
+    drop_gathering_that_does_not_pay(hard, {1e6, 1e6, 0.0}, 1e-3, 8);
+    EXPECT_TRUE(hard.back().gathered);
+    auto easy = hard;
+    drop_gathering_that_does_not_pay(easy, {1e-3, 1e-3, 0.0}, 1e-3, 8);
+    EXPECT_EQ(points_along(easy, 1), (std::vector<int>{33, 17, 9, 9, 9}));
+    EXPECT_FALSE(easy.back().gathered);
     // One rank never gathers; a periodic axis is its own neighbour on rank 0.
     for (const MgLevel& l : plan_levels(dom, {1, 1, 1}, {0, 0, 0}, 32)) EXPECT_FALSE(l.gathered);
     const auto ring =
