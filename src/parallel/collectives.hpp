@@ -78,6 +78,22 @@ T allreduce(MPI_Comm comm, T value, Reduce op) {
     return out;
 }
 
+// Each of `n` values' minimum, mean and maximum over the ranks of `comm`, on every rank.
+struct OverRanks {
+    std::vector<double> min, mean, max;
+};
+inline OverRanks over_ranks(MPI_Comm comm, const double* mine, int n) {
+    const auto size = static_cast<std::size_t>(n);
+    OverRanks o{std::vector<double>(size), std::vector<double>(size), std::vector<double>(size)};
+    allreduce(comm, mine, o.min.data(), n, Reduce::min);
+    allreduce(comm, mine, o.mean.data(), n, Reduce::sum);
+    allreduce(comm, mine, o.max.data(), n, Reduce::max);
+    int ranks = 1;
+    GRIDSIM_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+    for (double& m : o.mean) m /= ranks;
+    return o;
+}
+
 // The same, the result on `root` only (elsewhere `out` is left as it is).
 template <class T>
 void reduce_to_root(MPI_Comm comm, const T* in, T* out, int n, Reduce op, int root = 0) {

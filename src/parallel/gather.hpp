@@ -44,6 +44,35 @@ inline std::vector<std::string> gather_strings(MPI_Comm comm, const std::string&
     return out;
 }
 
+// Every rank's block of a grid, on rank 0, in rank order, with the places of their points in
+// one array of all of them (for MPI_Gatherv and MPI_Scatterv: counts and displacements). Empty
+// on the other ranks. Collective.
+struct RankBlocks {
+    std::vector<std::array<int, 3>> offset, size;
+    std::vector<int> counts, displs;
+    int total = 0;
+};
+inline RankBlocks blocks_on_root(MPI_Comm comm, const Subdomain& sub) {
+    int rank = 0;
+    int nranks = 1;
+    GRIDSIM_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    GRIDSIM_MPI_CHECK(MPI_Comm_size(comm, &nranks));
+    const std::array<int, 6> geom{sub.offset[0], sub.offset[1], sub.offset[2],
+                                  sub.size[0],   sub.size[1],   sub.size[2]};
+    std::vector<int> all(rank == 0 ? 6 * nranks : 0);
+    GRIDSIM_MPI_CHECK(MPI_Gather(geom.data(), 6, MPI_INT, all.data(), 6, MPI_INT, 0, comm));
+    RankBlocks out;
+    for (int r = 0; r < static_cast<int>(all.size()) / 6; ++r) {
+        const int* g = &all[6 * r];
+        out.offset.push_back({g[0], g[1], g[2]});
+        out.size.push_back({g[3], g[4], g[5]});
+        out.counts.push_back(g[3] * g[4] * g[5]);
+        out.displs.push_back(out.total);
+        out.total += out.counts.back();
+    }
+    return out;
+}
+
 // `u` is a host view of this rank's field. Returns the solved grid (x fastest) on rank 0 as
 // double (exact for float and double inputs), and an empty vector elsewhere.
 template <class T>
@@ -56,39 +85,25 @@ std::vector<double> gather_to_root(const CartTopology& topo, const Domain& dom,
         for (int j = 0; j < sub.size[1]; ++j)
             for (int i = 0; i < sub.size[0]; ++i) mine.push_back(u(i, j, k));
 
-    const int nranks = topo.size();
-    std::array<int, 6> geom{sub.offset[0], sub.offset[1], sub.offset[2],
-                            sub.size[0],   sub.size[1],   sub.size[2]};
-    std::vector<int> all_geom(topo.rank() == 0 ? 6 * nranks : 0);
-    GRIDSIM_MPI_CHECK(
-        MPI_Gather(geom.data(), 6, MPI_INT, all_geom.data(), 6, MPI_INT, 0, topo.comm()));
-    std::vector<int> counts(nranks), displs(nranks);
-    if (topo.rank() == 0) {
-        int at = 0;
-        for (int r = 0; r < nranks; ++r) {
-            counts[r] = all_geom[6 * r + 3] * all_geom[6 * r + 4] * all_geom[6 * r + 5];
-            displs[r] = at;
-            at += counts[r];
-        }
-    }
-    std::vector<double> packed(
-        topo.rank() == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) : 0);
+    const RankBlocks blocks = blocks_on_root(topo.comm(), sub);
+    std::vector<double> packed(static_cast<std::size_t>(blocks.total));
     GRIDSIM_MPI_CHECK(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE,
-                                  packed.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
-                                  topo.comm()));
+                                  packed.data(), blocks.counts.data(), blocks.displs.data(),
+                                  MPI_DOUBLE, 0, topo.comm()));
     if (topo.rank() != 0) return {};
 
     const auto& n = dom.solved;
     std::vector<double> global(static_cast<std::size_t>(n[0]) * n[1] * n[2]);
-    for (int r = 0; r < nranks; ++r) {
-        const int* g = &all_geom[6 * r];
-        const double* src = packed.data() + displs[r];
-        for (int k = 0; k < g[5]; ++k)
-            for (int j = 0; j < g[4]; ++j)
-                for (int i = 0; i < g[3]; ++i) {
-                    global[(g[0] + i) +
+    for (std::size_t r = 0; r < blocks.counts.size(); ++r) {
+        const auto& o = blocks.offset[r];
+        const auto& s = blocks.size[r];
+        const double* src = packed.data() + blocks.displs[r];
+        for (int k = 0; k < s[2]; ++k)
+            for (int j = 0; j < s[1]; ++j)
+                for (int i = 0; i < s[0]; ++i) {
+                    global[(o[0] + i) +
                            static_cast<std::size_t>(n[0]) *
-                               ((g[1] + j) + static_cast<std::size_t>(n[1]) * (g[2] + k))] = *src++;
+                               ((o[1] + j) + static_cast<std::size_t>(n[1]) * (o[2] + k))] = *src++;
                 }
     }
     return global;

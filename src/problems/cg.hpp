@@ -61,7 +61,6 @@ public:
         return chebyshev_ ? chebyshev_->bounds() : std::nullopt;
     }
     // The multigrid preconditioner, where it is the one.
-    [[nodiscard]] const MultigridPreconditioner<T>* multigrid() const { return multigrid_.get(); }
     [[nodiscard]] MultigridPreconditioner<T>* multigrid() { return multigrid_.get(); }
 
 private:

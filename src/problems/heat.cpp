@@ -250,7 +250,6 @@ public:
     }
     [[nodiscard]] const char* progress_name() const override { return "|u|"; }
     double progress_value() override { return sim_.measures().norm(); }
-    [[nodiscard]] const ConjugateGradient<T>& cg() const { return cg_; }
     [[nodiscard]] ConjugateGradient<T>& cg() { return cg_; }
     [[nodiscard]] const CgRecord& record() const { return record_; }
 
@@ -260,13 +259,6 @@ private:
     ConjugateGradient<T> cg_;
     CgRecord record_;
 };
-
-// {min, mean, max} of `value` over the ranks of `comm`.
-nlohmann::json over_ranks(MPI_Comm comm, double value) {
-    return {{"min", allreduce(comm, value, Reduce::min)},
-            {"mean", allreduce(comm, value, Reduce::sum) / comm_size(comm)},
-            {"max", allreduce(comm, value, Reduce::max)}};
-}
 
 // Whole-field passes one iteration makes (reads + writes, in field sizes): the operator reads p
 // and writes q (2); the BLAS sequence then p.q (2), x += a p (3), r -= a q (3), r.r (2),
@@ -315,7 +307,7 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
     RunResult r = run_time_loop(sim, cfg, opt, stepper);
     finish_heat(sim, cfg, opt, r);
     const CgRecord& record = stepper.record();
-    const ConjugateGradient<T>& cg = stepper.cg();
+    ConjugateGradient<T>& cg = stepper.cg();
     const double per_step = record.steps > 0 ? static_cast<double>(record.total) / record.steps : 0;
     // The slowest rank's: the one the others wait for.
     const double allreduce_max =
@@ -337,11 +329,13 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
          record.steps > 0 ? static_cast<double>(cg.allreduces()) / record.steps : 0.0},
         {"passes_per_iteration", passes_per_iteration(settings) +
                                      (cg.multigrid() ? cg.multigrid()->vcycle_passes() : 0.0)}};
-    if (MultigridPreconditioner<T>* mg = stepper.cg().multigrid()) {
+    if (MultigridPreconditioner<T>* mg = cg.multigrid()) {
         const MgPartSeconds parts = mg->part_seconds();
+        const OverRanks o =
+            over_ranks(sim.topology().comm(), parts.data(), static_cast<int>(parts.size()));
         nlohmann::json seconds = nlohmann::json::object();
         for (std::size_t p = 0; p < parts.size(); ++p)
-            seconds[kMgPartNames[p]] = over_ranks(sim.topology().comm(), parts[p]);
+            seconds[kMgPartNames[p]] = {{"min", o.min[p]}, {"mean", o.mean[p]}, {"max", o.max[p]}};
         r.problem_report["cg"]["multigrid"] = {
             {"levels", mg->level_points()},
             {"smoothing_degree", settings.multigrid.smoothing_degree},

@@ -7,6 +7,7 @@
 
 #include "kernels/backend.hpp"
 #include "mesh/domain.hpp"
+#include "parallel/gather.hpp"
 #include "parallel/mpi_session.hpp"
 
 namespace gridsim {
@@ -25,20 +26,17 @@ public:
     void scatter(const FieldView<T>* whole, FieldView<T> part);
 
 private:
-    struct Block {
-        std::array<int, 3> offset, size;
-    };
-    // Between `field`'s owned points and `packed` (x fastest), `block` placed at its offset.
-    static void pack(const std::vector<T>& field, const FieldExtents& ext, const Block& block,
-                     T* packed);
-    static void unpack(const T* packed, const Block& block, const FieldExtents& ext,
+    // Between the points of `field` in the box at `offset` of `size` and `packed` (x fastest).
+    static void pack(const std::vector<T>& field, const FieldExtents& ext,
+                     const std::array<int, 3>& offset, const std::array<int, 3>& size, T* packed);
+    static void unpack(const T* packed, const std::array<int, 3>& offset,
+                       const std::array<int, 3>& size, const FieldExtents& ext,
                        std::vector<T>& field);
 
     Communicator comm_;
     Backend<T>& be_;
-    Block mine_;
-    std::vector<Block> blocks_;  // rank 0: every rank's, in rank order
-    std::vector<int> counts_, displs_;
+    std::array<int, 3> size_;  // this rank's block
+    RankBlocks blocks_;        // rank 0: every rank's
     std::vector<T> field_, packed_, all_;
 };
 

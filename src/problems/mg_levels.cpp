@@ -73,13 +73,11 @@ MgLevel gathered_copy(const MgLevel& level) {
     g.gathered = true;
     g.halved = {0, 0, 0};
     g.shift = {0, 0, 0};
-    g.sub = Subdomain{};
-    g.sub.dims = level.dims;
-    for (int d = 0; d < level.dims; ++d) {
-        g.sub.size[d] = level.points[d];
-        g.sub.has_neighbour[2 * d] = g.sub.has_neighbour[2 * d + 1] = level.periodic[d];
-        g.sub.fixed_face[2 * d] = g.sub.fixed_face[2 * d + 1] = !level.periodic[d];
-    }
+    Domain whole;
+    whole.dims = level.dims;
+    whole.solved = level.points;
+    whole.periodic = level.periodic;
+    g.sub = make_subdomain(whole, {1, 1, 1}, {0, 0, 0});
     return g;
 }
 

@@ -36,8 +36,7 @@ MultigridPreconditioner<T>::MultigridPreconditioner(Simulation<T>& sim, Simulati
     levels_.resize(geometry.size());
     for (std::size_t l = 0; l < geometry.size(); ++l) levels_[l].geometry = geometry[l];
     for (std::size_t l = 0; l < geometry.size(); ++l) {
-        if (!geometry[l].gathered || root_)
-            make_level(l, geometry[l], l + 1 == geometry.size(), fine);
+        if (!geometry[l].gathered || root_) make_level(l, fine);
         if (gathers_next(l))
             gather_ = std::make_unique<LevelGather<T>>(sim.topology().comm(), sim.backend_ops(),
                                                        geometry[l].sub);
@@ -46,10 +45,10 @@ MultigridPreconditioner<T>::MultigridPreconditioner(Simulation<T>& sim, Simulati
 
 // Level l's grid (its operator: the fine one's with r_d / 4^halvings), fields and smoother.
 template <class T>
-void MultigridPreconditioner<T>::make_level(std::size_t l, const MgLevel& geometry, bool coarsest,
-                                            SimulationGrid<T>& fine) {
+void MultigridPreconditioner<T>::make_level(std::size_t l, SimulationGrid<T>& fine) {
     Level& L = levels_[l];
-    L.geometry = geometry;
+    const MgLevel& geometry = L.geometry;
+    const bool coarsest = l + 1 == levels_.size();
     if (l == 0) {
         L.grid = &fine;
     } else {

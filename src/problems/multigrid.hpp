@@ -99,7 +99,8 @@ private:
         std::unique_ptr<ChebyshevPreconditioner<T>> smoother;
         T alpha = T(0), beta = T(0);
     };
-    void make_level(std::size_t l, const MgLevel& geometry, bool coarsest, SimulationGrid<T>& fine);
+    // Level l's grid, fields and smoother, from its geometry (set for every level first).
+    void make_level(std::size_t l, SimulationGrid<T>& fine);
     void cycle(std::size_t l, FieldView<T> b, FieldView<T> x);
     // Whether level l + 1 is level l gathered onto rank 0.
     [[nodiscard]] bool gathers_next(std::size_t l) const {

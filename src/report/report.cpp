@@ -28,16 +28,10 @@ namespace gridsim {
 namespace {
 
 nlohmann::json phase_stats(const PhaseTimes& mine, MPI_Comm comm) {
-    const int n = static_cast<int>(mine.size());
-    PhaseTimes min{}, max{}, sum{};
-    reduce_to_root(comm, mine.data(), min.data(), n, Reduce::min);
-    reduce_to_root(comm, mine.data(), max.data(), n, Reduce::max);
-    reduce_to_root(comm, mine.data(), sum.data(), n, Reduce::sum);
+    const OverRanks o = over_ranks(comm, mine.data(), static_cast<int>(mine.size()));
     nlohmann::json out = nlohmann::json::object();
-    for (int p = 0; p < n; ++p) {
-        out[kPhaseNames[p]] = {
-            {"min", min[p]}, {"mean", sum[p] / comm_size(comm)}, {"max", max[p]}};
-    }
+    for (std::size_t p = 0; p < mine.size(); ++p)
+        out[kPhaseNames[p]] = {{"min", o.min[p]}, {"mean", o.mean[p]}, {"max", o.max[p]}};
     return out;
 }
 
