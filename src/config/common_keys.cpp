@@ -1,8 +1,24 @@
 #include "config/common_keys.hpp"
 
+#include <string>
+
+#include "parallel/transport_table.hpp"
+
 namespace gridsim {
 
 namespace {
+
+// parallel.transport's meaning: each row of the transport table with its words, then `auto`.
+std::string_view transport_meaning() {
+    static const std::string text = [] {
+        std::string t = "halo transport:";
+        for (const TransportRow& row : kTransportRows)
+            t += std::string(" `") + row.name + "` (" + row.meaning + "),";
+        t.back() = ' ';
+        return t + "or `auto`";
+    }();
+    return text;
+}
 
 // The problem, its grid, boundary, initial condition and time.
 std::vector<CommonKey> model_keys() {
@@ -49,9 +65,7 @@ std::vector<CommonKey> execution_keys() {
         {"parallel.backend", "string", "`\"auto\"`",
          "`cpu`, `cuda` (one GPU per rank) or `auto`: CUDA when built with it and every rank has "
          "a GPU, else CPU; the header says which and why"},
-        {"parallel.transport", "string", "`\"auto\"`",
-         "halo transport: `staged` (through pinned host memory and MPI), `cuda-aware`, `nccl`, "
-         "`ipc` (stores straight into the neighbour's GPU) or `auto`"},
+        {"parallel.transport", "string", "`\"auto\"`", transport_meaning()},
         {"parallel.overlap", "string or boolean", "`\"auto\"`",
          "`true`: halos beside the interior; `false`: after it; `fused`: one launch, then "
          "halos; `faces_first`: halos once faces are written; `pipelined`: halos beside the "

@@ -20,6 +20,13 @@ namespace {
 constexpr std::int64_t kMaxCells = std::numeric_limits<int>::max() - 1024;
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
+// parallel.transport's words, in TransportKind's order: "auto", then the transport table's.
+std::vector<std::string> transport_words() {
+    std::vector<std::string> words{"auto"};
+    for (const TransportRow& row : kTransportRows) words.emplace_back(row.name);
+    return words;
+}
+
 // The keys every deck may hold, whatever its problem (config/common_keys.cpp, which documents
 // each). A problem adds its own (ProblemDeck::keys).
 std::vector<std::string_view> common_schema() {
@@ -301,9 +308,7 @@ void read_parallel_and_output(const DeckReader& r, Config& c) {
         }
     }
     if (auto v = r.choice("parallel.backend", {"auto", "cpu", "cuda"})) c.backend = BackendKind(*v);
-    if (auto v = r.choice("parallel.transport", {"auto", "staged", "cuda-aware", "nccl", "ipc"})) {
-        c.transport = TransportKind(*v);
-    }
+    if (auto v = r.choice("parallel.transport", transport_words())) c.transport = TransportKind(*v);
     if (c.backend == BackendKind::cpu && moves_device_memory(c.transport)) {
         r.fail("parallel.transport",
                fmt::format("\"{}\" moves device memory and needs the CUDA backend; "

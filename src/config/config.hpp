@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/mpi_hints.hpp"
+#include "parallel/transport_table.hpp"  // plain rows: the transports' names and memory
 
 namespace gridsim {
 
@@ -28,7 +29,6 @@ enum class Precision { float32, float64 };
 enum class AxisBc { dirichlet, periodic };
 enum class InitialKind { sine, hotspot, constant };
 enum class BackendKind { automatic, cpu, cuda };
-enum class TransportKind { automatic, staged, cuda_aware, nccl, ipc };
 // CUDA stencil variants (kernels/cuda/stream_kernels.cuh, tiled_kernel.cuh); all give bitwise the
 // same fields.
 enum class KernelKind { stream, tiled, naive };
@@ -278,10 +278,10 @@ const char* to_string(KernelKind v);
 const char* to_string(BindMode v);
 const char* to_string(GraphMode v);
 
-// Whether a transport moves device memory itself (cuda-aware, nccl, ipc): the CPU backend has
-// none to give it.
+// Whether a transport hands over device memory (its row's `memory`): the CPU backend has none to
+// give it.
 inline bool moves_device_memory(TransportKind v) {
-    return v == TransportKind::cuda_aware || v == TransportKind::nccl || v == TransportKind::ipc;
+    return v != TransportKind::automatic && transport_row(v).memory == TransportMemory::device;
 }
 
 }  // namespace gridsim

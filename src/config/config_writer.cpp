@@ -17,7 +17,6 @@ constexpr const char* kPrecisionNames[] = {"float", "double"};
 constexpr const char* kAxisBcNames[] = {"dirichlet", "periodic"};
 constexpr const char* kInitialNames[] = {"sine", "hotspot", "constant"};
 constexpr const char* kBackendNames[] = {"auto", "cpu", "cuda"};
-constexpr const char* kTransportNames[] = {"auto", "staged", "cuda-aware", "nccl", "ipc"};
 constexpr const char* kKernelNames[] = {"stream", "tiled", "naive"};
 constexpr const char* kBindNames[] = {"auto", "none", "numa", "strict"};
 constexpr const char* kGraphNames[] = {"auto", "on", "off"};
@@ -51,7 +50,9 @@ const char* to_string(Precision v) { return kPrecisionNames[static_cast<int>(v)]
 const char* to_string(AxisBc v) { return kAxisBcNames[static_cast<int>(v)]; }
 const char* to_string(InitialKind v) { return kInitialNames[static_cast<int>(v)]; }
 const char* to_string(BackendKind v) { return kBackendNames[static_cast<int>(v)]; }
-const char* to_string(TransportKind v) { return kTransportNames[static_cast<int>(v)]; }
+const char* to_string(TransportKind v) {
+    return v == TransportKind::automatic ? "auto" : transport_row(v).name;
+}
 const char* to_string(OverlapMode v) { return kOverlapNames[static_cast<int>(v)]; }
 const char* to_string(KernelKind v) { return kKernelNames[static_cast<int>(v)]; }
 const char* to_string(BindMode v) { return kBindNames[static_cast<int>(v)]; }

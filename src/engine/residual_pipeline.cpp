@@ -7,7 +7,7 @@
 namespace gridsim {
 
 void residuals_over_ranks(MPI_Comm comm, double* sums, int count, TransportKind transport) {
-    if (transport == TransportKind::ipc || transport == TransportKind::nccl) {
+    if (transport_row(transport).sums) {
         sum_in_rank_order(comm, sums, count);
         return;
     }

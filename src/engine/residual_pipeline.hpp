@@ -15,7 +15,7 @@ namespace gridsim {
 
 // Residuals' local sums (`count` of them, in place) summed over the ranks of `comm`, as a run sums
 // every one (a sweep's, and each level's of a summing pass, so that they have the same bits
-// whatever the time block): with a transport that moves halos on the device (ipc, NCCL), every
+// whatever the time block): with a transport that sums on the device (its row's `sums`), every
 // rank's sum added in rank order on the host, all `count` in one collective, whatever the rank
 // count (NCCL's own all-reduce adds in an order of its own beyond two ranks, ring or tree by
 // size); with the host's (staged, cuda-aware), one MPI_Allreduce of one double each (one call for

@@ -89,11 +89,13 @@ public:
         return fields_.current();
     }
     [[nodiscard]] Backend<T>& backend_ops() { return be_; }
-    // Whether allreduce_on_lane() works: several ranks, a device transport (ipc, NCCL).
+    // Whether allreduce_on_lane() works: several ranks, a transport that sums on the device.
     [[nodiscard]] bool reduces_on_device() const {
         return topo_.size() > 1 && halos_.halo->reduces_on_device();
     }
     void allreduce_on_lane(double* sums, int n) { halos_.halo->allreduce_sum_on_lane(sums, n); }
+    // How allreduce_on_lane() sums, as the report names it ("nccl", "ipc").
+    [[nodiscard]] const char* allreduce_route() const { return halos_.halo->sums_route(); }
 
     // Global measures of the current field (engine/field_measures.hpp).
     [[nodiscard]] FieldMeasures<T>& measures() { return measures_; }

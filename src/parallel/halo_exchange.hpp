@@ -16,7 +16,6 @@
 
 #include "kernels/backend.hpp"
 #include "parallel/cart_topology.hpp"
-#include "parallel/mpi_transport.hpp"
 #include "parallel/routed_transport.hpp"
 #include "parallel/transport.hpp"
 
@@ -86,12 +85,16 @@ public:
             transport_ = std::move(routed);
         } else {
             if (routes != nullptr && !routes->kinds.empty()) transport = routes->kinds.front();
-            transport_ = make_transport<T>(transport, topo.comm(), backend, remote_, ipc, fields);
+            transport_ =
+                make_transport<T>({transport, topo.comm(), &backend, &remote_, ipc, &fields});
             counts_ = {{transport, static_cast<int>(remote_.size())}};
         }
+        stores_ = transport_->field_stores();
+        sums_ = transport_->device_sums();
+        arrivals_ = stores_ != nullptr ? transport_->arrivals() : nullptr;
         for (Group& g : groups_) {
             for (std::size_t f = g.first; f < g.last; ++f) {
-                if (transport_->stores_face(f)) continue;
+                if (stored(f)) continue;
                 g.field_packs.add(remote_[f].send, remote_[f].send_buf.data());
                 g.field_unpacks.add(remote_[f].recv, remote_[f].recv_buf.data());
             }
@@ -103,17 +106,20 @@ public:
     [[nodiscard]] const std::vector<std::pair<TransportKind, int>>& route_counts() const {
         return counts_;
     }
-    [[nodiscard]] bool reduces_on_device() const { return transport_->reduces_on_device(); }
+    // Whether the sums over the ranks go on the device (Transport::device_sums), and how ("nccl",
+    // "ipc"; "" where not).
+    [[nodiscard]] bool reduces_on_device() const { return sums_ != nullptr; }
+    [[nodiscard]] const char* sums_route() const { return sums_ != nullptr ? sums_->route() : ""; }
     // Whether a step's exchange runs without the host: no face goes to another rank, or the
     // transport issues its messages on the boundary lane (NCCL).
     [[nodiscard]] bool host_free() const { return remote_.empty() || !transport_->host_steps(); }
     // Whether no face goes to another rank (every halo is a physical boundary or a self-copy).
     [[nodiscard]] bool local_only() const { return remote_.empty(); }
     // How many of this rank's faces the transport stores straight into the peer's field (for a
-    // registered field; Transport::stores_face).
+    // registered field; FieldStores::stores_face).
     [[nodiscard]] int faces_stored() const {
         int n = 0;
-        for (std::size_t f = 0; f < remote_.size(); ++f) n += transport_->stores_face(f) ? 1 : 0;
+        for (std::size_t f = 0; f < remote_.size(); ++f) n += stored(f) ? 1 : 0;
         return n;
     }
     // Every box of a field an exchange reads (the faces it sends and those it copies into its
@@ -121,38 +127,38 @@ public:
     [[nodiscard]] const std::vector<Box>& read_boxes() const { return read_boxes_; }
     // The axes (bit d: axis d) whose halos this rank copies from its own opposite faces.
     [[nodiscard]] unsigned self_axes() const { return self_axes_; }
+    // Only where reduces_on_device().
     void allreduce_sum_on_lane(double* values, int count) {
-        transport_->allreduce_sum_on_lane(values, count);
+        sums_->allreduce_sum_on_lane(values, count);
     }
     // Whether a pipelined pass may exchange `u` (a field of `dims` dimensions): every face goes
     // to another rank across the last axis, stored straight into the peer's field by a transport
     // that tells its arrivals, and no halo is packed, unpacked or copied from this rank's own
     // faces.
     [[nodiscard]] bool pipelines(FieldView<const T> u, int dims) const {
-        if (remote_.empty() || self_axes_ != 0 || !transport_->tells_arrivals() || !registered(u))
+        if (remote_.empty() || self_axes_ != 0 || arrivals_ == nullptr || !registered(u))
             return false;
         for (std::size_t f = 0; f < remote_.size(); ++f) {
-            if (face_axis(remote_[f].face) != dims - 1 || !transport_->stores_face(f)) return false;
+            if (face_axis(remote_[f].face) != dims - 1 || !stored(f)) return false;
         }
         return true;
     }
     // The counters a pipelined pass over a block of `owned` planes along the last axis waits on
-    // (where pipelines()).
+    // (only where pipelines()).
     [[nodiscard]] HaloArrivals arrivals(int owned) const {
         HaloArrivals a;
         a.lo = 0;
         a.hi = owned;
         for (std::size_t f = 0; f < remote_.size(); ++f) {
-            const auto words = transport_->arrival_words(f);
+            const auto words = arrivals_->words(f);
             const int side = remote_[f].face % 2;
             a.ready[side] = words.ready;
             a.base[side] = words.base;
         }
         return a;
     }
-    void restart_arrivals(unsigned long long pass, Lane lane) {
-        transport_->restart_arrivals(pass, lane);
-    }
+    // Only where pipelines().
+    void restart_arrivals(unsigned long long pass, Lane lane) { arrivals_->restart(pass, lane); }
     // Transfers issued from the host so far (a recorded one counts once, when captured).
     [[nodiscard]] std::uint64_t transfers_issued() const { return transfers_issued_; }
 
@@ -176,8 +182,8 @@ public:
         const Group& grp = groups_[g];
         if (!transfers(g)) return;
         ++transfers_issued_;
-        if (const int f = transport_->field_index(u.data); f >= 0) {
-            transport_->exchange_field(f, remote_, grp.first, grp.last, beside_work);
+        if (const int f = field_of(u); f >= 0) {
+            stores_->exchange_field(f, remote_, grp.first, grp.last, beside_work);
         } else {
             transport_->exchange(remote_, grp.first, grp.last, beside_work);
         }
@@ -199,8 +205,13 @@ public:
     }
 
 private:
-    [[nodiscard]] bool registered(FieldView<const T> u) const {
-        return transport_->field_index(u.data) >= 0;
+    // Which field registered with the transport `u` is, or -1.
+    [[nodiscard]] int field_of(FieldView<const T> u) const {
+        return stores_ != nullptr ? stores_->field_index(u.data) : -1;
+    }
+    [[nodiscard]] bool registered(FieldView<const T> u) const { return field_of(u) >= 0; }
+    [[nodiscard]] bool stored(std::size_t f) const {
+        return stores_ != nullptr && stores_->stores_face(f);
     }
     [[nodiscard]] const FaceMoves<T>& packs_of(FieldView<const T> u, int g) const {
         return registered(u) ? groups_[g].field_packs : groups_[g].packs;
@@ -219,6 +230,10 @@ private:
     };
     Backend<T>& backend_;
     std::unique_ptr<Transport<T>> transport_;
+    // Its capabilities, asked once (nullptr where absent).
+    FieldStores<T>* stores_ = nullptr;
+    DeviceSums* sums_ = nullptr;
+    ArrivalSignals* arrivals_ = nullptr;
     std::vector<Buffer<T>> buffers_;   // the send and receive buffers of remote_'s faces
     std::vector<HaloFace<T>> remote_;  // faces exchanged through the transport, by face
     std::vector<std::pair<TransportKind, int>> counts_;  // route_counts()

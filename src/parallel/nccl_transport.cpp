@@ -90,7 +90,7 @@ constexpr ncclDataType_t nccl_type() {
 }
 
 template <class T>
-class NcclTransport final : public Transport<T> {
+class NcclTransport final : public Transport<T>, public DeviceSums {
 public:
     // NCCL pairs the k-th send from A to B with the k-th receive on B from A: send in the order
     // of the face a message leaves through, receive in the order of the face it left through on
@@ -128,7 +128,8 @@ public:
         GRIDSIM_NCCL_CHECK(ncclGroupEnd());
     }
     [[nodiscard]] bool host_steps() const override { return false; }
-    [[nodiscard]] bool reduces_on_device() const override { return true; }
+    [[nodiscard]] DeviceSums* device_sums() override { return this; }
+    [[nodiscard]] const char* route() const override { return "nccl"; }
     void allreduce_sum_on_lane(double* values, int count) override {
         auto* stream = static_cast<cudaStream_t>(backend_.native_stream(Lane::boundary));
         GRIDSIM_NCCL_CHECK(
@@ -145,15 +146,16 @@ private:
 }  // namespace
 
 template <class T>
-std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
-                                                  const std::vector<HaloFace<T>>& faces) {
-    return std::make_unique<NcclTransport<T>>(comm, backend, faces);
+std::unique_ptr<Transport<T>> make_nccl_transport(const TransportArgs<T>& args) {
+    return std::make_unique<NcclTransport<T>>(args.comm, *args.backend, *args.faces);
 }
+template std::unique_ptr<Transport<float>> make_nccl_transport(const TransportArgs<float>&);
+template std::unique_ptr<Transport<double>> make_nccl_transport(const TransportArgs<double>&);
 
-template std::unique_ptr<Transport<float>> make_nccl_transport<float>(
-    MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&);
-template std::unique_ptr<Transport<double>> make_nccl_transport<double>(
-    MPI_Comm, Backend<double>&, const std::vector<HaloFace<double>>&);
+std::string nccl_refusal(const RankGpuFacts& facts) {
+    return facts.own_gpus ? std::string()
+                          : "needs one GPU per rank (ranks share GPUs here); use \"staged\"";
+}
 
 bool nccl_built() { return true; }
 

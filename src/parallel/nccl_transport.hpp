@@ -12,15 +12,10 @@
 
 namespace gridsim {
 
-// Collective over `comm` (ncclCommInitRank). Needs one GPU per rank: NCCL refuses two ranks
-// on one device.
-template <class T>
-std::unique_ptr<Transport<T>> make_nccl_transport(MPI_Comm comm, Backend<T>& backend,
-                                                  const std::vector<HaloFace<T>>& faces);
-
 // Whether this build has the NCCL transport, and the NCCL version ("" without it). A build
-// without NCCL links parallel/no_nccl.cpp, whose make_nccl_transport throws (the backend choice
-// refuses `nccl` before that).
+// without NCCL links parallel/no_nccl.cpp, whose make_nccl_transport throws (nccl_refusal refuses
+// `nccl` before that). The factory (collective over the communicator: ncclCommInitRank) needs one
+// GPU per rank: NCCL refuses two ranks on one device.
 bool nccl_built();
 std::string nccl_version();
 

@@ -71,6 +71,7 @@ struct RankGpuFacts {
     bool reach_everywhere = false;  // ipc_everywhere: every rank stores into every other's GPU
     bool nccl_built = false;
     bool cuda_aware = false;  // MPI takes device buffers (MPIX_Query_cuda_support)
+    std::string ipc_gap;  // "" where every rank reaches every other, else why not (ipc_everywhere)
 };
 
 // The transport parallel.transport = "auto" takes for a GPU run where every face takes one, and

@@ -3,21 +3,22 @@
 // its own faces. Made where the faces of a run take more than one transport; a run whose faces
 // all take one has that transport alone (HaloExchange). The transports that issue on the boundary
 // lane go first, so that no rank waits on the host for a peer that has not yet issued its device
-// work. The sums over the ranks go where FaceRoutes::sums says: through NCCL (the run's NCCL
-// transport, or one made for the sums alone), else on the host.
+// work. The registered fields' faces go from field to field by the first route whose transport
+// can (FieldStores: ipc). The sums over the ranks go where FaceRoutes::sums says: through NCCL (the
+// run's NCCL transport, or one made for the sums alone), else on the host.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "parallel/mpi_transport.hpp"
 #include "parallel/transport.hpp"
 
 namespace gridsim {
 
 template <class T>
-class RoutedTransport final : public Transport<T> {
+class RoutedTransport final : public Transport<T>, public FieldStores<T> {
 public:
     // Collective over `comm` (every rank makes every transport of routes.kinds). `ipc`: as for the
     // ipc transport, whose sums this transport makes none of (they go as routes.sums says).
@@ -25,7 +26,7 @@ public:
                     const FaceRoutes& routes, IpcReach ipc,
                     const std::vector<FieldView<T>>& fields) {
         ipc.sums = false;
-        for (TransportKind kind : device_first(routes.kinds)) {
+        for (TransportKind kind : routes.kinds) {
             Route r;
             r.kind = kind;
             for (std::size_t f = 0; f < faces.size(); ++f) {
@@ -33,21 +34,29 @@ public:
                 r.global.push_back(f);
                 r.faces.push_back(faces[f]);
             }
-            r.transport = make_transport<T>(
-                kind, comm, backend, r.faces, ipc,
-                kind == TransportKind::ipc ? fields : std::vector<FieldView<T>>{});
+            TransportArgs<T> args{kind, comm, &backend, &r.faces, ipc, &fields};
+            r.transport = make_transport<T>(args);
             routes_.push_back(std::move(r));
         }
+        // The routes whose transports issue on the boundary lane go first.
+        std::stable_sort(routes_.begin(), routes_.end(), [](const Route& a, const Route& b) {
+            return !a.transport->host_steps() && b.transport->host_steps();
+        });
+        // The fields' faces go straight from field to field by the first route that can.
+        for (Route& r : routes_)
+            if (stores_ == nullptr && r.transport->field_stores() != nullptr) stores_ = &r;
         where_.resize(faces.size());
         for (std::size_t r = 0; r < routes_.size(); ++r)
             for (std::size_t i = 0; i < routes_[r].global.size(); ++i)
                 where_[routes_[r].global[i]] = {r, i};
         if (routes.sums == TransportKind::nccl) {
             for (Route& r : routes_)
-                if (r.kind == TransportKind::nccl) sums_ = r.transport.get();
+                if (r.kind == TransportKind::nccl) sums_ = r.transport->device_sums();
             if (sums_ == nullptr) {
-                sums_owned_ = make_transport<T>(TransportKind::nccl, comm, backend, {}, ipc, {});
-                sums_ = sums_owned_.get();
+                const std::vector<HaloFace<T>> no_faces;
+                TransportArgs<T> args{TransportKind::nccl, comm, &backend, &no_faces, ipc, &fields};
+                sums_owned_ = make_transport<T>(args);
+                sums_ = sums_owned_->device_sums();
             }
         }
         for (const Route& r : routes_)
@@ -68,38 +77,33 @@ public:
             if (r.transport->host_steps()) return true;
         return false;
     }
-    [[nodiscard]] bool reduces_on_device() const override { return sums_ != nullptr; }
-    void allreduce_sum_on_lane(double* values, int count) override {
-        if (sums_ == nullptr) throw std::logic_error("routed transport: no device sums");
-        sums_->allreduce_sum_on_lane(values, count);
+    [[nodiscard]] DeviceSums* device_sums() override { return sums_; }
+    // The registered fields are one route's (stores_): its faces of them go from field to field.
+    // No arrivals: a pipelined pass waits for faces of one transport alone.
+    [[nodiscard]] FieldStores<T>* field_stores() override {
+        return stores_ != nullptr ? this : nullptr;
     }
-    // The registered fields are the ipc transport's: its faces of them go from field to field.
     [[nodiscard]] int field_index(const T* data) const override {
-        const Route* ipc = ipc_route();
-        return ipc != nullptr ? ipc->transport->field_index(data) : -1;
+        return stores_->transport->field_stores()->field_index(data);
     }
     [[nodiscard]] bool stores_face(std::size_t f) const override {
         const auto [r, i] = where_[f];
-        return routes_[r].transport->stores_face(i);
+        return &routes_[r] == stores_ && stores_->transport->field_stores()->stores_face(i);
     }
-    void exchange_field(int field, std::vector<HaloFace<T>>& faces, std::size_t first,
+    void exchange_field(int field, std::vector<HaloFace<T>>& /*faces*/, std::size_t first,
                         std::size_t last, bool beside_work) override {
         for (Route& r : routes_) {
             const auto [lo, hi] = r.range(first, last);
             if (lo >= hi) continue;
-            if (r.kind == TransportKind::ipc) {
-                r.transport->exchange_field(field, r.faces, lo, hi, beside_work);
+            if (&r == stores_) {
+                r.transport->field_stores()->exchange_field(field, r.faces, lo, hi, beside_work);
             } else {
                 r.transport->exchange(r.faces, lo, hi, beside_work);
             }
         }
-        (void)faces;
     }
-    // A pipelined pass waits for faces stored by ipc alone: a rank with faces of other routes
-    // does not pipeline (HaloExchange::pipelines asks stores_face of every face).
-    [[nodiscard]] bool tells_arrivals() const override { return false; }
 
-    // How many of this rank's faces each transport takes, in the order of routes.kinds.
+    // How many of this rank's faces each transport takes, in the order the routes go.
     [[nodiscard]] std::vector<std::pair<TransportKind, int>> counts() const {
         std::vector<std::pair<TransportKind, int>> out;
         for (const Route& r : routes_) out.emplace_back(r.kind, static_cast<int>(r.faces.size()));
@@ -122,24 +126,10 @@ private:
             return {lo, hi};
         }
     };
-    // The kinds that issue on the boundary lane first, then the MPI ones, which wait on the host.
-    static std::vector<TransportKind> device_first(const std::vector<TransportKind>& kinds) {
-        std::vector<TransportKind> out;
-        for (bool device : {true, false})
-            for (TransportKind k : kinds)
-                if ((k == TransportKind::ipc || k == TransportKind::nccl) == device)
-                    out.push_back(k);
-        return out;
-    }
-    [[nodiscard]] const Route* ipc_route() const {
-        for (const Route& r : routes_)
-            if (r.kind == TransportKind::ipc) return &r;
-        return nullptr;
-    }
-
     std::vector<Route> routes_;
     std::vector<std::pair<std::size_t, std::size_t>> where_;  // rank's face -> (route, index)
-    Transport<T>* sums_ = nullptr;  // the device sums (NCCL), or none: sums on the host
+    Route* stores_ = nullptr;     // the route whose transport takes the fields, or none
+    DeviceSums* sums_ = nullptr;  // the device sums (NCCL), or none: sums on the host
     std::unique_ptr<Transport<T>> sums_owned_;
     std::string name_;
 };

@@ -14,6 +14,7 @@
 #include "parallel/node_map.hpp"
 #include "parallel/peer_routes.hpp"
 #include "parallel/together.hpp"
+#include "parallel/transport.hpp"
 #include "platform/device_map.hpp"
 
 namespace gridsim {
@@ -29,12 +30,19 @@ std::string cuda_runtime_version() {
 }
 
 std::string transports_offered() {
-    std::string out = "staged";
-    if (mpi_is_cuda_aware()) out += ", cuda-aware";
-    if (cuda_backend_built()) {
-        out += nccl_built() ? ", ipc (GPUs that reach each other), nccl (one GPU per rank)"
-                            : ", ipc (only where every rank's GPU reaches every other's: this "
-                              "build has no NCCL for the sums)";
+    // Each row whose refusal passes a run at its best: GPUs of their own that reach each other.
+    RankGpuFacts best;
+    best.ranks = 2;
+    best.own_gpus = true;
+    best.reach_everywhere = true;
+    best.nccl_built = nccl_built();
+    best.cuda_aware = mpi_is_cuda_aware();
+    std::string out;
+    for (int i = kTransportCount - 1; i >= 0; --i) {
+        const TransportRow& row = kTransportRows[i];
+        if (row.memory == TransportMemory::device && !cuda_backend_built()) continue;
+        if (!transport_refusal(row.kind, best).empty()) continue;
+        out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", row.name, row.meaning);
     }
     return out;
 }
@@ -148,57 +156,23 @@ RankGpuFacts gpu_facts(bool own_gpus, bool mps, MPI_Comm comm, const std::string
     facts.own_gpus = own_gpus;
     facts.shared_by_mps = mps;
     facts.reach_everywhere = ipc_gap.empty();
+    facts.ipc_gap = ipc_gap;
     facts.nccl_built = nccl_built();
     facts.cuda_aware = mpi_is_cuda_aware();
     return facts;
 }
 
-// The GPU transport: staged always; cuda-aware where MPI says so; nccl where built and every
-// rank has a GPU of its own (NCCL refuses two ranks on one device); ipc where every rank's GPU
-// reaches every other's (`ipc_gap` empty), or else where NCCL can take the sums over the ranks
-// (Simulation then refuses a neighbour that cannot be reached). `auto`: automatic_transport
-// (parallel/peer_routes.hpp; docs/tuning.md, "Transport"); halos then move GPU to GPU without
-// the host wherever the ranks' kernels run side by side.
-TransportKind gpu_transport(const Config& cfg, bool own_gpus, bool mps, MPI_Comm comm,
-                            const std::string& ipc_gap) {
-    switch (cfg.transport) {
-        case TransportKind::staged:
-            return TransportKind::staged;
-        case TransportKind::cuda_aware:
-            if (!mpi_is_cuda_aware()) {
-                throw ConfigError(
-                    cfg.where("parallel.transport") +
-                    "\"cuda-aware\" needs a CUDA-aware MPI, and this one says it is not "
-                    "(MPIX_Query_cuda_support); use \"staged\" or \"nccl\"");
-            }
-            return TransportKind::cuda_aware;
-        case TransportKind::nccl:
-            if (!nccl_built()) {
-                throw ConfigError(cfg.where("parallel.transport") +
-                                  "\"nccl\": this build has no NCCL; use \"staged\" or \"auto\"");
-            }
-            if (!own_gpus) {
-                throw ConfigError(
-                    cfg.where("parallel.transport") +
-                    "\"nccl\" needs one GPU per rank (ranks share GPUs here); use \"staged\"");
-            }
-            return TransportKind::nccl;
-        case TransportKind::ipc:
-            if (ipc_gap.empty()) return TransportKind::ipc;
-            if (!nccl_built() || !own_gpus) {
-                throw ConfigError(cfg.where("parallel.transport") + "\"ipc\": " + ipc_gap +
-                                  (nccl_built()
-                                       ? ", and NCCL cannot take the sums over the ranks "
-                                         "(ranks share GPUs)"
-                                       : ", and this build has no NCCL to take the sums over "
-                                         "the ranks") +
-                                  "; use \"staged\"");
-            }
-            return TransportKind::ipc;
-        case TransportKind::automatic:
-            break;
+// The GPU transport: the deck's, unless its row's refusal (parallel/transport_table.hpp) says this
+// run cannot take it; `auto`: automatic_transport (parallel/peer_routes.hpp; docs/tuning.md,
+// "Transport"); halos then move GPU to GPU without the host wherever the ranks' kernels run side
+// by side.
+TransportKind gpu_transport(const Config& cfg, const RankGpuFacts& facts) {
+    if (cfg.transport == TransportKind::automatic) return automatic_transport(facts);
+    if (const std::string why = transport_refusal(cfg.transport, facts); !why.empty()) {
+        throw ConfigError(cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
+                          "\": " + why);
     }
-    return automatic_transport(gpu_facts(own_gpus, mps, comm, ipc_gap));
+    return cfg.transport;
 }
 
 // Ends every rank with one line (exit 1) where some rank's GPU has no code in this build, before
@@ -274,10 +248,10 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
             choice.gpus = gather_rank_gpus(comm, this_rank_gpu(plan.info, node_name));
         }
         const std::string ipc_gap = ipc_everywhere(choice.gpus);
-        choice.transport = gpu_transport(cfg, coverage == 2, mps, comm, ipc_gap);
+        choice.facts = gpu_facts(coverage == 2, mps, comm, ipc_gap);
+        choice.transport = gpu_transport(cfg, choice.facts);
         if (coverage == 1 && choice.note.empty()) choice.note = sharing_note(mps);
         choice.ipc = {ipc_gap.empty(), coverage != 2};
-        choice.facts = gpu_facts(coverage == 2, mps, comm, ipc_gap);
         choice.routes_per_face = cfg.transport == TransportKind::automatic && !choice.gpus.empty();
         if (!choice.gpus.empty()) {
             const std::string lost = same_node_obstacle(choice.gpus);

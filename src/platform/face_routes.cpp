@@ -20,8 +20,8 @@ FaceRoutes make_face_routes(const CartTopology& topo, const BackendChoice<T>& ch
         used |= 1u << static_cast<unsigned>(routes.face[face]);
     }
     GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &used, 1, MPI_UNSIGNED, MPI_BOR, topo.comm()));
-    for (TransportKind k : {TransportKind::ipc, TransportKind::nccl, TransportKind::cuda_aware,
-                            TransportKind::staged}) {
+    for (int i = kTransportCount - 1; i >= 0; --i) {  // the most direct first
+        const TransportKind k = kTransportRows[i].kind;
         if ((used & (1u << static_cast<unsigned>(k))) != 0) routes.kinds.push_back(k);
     }
     if (routes.kinds.empty()) routes.kinds.push_back(choice.transport);  // no face leaves a rank

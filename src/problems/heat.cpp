@@ -318,11 +318,7 @@ RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) 
         {"final_relative_residual", record.last_residual},
         {"allreduce_s", allreduce_max},
         {"allreduce_share", r.loop_seconds > 0 ? allreduce_max / r.loop_seconds : 0.0},
-        // On the device: NCCL's all-reduce, or the ipc transport's mailboxes.
-        {"allreduce",
-         !cg.allreduce_on_device()                                                       ? "mpi"
-         : sim.backend().transport == TransportKind::ipc && sim.backend().ipc.everywhere ? "ipc"
-                                                                                         : "nccl"},
+        {"allreduce", cg.allreduce_on_device() ? sim.allreduce_route() : "mpi"},
         {"kernels", settings.fused ? "fused" : "cublas"},
         {"preconditioner", cfg.word("time.cg_preconditioner")},
         {"allreduces_per_step",

@@ -225,16 +225,13 @@ private:
 // The faces of every rank per transport that moves them (a route per neighbour), collective.
 inline std::vector<std::pair<std::string, int>> routes_over_ranks(
     MPI_Comm comm, const std::vector<std::pair<TransportKind, int>>& mine) {
-    const std::array<TransportKind, 4> kinds{TransportKind::ipc, TransportKind::nccl,
-                                             TransportKind::cuda_aware, TransportKind::staged};
-    std::array<long long, 4> count{};
-    for (const auto& [kind, n] : mine)
-        for (std::size_t k = 0; k < kinds.size(); ++k)
-            if (kinds[k] == kind) count[k] += n;
-    GRIDSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, count.data(), 4, MPI_LONG_LONG, MPI_SUM, comm));
+    std::array<long long, kTransportCount> count{};  // by row of the transport table
+    for (const auto& [kind, n] : mine) count[static_cast<std::size_t>(kind) - 1] += n;
+    GRIDSIM_MPI_CHECK(
+        MPI_Allreduce(MPI_IN_PLACE, count.data(), kTransportCount, MPI_LONG_LONG, MPI_SUM, comm));
     std::vector<std::pair<std::string, int>> out;
-    for (std::size_t k = 0; k < kinds.size(); ++k)
-        if (count[k] > 0) out.emplace_back(to_string(kinds[k]), static_cast<int>(count[k]));
+    for (int k = kTransportCount - 1; k >= 0; --k)  // the most direct first
+        if (count[k] > 0) out.emplace_back(kTransportRows[k].name, static_cast<int>(count[k]));
     return out;
 }
 

@@ -81,7 +81,10 @@ struct PeerFace {
 };
 
 template <class T>
-class IpcTransport final : public Transport<T> {
+class IpcTransport final : public Transport<T>,
+                           public FieldStores<T>,
+                           public ArrivalSignals,
+                           public DeviceSums {
 public:
     // Collective over the face pairs: every face swaps handles with its peer (the message tagged
     // with the face it leaves through, as MpiTransport's are).
@@ -95,7 +98,13 @@ public:
         if (reach.sums && reach.everywhere) {
             mailboxes_ = std::make_unique<Mailboxes>(comm);
         } else if (reach.sums) {
-            nccl_ = make_nccl_transport<T>(comm, backend, {});  // the sums alone, no faces
+            const std::vector<HaloFace<T>> none;  // the sums alone, no faces
+            TransportArgs<T> args;
+            args.kind = TransportKind::nccl;
+            args.comm = comm;
+            args.backend = &backend;
+            args.faces = &none;
+            nccl_ = make_nccl_transport<T>(args);
         }
         peer_faces_.resize(faces.size());
         std::vector<FaceHandles> mine(faces.size()), theirs(faces.size());
@@ -146,6 +155,14 @@ public:
     }
 
     [[nodiscard]] const char* name() const override { return "ipc"; }
+    [[nodiscard]] bool host_steps() const override { return false; }
+    [[nodiscard]] FieldStores<T>* field_stores() override { return this; }
+    // Where ranks share GPUs, a pipelined pass's waiting blocks could hold the multiprocessors
+    // the peer's pass needs before its exchange: no arrivals are told then.
+    [[nodiscard]] ArrivalSignals* arrivals() override { return shared_gpus_ ? nullptr : this; }
+    [[nodiscard]] DeviceSums* device_sums() override {
+        return mailboxes_ || nccl_ ? this : nullptr;
+    }
 
     void exchange(std::vector<HaloFace<T>>& /*faces*/, std::size_t first, std::size_t last,
                   bool beside_work) override {
@@ -174,14 +191,11 @@ public:
         launch(puts, count, beside_work);
     }
 
-    // Where ranks share GPUs, a pipelined pass's waiting blocks could hold the multiprocessors
-    // the peer's pass needs before its exchange.
-    [[nodiscard]] bool tells_arrivals() const override { return !shared_gpus_; }
-    [[nodiscard]] typename Transport<T>::ArrivalWords arrival_words(std::size_t f) const override {
+    [[nodiscard]] Words words(std::size_t f) const override {
         const FaceSignals* s = peer_faces_[f].signals->as<FaceSignals>();
         return {&s->ready, &s->base};
     }
-    void restart_arrivals(unsigned long long pass, Lane lane) override {
+    void restart(unsigned long long pass, Lane lane) override {
         const auto stream = static_cast<cudaStream_t>(backend_.native_stream(lane));
         for (const PeerFace& p : peer_faces_) {
             ipc::restart_arrivals<<<1, 1, 0, stream>>>(p.signals->as<FaceSignals>(), pass);
@@ -189,15 +203,13 @@ public:
         }
     }
 
-    [[nodiscard]] bool host_steps() const override { return false; }
-    [[nodiscard]] bool reduces_on_device() const override { return mailboxes_ || nccl_; }
+    [[nodiscard]] const char* route() const override { return mailboxes_ ? "ipc" : "nccl"; }
+    // Only where device_sums() is this.
     void allreduce_sum_on_lane(double* values, int count) override {
         if (mailboxes_) {
             mailboxes_->allreduce(values, count, boundary_stream());
-        } else if (nccl_) {
-            nccl_->allreduce_sum_on_lane(values, count);
         } else {
-            throw std::logic_error("ipc transport: made without sums");
+            nccl_->device_sums()->allreduce_sum_on_lane(values, count);
         }
     }
 
@@ -356,18 +368,22 @@ private:
 }  // namespace
 
 template <class T>
-std::unique_ptr<Transport<T>> make_ipc_transport(MPI_Comm comm, Backend<T>& backend,
-                                                 const std::vector<HaloFace<T>>& faces,
-                                                 IpcReach reach,
-                                                 const std::vector<FieldView<T>>& fields) {
-    return std::make_unique<IpcTransport<T>>(comm, backend, faces, reach, fields);
+std::unique_ptr<Transport<T>> make_ipc_transport(const TransportArgs<T>& args) {
+    return std::make_unique<IpcTransport<T>>(args.comm, *args.backend, *args.faces, args.ipc,
+                                             *args.fields);
 }
+template std::unique_ptr<Transport<float>> make_ipc_transport(const TransportArgs<float>&);
+template std::unique_ptr<Transport<double>> make_ipc_transport(const TransportArgs<double>&);
 
-template std::unique_ptr<Transport<float>> make_ipc_transport<float>(
-    MPI_Comm, Backend<float>&, const std::vector<HaloFace<float>>&, IpcReach,
-    const std::vector<FieldView<float>>&);
-template std::unique_ptr<Transport<double>> make_ipc_transport<double>(
-    MPI_Comm, Backend<double>&, const std::vector<HaloFace<double>>&, IpcReach,
-    const std::vector<FieldView<double>>&);
+// Every rank reaches every other: the sums go by mailboxes. Else some pair cannot (Simulation
+// then refuses a neighbour that cannot be reached), and NCCL must take the sums over the ranks.
+std::string ipc_refusal(const RankGpuFacts& facts) {
+    if (facts.ipc_gap.empty()) return {};
+    if (nccl_built() && facts.own_gpus) return {};
+    return facts.ipc_gap +
+           (nccl_built() ? ", and NCCL cannot take the sums over the ranks (ranks share GPUs)"
+                         : ", and this build has no NCCL to take the sums over the ranks") +
+           "; use \"staged\"";
+}
 
 }  // namespace gridsim

@@ -1,8 +1,7 @@
 // The MPI halo transports: MPI_Irecv/MPI_Isend between ranks, device buffers staged through
 // page-locked host buffers (`staged`) or given to a CUDA-aware MPI as they are (`cuda-aware`).
-#pragma once
-
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "parallel/collectives.hpp"
@@ -10,6 +9,8 @@
 #include "parallel/transport.hpp"
 
 namespace gridsim {
+
+namespace {
 
 // MPI_Irecv/MPI_Isend between ranks. `staged`: device buffers go through page-locked host
 // copies (asynchronous copies on the boundary lane); host buffers (CPU backend) and device
@@ -28,6 +29,7 @@ public:
         }
     }
     [[nodiscard]] const char* name() const override { return direct_ ? "cuda-aware" : "staged"; }
+    [[nodiscard]] bool host_steps() const override { return true; }
 
     void exchange(std::vector<HaloFace<T>>& faces, std::size_t first, std::size_t last,
                   bool /*beside_work*/) override {
@@ -68,22 +70,22 @@ private:
     std::vector<Buffer<T>> host_recv_;
 };
 
+}  // namespace
+
 template <class T>
-std::unique_ptr<Transport<T>> make_transport(TransportKind kind, MPI_Comm comm, Backend<T>& backend,
-                                             const std::vector<HaloFace<T>>& faces, IpcReach ipc,
-                                             const std::vector<FieldView<T>>& fields) {
-    switch (kind) {
-        case TransportKind::nccl:
-            return make_nccl_transport<T>(comm, backend, faces);
-        case TransportKind::ipc:
-            return make_ipc_transport<T>(comm, backend, faces, ipc, fields);
-        case TransportKind::staged:
-        case TransportKind::cuda_aware:
-        case TransportKind::automatic:
-            break;
-    }
-    return std::make_unique<MpiTransport<T>>(comm, backend, kind == TransportKind::cuda_aware,
-                                             faces);
+std::unique_ptr<Transport<T>> make_mpi_transport(const TransportArgs<T>& args) {
+    return std::make_unique<MpiTransport<T>>(args.comm, *args.backend,
+                                             args.kind == TransportKind::cuda_aware, *args.faces);
+}
+template std::unique_ptr<Transport<float>> make_mpi_transport(const TransportArgs<float>&);
+template std::unique_ptr<Transport<double>> make_mpi_transport(const TransportArgs<double>&);
+
+std::string staged_refusal(const RankGpuFacts& /*facts*/) { return {}; }
+
+std::string cuda_aware_refusal(const RankGpuFacts& facts) {
+    return facts.cuda_aware ? std::string()
+                            : "needs a CUDA-aware MPI, and this one says it is not "
+                              "(MPIX_Query_cuda_support); use \"staged\" or \"nccl\"";
 }
 
 }  // namespace gridsim
