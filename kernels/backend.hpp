@@ -186,6 +186,43 @@ public:
                              StencilSum sum, int wrap_period) = 0;
 };
 
+// A capability of a TimeBlocking (faces_first(dims), nullptr where absent): apply_levels on
+// `lane`, the work that writes any point of `faces` (boxes a halo exchange reads) done first;
+// then wait_for_faces(other) makes the other lane's later work wait only until those points are
+// written, so that the exchange issued there runs beside the rest of the pass (a faces-first
+// pass). Every such pass is waited for once, before the next one.
+template <class T>
+class FacesFirstPasses {
+public:
+    FacesFirstPasses() = default;
+    FacesFirstPasses(const FacesFirstPasses&) = delete;
+    FacesFirstPasses& operator=(const FacesFirstPasses&) = delete;
+    virtual ~FacesFirstPasses() = default;
+    virtual void apply_levels_faces_first(const StencilParams<T>& params, FieldView<const T> in,
+                                          FieldView<T> out, const Box& box, const Box& live,
+                                          int levels, const std::vector<Box>& faces, Lane lane) = 0;
+    virtual void wait_for_faces(Lane lane) = 0;
+};
+
+// A capability of a TimeBlocking (pipelined(dims), nullptr where absent): apply_levels on the
+// interior lane as pass `arrivals.pass` of a pipeline (a pipelined pass), while the halo exchange
+// of the pass before may still be moving on the boundary lane: each block whose input reaches a
+// halo of `arrivals` walks towards it and waits inside the pass for it to land
+// (halo_arrivals.hpp). With `goes_on`, the interior lane first waits for the boundary lane's work
+// as it stood when the pipeline's previous pass was issued (every exchange but that pass's own);
+// else the caller has joined the lanes. The boundary lane's later work waits for this pass.
+template <class T>
+class PipelinedPasses {
+public:
+    PipelinedPasses() = default;
+    PipelinedPasses(const PipelinedPasses&) = delete;
+    PipelinedPasses& operator=(const PipelinedPasses&) = delete;
+    virtual ~PipelinedPasses() = default;
+    virtual void apply_levels_pipelined(const StencilParams<T>& params, FieldView<const T> in,
+                                        FieldView<T> out, const Box& box, const Box& live,
+                                        int levels, const HaloArrivals& arrivals, bool goes_on) = 0;
+};
+
 // A capability (Backend::time_blocking(), nullptr where a pass is one sweep): out = `levels`
 // sweeps of the stencil from `in` at every point of `box` in one pass over memory, the levels
 // between kept on chip. `in` must hold current values up to `levels` points around `box`;
@@ -204,37 +241,9 @@ public:
     virtual void apply_levels(const StencilParams<T>& params, FieldView<const T> in,
                               FieldView<T> out, const Box& box, const Box& live, int levels,
                               Lane lane) = 0;
-    // Whether apply_levels_faces_first works in `dims` dimensions.
-    [[nodiscard]] virtual bool writes_faces_first(int /*dims*/) const { return false; }
-    // apply_levels on `lane`, the work that writes any point of `faces` (boxes a halo exchange
-    // reads) done first; then wait_for_faces(other) makes the other lane's later work wait only
-    // until those points are written, so that the exchange issued there runs beside the rest of
-    // the pass (a faces-first pass). Only where writes_faces_first(dims); every such pass is
-    // waited for once, before the next one.
-    virtual void apply_levels_faces_first(const StencilParams<T>& /*params*/,
-                                          FieldView<const T> /*in*/, FieldView<T> /*out*/,
-                                          const Box& /*box*/, const Box& /*live*/, int /*levels*/,
-                                          const std::vector<Box>& /*faces*/, Lane /*lane*/) {
-        throw std::logic_error("this backend writes no faces first");
-    }
-    virtual void wait_for_faces(Lane /*lane*/) {
-        throw std::logic_error("this backend writes no faces first");
-    }
-    // Whether apply_levels_pipelined works in `dims` dimensions.
-    [[nodiscard]] virtual bool pipelines(int /*dims*/) const { return false; }
-    // apply_levels on the interior lane as pass `arrivals.pass` of a pipeline (a pipelined pass),
-    // while the halo exchange of the pass before may still be moving on the boundary lane: each
-    // block whose input reaches a halo of `arrivals` walks towards it and waits inside the pass
-    // for it to land (halo_arrivals.hpp). With `goes_on`, the interior lane first waits for the
-    // boundary lane's work as it stood when the pipeline's previous pass was issued (every
-    // exchange but that pass's own); else the caller has joined the lanes. The boundary lane's
-    // later work waits for this pass. Only where pipelines(dims).
-    virtual void apply_levels_pipelined(const StencilParams<T>& /*params*/,
-                                        FieldView<const T> /*in*/, FieldView<T> /*out*/,
-                                        const Box& /*box*/, const Box& /*live*/, int /*levels*/,
-                                        const HaloArrivals& /*arrivals*/, bool /*goes_on*/) {
-        throw std::logic_error("this backend runs no pipelined pass");
-    }
+    // Capabilities, nullptr where absent in `dims` dimensions.
+    [[nodiscard]] virtual FacesFirstPasses<T>* faces_first(int /*dims*/) { return nullptr; }
+    [[nodiscard]] virtual PipelinedPasses<T>* pipelined(int /*dims*/) { return nullptr; }
 };
 
 // A capability (Backend::level_sums(), nullptr where absent): a residual every sweep inside a

@@ -3,6 +3,9 @@
 // the same order (README, "Deck keys", gives the definitions).
 #pragma once
 
+#include <stdexcept>
+#include <type_traits>
+
 #include "mesh/field.hpp"
 #include "mesh/host_device.hpp"
 
@@ -41,6 +44,20 @@ GRIDSIM_HD inline T jacobi_point(T xm, T xp, T ym, T yp, T zm, T zp) {
 
 enum class StencilKind { heat, jacobi };
 
+// f(std::integral_constant<StencilKind, kind>) for a run-time `kind`: the one dispatch from a
+// run-time kind to compiled code (CPU loops, CUDA launches). A kind without a case here does not
+// compile (-Werror=switch), nor one without a branch in stencil_point.
+template <class F>
+decltype(auto) by_stencil_kind(StencilKind kind, F&& f) {
+    switch (kind) {
+        case StencilKind::heat:
+            return f(std::integral_constant<StencilKind, StencilKind::heat>{});
+        case StencilKind::jacobi:
+            return f(std::integral_constant<StencilKind, StencilKind::jacobi>{});
+    }
+    throw std::logic_error("by_stencil_kind: not a stencil kind");
+}
+
 // What a stencil pass sums over its points beside the update, in double: nothing; the squared
 // change (out - in)^2 (jacobi's residual); or the product in * out (the CG's p . A p).
 enum class StencilSum { none, change, product };
@@ -70,12 +87,14 @@ GRIDSIM_HD inline T stencil_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const
         } else {
             return heat_point(c, xm, xp, ym, yp, zm, zp, r);
         }
-    } else {
+    } else if constexpr (Kind == StencilKind::jacobi) {
         if constexpr (Dims == 2) {
             return jacobi_point(xm, xp, ym, yp);
         } else {
             return jacobi_point(xm, xp, ym, yp, zm, zp);
         }
+    } else {
+        static_assert(Kind != Kind, "stencil_point: a stencil kind without its point function");
     }
 }
 

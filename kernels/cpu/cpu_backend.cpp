@@ -97,13 +97,7 @@ double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const He
 // f(dims, kind) with the run-time values as std::integral_constant.
 template <class F>
 void visit_stencil(int dims, StencilKind kind, F&& f) {
-    auto with_kind = [&](auto d) {
-        if (kind == StencilKind::heat) {
-            f(d, std::integral_constant<StencilKind, StencilKind::heat>{});
-        } else {
-            f(d, std::integral_constant<StencilKind, StencilKind::jacobi>{});
-        }
-    };
+    auto with_kind = [&](auto d) { by_stencil_kind(kind, [&](auto k) { f(d, k); }); };
     if (dims == 2) {
         with_kind(std::integral_constant<int, 2>{});
     } else {

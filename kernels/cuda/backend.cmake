@@ -8,7 +8,8 @@ add_library(gridsim_kernels_cuda STATIC cuda/cuda_backend.cu cuda/residual_sums.
     cuda/interval_timer.cu cuda/reductions.cu cuda/initial.cu)
 target_link_libraries(gridsim_kernels_cuda PUBLIC gridsim_kernels CUDA::cudart_static CUDA::cublas fmt::fmt)
 target_compile_options(gridsim_kernels_cuda PRIVATE
-    $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo -Xcompiler=-Wall>)
+    $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo -Xcompiler=-Wall
+                            -Xcompiler=-Werror=switch>)
 
 add_library(gridsim_device_runtime STATIC cuda/runtime.cpp)
 target_link_libraries(gridsim_device_runtime PUBLIC gridsim_kernels_cuda PRIVATE gridsim_warnings)

@@ -70,6 +70,8 @@ class CudaBackend final : public Backend<T>,
                           VectorOps<T>,
                           BoxSweeps<T>,
                           TimeBlocking<T>,
+                          FacesFirstPasses<T>,
+                          PipelinedPasses<T>,
                           LevelSums<T>,
                           Recorder {
 public:
@@ -259,7 +261,12 @@ public:
                       const Box& b, const Box& live, int levels, Lane lane) override {
         (void)launches_.apply_levels(p, in, out, b, live, levels, lane);
     }
-    [[nodiscard]] bool writes_faces_first(int dims) const override { return dims == 3; }
+    [[nodiscard]] FacesFirstPasses<T>* faces_first(int dims) override {
+        return dims == 3 ? this : nullptr;
+    }
+    [[nodiscard]] PipelinedPasses<T>* pipelined(int dims) override {
+        return dims == 3 ? this : nullptr;
+    }
     void apply_levels_faces_first(const StencilParams<T>& p, FieldView<const T> in,
                                   FieldView<T> out, const Box& b, const Box& live, int levels,
                                   const std::vector<Box>& faces, Lane lane) override {
@@ -270,7 +277,6 @@ public:
         cuda::wait_for_blocks(faces_done_.data(), static_cast<unsigned>(face_blocks_),
                               lanes_.stream(lane));
     }
-    [[nodiscard]] bool pipelines(int dims) const override { return dims == 3; }
     void apply_levels_pipelined(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                                 const Box& b, const Box& live, int levels,
                                 const HaloArrivals& arrivals, bool goes_on) override {

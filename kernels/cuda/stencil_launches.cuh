@@ -90,20 +90,16 @@ public:
         if (levels < 2 || levels > max_levels(in.ext.dims))
             throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
         if (in.ext.dims == 3) {
-            if (p.kind == StencilKind::heat) {
-                return launch_levels_3d<T, StencilKind::heat>(
+            return by_stencil_kind(p.kind, [&](auto k) {
+                return launch_levels_3d<T, decltype(k)::value>(
                     p.r, in, out, b, live, levels, multiprocessors_, stream(lane), signals);
-            }
-            return launch_levels_3d<T, StencilKind::jacobi>(
-                p.r, in, out, b, live, levels, multiprocessors_, stream(lane), signals);
+            });
         }
         if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
             throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
-        if (p.kind == StencilKind::heat) {
-            levels_for<StencilKind::heat>(p.r, in, out, b, live, levels, stream(lane));
-        } else {
-            levels_for<StencilKind::jacobi>(p.r, in, out, b, live, levels, stream(lane));
-        }
+        by_stencil_kind(p.kind, [&](auto k) {
+            levels_for<decltype(k)::value>(p.r, in, out, b, live, levels, stream(lane));
+        });
         return 0;
     }
 
@@ -169,13 +165,7 @@ private:
                 throw std::logic_error("stencil sum not compiled for this stencil kind");
             }
         };
-        auto with_kind = [&](auto d) {
-            if (kind == StencilKind::heat) {
-                with_sum(d, std::integral_constant<StencilKind, StencilKind::heat>{});
-            } else {
-                with_sum(d, std::integral_constant<StencilKind, StencilKind::jacobi>{});
-            }
-        };
+        auto with_kind = [&](auto d) { by_stencil_kind(kind, [&](auto k) { with_sum(d, k); }); };
         if (dims == 2) {
             with_kind(std::integral_constant<int, 2>{});
         } else {

@@ -39,16 +39,16 @@ HaloSetup<T> make_halo_setup(const CartTopology& topo, const BackendChoice<T>& c
     s.depth = depth;
     const FaceRoutes routes = make_face_routes(topo, choice);
     IpcReach ipc = choice.ipc;
-    // An ipc transport sums over the ranks only where the run's sums go by it or by NCCL.
-    ipc.sums = routes.sums == TransportKind::ipc || routes.sums == TransportKind::nccl;
+    // An ipc transport sums over the ranks only where the run's sums go on the device.
+    ipc.sums = transport_row(routes.sums).sums;
     s.halo = std::make_unique<HaloExchange<T>>(
         topo, depth, *choice.backend, choice.transport, ipc,
         std::vector<FieldView<T>>{fields.field(0), fields.field(1)}, &routes);
     for (int extend = 0; extend < depth; ++extend)
         s.rings.push_back(peel(extend_into_halos(geo.updated, sub, extend), geo.updated, sub.dims));
     s.pass_regions = split_for_overlap(geo.updated, sub, depth);
-    const TimeBlocking<T>* tb = choice.backend->time_blocking();
-    s.pipelines = depth > 1 && tb != nullptr && tb->pipelines(sub.dims) &&
+    TimeBlocking<T>* tb = choice.backend->time_blocking();
+    s.pipelines = depth > 1 && tb != nullptr && tb->pipelined(sub.dims) != nullptr &&
                   s.halo->pipelines(fields.field(0), sub.dims) &&
                   sub.size[sub.dims - 1] >= 2 * depth;
     return s;

@@ -199,14 +199,14 @@ void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
         auto t = timer_.on_lane(Phase::interior, Lane::boundary);
         apply(extend_into_halos(geo_.updated, sub_, extend), Lane::boundary);
     } else if (plan_.faces_first(sums)) {
-        TimeBlocking<T>& tb = *be_.time_blocking();
+        FacesFirstPasses<T>& ff = *be_.time_blocking()->faces_first(sub_.dims);
         phases_.faces_first(
             [&] {
-                tb.apply_levels_faces_first(p, fields_.current(), fields_.next(), geo_.updated,
+                ff.apply_levels_faces_first(p, fields_.current(), fields_.next(), geo_.updated,
                                             geo_.live, count, halos_.halo->read_boxes(),
                                             Lane::interior);
             },
-            [&] { tb.wait_for_faces(Lane::boundary); }, fields_.next());
+            [&] { ff.wait_for_faces(Lane::boundary); }, fields_.next());
     } else if (plan_.fuses_pass(sums)) {
         phases_.fused(apply, geo_.updated, fields_.next());
     } else {
@@ -235,10 +235,10 @@ void Sweeper<T>::pipelined_pass(const StencilParams<T>& p, int count, bool undis
     cache_.lanes_moved();
     HaloArrivals arrivals = halo.arrivals(sub_.size[sub_.dims - 1]);
     arrivals.pass = pipe_.pass;
-    TimeBlocking<T>& tb = *be_.time_blocking();
+    PipelinedPasses<T>& pp = *be_.time_blocking()->pipelined(sub_.dims);
     phases_.pipelined(
         [&] {
-            tb.apply_levels_pipelined(p, fields_.current(), fields_.next(), geo_.updated, geo_.live,
+            pp.apply_levels_pipelined(p, fields_.current(), fields_.next(), geo_.updated, geo_.live,
                                       count, arrivals, goes_on);
         },
         fields_.next());

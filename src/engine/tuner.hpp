@@ -72,7 +72,8 @@ private:
     [[nodiscard]] bool exchange_trial_runs(const SweepPlan& plan) const;
     // Whether the backend's passes write the faces first in this problem's dimensions.
     [[nodiscard]] bool writes_faces_first() const {
-        return be_.time_blocking() != nullptr && be_.time_blocking()->writes_faces_first(dom_.dims);
+        return be_.time_blocking() != nullptr &&
+               be_.time_blocking()->faces_first(dom_.dims) != nullptr;
     }
     [[nodiscard]] bool decide_recording(const HaloExchange<T>& halo) const;
     [[nodiscard]] int kernel_wrap_period(const SweepPlan& plan, const HaloExchange<T>& halo) const;
