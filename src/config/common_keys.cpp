@@ -8,14 +8,15 @@ namespace gridsim {
 
 namespace {
 
-// parallel.transport's meaning: each row of the transport table with its words, then `auto`.
+// parallel.transport's meaning: the transport table's names, then `auto`.
 std::string_view transport_meaning() {
     static const std::string text = [] {
         std::string t = "halo transport:";
-        for (const TransportRow& row : kTransportRows)
-            t += std::string(" `") + row.name + "` (" + row.meaning + "),";
+        for (const TransportRow& row : kTransportRows) t += std::string(" `") + row.name + "`,";
         t.back() = ' ';
-        return t + "or `auto`";
+        return t +
+               "or `auto` (per face, the most direct its two ranks share); `gridsim info` "
+               "lists this build's, each with its meaning";
     }();
     return text;
 }

@@ -1,8 +1,9 @@
-// The halo transports, one row each: the only list of them. The config layer reads the names,
-// the memory each hands over and the keys document's words; the backend selection the refusals;
-// HaloExchange the factories (parallel/transport.hpp). Plain rows and no code, so that config,
-// the layer above parallel, reads them too: a row's factory and refusal are names, declared and
-// called only where parallel/transport.hpp expands the rows.
+// The halo transports, one row each: the only list of them. The config layer reads the names
+// (the deck's words, the keys document) and the memory each hands over; `gridsim info` the
+// meanings; the backend selection the refusals; HaloExchange the factories
+// (parallel/transport.hpp). Plain rows and no code, so that config, the layer above parallel,
+// reads them too: a row's factory and refusal are names, declared and called only where
+// parallel/transport.hpp expands the rows.
 //
 // X(id, name, memory, sums, factory, refusal, meaning), one row per transport:
 //   id       its TransportKind value
@@ -14,7 +15,7 @@
 //   factory  template <class T> std::unique_ptr<Transport<T>> factory(const TransportArgs<T>&)
 //   refusal  std::string refusal(const RankGpuFacts&): "" where a GPU run may take it, else why
 //            not (the text after `"name": `) and what to use instead
-//   meaning  its words in the keys document
+//   meaning  a few words on what it is, as `gridsim info` lists it
 // Rows go from the plainest to the most direct; lists of transports name the most direct first.
 // parallel.transport = "auto" takes a transport by the rule of parallel/peer_routes.hpp.
 #pragma once
