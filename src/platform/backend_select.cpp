@@ -141,12 +141,14 @@ DeviceInfo select_device(const DevicePlan& plan, int coverage, bool allow_sharin
     return plan.info;
 }
 
-void check_cpu_transport(const Config& cfg) {
+// The CPU backend's transport: the deck's where it hands over host memory ("auto": staged).
+TransportKind cpu_transport(const Config& cfg) {
     if (moves_device_memory(cfg.transport)) {
         throw ConfigError(
             cfg.where("parallel.transport") + "\"" + to_string(cfg.transport) +
             "\" moves device memory and needs the CUDA backend; the CPU backend uses \"staged\"");
     }
+    return cfg.transport == TransportKind::automatic ? TransportKind::staged : cfg.transport;
 }
 
 // What decides the routes of a GPU run, the same on every rank.
@@ -271,7 +273,7 @@ BackendChoice<T> choose_backend(const Config& cfg, MPI_Comm comm) {
         launch.points = cfg.rows;
         choice.backend = make_device_backend<T>(*device_runtime(), launch);
     } else {
-        check_cpu_transport(cfg);
+        choice.transport = cpu_transport(cfg);
         choice.backend = make_cpu_backend<T>();
     }
     choice.placement = probe_placement(topo, bound, choice, node_name);
