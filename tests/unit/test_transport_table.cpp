@@ -10,6 +10,7 @@
 
 #include "config/common_keys.hpp"
 #include "config/config.hpp"
+#include "parallel/mpi_session.hpp"
 #include "parallel/nccl_transport.hpp"
 #include "parallel/transport.hpp"
 #include "platform/backend_select.hpp"
@@ -80,16 +81,20 @@ TEST(TransportTable, TheKeysDocumentAndInfoNameEveryRow) {
     std::string meaning;
     for (const CommonKey& k : common_keys())
         if (k.key == "parallel.transport") meaning = std::string(k.meaning);
-    const std::string offered = transports_offered();
-    for (const TransportRow& row : kTransportRows) {
+    for (const TransportRow& row : kTransportRows)
         EXPECT_NE(meaning.find(std::string("`") + row.name + "`"), std::string::npos) << meaning;
-        // Host-memory transports are offered by every build; device ones by a CUDA build.
-        if (row.memory == TransportMemory::host || cuda_backend_built()) {
-            EXPECT_NE(offered.find(std::string(row.name) + " (" + row.meaning + ")"),
-                      std::string::npos)
-                << offered;
-        }
-    }
+    // `gridsim info` offers, each with its words: staged always; with the CUDA backend ipc,
+    // nccl where NCCL is built and cuda-aware where MPI says it is CUDA-aware.
+    const std::string offered = transports_offered();
+    const bool cuda = cuda_backend_built();
+    const auto offers = [&](TransportKind kind) {
+        const TransportRow& row = transport_row(kind);
+        return offered.find(std::string(row.name) + " (" + row.meaning + ")") != std::string::npos;
+    };
+    EXPECT_TRUE(offers(TransportKind::staged)) << offered;
+    EXPECT_EQ(offers(TransportKind::ipc), cuda) << offered;
+    EXPECT_EQ(offers(TransportKind::nccl), cuda && nccl_built()) << offered;
+    EXPECT_EQ(offers(TransportKind::cuda_aware), cuda && mpi_is_cuda_aware()) << offered;
 }
 
 // Each refusal against the rule the README states for parallel.transport, fact by fact.
