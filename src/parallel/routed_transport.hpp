@@ -53,9 +53,7 @@ public:
             for (Route& r : routes_)
                 if (r.kind == TransportKind::nccl) sums_ = r.transport->device_sums();
             if (sums_ == nullptr) {
-                const std::vector<HaloFace<T>> no_faces;
-                TransportArgs<T> args{TransportKind::nccl, comm, &backend, &no_faces, ipc, &fields};
-                sums_owned_ = make_transport<T>(args);
+                sums_owned_ = make_nccl_sums<T>(comm, backend);
                 sums_ = sums_owned_->device_sums();
             }
         }

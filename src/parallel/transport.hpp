@@ -172,6 +172,14 @@ std::unique_ptr<Transport<T>> make_transport(const TransportArgs<T>& args) {
     throw std::logic_error("make_transport: \"auto\" is resolved before a transport is made");
 }
 
+// An NCCL transport that moves no faces, for the sums over the ranks alone (DeviceSums).
+template <class T>
+std::unique_ptr<Transport<T>> make_nccl_sums(MPI_Comm comm, Backend<T>& backend) {
+    const std::vector<HaloFace<T>> no_faces;
+    const std::vector<FieldView<T>> no_fields;
+    return make_transport<T>({TransportKind::nccl, comm, &backend, &no_faces, {}, &no_fields});
+}
+
 // "" where a GPU run with `facts` may take `kind` (parallel.transport), else why not: its row's
 // refusal.
 inline std::string transport_refusal(TransportKind kind, const RankGpuFacts& facts) {

@@ -52,9 +52,10 @@ inline constexpr TransportRow kTransportRows[] = {GRIDSIM_TRANSPORTS(GRIDSIM_TRA
 #undef GRIDSIM_TRANSPORT_ROW
 inline constexpr int kTransportCount = sizeof(kTransportRows) / sizeof(kTransportRows[0]);
 
-// The row of `kind` (not `automatic`, which has none).
+// The index of `kind`'s row (not `automatic`, which has none), and the row.
+constexpr int transport_index(TransportKind kind) { return static_cast<int>(kind) - 1; }
 constexpr const TransportRow& transport_row(TransportKind kind) {
-    return kTransportRows[static_cast<int>(kind) - 1];
+    return kTransportRows[transport_index(kind)];
 }
 
 }  // namespace gridsim

@@ -226,7 +226,7 @@ private:
 inline std::vector<std::pair<std::string, int>> routes_over_ranks(
     MPI_Comm comm, const std::vector<std::pair<TransportKind, int>>& mine) {
     std::array<long long, kTransportCount> count{};  // by row of the transport table
-    for (const auto& [kind, n] : mine) count[static_cast<std::size_t>(kind) - 1] += n;
+    for (const auto& [kind, n] : mine) count[transport_index(kind)] += n;
     GRIDSIM_MPI_CHECK(
         MPI_Allreduce(MPI_IN_PLACE, count.data(), kTransportCount, MPI_LONG_LONG, MPI_SUM, comm));
     std::vector<std::pair<std::string, int>> out;

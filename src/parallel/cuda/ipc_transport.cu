@@ -98,13 +98,7 @@ public:
         if (reach.sums && reach.everywhere) {
             mailboxes_ = std::make_unique<Mailboxes>(comm);
         } else if (reach.sums) {
-            const std::vector<HaloFace<T>> none;  // the sums alone, no faces
-            TransportArgs<T> args;
-            args.kind = TransportKind::nccl;
-            args.comm = comm;
-            args.backend = &backend;
-            args.faces = &none;
-            nccl_ = make_nccl_transport<T>(args);
+            nccl_ = make_nccl_sums<T>(comm, backend);
         }
         peer_faces_.resize(faces.size());
         std::vector<FaceHandles> mine(faces.size()), theirs(faces.size());
