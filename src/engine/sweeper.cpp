@@ -1,9 +1,61 @@
 #include "engine/sweeper.hpp"
 
-#include <stdexcept>
-
 namespace gridsim {
 
+// The plain sweep, the overlap recipe (docs/architecture.md, "One step") that every other
+// strategy refines: the lanes join; the shell, the points that read last step's halos, on the
+// boundary lane; the halo exchange on the boundary lane beside the interior, which reads no halo,
+// on the interior lane (after the unpack on the boundary lane without overlap); then the sweeper
+// swaps the fields (Sweeper::sweep). A pass of levels or a summing pass splits the same way over
+// its own regions; faces deeper than the shell reach into the interior, which then goes first.
+template <class T>
+class SplitUpdate final : public SweepStrategy<T> {
+public:
+    SplitUpdate(SweepParts<T>& s, const SweepRegions& regions, bool beside)
+        : s_(s), regions_(regions), beside_(beside) {}
+
+    void run(const Update<T>& u) override {
+        u.start(s_);
+        auto apply = [&](const Box& b, Lane lane) { u.apply(s_, b, lane); };
+        s_.phases.shell(apply, regions_);
+        if (!beside_) s_.phases.interior(apply, Lane::boundary, regions_);
+        s_.phases.exchange_beside_interior(s_.fields.next(), apply, beside_ ? &regions_ : nullptr);
+    }
+
+private:
+    SweepParts<T>& s_;
+    const SweepRegions& regions_;
+    bool beside_;
+};
+
+template <class T>
+std::unique_ptr<SweepStrategy<T>> make_split(SweepParts<T>& s, const SweepRegions& regions,
+                                             bool beside) {
+    return std::make_unique<SplitUpdate<T>>(s, regions, beside);
+}
+
+// A sweep: its update as the plan's strategy runs it (or as its recording replays it), then the
+// swap.
+template <class T>
+void Sweeper<T>::sweep(const StencilParams<T>& p, bool residual) {
+    const Update<T> u =
+        begin(p, UpdateKind::sweep, 1, residual ? StencilSum::change : StencilSum::none);
+    auto& rec = cache_.sweep(u.extend, fields_.parity(), residual);
+    if (cache_.replays(rec, residual, timer_.sampled())) {
+        const int read = cache_.replay(rec, residual, [&] { capture_sweep(u); });
+        if (residual) recorded_read_ = read;
+    } else {
+        cache_.ran_unrecorded(rec);
+        strategy(u).run(u);
+    }
+    fields_.advance(u.extend, plan_.block);
+}
+
+// The strategies, as the plan says (engine/sweep_plan.hpp). A sweep fuses where the plan fuses
+// its sum, else splits. A block's exchanging pass without sums is pipelined where the plan says so
+// and this rank's halo setup pipelines (else it fuses), faces first, fused or split over the
+// pass's own regions; a summing pass fuses or splits over the sweep's, the boxes its sums are
+// laid out over.
 template <class T>
 Sweeper<T>::Sweeper(Backend<T>& be, PhaseTimer& timer, FieldPair<T>& fields,
                     const SweepGeometry& geo, const HaloSetup<T>& halos, const SweepPlan& plan,
@@ -16,130 +68,46 @@ Sweeper<T>::Sweeper(Backend<T>& be, PhaseTimer& timer, FieldPair<T>& fields,
       plan_(plan),
       sub_(sub),
       phases_(timer, *halos.halo, plan.overlapped()),
-      cache_(be, plan_) {}
-
-// The overlap recipe (docs/architecture.md, "One step"). The boundary lane (high priority)
-// updates the shell that needs last step's halos and packs the faces; the interior lane (low
-// priority) updates the rest, which reads no halo, while the boundary lane transfers and unpacks.
-// Lanes meet only at join_lanes(): no device-wide synchronisation. overlap = false runs the same
-// phases one after another on the boundary lane.
-template <class T>
-void Sweeper<T>::sweep(const StencilParams<T>& p, bool residual) {
-    pipe_.open = false;
-    (void)fields_.settle_next(be_);
-    timer_.start_pass();
-    const int extend = fields_.room() - 1;
-    const StencilSum sum = residual ? StencilSum::change : StencilSum::none;
-    auto& rec = cache_.sweep(extend, fields_.parity(), residual);
-    if (cache_.replays(rec, residual, timer_.sampled())) {
-        const int read = cache_.replay(rec, residual, [&] { capture_sweep(p, sum, extend); });
-        if (residual) recorded_read_ = read;
-    } else {
-        cache_.ran_unrecorded(rec);
-        sweep_work(p, sum, extend);
-    }
-    fields_.advance(extend, plan_.block);
-}
-
-template <class T>
-void Sweeper<T>::capture_sweep(const StencilParams<T>& p, StencilSum sum, int extend) {
-    sweep_work(p, sum, extend);
-    if (sum != StencilSum::none) (void)be_.sums().fold_and_read();
-}
-
-// Two exchanging sweeps as one recording, where neither of its passes is sampled for phase
-// timing; it writes both fields.
-template <class T>
-void Sweeper<T>::sweep_pair(const StencilParams<T>& p) {
-    if (!cache_.pair_ready() || timer_.samples_within(2)) {
-        sweep(p);
-        sweep(p);
-        return;
-    }
-    (void)replay_group(p, StencilSum::none, cache_.pair(fields_.parity()), 2);
-}
-
-template <class T>
-int Sweeper<T>::residual_group(const StencilParams<T>& p, int count) {
-    if (count < 2 || count > Recording::kMostReads || !groups_residuals(count))
-        throw std::logic_error("a group of residual sweeps where none replays");
-    return replay_group(p, StencilSum::change, cache_.residual_group(count, fields_.parity()),
-                        count);
-}
-
-// The capture sweeps the fields in turn and swaps them back as often, so that the recording's
-// fields are those of the replay's start.
-template <class T>
-int Sweeper<T>::replay_group(const StencilParams<T>& p, StencilSum sum,
-                             typename GraphCache<T>::Entry& e, int count) {
-    pipe_.open = false;
-    (void)fields_.settle_download(be_, 0);
-    (void)fields_.settle_download(be_, 1);
-    for (int i = 0; i < count; ++i) timer_.start_pass();
-    const int read = cache_.replay(e, sum != StencilSum::none, [&] {
-        for (int i = 0; i < count; ++i) {
-            capture_sweep(p, sum, 0);
-            fields_.swap();
-        }
-        for (int i = 0; i < count; ++i) fields_.swap();
-    });
-    for (int i = 0; i < count; ++i) fields_.advance(0, plan_.block);
-    return read;
-}
-
-// With temporal blocking the sweep also updates the halo layers that stay valid: a point
-// `extend` layers out reads the layer beyond it, which the current field holds (room =
-// extend + 1), and each such point is computed from the same values as on the rank that owns it.
-template <class T>
-void Sweeper<T>::sweep_work(const StencilParams<T>& p, StencilSum sum, int extend) {
-    be_.join_lanes();  // last step's writes (both lanes) precede this step's reads
-    auto apply = [&](const Box& b, Lane lane) {
-        be_.apply(p, fields_.current(), fields_.next(), b, lane, sum);
-    };
-    if (extend > 0) update_ring(p, extend);
-    if (extend == 0 && plan_.fuses(sum)) {
-        fused_sweep(p, sum);
-        return;
-    }
-    phases_.shell(apply, geo_.regions);
-    if (extend > 0) {
-        phases_.interior(apply, plan_.overlapped() ? Lane::interior : Lane::boundary, geo_.regions);
-        return;
-    }
-    // Faces deeper than the shell reach into the interior, which then goes first.
+      cache_(be, plan_),
+      parts_{be, timer, fields, geo, halos, plan_, sub, phases_, cache_},
+      within_halos_(make_within_halos(parts_)) {
     const bool beside = plan_.block <= SweepGeometry::kSweepShellDepth;
-    if (!beside) phases_.interior(apply, Lane::boundary, geo_.regions);
-    phases_.exchange_beside_interior(fields_.next(), apply, beside ? &geo_.regions : nullptr);
-}
-
-// Every updated point in one launch where the backend takes several boxes at once
-// (BoxSweeps::apply_boxes), then the halos. A sum's partials follow the split sweep's boxes (the
-// shell, then the interior), so its residual is bitwise the split sweep's; a periodic walk axis
-// this rank holds alone is copied into the halo by the sweep itself (plan wrap_period).
-template <class T>
-void Sweeper<T>::fused_sweep(const StencilParams<T>& p, StencilSum sum) {
-    auto apply = [&](const Box& b, Lane lane) {
-        be_.apply(p, fields_.current(), fields_.next(), b, lane, sum);
-    };
-    if (be_.box_sweeps() == nullptr) {
-        phases_.fused(apply, geo_.updated, fields_.next());
-        return;
+    for (const StencilSum sum : {StencilSum::none, StencilSum::change}) {
+        sweep_[sum == StencilSum::none ? 0 : 1] =
+            plan_.fuses(sum) ? make_fused(parts_) : make_split(parts_, geo_.regions, beside);
     }
-    {
-        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
-        be_.box_sweeps()->apply_boxes(
-            p, fields_.current(), fields_.next(),
-            sum != StencilSum::none ? geo_.sum_boxes : std::vector<Box>{geo_.updated},
-            Lane::boundary, sum, plan_.wrap_period);
+    if (plan_.pipelined(false) && halos_.pipelines) {
+        pass_[0] = make_pipelined(parts_);
+    } else if (plan_.faces_first(false)) {
+        pass_[0] = make_faces_first(parts_);
+    } else {
+        pass_[0] = plan_.fuses_pass(false) ? make_fused(parts_)
+                                           : make_split(parts_, halos_.pass_regions, true);
     }
-    if (plan_.wrap_period == 0) phases_.exchange_beside_interior(fields_.next(), apply, nullptr);
+    pass_[1] = plan_.fuses_pass(true) ? make_fused(parts_) : make_split(parts_, geo_.regions, true);
 }
 
 template <class T>
-void Sweeper<T>::update_ring(const StencilParams<T>& p, int extend) {
-    auto t = timer_.on_lane(Phase::boundary, Lane::boundary);
-    for (const Box& b : halos_.rings[extend])
-        be_.apply(p, fields_.current(), fields_.next(), b, Lane::boundary, StencilSum::none);
+Update<T> Sweeper<T>::begin(const StencilParams<T>& p, UpdateKind kind, int levels,
+                            StencilSum sum) {
+    ++parts_.touches;
+    if (fields_.settle_next(be_)) ++parts_.touches;  // a download of the field it writes
+    timer_.start_pass();
+    return {p, kind, levels, sum, fields_.room() - levels};
+}
+
+template <class T>
+SweepStrategy<T>& Sweeper<T>::strategy(const Update<T>& u) {
+    if (u.extend > 0) return *within_halos_;
+    switch (u.kind) {
+        case UpdateKind::sweep:
+            return *sweep_[u.sum == StencilSum::none ? 0 : 1];
+        case UpdateKind::pass:
+            return *pass_[0];
+        case UpdateKind::summing_pass:
+            return *pass_[1];
+    }
+    return *pass_[0];
 }
 
 // A block of sweeps, in as few passes as the backend's most levels allow, of lengths that differ
@@ -164,86 +132,12 @@ void Sweeper<T>::sweeps(const StencilParams<T>& p, int count) {
     }
 }
 
-// One pass: while the points `extend` = room - count layers beyond the updated ones stay valid,
-// one box and one launch; with none left, the shell goes first and the halos travel beside the
-// interior, as in a single sweep, or (SweepPlan::faces_first) one launch on the interior lane
-// that writes the faces first, the halos travelling beside the rest of it, or
-// (SweepPlan::pipelined) a pass of a pipeline, or (SweepPlan::fuses_pass) one launch, then the
-// halos. A summing pass lays its partials out over every box a sweep sums
-// (start_summing_pass), and splits into the sweep's own shell and interior, the boxes its sums
-// are laid out over.
 template <class T>
 void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
-    const bool waited_for_download = fields_.settle_next(be_);
-    timer_.start_pass();
-    const int extend = fields_.room() - count;
-    if (extend == 0 && plan_.pipelined(sums) && halos_.pipelines) {
-        pipelined_pass(p, count, !waited_for_download);
-        fields_.advance(extend, plan_.block);
-        return;
-    }
-    pipe_.open = false;
-    be_.join_lanes();
-    cache_.lanes_moved();
-    if (sums) be_.level_sums()->start_summing_pass(geo_.sum_boxes, count);
-    auto apply = [&](const Box& b, Lane lane) {
-        if (sums) {
-            be_.level_sums()->apply_levels_summing(p, fields_.current(), fields_.next(), b,
-                                                   geo_.live, count, lane);
-        } else {
-            be_.time_blocking()->apply_levels(p, fields_.current(), fields_.next(), b, geo_.live,
-                                              count, lane);
-        }
-    };
-    if (extend > 0) {
-        auto t = timer_.on_lane(Phase::interior, Lane::boundary);
-        apply(extend_into_halos(geo_.updated, sub_, extend), Lane::boundary);
-    } else if (plan_.faces_first(sums)) {
-        FacesFirstPasses<T>& ff = *be_.time_blocking()->faces_first(sub_.dims);
-        phases_.faces_first(
-            [&] {
-                ff.apply_levels_faces_first(p, fields_.current(), fields_.next(), geo_.updated,
-                                            geo_.live, count, halos_.halo->read_boxes(),
-                                            Lane::interior);
-            },
-            [&] { ff.wait_for_faces(Lane::boundary); }, fields_.next());
-    } else if (plan_.fuses_pass(sums)) {
-        phases_.fused(apply, geo_.updated, fields_.next());
-    } else {
-        const SweepRegions& split = sums ? geo_.regions : halos_.pass_regions;
-        phases_.shell(apply, split);
-        phases_.exchange_beside_interior(fields_.next(), apply, &split);
-    }
-    fields_.advance(extend, plan_.block);
-}
-
-// A pass of a pipeline: one launch on the interior lane whose blocks wait there for the halos of
-// the exchange before it, which may still be moving on the boundary lane, and its own halos
-// after it on the boundary lane, beside the next pass (docs/architecture.md, "One step"). The
-// pipeline goes on from its last pass where nothing else has run on these fields since: no
-// other pass or sweep, no transfer of this exchange (another sweeper's, an initialisation's)
-// and no download the pass must wait for. Else it starts anew: the lanes join, so that every
-// exchange so far has landed, and the face counters restart from this pass.
-template <class T>
-void Sweeper<T>::pipelined_pass(const StencilParams<T>& p, int count, bool undisturbed) {
-    HaloExchange<T>& halo = *halos_.halo;
-    const bool goes_on = pipe_.open && undisturbed && halo.transfers_issued() == pipe_.transfers;
-    if (!goes_on) {
-        be_.join_lanes();
-        halo.restart_arrivals(pipe_.pass, Lane::interior);
-    }
-    cache_.lanes_moved();
-    HaloArrivals arrivals = halo.arrivals(sub_.size[sub_.dims - 1]);
-    arrivals.pass = pipe_.pass;
-    PipelinedPasses<T>& pp = *be_.time_blocking()->pipelined(sub_.dims);
-    phases_.pipelined(
-        [&] {
-            pp.apply_levels_pipelined(p, fields_.current(), fields_.next(), geo_.updated, geo_.live,
-                                      count, arrivals, goes_on);
-        },
-        fields_.next());
-    pipe_ = {true, pipe_.pass + 1, halo.transfers_issued()};
-    ++pipelined_passes_;
+    const Update<T> u = sums ? begin(p, UpdateKind::summing_pass, count, StencilSum::change)
+                             : begin(p, UpdateKind::pass, count, StencilSum::none);
+    strategy(u).run(u);
+    fields_.advance(u.extend, plan_.block);
 }
 
 template <class T>
@@ -255,5 +149,9 @@ int Sweeper<T>::summing_pass(const StencilParams<T>& p, int count) {
 
 template class Sweeper<float>;
 template class Sweeper<double>;
+template std::unique_ptr<SweepStrategy<float>> make_split(SweepParts<float>&, const SweepRegions&,
+                                                          bool);
+template std::unique_ptr<SweepStrategy<double>> make_split(SweepParts<double>&, const SweepRegions&,
+                                                           bool);
 
 }  // namespace gridsim

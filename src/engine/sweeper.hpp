@@ -1,18 +1,16 @@
-// The sweeps of a run, as its plan says (engine/sweep_plan.hpp): a sweep split into shell and
-// interior with the halos exchanged beside the interior, a fused sweep (every point in one
-// launch, then the halos), passes of several levels between exchanges (time blocks), and
-// summing passes (every level's residual), each replayed from a recording where the plan
-// records sweeps (engine/graph_cache.hpp).
+// The sweeps of a run, as its plan says (engine/sweep_plan.hpp): sweeps, passes of several levels
+// between exchanges (time blocks) and summing passes (every level's residual), each run by the
+// strategy the plan chose for its kind (engine/sweep_strategy.hpp) and then swapped; sweeps
+// replayed from recordings where the plan records them (engine/graph_cache.hpp,
+// sweeper_recorded.cpp).
 #pragma once
 
 #include <cstdint>
 
-#include "engine/field_pair.hpp"
-#include "engine/graph_cache.hpp"
-#include "engine/halo_setup.hpp"
-#include "engine/phase_timer.hpp"
-#include "engine/sweep_phases.hpp"
-#include "engine/sweep_plan.hpp"
+#include <array>
+#include <memory>
+
+#include "engine/sweep_strategy.hpp"
 
 namespace gridsim {
 
@@ -71,31 +69,29 @@ public:
     [[nodiscard]] std::int64_t extra_memory_passes() const { return extra_memory_passes_; }
     // Exchanging passes that ran as passes of a pipeline (SweepPlan::pipelined, on a rank whose
     // halo setup pipelines).
-    [[nodiscard]] std::int64_t pipelined_passes() const { return pipelined_passes_; }
+    [[nodiscard]] std::int64_t pipelined_passes() const { return parts_.pipelined_passes; }
     [[nodiscard]] const SweepPlan& plan() const { return plan_; }
     // The fields were swapped outside a sweep (Simulation::roll_back): a pipeline of passes
     // starts anew at the next pass.
-    void end_pipeline() { pipe_.open = false; }
+    void end_pipeline() { ++parts_.touches; }
 
 private:
+    // An update of `levels` from the current field, as it starts: downloads of the field it
+    // writes settled, the pass timed.
+    Update<T> begin(const StencilParams<T>& p, UpdateKind kind, int levels, StencilSum sum);
+    // The strategy that runs `u`: the plan's for its kind where it exchanges, else the time
+    // block's update within the halos.
+    SweepStrategy<T>& strategy(const Update<T>& u);
     void sweep_pair(const StencilParams<T>& p);
     // `count` sweeps from the current field as the recording `e` (captured first if need be),
     // each summing `sum` and reading it back; returns the first read's id, or -1.
     int replay_group(const StencilParams<T>& p, StencilSum sum, typename GraphCache<T>::Entry& e,
                      int count);
-    // The work of one sweep from current into next, without the swap: the updated points and
-    // the `extend` layers beyond them into the halos; the halo exchange when extend is 0.
-    void sweep_work(const StencilParams<T>& p, StencilSum sum, int extend);
-    void fused_sweep(const StencilParams<T>& p, StencilSum sum);
     // `count` levels in one pass; `sums`: each level also sums its residual.
     void pass(const StencilParams<T>& p, int count, bool sums);
-    // A pass of a pipeline (SweepPlan::pipelined); `undisturbed`: no download of the field it
-    // writes was waited for.
-    void pipelined_pass(const StencilParams<T>& p, int count, bool undisturbed);
-    void update_ring(const StencilParams<T>& p, int extend);
-    // What a recording of a sweep holds after its work: with a residual, its fold and read-back
+    // What a recording of a sweep holds: its work and, with a residual, its fold and read-back
     // (the host sums it over the ranks: ResidualPipeline::take).
-    void capture_sweep(const StencilParams<T>& p, StencilSum sum, int extend);
+    void capture_sweep(const Update<T>& u);
 
     Backend<T>& be_;
     PhaseTimer& timer_;
@@ -106,17 +102,14 @@ private:
     const Subdomain& sub_;
     SweepPhases<T> phases_;
     GraphCache<T> cache_;
+    SweepParts<T> parts_;
+    // The strategies, chosen once: a sweep's, without and with its sum; an exchanging pass's,
+    // without and with sums; the update of a time block that exchanges nothing.
+    std::array<std::unique_ptr<SweepStrategy<T>>, 2> sweep_;
+    std::array<std::unique_ptr<SweepStrategy<T>>, 2> pass_;
+    std::unique_ptr<SweepStrategy<T>> within_halos_;
     int recorded_read_ = -1;
     std::int64_t extra_memory_passes_ = 0;
-    std::int64_t pipelined_passes_ = 0;
-    // The pipeline of passes: whether its last pass was the last work on these fields (`open`),
-    // the number of its next pass, and the halo transfers issued by the end of its last pass.
-    struct Pipeline {
-        bool open = false;
-        unsigned long long pass = 0;
-        std::uint64_t transfers = 0;
-    };
-    Pipeline pipe_;
 };
 
 }  // namespace gridsim
