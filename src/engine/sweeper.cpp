@@ -40,15 +40,15 @@ template <class T>
 void Sweeper<T>::sweep(const StencilParams<T>& p, bool residual) {
     const Update<T> u =
         begin(p, UpdateKind::sweep, 1, residual ? StencilSum::change : StencilSum::none);
-    auto& rec = cache_.sweep(u.extend, fields_.parity(), residual);
-    if (cache_.replays(rec, residual, timer_.sampled())) {
+    auto& rec = cache_.sweep(u.extend, s_.fields.parity(), residual);
+    if (cache_.replays(rec, residual, s_.timer.sampled())) {
         const int read = cache_.replay(rec, residual, [&] { capture_sweep(u); });
         if (residual) recorded_read_ = read;
     } else {
         cache_.ran_unrecorded(rec);
         strategy(u).run(u);
     }
-    fields_.advance(u.extend, plan_.block);
+    s_.fields.advance(u.extend, plan_.block);
 }
 
 // The strategies, as the plan says (engine/sweep_plan.hpp). A sweep fuses where the plan fuses
@@ -60,40 +60,34 @@ template <class T>
 Sweeper<T>::Sweeper(Backend<T>& be, PhaseTimer& timer, FieldPair<T>& fields,
                     const SweepGeometry& geo, const HaloSetup<T>& halos, const SweepPlan& plan,
                     const Subdomain& sub)
-    : be_(be),
-      timer_(timer),
-      fields_(fields),
-      geo_(geo),
-      halos_(halos),
-      plan_(plan),
-      sub_(sub),
+    : plan_(plan),
       phases_(timer, *halos.halo, plan.overlapped()),
       cache_(be, plan_),
-      parts_{be, timer, fields, geo, halos, plan_, sub, phases_, cache_},
-      within_halos_(make_within_halos(parts_)) {
+      s_{be, timer, fields, geo, halos, plan_, sub, phases_, cache_},
+      within_halos_(make_within_halos(s_)) {
     const bool beside = plan_.block <= SweepGeometry::kSweepShellDepth;
     for (const StencilSum sum : {StencilSum::none, StencilSum::change}) {
         sweep_[sum == StencilSum::none ? 0 : 1] =
-            plan_.fuses(sum) ? make_fused(parts_) : make_split(parts_, geo_.regions, beside);
+            plan_.fuses(sum) ? make_fused(s_) : make_split(s_, s_.geo.regions, beside);
     }
-    if (plan_.pipelined(false) && halos_.pipelines) {
-        pass_[0] = make_pipelined(parts_);
+    if (plan_.pipelined(false) && s_.halos.pipelines) {
+        pass_[0] = make_pipelined(s_);
     } else if (plan_.faces_first(false)) {
-        pass_[0] = make_faces_first(parts_);
+        pass_[0] = make_faces_first(s_);
     } else {
-        pass_[0] = plan_.fuses_pass(false) ? make_fused(parts_)
-                                           : make_split(parts_, halos_.pass_regions, true);
+        pass_[0] =
+            plan_.fuses_pass(false) ? make_fused(s_) : make_split(s_, s_.halos.pass_regions, true);
     }
-    pass_[1] = plan_.fuses_pass(true) ? make_fused(parts_) : make_split(parts_, geo_.regions, true);
+    pass_[1] = plan_.fuses_pass(true) ? make_fused(s_) : make_split(s_, s_.geo.regions, true);
 }
 
 template <class T>
 Update<T> Sweeper<T>::begin(const StencilParams<T>& p, UpdateKind kind, int levels,
                             StencilSum sum) {
-    ++parts_.touches;
-    if (fields_.settle_next(be_)) ++parts_.touches;  // a download of the field it writes
-    timer_.start_pass();
-    return {p, kind, levels, sum, fields_.room() - levels};
+    ++s_.touches;
+    if (s_.fields.settle_next(s_.be)) ++s_.touches;  // a download of the field it writes
+    s_.timer.start_pass();
+    return {p, kind, levels, sum, s_.fields.room() - levels};
 }
 
 template <class T>
@@ -120,7 +114,7 @@ void Sweeper<T>::sweeps(const StencilParams<T>& p, int count) {
         if (count == 1) sweep(p);
         return;
     }
-    const int most = be_.levels_per_pass(sub_.dims);
+    const int most = s_.be.levels_per_pass(s_.sub.dims);
     for (int passes = (count + most - 1) / most; passes > 0; --passes) {
         const int levels = (count + passes - 1) / passes;
         if (levels == 1) {
@@ -137,14 +131,14 @@ void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
     const Update<T> u = sums ? begin(p, UpdateKind::summing_pass, count, StencilSum::change)
                              : begin(p, UpdateKind::pass, count, StencilSum::none);
     strategy(u).run(u);
-    fields_.advance(u.extend, plan_.block);
+    s_.fields.advance(u.extend, plan_.block);
 }
 
 template <class T>
 int Sweeper<T>::summing_pass(const StencilParams<T>& p, int count) {
     pass(p, count, true);
-    extra_memory_passes_ += std::max(0, count - be_.levels_per_pass(sub_.dims));
-    return be_.level_sums()->fold_and_read_levels(count);
+    extra_memory_passes_ += std::max(0, count - s_.be.levels_per_pass(s_.sub.dims));
+    return s_.be.level_sums()->fold_and_read_levels(count);
 }
 
 template class Sweeper<float>;

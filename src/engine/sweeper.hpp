@@ -39,7 +39,7 @@ public:
     // recording (residual_group): one sweep per exchange, recorded residual sweeps, none of the
     // passes sampled for phase timing.
     [[nodiscard]] bool groups_residuals(int count) const {
-        return plan_.block == 1 && cache_.residual_group_ready() && !timer_.samples_within(count);
+        return plan_.block == 1 && cache_.residual_group_ready() && !s_.timer.samples_within(count);
     }
     // `count` sweeps, each summing its change, replayed as one recording (groups_residuals(count)
     // must hold): at small subdomains a replay's own cost on the device is of a sweep's order.
@@ -53,11 +53,12 @@ public:
     [[nodiscard]] int most_sweeps() const {
         return plan_.blocks == Blocks::plain && plan_.block == 1 && plan_.record_sweeps
                    ? 2
-                   : fields_.room();
+                   : s_.fields.room();
     }
     // The most sweeps one residual step takes now (1 where the plan does not sum in passes).
     [[nodiscard]] int most_residual_sweeps() const {
-        return plan_.sums_in_passes() ? std::min(fields_.room(), SweepPlan::kMostSummingLevels) : 1;
+        return plan_.sums_in_passes() ? std::min(s_.fields.room(), SweepPlan::kMostSummingLevels)
+                                      : 1;
     }
     // The read a replayed residual sweep started (folded and summed inside it), or -1; once.
     int take_recorded_read() {
@@ -69,11 +70,11 @@ public:
     [[nodiscard]] std::int64_t extra_memory_passes() const { return extra_memory_passes_; }
     // Exchanging passes that ran as passes of a pipeline (SweepPlan::pipelined, on a rank whose
     // halo setup pipelines).
-    [[nodiscard]] std::int64_t pipelined_passes() const { return parts_.pipelined_passes; }
+    [[nodiscard]] std::int64_t pipelined_passes() const { return s_.pipelined_passes; }
     [[nodiscard]] const SweepPlan& plan() const { return plan_; }
     // The fields were swapped outside a sweep (Simulation::roll_back): a pipeline of passes
     // starts anew at the next pass.
-    void end_pipeline() { ++parts_.touches; }
+    void end_pipeline() { ++s_.touches; }
 
 private:
     // An update of `levels` from the current field, as it starts: downloads of the field it
@@ -93,16 +94,10 @@ private:
     // (the host sums it over the ranks: ResidualPipeline::take).
     void capture_sweep(const Update<T>& u);
 
-    Backend<T>& be_;
-    PhaseTimer& timer_;
-    FieldPair<T>& fields_;
-    const SweepGeometry& geo_;
-    const HaloSetup<T>& halos_;
     const SweepPlan plan_;
-    const Subdomain& sub_;
     SweepPhases<T> phases_;
     GraphCache<T> cache_;
-    SweepParts<T> parts_;
+    SweepParts<T> s_;  // the run's parts, as the strategies see them
     // The strategies, chosen once: a sweep's, without and with its sum; an exchanging pass's,
     // without and with sums; the update of a time block that exchanges nothing.
     std::array<std::unique_ptr<SweepStrategy<T>>, 2> sweep_;

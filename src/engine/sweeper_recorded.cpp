@@ -9,26 +9,26 @@ namespace gridsim {
 template <class T>
 void Sweeper<T>::capture_sweep(const Update<T>& u) {
     strategy(u).run(u);
-    if (u.sum != StencilSum::none) (void)be_.sums().fold_and_read();
+    if (u.sum != StencilSum::none) (void)s_.be.sums().fold_and_read();
 }
 
 // Two exchanging sweeps as one recording, where neither of its passes is sampled for phase
 // timing; it writes both fields.
 template <class T>
 void Sweeper<T>::sweep_pair(const StencilParams<T>& p) {
-    if (!cache_.pair_ready() || timer_.samples_within(2)) {
+    if (!cache_.pair_ready() || s_.timer.samples_within(2)) {
         sweep(p);
         sweep(p);
         return;
     }
-    (void)replay_group(p, StencilSum::none, cache_.pair(fields_.parity()), 2);
+    (void)replay_group(p, StencilSum::none, cache_.pair(s_.fields.parity()), 2);
 }
 
 template <class T>
 int Sweeper<T>::residual_group(const StencilParams<T>& p, int count) {
     if (count < 2 || count > Recording::kMostReads || !groups_residuals(count))
         throw std::logic_error("a group of residual sweeps where none replays");
-    return replay_group(p, StencilSum::change, cache_.residual_group(count, fields_.parity()),
+    return replay_group(p, StencilSum::change, cache_.residual_group(count, s_.fields.parity()),
                         count);
 }
 
@@ -37,19 +37,19 @@ int Sweeper<T>::residual_group(const StencilParams<T>& p, int count) {
 template <class T>
 int Sweeper<T>::replay_group(const StencilParams<T>& p, StencilSum sum,
                              typename GraphCache<T>::Entry& e, int count) {
-    ++parts_.touches;
-    (void)fields_.settle_download(be_, 0);
-    (void)fields_.settle_download(be_, 1);
-    for (int i = 0; i < count; ++i) timer_.start_pass();
+    ++s_.touches;
+    (void)s_.fields.settle_download(s_.be, 0);
+    (void)s_.fields.settle_download(s_.be, 1);
+    for (int i = 0; i < count; ++i) s_.timer.start_pass();
     const Update<T> u{p, UpdateKind::sweep, 1, sum, 0};
     const int read = cache_.replay(e, sum != StencilSum::none, [&] {
         for (int i = 0; i < count; ++i) {
             capture_sweep(u);
-            fields_.swap();
+            s_.fields.swap();
         }
-        for (int i = 0; i < count; ++i) fields_.swap();
+        for (int i = 0; i < count; ++i) s_.fields.swap();
     });
-    for (int i = 0; i < count; ++i) fields_.advance(0, plan_.block);
+    for (int i = 0; i < count; ++i) s_.fields.advance(0, plan_.block);
     return read;
 }
 

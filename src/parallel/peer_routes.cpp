@@ -91,7 +91,7 @@ std::string neighbour_obstacle(const std::vector<RankGpu>& ranks, int me,
 
 TransportKind automatic_transport(const RankGpuFacts& f) {
     if (f.ranks < 2) return TransportKind::staged;
-    if (f.reach_everywhere && (f.own_gpus || f.shared_by_mps)) return TransportKind::ipc;
+    if (f.reach_everywhere() && (f.own_gpus || f.shared_by_mps)) return TransportKind::ipc;
     if (f.own_gpus && f.nccl_built) return TransportKind::nccl;
     return f.cuda_aware ? TransportKind::cuda_aware : TransportKind::staged;
 }

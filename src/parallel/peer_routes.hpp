@@ -66,12 +66,14 @@ std::string neighbour_obstacle(const std::vector<RankGpu>& ranks, int me,
 // What the GPU runs found out about their ranks, the same on every rank.
 struct RankGpuFacts {
     int ranks = 1;
-    bool own_gpus = false;          // no two ranks of a node drive the same GPU
-    bool shared_by_mps = false;     // every rank's GPU runs its contexts through MPS
-    bool reach_everywhere = false;  // ipc_everywhere: every rank stores into every other's GPU
+    bool own_gpus = false;       // no two ranks of a node drive the same GPU
+    bool shared_by_mps = false;  // every rank's GPU runs its contexts through MPS
     bool nccl_built = false;
     bool cuda_aware = false;  // MPI takes device buffers (MPIX_Query_cuda_support)
-    std::string ipc_gap;  // "" where every rank reaches every other, else why not (ipc_everywhere)
+    // "" where every rank stores into every other's GPU, else why not (ipc_everywhere).
+    std::string ipc_gap = "the ranks' GPUs were not asked";
+
+    [[nodiscard]] bool reach_everywhere() const { return ipc_gap.empty(); }
 };
 
 // The transport parallel.transport = "auto" takes for a GPU run where every face takes one, and

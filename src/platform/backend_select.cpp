@@ -34,7 +34,7 @@ std::string transports_offered() {
     RankGpuFacts best;
     best.ranks = 2;
     best.own_gpus = true;
-    best.reach_everywhere = true;
+    best.ipc_gap.clear();
     best.nccl_built = nccl_built();
     best.cuda_aware = mpi_is_cuda_aware();
     std::string out;
@@ -157,7 +157,6 @@ RankGpuFacts gpu_facts(bool own_gpus, bool mps, MPI_Comm comm, const std::string
     facts.ranks = comm_size(comm);
     facts.own_gpus = own_gpus;
     facts.shared_by_mps = mps;
-    facts.reach_everywhere = ipc_gap.empty();
     facts.ipc_gap = ipc_gap;
     facts.nccl_built = nccl_built();
     facts.cuda_aware = mpi_is_cuda_aware();

@@ -189,7 +189,7 @@ TEST(PeerRoutes, AutomaticTransportFollowsTheRanksGpus) {
             f.ranks = ranks;
             f.own_gpus = c.own;
             f.shared_by_mps = c.mps;
-            f.reach_everywhere = c.reach;
+            f.ipc_gap = c.reach ? "" : "no peer access";
             f.nccl_built = c.nccl;
             EXPECT_EQ(automatic_transport(f), ranks == 1 ? S : c.want)
                 << ranks << " ranks, own " << c.own << ", mps " << c.mps << ", reach " << c.reach
@@ -203,7 +203,7 @@ TEST(PeerRoutes, AutomaticTransportFollowsTheRanksGpus) {
 TEST(PeerRoutes, RanksSharingAGpuUseIpcOnlyThroughMps) {
     RankGpuFacts f;
     f.ranks = 2;
-    f.reach_everywhere = true;
+    f.ipc_gap.clear();  // every rank reaches every other
     f.nccl_built = true;
     EXPECT_EQ(automatic_transport(f), TransportKind::staged);
     f.shared_by_mps = true;

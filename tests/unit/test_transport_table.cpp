@@ -43,7 +43,7 @@ RankGpuFacts best_case() {
     RankGpuFacts f;
     f.ranks = 4;
     f.own_gpus = true;
-    f.reach_everywhere = true;
+    f.ipc_gap.clear();  // every rank reaches every other
     f.nccl_built = nccl_built();
     f.cuda_aware = true;
     return f;
@@ -118,7 +118,6 @@ TEST(TransportTable, RefusalsFollowTheirRules) {
     f = best_case();
     EXPECT_EQ(transport_refusal(TransportKind::ipc, f).empty(), cuda_backend_built());
     if (cuda_backend_built()) {
-        f.reach_everywhere = false;
         f.ipc_gap = "ranks 0 and 5 are on different nodes";
         EXPECT_EQ(transport_refusal(TransportKind::ipc, f).empty(), nccl_built());
         f.own_gpus = false;

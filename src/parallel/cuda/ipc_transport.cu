@@ -47,7 +47,7 @@
 #include "parallel/cuda/ipc_kernels.cuh"
 #include "parallel/cuda/ipc_memory.cuh"
 #include "parallel/mpi_session.hpp"
-#include "parallel/nccl_transport.hpp"
+#include "parallel/transport.hpp"
 
 namespace gridsim {
 
@@ -373,10 +373,10 @@ template std::unique_ptr<Transport<double>> make_ipc_transport(const TransportAr
 // then refuses a neighbour that cannot be reached), and NCCL must take the sums over the ranks.
 std::string ipc_refusal(const RankGpuFacts& facts) {
     if (facts.ipc_gap.empty()) return {};
-    if (nccl_built() && facts.own_gpus) return {};
+    if (facts.nccl_built && facts.own_gpus) return {};
     return facts.ipc_gap +
-           (nccl_built() ? ", and NCCL cannot take the sums over the ranks (ranks share GPUs)"
-                         : ", and this build has no NCCL to take the sums over the ranks") +
+           (facts.nccl_built ? ", and NCCL cannot take the sums over the ranks (ranks share GPUs)"
+                             : ", and this build has no NCCL to take the sums over the ranks") +
            "; use \"staged\"";
 }
 
