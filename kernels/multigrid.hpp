@@ -138,7 +138,7 @@ struct Combined {
 };
 template <class T>
 struct StencilCombination {
-    HeatCoeffs<T> r;
+    AxisCoeffs<T> r;
     T a, b, c;
     int dims;
     FieldView<const T> in, add;
@@ -146,7 +146,7 @@ struct StencilCombination {
 };
 template <class T, int Dims, bool Add>
 GRIDSIM_HD inline T combination_at(const StencilCombination<T>& s, int i, int j, int k) {
-    const T au = stencil_at<T, Dims, StencilKind::heat>(s.in, i, j, k, s.r);
+    const T au = stencil_at<T, Dims, HeatStencil>(s.in, i, j, k, s.r);
     const T sum = s.a * s.in(i, j, k) + s.b * au;
     if constexpr (Add) return sum + s.c * s.add(i, j, k);
     return sum;

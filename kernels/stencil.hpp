@@ -1,6 +1,9 @@
-// The per-point math of every problem, written once. The CPU backend loops over these
-// functions and the CUDA kernels call them, so both backends compute the same expression in
-// the same order (README, "Deck keys", gives the definitions).
+// The per-point math of every problem, written once. A stencil is a type with a description (its
+// radius and the sum its passes fold) and one point function that reads its neighbours through a
+// `Star`. Every loop and kernel (the CPU backend, the CUDA stream, tiled, naive and levels
+// kernels, summing passes, the CG's operator) is a template over the stencil type and fills a
+// `Star` from wherever it holds the values, so all compute the same expression in the same order
+// (README, "Deck keys", gives the definitions).
 #pragma once
 
 #include <stdexcept>
@@ -14,49 +17,27 @@ namespace gridsim {
 // Star stencils of radius 1: the halo width every field carries.
 constexpr int kStencilRadius = 1;
 
-// r_d = alpha * dt / h_d^2 per axis (rz = 0 in 2D).
+// A stencil's constant coefficients, one per axis (rz = 0 in 2D): heat's r_d = alpha dt / h_d^2.
 template <class T>
-struct HeatCoeffs {
+struct AxisCoeffs {
     T rx, ry, rz;
 };
 
-// FTCS heat: u' = u + sum_d r_d (u[+e_d] + u[-e_d] - 2u).
+// What a point function reads: u() is the point's value, u(d, o) the value o = -1 or +1 points
+// along axis d (d = 2 only in 3D; 2D kernels fill z with the point's value, never read).
 template <class T>
-GRIDSIM_HD inline T heat_point(T c, T xm, T xp, T ym, T yp, const HeatCoeffs<T>& r) {
-    const T two_c = T(2) * c;
-    return c + r.rx * (xm + xp - two_c) + r.ry * (ym + yp - two_c);
-}
-template <class T>
-GRIDSIM_HD inline T heat_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const HeatCoeffs<T>& r) {
-    const T two_c = T(2) * c;
-    return c + r.rx * (xm + xp - two_c) + r.ry * (ym + yp - two_c) + r.rz * (zm + zp - two_c);
-}
+class Star {
+public:
+    GRIDSIM_HD Star(T c, T xm, T xp, T ym, T yp, T zm, T zp)
+        : c_(c), minus_{xm, ym, zm}, plus_{xp, yp, zp} {}
+    GRIDSIM_HD T operator()() const { return c_; }
+    GRIDSIM_HD T operator()(int d, int o) const { return o < 0 ? minus_[d] : plus_[d]; }
 
-// Jacobi for Laplace: the mean of the 2*dims neighbours.
-template <class T>
-GRIDSIM_HD inline T jacobi_point(T xm, T xp, T ym, T yp) {
-    return T(0.25) * (xm + xp + ym + yp);
-}
-template <class T>
-GRIDSIM_HD inline T jacobi_point(T xm, T xp, T ym, T yp, T zm, T zp) {
-    return (xm + xp + ym + yp + zm + zp) * (T(1) / T(6));
-}
-
-enum class StencilKind { heat, jacobi };
-
-// f(std::integral_constant<StencilKind, kind>) for a run-time `kind`: the one dispatch from a
-// run-time kind to compiled code (CPU loops, CUDA launches). A kind without a case here does not
-// compile (-Werror=switch), nor one without a branch in stencil_point.
-template <class F>
-decltype(auto) by_stencil_kind(StencilKind kind, F&& f) {
-    switch (kind) {
-        case StencilKind::heat:
-            return f(std::integral_constant<StencilKind, StencilKind::heat>{});
-        case StencilKind::jacobi:
-            return f(std::integral_constant<StencilKind, StencilKind::jacobi>{});
-    }
-    throw std::logic_error("by_stencil_kind: not a stencil kind");
-}
+private:
+    T c_;
+    T minus_[3];
+    T plus_[3];
+};
 
 // What a stencil pass sums over its points beside the update, in double: nothing; the squared
 // change (out - in)^2 (jacobi's residual); or the product in * out (the CG's p . A p).
@@ -71,44 +52,84 @@ GRIDSIM_HD inline double stencil_sum_term(T updated, T old) {
     }
 }
 
+// A stencil type holds:
+//  - kRadius: how far along each axis its star reads (1: every field's halo is one layer per
+//    level of a pass);
+//  - kSum: the sum its sweeps and passes may fold beside the update (StencilSum::none if none);
+//  - point<Dims>(u, r): the updated value of a point from its Star and the coefficients.
+
+// FTCS heat: u' = u + sum_d r_d (u[+e_d] + u[-e_d] - 2u). Its sum is the CG's p . A p.
+struct HeatStencil {
+    static constexpr int kRadius = 1;
+    static constexpr StencilSum kSum = StencilSum::product;
+    template <int Dims, class T>
+    GRIDSIM_HD static T point(const Star<T>& u, const AxisCoeffs<T>& r) {
+        const T c = u();
+        const T two_c = T(2) * c;
+        if constexpr (Dims == 2) {
+            return c + r.rx * (u(0, -1) + u(0, 1) - two_c) + r.ry * (u(1, -1) + u(1, 1) - two_c);
+        } else {
+            return c + r.rx * (u(0, -1) + u(0, 1) - two_c) + r.ry * (u(1, -1) + u(1, 1) - two_c) +
+                   r.rz * (u(2, -1) + u(2, 1) - two_c);
+        }
+    }
+};
+
+// Jacobi for Laplace: the mean of the 2*dims neighbours. Its sum is the residual's squared change.
+struct JacobiStencil {
+    static constexpr int kRadius = 1;
+    static constexpr StencilSum kSum = StencilSum::change;
+    template <int Dims, class T>
+    GRIDSIM_HD static T point(const Star<T>& u, const AxisCoeffs<T>& /*r*/) {
+        if constexpr (Dims == 2) {
+            return T(0.25) * (u(0, -1) + u(0, 1) + u(1, -1) + u(1, 1));
+        } else {
+            return (u(0, -1) + u(0, 1) + u(1, -1) + u(1, 1) + u(2, -1) + u(2, 1)) * (T(1) / T(6));
+        }
+    }
+};
+
+// The stencils a deck can name, by run time kind.
+enum class StencilKind { heat, jacobi };
+
+// f(S{}) for the stencil type S of a run-time `kind`: the one dispatch from a run-time kind to
+// compiled code (CPU loops, CUDA launches). A kind without a case here does not compile
+// (-Werror=switch).
+template <class F>
+decltype(auto) by_stencil_kind(StencilKind kind, F&& f) {
+    switch (kind) {
+        case StencilKind::heat:
+            return f(HeatStencil{});
+        case StencilKind::jacobi:
+            return f(JacobiStencil{});
+    }
+    throw std::logic_error("by_stencil_kind: not a stencil kind");
+}
+
 template <class T>
 struct StencilParams {
     StencilKind kind = StencilKind::heat;
-    HeatCoeffs<T> r{};  // heat only
+    AxisCoeffs<T> r{};
 };
 
-// The update of one point from its value and its neighbours' (zm, zp unused in 2D): the single
-// dispatch every kernel variant goes through, so all compute the same expression.
-template <class T, int Dims, StencilKind Kind>
-GRIDSIM_HD inline T stencil_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const HeatCoeffs<T>& r) {
-    if constexpr (Kind == StencilKind::heat) {
-        if constexpr (Dims == 2) {
-            return heat_point(c, xm, xp, ym, yp, r);
-        } else {
-            return heat_point(c, xm, xp, ym, yp, zm, zp, r);
-        }
-    } else if constexpr (Kind == StencilKind::jacobi) {
-        if constexpr (Dims == 2) {
-            return jacobi_point(xm, xp, ym, yp);
-        } else {
-            return jacobi_point(xm, xp, ym, yp, zm, zp);
-        }
-    } else {
-        static_assert(Kind != Kind, "stencil_point: a stencil kind without its point function");
-    }
+// The update of one point from its value and its neighbours' (zm, zp unused in 2D): the call
+// every kernel variant makes, so all compute the same expression.
+template <class T, int Dims, class S>
+GRIDSIM_HD inline T stencil_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const AxisCoeffs<T>& r) {
+    return S::template point<Dims>(Star<T>(c, xm, xp, ym, yp, zm, zp), r);
 }
 
 // Gathers the neighbours of (i, j, k) from memory and applies the stencil: the whole update of
 // one point for loop-based code (CPU backend, naive GPU kernel).
-template <class T, int Dims, StencilKind Kind>
-GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const HeatCoeffs<T>& r) {
+template <class T, int Dims, class S>
+GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const AxisCoeffs<T>& r) {
     const T* p = u.data + u.ext.index(i, j, k);
     const auto sy = u.ext.sy;
     if constexpr (Dims == 2) {  // no z halo exists in 2D: never read one
-        return stencil_point<T, 2, Kind>(p[0], p[-1], p[1], p[-sy], p[sy], p[0], p[0], r);
+        return stencil_point<T, 2, S>(p[0], p[-1], p[1], p[-sy], p[sy], p[0], p[0], r);
     } else {
         const auto sz = u.ext.sz;
-        return stencil_point<T, 3, Kind>(p[0], p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz], r);
+        return stencil_point<T, 3, S>(p[0], p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz], r);
     }
 }
 

@@ -11,17 +11,16 @@
 #include <type_traits>
 
 #include "kernels/backend.hpp"
+#include "kernels/cpu/stencil_loops.hpp"
 
 namespace gridsim {
 
 namespace {
 
-template <class F>
-void for_each_row(const Box& b, F&& row) {
-    for (int k = b.lo[2]; k < b.hi[2]; ++k) {
-        for (int j = b.lo[1]; j < b.hi[1]; ++j) row(j, k);
-    }
-}
+using cpu::add_row_terms;
+using cpu::apply_box;
+using cpu::for_each_row;
+using cpu::level_box;
 
 // row(face, i, j, k, at, bytes) for every row of every face of `m`: the row starts at point
 // (i, j, k), at element `at` of the face's buffer (x fastest), and holds `bytes` bytes.
@@ -38,40 +37,6 @@ void for_each_face_row(const FaceMoves<T>& m, F&& row) {
     }
 }
 
-// `sum` plus stencil_sum_term of row (j, k) of `b`, x in order: the one summing loop, so a
-// sweep and a level of a pass (apply_levels_summing) give the same bits.
-template <StencilSum Sum, class T>
-double add_row_terms(double sum, FieldView<const T> now, FieldView<const T> before, const Box& b,
-                     int j, int k) {
-    for (int i = b.lo[0]; i < b.hi[0]; ++i)
-        sum += stencil_sum_term<Sum>(now(i, j, k), before(i, j, k));
-    return sum;
-}
-
-// Updates `b` and returns the sum of stencil_sum_term over it (0 for StencilSum::none).
-template <class T, int Dims, StencilKind Kind, StencilSum Sum>
-double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r) {
-    double sum = 0.0;
-    for_each_row(b, [&](int j, int k) {
-        T* __restrict__ dst = &out(0, j, k);
-        for (int i = b.lo[0]; i < b.hi[0]; ++i) dst[i] = stencil_at<T, Dims, Kind>(in, i, j, k, r);
-        if constexpr (Sum != StencilSum::none) sum = add_row_terms<Sum, T>(sum, out, in, b, j, k);
-    });
-    return sum;
-}
-
-// One level of a pass over `b`: points outside `live` keep their value.
-template <class T, int Dims, StencilKind Kind>
-void level_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Box& live,
-               const HeatCoeffs<T>& r) {
-    for_each_row(b, [&](int j, int k) {
-        for (int i = b.lo[0]; i < b.hi[0]; ++i) {
-            out(i, j, k) =
-                live.contains(i, j, k) ? stencil_at<T, Dims, Kind>(in, i, j, k, r) : in(i, j, k);
-        }
-    });
-}
-
 // `b` grown by `n` points on each of the first `dims` axes.
 Box grown(Box b, int n, int dims) {
     for (int d = 0; d < dims; ++d) {
@@ -81,20 +46,7 @@ Box grown(Box b, int n, int dims) {
     return b;
 }
 
-template <class T, int Dims, StencilKind Kind>
-double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
-                 StencilSum sum) {
-    switch (sum) {
-        case StencilSum::change:
-            return apply_box<T, Dims, Kind, StencilSum::change>(in, out, b, r);
-        case StencilSum::product:
-            return apply_box<T, Dims, Kind, StencilSum::product>(in, out, b, r);
-        default:
-            return apply_box<T, Dims, Kind, StencilSum::none>(in, out, b, r);
-    }
-}
-
-// f(dims, kind) with the run-time values as std::integral_constant.
+// f(dims, stencil): the run-time dims as std::integral_constant, the kind as its stencil type.
 template <class F>
 void visit_stencil(int dims, StencilKind kind, F&& f) {
     auto with_kind = [&](auto d) { by_stencil_kind(kind, [&](auto k) { f(d, k); }); };
@@ -184,7 +136,7 @@ public:
                Lane /*lane*/, StencilSum sum_kind) override {
         if (b.empty()) return;
         visit_stencil(in.ext.dims, p.kind, [&](auto dims, auto kind) {
-            partial_sum_ += apply_box<T, dims.value, kind.value>(in, out, b, p.r, sum_kind);
+            partial_sum_ += apply_box<T, dims.value, decltype(kind)>(in, out, b, p.r, sum_kind);
         });
     }
     // A summing pass level by level (no time blocking: each level is a pass over memory of its
@@ -387,6 +339,10 @@ private:
                     const Box& box, const Box& live, int levels) {
         if (levels < 1 || levels > kMaxLevels)
             throw std::logic_error("apply_levels_summing: 1 to 8 levels");
+        by_stencil_kind(p.kind, [](auto s) {
+            if constexpr (decltype(s)::kSum != StencilSum::change)
+                throw std::logic_error("apply_levels_summing: a stencil that sums its change");
+        });
         if (box.empty()) return;
         const int dims = in.ext.dims;
         FieldView<const T> src = in;
@@ -396,7 +352,7 @@ private:
             const FieldView<T> dst = l == levels ? out : FieldView<T>{s.data(), in.ext};
             const Box region = grown(box, levels - l, dims);
             visit_stencil(dims, p.kind, [&](auto d, auto kind) {
-                level_box<T, d.value, kind.value>(src, dst, region, live, p.r);
+                level_box<T, d.value, decltype(kind)>(src, dst, region, live, p.r);
             });
             for (const Box& b : sum_boxes_) {
                 if (!box.holds(b)) continue;

@@ -10,6 +10,10 @@ target_link_libraries(gridsim_kernels_cuda PUBLIC gridsim_kernels CUDA::cudart_s
 target_compile_options(gridsim_kernels_cuda PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo -Xcompiler=-Wall
                             -Xcompiler=-Werror=switch>)
+# CUDA code that instantiates the kernel templates for a stencil of its own (tests/gpu) needs the
+# constexpr host helpers the kernels call.
+target_compile_options(gridsim_kernels_cuda INTERFACE
+    $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
 
 add_library(gridsim_device_runtime STATIC cuda/runtime.cpp)
 target_link_libraries(gridsim_device_runtime PUBLIC gridsim_kernels_cuda PRIVATE gridsim_warnings)

@@ -46,12 +46,12 @@ struct LevelsTile {
 // kWhole: every row the block's walk reaches and every column of the warp is live, and each of
 // its threads sums all its columns or none (levels_2d): no live test, and no sum that looks at
 // single columns.
-template <class T, StencilKind Kind, int Levels, int V, int Slot, bool kWhole, class Sums>
+template <class T, class S, int Levels, int V, int Slot, bool kWhole, class Sums>
 __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile, int t,
                                             T (&newest)[Levels][V], T (&middle)[Levels][V],
                                             T (&oldest)[Levels][V], const T (&input)[V],
                                             const bool (&column_live)[V], int first,
-                                            const Box& live, const HeatCoeffs<T>& r, T (&top)[V],
+                                            const Box& live, const AxisCoeffs<T>& r, T (&top)[V],
                                             Sums& sums) {
     // Level j reads level j - 1 of steps t - 1 (newest: the row above), t - 2 (middle: its own
     // row, and the neighbours' from ring slot (Slot + 1) % 3) and t - 3 (oldest: below), and
@@ -69,8 +69,7 @@ __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile
             const T c = middle[j - 1][e];
             const T xm = e == 0 ? left : middle[j - 1][e - 1];
             const T xp = e == V - 1 ? right : middle[j - 1][e + 1];
-            v[e] =
-                stencil_point<T, 2, Kind>(c, xm, xp, oldest[j - 1][e], newest[j - 1][e], c, c, r);
+            v[e] = stencil_point<T, 2, S>(c, xm, xp, oldest[j - 1][e], newest[j - 1][e], c, c, r);
             if (!(row_live && (kWhole || column_live[e]))) v[e] = c;
         }
         sums.template add<kWhole>(j - 1, row, v, middle[j - 1]);
@@ -239,11 +238,10 @@ struct LevelRows {
 
 // The 2D levels kernel's walk: `steps` steps, each a load, a levels_step and a store, then the
 // block's (or, trimmed, the working warps') barrier.
-template <class T, StencilKind Kind, int Levels, int V, bool kWhole, bool kTrims, class Rows,
-          class Sums>
+template <class T, class S, int Levels, int V, bool kWhole, bool kTrims, class Rows, class Sums>
 __device__ __forceinline__ void walk_levels(const LevelsTile<T, Levels, V>& tile, const Rows& io,
                                             int steps, const bool (&column_live)[V], int first,
-                                            const Box& live, const HeatCoeffs<T>& r, Sums& sums,
+                                            const Box& live, const AxisCoeffs<T>& r, Sums& sums,
                                             int working) {
     // Step t + Slot with the register rows in the roles that step gives them; its ring slot is
     // (t + Slot) % 3 = Slot, t staying a multiple of 3 at the top of the loop.
@@ -253,8 +251,8 @@ __device__ __forceinline__ void walk_levels(const LevelsTile<T, Levels, V>& tile
         T input[V];
         T top[V];
         io.load(t + kSlot, input);
-        levels_step<T, Kind, Levels, V, kSlot, kWhole>(
-            tile, t + kSlot, newest, middle, oldest, input, column_live, first, live, r, top, sums);
+        levels_step<T, S, Levels, V, kSlot, kWhole>(tile, t + kSlot, newest, middle, oldest, input,
+                                                    column_live, first, live, r, top, sums);
         io.store(t + kSlot, top);
         if constexpr (kTrims) {
             sync_warps(working);
@@ -268,9 +266,9 @@ __device__ __forceinline__ void walk_levels(const LevelsTile<T, Levels, V>& tile
 // `lead`: columns of the tile before the stored ones (its left ring). Rows: level_block_rows.
 // Summing (Sum = change): the tile is sum_pass_groups' (LevelSums); `group0`: the stream block of
 // tile 0's first warp.
-template <class T, StencilKind Kind, int Levels, int V, StencilSum Sum>
+template <class T, class S, int Levels, int V, StencilSum Sum>
 __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> out, const Box& box,
-                                          const Box& live, const HeatCoeffs<T>& r, int x0,
+                                          const Box& live, const AxisCoeffs<T>& r, int x0,
                                           int stride, int lead, int row_anchor, int rows,
                                           const LevelSumLayout& sum_layout, int group0) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -330,8 +328,8 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     // none (every warp but those at the domain's boundary or a box's x edge), so that its steps
     // test no point.
     auto walk = [&](auto whole) {
-        walk_levels<T, Kind, Levels, V, decltype(whole)::value, kTrims>(
-            tile, io, steps, column_live, first, live, r, sums, working);
+        walk_levels<T, S, Levels, V, decltype(whole)::value, kTrims>(tile, io, steps, column_live,
+                                                                     first, live, r, sums, working);
     };
     if (!works) return;
     if constexpr (kSums && sum_pass_whole_rows<T>() > 0) {
@@ -349,12 +347,12 @@ __device__ __forceinline__ void levels_2d(FieldView<const T> in, FieldView<T> ou
     walk(std::false_type{});
 }
 
-template <class T, StencilKind Kind, int Levels, int V>
+template <class T, class S, int Levels, int V>
 __global__ void stencil_levels_2d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                                         HeatCoeffs<T> r, int x0, int stride, int lead,
+                                         AxisCoeffs<T> r, int x0, int stride, int lead,
                                          int row_anchor, int rows) {
-    levels_2d<T, Kind, Levels, V, StencilSum::none>(in, out, box, live, r, x0, stride, lead,
-                                                    row_anchor, rows, LevelSumLayout{}, 0);
+    levels_2d<T, S, Levels, V, StencilSum::none>(in, out, box, live, r, x0, stride, lead,
+                                                 row_anchor, rows, LevelSumLayout{}, 0);
 }
 
 // The summing pass: sum_pass_threads threads. Its sums make it bound by instruction issue, each
@@ -371,13 +369,13 @@ constexpr int sum_pass_blocks() {
     if constexpr (Levels == 4) return 2;
     return 1;
 }
-template <class T, int Levels, int V>
+template <class T, class S, int Levels, int V>
 __global__ void __launch_bounds__(sum_pass_threads<T>(), (sum_pass_blocks<T, Levels>()))
     stencil_levels_2d_sum_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                                 HeatCoeffs<T> r, int x0, int stride, int lead, int row_anchor,
+                                 AxisCoeffs<T> r, int x0, int stride, int lead, int row_anchor,
                                  int rows, LevelSumLayout sum_layout, int group0) {
-    levels_2d<T, StencilKind::jacobi, Levels, V, StencilSum::change>(
-        in, out, box, live, r, x0, stride, lead, row_anchor, rows, sum_layout, group0);
+    levels_2d<T, S, Levels, V, S::kSum>(in, out, box, live, r, x0, stride, lead, row_anchor, rows,
+                                        sum_layout, group0);
 }
 
 }  // namespace gridsim::cuda

@@ -63,11 +63,11 @@ struct LevelsPlanes {
 // plane, level j at plane z_in - 2 j Dir; the planes made before are the ones below it going up,
 // above it going down, so that each point reads its true z neighbours whichever way the walk
 // goes (and so has the same bits).
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Slot, int Dir>
+template <class T, class S, int Levels, int V, int R, int Rows, int Slot, int Dir>
 __device__ __forceinline__ void levels_step_3d(
     const LevelsPlanes<T, Levels, V, R, Rows>& tile, int z_in, T (&newest)[Levels][R * V],
     T (&middle)[Levels][R * V], T (&oldest)[Levels][R * V], const Pack<T, V> (&input)[R],
-    const bool (&column_live)[R * V], const Box& live, int down, int up, const HeatCoeffs<T>& r,
+    const bool (&column_live)[R * V], const Box& live, int down, int up, const AxisCoeffs<T>& r,
     Pack<T, V> (&top)[R]) {
     using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
     constexpr int kRead = (Slot + 1) % 3;  // the slot written two steps ago
@@ -93,7 +93,7 @@ __device__ __forceinline__ void levels_step_3d(
                 const T yp = q == R - 1 ? above.v[e] : c[at + V];
                 const T zm = Dir > 0 ? oldest[j - 1][at] : newest[j - 1][at];
                 const T zp = Dir > 0 ? newest[j - 1][at] : oldest[j - 1][at];
-                v[q].v[e] = stencil_point<T, 3, Kind>(c[at], xm, xp, ym, yp, zm, zp, r);
+                v[q].v[e] = stencil_point<T, 3, S>(c[at], xm, xp, ym, yp, zm, zp, r);
                 if (!(plane_live && column_live[at])) v[q].v[e] = c[at];
             }
         }
@@ -169,10 +169,10 @@ struct WalkSignals {
 // A block's walk of its chunk [z0, z1) along z, upwards (Dir 1) or downwards (Dir -1): each
 // step loads one input plane, moves every level on by a plane and stores the top level's plane
 // once it lies in the chunk, signalling as `Signal` and `sig` say.
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, int Dir, WalkSignal Signal>
+template <class T, class S, int Levels, int V, int R, int Rows, int Dir, WalkSignal Signal>
 __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R, Rows>& tile,
                                               FieldView<const T> in, FieldView<T> out,
-                                              const Box& live, const HeatCoeffs<T>& r,
+                                              const Box& live, const AxisCoeffs<T>& r,
                                               const TileThread3d<T, V, R>& th, int z0, int z1,
                                               const WalkSignals& sig) {
     using P = Pack<T, V>;
@@ -208,9 +208,9 @@ __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R
             input[q] = th.loads[q] && s < load_steps ? tile.input(kSlot)[32 * q] : P{};
         prefetch(s + 2, (kSlot + 2) % 3);  // the slot read one step ago
         P top[R];
-        levels_step_3d<T, Kind, Levels, V, R, Rows, kSlot, Dir>(
-            tile, first + Dir * s, newest, middle, oldest, input, th.column_live, live, th.down,
-            th.up, r, top);
+        levels_step_3d<T, S, Levels, V, R, Rows, kSlot, Dir>(tile, first + Dir * s, newest, middle,
+                                                             oldest, input, th.column_live, live,
+                                                             th.down, th.up, r, top);
         const int z_out = first + Dir * (s - 2 * Levels);
         if (z_out >= z0 && z_out < z1) {
 #pragma unroll
@@ -242,17 +242,16 @@ __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R
 }
 
 // walk_chunk_3d downwards where `down`, else upwards.
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, WalkSignal Signal>
+template <class T, class S, int Levels, int V, int R, int Rows, WalkSignal Signal>
 __device__ __forceinline__ void walk_chunk_either_way(
     bool down, const LevelsPlanes<T, Levels, V, R, Rows>& tile, FieldView<const T> in,
-    FieldView<T> out, const Box& live, const HeatCoeffs<T>& r, const TileThread3d<T, V, R>& th,
+    FieldView<T> out, const Box& live, const AxisCoeffs<T>& r, const TileThread3d<T, V, R>& th,
     int z0, int z1, const WalkSignals& sig) {
     if (down) {
-        walk_chunk_3d<T, Kind, Levels, V, R, Rows, -1, Signal>(tile, in, out, live, r, th, z0, z1,
-                                                               sig);
+        walk_chunk_3d<T, S, Levels, V, R, Rows, -1, Signal>(tile, in, out, live, r, th, z0, z1,
+                                                            sig);
     } else {
-        walk_chunk_3d<T, Kind, Levels, V, R, Rows, 1, Signal>(tile, in, out, live, r, th, z0, z1,
-                                                              sig);
+        walk_chunk_3d<T, S, Levels, V, R, Rows, 1, Signal>(tile, in, out, live, r, th, z0, z1, sig);
     }
 }
 
@@ -264,10 +263,10 @@ __device__ __forceinline__ void walk_chunk_either_way(
 // that the plain pass's code is its own.
 enum class LevelsOrder { plain, faces_first, pipelined };
 
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows, LevelsOrder Order>
+template <class T, class S, int Levels, int V, int R, int Rows, LevelsOrder Order>
 __global__ void __launch_bounds__(32 * Rows, 1)
     stencil_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                             HeatCoeffs<T> r, int planes, BlockOrder order, unsigned* faces_done,
+                             AxisCoeffs<T> r, int planes, BlockOrder order, unsigned* faces_done,
                              HaloArrivals arrivals) {
     using P = Pack<T, V>;
     using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
@@ -308,7 +307,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         WalkSignals sig;
         sig.plane = w.signal_after;
         sig.done = faces_done;
-        walk_chunk_either_way<T, Kind, Levels, V, R, Rows, WalkSignal::tells>(
+        walk_chunk_either_way<T, S, Levels, V, R, Rows, WalkSignal::tells>(
             w.down, tile, in, out, live, r, th, z0, z1, sig);
     } else if constexpr (Order == LevelsOrder::pipelined) {
         const PipelinedWalk w = pipelined_walk(arrivals, z0, z1, Levels);
@@ -319,11 +318,11 @@ __global__ void __launch_bounds__(32 * Rows, 1)
         if (sig.waits) {
             sig.arrival = {arrivals.ready[w.face], *arrivals.base[w.face] + arrivals.pass};
         }
-        walk_chunk_either_way<T, Kind, Levels, V, R, Rows, WalkSignal::waits>(
+        walk_chunk_either_way<T, S, Levels, V, R, Rows, WalkSignal::waits>(
             w.down, tile, in, out, live, r, th, z0, z1, sig);
     } else {
-        walk_chunk_3d<T, Kind, Levels, V, R, Rows, 1, WalkSignal::none>(tile, in, out, live, r, th,
-                                                                        z0, z1, {});
+        walk_chunk_3d<T, S, Levels, V, R, Rows, 1, WalkSignal::none>(tile, in, out, live, r, th, z0,
+                                                                     z1, {});
     }
 }
 

@@ -37,17 +37,17 @@ struct LevelsSignals {
 // them go first (BlockOrder) and signal faces.done; returns how many do. With arrivals, the
 // grid's own order, in chunks no fewer than two where both z halos are waited for
 // (pipelined_chunk_planes).
-template <class T, StencilKind Kind, int Levels, int V, int R, int Rows>
-long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+template <class T, class S, int Levels, int V, int R, int Rows>
+long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, int multiprocessors, cudaStream_t s,
                            const LevelsSignals& signals) {
     static_assert(Rows == kThreadRows3d && R == kRowsPerThread3d, "the tile of levels_3d_tile.hpp");
     constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
-    auto kernel = stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, LevelsOrder::plain>;
+    auto kernel = stencil_levels_3d_kernel<T, S, Levels, V, R, Rows, LevelsOrder::plain>;
     auto faces_kernel =
-        stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, LevelsOrder::faces_first>;
+        stencil_levels_3d_kernel<T, S, Levels, V, R, Rows, LevelsOrder::faces_first>;
     auto pipelined_kernel =
-        stencil_levels_3d_kernel<T, Kind, Levels, V, R, Rows, LevelsOrder::pipelined>;
+        stencil_levels_3d_kernel<T, S, Levels, V, R, Rows, LevelsOrder::pipelined>;
     static const long long wave = [&] {
         allow_shared(kernel, kSmem);
         allow_shared(faces_kernel, kSmem);
@@ -90,16 +90,15 @@ long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldV
 }
 
 // The launch for `levels` (2 to kMaxLevels3d) in the measured tile shape.
-template <class T, StencilKind Kind>
-long long launch_levels_3d(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+template <class T, class S>
+long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, int levels, int multiprocessors,
                            cudaStream_t s, const LevelsSignals& signals) {
     long long face_blocks = 0;
     with_levels<2, kMaxLevels3d>(levels, [&](auto l) {
-        face_blocks =
-            launch_levels_3d<T, Kind, decltype(l)::value, levels_3d_lane_points(sizeof(T)),
-                             kRowsPerThread3d, kThreadRows3d>(r, in, out, b, live, multiprocessors,
-                                                              s, signals);
+        face_blocks = launch_levels_3d<T, S, decltype(l)::value, levels_3d_lane_points(sizeof(T)),
+                                       kRowsPerThread3d, kThreadRows3d>(
+            r, in, out, b, live, multiprocessors, s, signals);
     });
     return face_blocks;
 }

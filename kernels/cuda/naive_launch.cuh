@@ -13,8 +13,8 @@ namespace gridsim::cuda {
 // cfg.block_x x cfg.block_y threads (narrowed for thin boxes), cfg.points rows per thread, one
 // z plane per grid layer; a summing launch takes one partial per block from
 // partial_slots(blocks).
-template <class T, int Dims, StencilKind Kind, StencilSum Sum, class PartialSlots>
-void launch_naive(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
+template <class T, int Dims, class S, StencilSum Sum, class PartialSlots>
+void launch_naive(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
                   const LaunchConfig& cfg, PartialSlots&& partial_slots, cudaStream_t s) {
     const int nx = b.hi[0] - b.lo[0];
     const int ny = b.hi[1] - b.lo[1];
@@ -25,20 +25,16 @@ void launch_naive(FieldView<const T> in, FieldView<T> out, const Box& b, const H
                           : nullptr;
     switch (cfg.points) {
         case 1:
-            stencil_naive_kernel<T, Dims, Kind, 1, Sum>
-                <<<grid, block, 0, s>>>(in, out, b, r, partial);
+            stencil_naive_kernel<T, Dims, S, 1, Sum><<<grid, block, 0, s>>>(in, out, b, r, partial);
             break;
         case 2:
-            stencil_naive_kernel<T, Dims, Kind, 2, Sum>
-                <<<grid, block, 0, s>>>(in, out, b, r, partial);
+            stencil_naive_kernel<T, Dims, S, 2, Sum><<<grid, block, 0, s>>>(in, out, b, r, partial);
             break;
         case 4:
-            stencil_naive_kernel<T, Dims, Kind, 4, Sum>
-                <<<grid, block, 0, s>>>(in, out, b, r, partial);
+            stencil_naive_kernel<T, Dims, S, 4, Sum><<<grid, block, 0, s>>>(in, out, b, r, partial);
             break;
         default:
-            stencil_naive_kernel<T, Dims, Kind, 8, Sum>
-                <<<grid, block, 0, s>>>(in, out, b, r, partial);
+            stencil_naive_kernel<T, Dims, S, 8, Sum><<<grid, block, 0, s>>>(in, out, b, r, partial);
             break;
     }
     GRIDSIM_CUDA_CHECK(cudaGetLastError());

@@ -63,43 +63,71 @@ public:
                            d3.block_x, d3.block_y, cfg().points != 0 ? cfg().points : d3.points);
     }
 
+    // The Backend's entry points for a run-time kind: the same calls with its stencil type.
     void apply(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out, const Box& b,
                Lane lane, StencilSum sum) {
+        by_stencil_kind(p.kind,
+                        [&](auto s) { apply_stencil<decltype(s)>(p.r, in, out, b, lane, sum); });
+    }
+    void apply_boxes(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                     const std::vector<Box>& boxes, Lane lane, StencilSum sum, int wrap_period) {
+        by_stencil_kind(p.kind, [&](auto s) {
+            apply_boxes_stencil<decltype(s)>(p.r, in, out, boxes, lane, sum, wrap_period);
+        });
+    }
+    long long apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                           const Box& b, const Box& live, int levels, Lane lane,
+                           const LevelsSignals& signals = {}) {
+        return by_stencil_kind(p.kind, [&](auto s) {
+            return apply_levels_stencil<decltype(s)>(p.r, in, out, b, live, levels, lane, signals);
+        });
+    }
+    void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                              const Box& b, const Box& live, int levels, Lane lane) {
+        by_stencil_kind(p.kind, [&](auto s) {
+            apply_levels_summing_stencil<decltype(s)>(p.r, in, out, b, live, levels, lane);
+        });
+    }
+
+    // The same for a stencil type S (kernels/stencil.hpp): the CUDA side of the extension point
+    // a new stencil plugs into, every kernel family compiled for S on first use.
+    template <class S>
+    void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                       const Box& b, Lane lane, StencilSum sum) {
         if (b.empty()) return;
-        visit(in.ext.dims, p.kind, sum, [&](auto dims, auto kind, auto with) {
-            this->template launch<dims.value, kind.value, with.value>(in, out, b, p.r, lane);
+        visit<S>(in.ext.dims, sum, [&](auto dims, auto with) {
+            this->template launch<dims.value, S, with.value>(in, out, b, r, lane);
         });
     }
     [[nodiscard]] bool applies_boxes() const { return cfg().kernel == KernelKind::stream; }
-    void apply_boxes(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                     const std::vector<Box>& boxes, Lane lane, StencilSum sum, int wrap_period) {
+    template <class S>
+    void apply_boxes_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                             const std::vector<Box>& boxes, Lane lane, StencilSum sum,
+                             int wrap_period) {
         if (!applies_boxes()) throw std::logic_error("apply_boxes needs the stream kernel");
-        visit(in.ext.dims, p.kind, sum, [&](auto dims, auto kind, auto with) {
-            this->template launch_boxes<dims.value, kind.value, with.value>(
-                in, out, boxes, p.r, lane, SelfWrap{wrap_period});
+        visit<S>(in.ext.dims, sum, [&](auto dims, auto with) {
+            this->template launch_boxes<dims.value, S, with.value>(in, out, boxes, r, lane,
+                                                                   SelfWrap{wrap_period});
         });
     }
 
     [[nodiscard]] int max_levels(int dims) const { return dims == 2 ? kMaxLevels : kMaxLevels3d; }
     // With faces (3D only), the blocks that write them go first and signal faces.done; returns
     // how many do. With arrivals (3D only), the blocks wait for their halos (a pipelined pass).
-    long long apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                           const Box& b, const Box& live, int levels, Lane lane,
-                           const LevelsSignals& signals = {}) {
+    template <class S>
+    long long apply_levels_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+                                   const Box& b, const Box& live, int levels, Lane lane,
+                                   const LevelsSignals& signals = {}) {
         if (b.empty()) return 0;
         if (levels < 2 || levels > max_levels(in.ext.dims))
             throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
         if (in.ext.dims == 3) {
-            return by_stencil_kind(p.kind, [&](auto k) {
-                return launch_levels_3d<T, decltype(k)::value>(
-                    p.r, in, out, b, live, levels, multiprocessors_, stream(lane), signals);
-            });
+            return launch_levels_3d<T, S>(r, in, out, b, live, levels, multiprocessors_,
+                                          stream(lane), signals);
         }
         if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
             throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
-        by_stencil_kind(p.kind, [&](auto k) {
-            levels_for<decltype(k)::value>(p.r, in, out, b, live, levels, stream(lane));
-        });
+        levels_for<S>(r, in, out, b, live, levels, stream(lane));
         return 0;
     }
 
@@ -110,14 +138,18 @@ public:
     void start_summing_pass(const std::vector<Box>& sum_boxes, int levels) {
         summing_.start(sum_boxes, levels);
     }
-    void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                              const Box& b, const Box& live, int levels, Lane lane) {
-        // The caller asked sums_levels(sum_boxes) once (Simulation::sums_in_passes).
-        if (p.kind != StencilKind::jacobi)
-            throw std::logic_error(
-                "apply_levels_summing: jacobi, the levels of start_summing_pass");
-        if (b.empty()) return;
-        summing_.apply(p.r, in, out, b, live, levels, stream(lane));
+    // The caller asked sums_levels(sum_boxes) once (Simulation::sums_in_passes). A summing pass
+    // sums each level's squared change: it takes stencils whose sum that is.
+    template <class S>
+    void apply_levels_summing_stencil(const AxisCoeffs<T>& r, FieldView<const T> in,
+                                      FieldView<T> out, const Box& b, const Box& live, int levels,
+                                      Lane lane) {
+        if constexpr (S::kSum == StencilSum::change) {
+            if (b.empty()) return;
+            summing_.template apply<S>(r, in, out, b, live, levels, stream(lane));
+        } else {
+            throw std::logic_error("apply_levels_summing: a stencil that sums its change");
+        }
     }
 
 private:
@@ -139,8 +171,8 @@ private:
             int min_grid = 0;
             int block = 0;
             GRIDSIM_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(
-                &min_grid, &block,
-                stencil_naive_kernel<T, 3, StencilKind::heat, 1, StencilSum::none>, 0, 0));
+                &min_grid, &block, stencil_naive_kernel<T, 3, HeatStencil, 1, StencilSum::none>, 0,
+                0));
             cfg.block_x = 32;
             cfg.block_y = std::max(1, block / 32);
         }
@@ -148,28 +180,23 @@ private:
         return cfg;
     }
 
-    // f(dims, kind, sum) with the run-time values as std::integral_constant. The sums each kind
-    // needs, and no others, are compiled: jacobi's residual (the squared change) and heat's
-    // p . A p for the CG (the product).
-    template <class F>
-    static void visit(int dims, StencilKind kind, StencilSum sum, F&& f) {
-        auto with_sum = [&](auto d, auto k) {
-            constexpr StencilSum kSum = decltype(k)::value == StencilKind::jacobi
-                                            ? StencilSum::change
-                                            : StencilSum::product;
+    // f(dims, sum) with the run-time values as std::integral_constant. The sum S folds
+    // (S::kSum) is the only one compiled beside none.
+    template <class S, class F>
+    static void visit(int dims, StencilSum sum, F&& f) {
+        auto with_sum = [&](auto d) {
             if (sum == StencilSum::none) {
-                f(d, k, std::integral_constant<StencilSum, StencilSum::none>{});
-            } else if (sum == kSum) {
-                f(d, k, std::integral_constant<StencilSum, kSum>{});
+                f(d, std::integral_constant<StencilSum, StencilSum::none>{});
+            } else if (sum == S::kSum) {
+                f(d, std::integral_constant<StencilSum, S::kSum>{});
             } else {
-                throw std::logic_error("stencil sum not compiled for this stencil kind");
+                throw std::logic_error("stencil sum not compiled for this stencil");
             }
         };
-        auto with_kind = [&](auto d) { by_stencil_kind(kind, [&](auto k) { with_sum(d, k); }); };
         if (dims == 2) {
-            with_kind(std::integral_constant<int, 2>{});
+            with_sum(std::integral_constant<int, 2>{});
         } else {
-            with_kind(std::integral_constant<int, 3>{});
+            with_sum(std::integral_constant<int, 3>{});
         }
     }
 
@@ -182,12 +209,12 @@ private:
     }
 
     // `wrap` (stream kernel only): the instance that also stores the periodic walk-axis copy.
-    template <int Dims, StencilKind Kind, StencilSum Sum>
-    void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const HeatCoeffs<T>& r,
+    template <int Dims, class S, StencilSum Sum>
+    void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
                 Lane lane, SelfWrap wrap = {}) {
         const cudaStream_t s = stream(lane);
         if (cfg().kernel == KernelKind::naive) {
-            launch_naive<T, Dims, Kind, Sum>(
+            launch_naive<T, Dims, S, Sum>(
                 in, out, b, r, cfg(), [&](long long n) { return partial_slots(n); }, s);
             return;
         }
@@ -196,10 +223,10 @@ private:
         if (takes_packs<Dims, Sum>(b)) {
             const Launch l = walk_launch<Dims>(b, kVector, Sum);
             double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
-            auto kernel = wraps ? stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector,
-                                                            kVector, Sum, true>
-                                : stencil_stream_vec_kernel<T, Dims, Kind, kUnroll / kVector,
-                                                            kVector, Sum, false>;
+            auto kernel =
+                wraps
+                    ? stencil_stream_vec_kernel<T, Dims, S, kUnroll / kVector, kVector, Sum, true>
+                    : stencil_stream_vec_kernel<T, Dims, S, kUnroll / kVector, kVector, Sum, false>;
             kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap, l.groups);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
             return;
@@ -207,11 +234,11 @@ private:
         const Launch l = walk_launch<Dims>(b, 1, Sum);
         double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
         if (cfg().kernel == KernelKind::tiled) {
-            stencil_tiled_kernel<T, Dims, Kind, kUnroll, Sum>
+            stencil_tiled_kernel<T, Dims, S, kUnroll, Sum>
                 <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, l.points, partial);
         } else {
-            auto kernel = wraps ? stencil_stream_kernel<T, Dims, Kind, kUnroll, Sum, true>
-                                : stencil_stream_kernel<T, Dims, Kind, kUnroll, Sum, false>;
+            auto kernel = wraps ? stencil_stream_kernel<T, Dims, S, kUnroll, Sum, true>
+                                : stencil_stream_kernel<T, Dims, S, kUnroll, Sum, false>;
             kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap);
         }
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
@@ -220,9 +247,9 @@ private:
     // apply_boxes: the boxes in order, consecutive ones that take the same stream variant
     // (takes_packs, as launch() picks) in one launch each, so the partials land in the order of
     // launch() per box.
-    template <int Dims, StencilKind Kind, StencilSum Sum>
+    template <int Dims, class S, StencilSum Sum>
     void launch_boxes(FieldView<const T> in, FieldView<T> out, const std::vector<Box>& boxes,
-                      const HeatCoeffs<T>& r, Lane lane, SelfWrap wrap) {
+                      const AxisCoeffs<T>& r, Lane lane, SelfWrap wrap) {
         std::vector<std::vector<Box>> runs;
         for (const Box& b : boxes) {
             if (b.empty()) continue;
@@ -234,12 +261,11 @@ private:
         }
         for (const std::vector<Box>& run : runs) {
             if (run.size() == 1) {
-                launch<Dims, Kind, Sum>(in, out, run[0], r, lane, wrap);
+                launch<Dims, S, Sum>(in, out, run[0], r, lane, wrap);
             } else if (takes_packs<Dims, Sum>(run.front())) {
-                launch_run<Dims, Kind, Sum, kUnroll / kVector, kVector>(in, out, run, r, lane,
-                                                                        wrap);
+                launch_run<Dims, S, Sum, kUnroll / kVector, kVector>(in, out, run, r, lane, wrap);
             } else {
-                launch_run<Dims, Kind, Sum, kUnroll, 1>(in, out, run, r, lane, wrap);
+                launch_run<Dims, S, Sum, kUnroll, 1>(in, out, run, r, lane, wrap);
             }
         }
     }
@@ -247,9 +273,9 @@ private:
     // One launch of stencil_boxes_kernel over `run` (2 to kMaxBoxes boxes), one block per box
     // block in order, each box's blocks shaped as walk_launch shapes its own launch, the
     // launch's blocks as wide as the widest.
-    template <int Dims, StencilKind Kind, StencilSum Sum, int Unroll, int V>
+    template <int Dims, class S, StencilSum Sum, int Unroll, int V>
     void launch_run(FieldView<const T> in, FieldView<T> out, const std::vector<Box>& run,
-                    const HeatCoeffs<T>& r, Lane lane, SelfWrap wrap) {
+                    const AxisCoeffs<T>& r, Lane lane, SelfWrap wrap) {
         constexpr bool kSums = Sum != StencilSum::none;
         BoxGrids g;
         g.count = static_cast<int>(run.size());
@@ -269,18 +295,18 @@ private:
         }
         threads = (threads + 31) / 32 * 32;
         double* partial = kSums ? partial_slots(g.first[g.count]) : nullptr;
-        stencil_boxes_kernel<T, Dims, Kind, Unroll, V, Sum>
+        stencil_boxes_kernel<T, Dims, S, Unroll, V, Sum>
             <<<g.first[g.count], threads, 0, stream(lane)>>>(in, out, g, r, wrap, partial);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 
     static constexpr int kMaxLevels = kMaxLevels2d;
 
-    template <StencilKind Kind>
-    void levels_for(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
+    template <class S>
+    void levels_for(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
                     const Box& live, int levels, cudaStream_t s) {
         with_levels<2, kMaxLevels>(levels, [&](auto l) {
-            this->template launch_levels<Kind, decltype(l)::value>(r, in, out, b, live, s);
+            this->template launch_levels<S, decltype(l)::value>(r, in, out, b, live, s);
         });
     }
 
@@ -288,8 +314,8 @@ private:
     // narrow box): a tile 512 floats or 256 doubles wide, of which 2 x Levels columns are
     // computed for the neighbouring tiles. Tiles start on a multiple of V (aligned loads); rows
     // in chunks by level_chunk_rows.
-    template <StencilKind Kind, int Levels>
-    void launch_levels(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
+    template <class S, int Levels>
+    void launch_levels(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, const Box& live, cudaStream_t s) {
         constexpr int V = 16 / static_cast<int>(sizeof(T));
         const int x0 = pack_start<V>(b.lo[0] - Levels);
@@ -298,7 +324,7 @@ private:
         const int stride = (threads * V - 2 * Levels) / V * V;
         const unsigned tiles = ceil_div(b.hi[0] - (x0 + Levels), stride);
         const std::size_t smem = 3 * Levels * 2 * (threads + 2) * sizeof(T);
-        auto kernel = stencil_levels_2d_kernel<T, Kind, Levels, V>;
+        auto kernel = stencil_levels_2d_kernel<T, S, Levels, V>;
         static const bool allowed = allow_shared(kernel, 3 * Levels * 2 * (128 + 2) * sizeof(T));
         (void)allowed;
         // A wave of this kernel per block width (64, 96, 128 threads).

@@ -23,9 +23,9 @@
 
 namespace gridsim::cuda {
 
-template <class T, int Dims, StencilKind Kind, int Rows, StencilSum Sum>
+template <class T, int Dims, class S, int Rows, StencilSum Sum>
 __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Box box,
-                                     HeatCoeffs<T> r, double* __restrict__ partial) {
+                                     AxisCoeffs<T> r, double* __restrict__ partial) {
     const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     const int j0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y * Rows + threadIdx.y);
     const int k = box.lo[2] + static_cast<int>(blockIdx.z);
@@ -35,7 +35,7 @@ __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Bo
 #pragma unroll
         for (int p = 0; p < Rows; ++p) {
             const int j = j0 + p * static_cast<int>(blockDim.y);
-            if (j < box.hi[1]) v[p] = stencil_at<T, Dims, Kind>(in, i, j, k, r);
+            if (j < box.hi[1]) v[p] = stencil_at<T, Dims, S>(in, i, j, k, r);
         }
 #pragma unroll
         for (int p = 0; p < Rows; ++p) {
@@ -49,9 +49,9 @@ __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Bo
 }
 
 // The stream kernel's walk of one thread (see stencil_stream_kernel), returning its sum.
-template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum, bool Wraps>
+template <class T, int Dims, class S, int Unroll, StencilSum Sum, bool Wraps>
 __device__ __forceinline__ double walk_points(FieldView<const T> in, FieldView<T> out,
-                                              const Box& box, const HeatCoeffs<T>& r, int points,
+                                              const Box& box, const AxisCoeffs<T>& r, int points,
                                               const BlockPlace& at, SelfWrap wrap) {
     const WalkStart<Dims> s(box, points, at);
     const T* __restrict__ src = in.data;
@@ -77,11 +77,11 @@ __device__ __forceinline__ double walk_points(FieldView<const T> in, FieldView<T
                 if (w + u + Unroll < s.w_end) ahead[u] = src[pu + (Unroll + 1) * sw];
                 T v;
                 if constexpr (Dims == 3) {
-                    v = stencil_point<T, 3, Kind>(centre, src[pu - 1], src[pu + 1], src[pu - sy],
-                                                  src[pu + sy], below, above, r);
+                    v = stencil_point<T, 3, S>(centre, src[pu - 1], src[pu + 1], src[pu - sy],
+                                               src[pu + sy], below, above, r);
                 } else {
-                    v = stencil_point<T, 2, Kind>(centre, src[pu - 1], src[pu + 1], below, above,
-                                                  centre, centre, r);
+                    v = stencil_point<T, 2, S>(centre, src[pu - 1], src[pu + 1], below, above,
+                                               centre, centre, r);
                 }
                 dst[pu] = v;
                 if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, centre);
@@ -110,24 +110,24 @@ __device__ __forceinline__ double walk_points(FieldView<const T> in, FieldView<T
 // only by unrolled constants, so it stays in registers.
 // Wraps: the kernel takes `wrap` (compiled out where false: the images' indices would stay live
 // through the walk, 8 more registers in 3D).
-template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum, bool Wraps = false>
+template <class T, int Dims, class S, int Unroll, StencilSum Sum, bool Wraps = false>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_kernel(FieldView<const T> in, FieldView<T> out,
-                                                          Box box, HeatCoeffs<T> r, int points,
+                                                          Box box, AxisCoeffs<T> r, int points,
                                                           double* __restrict__ partial,
                                                           SelfWrap wrap) {
-    const double acc = walk_points<T, Dims, Kind, Unroll, Sum, Wraps>(in, out, box, r, points,
-                                                                      BlockPlace::hardware(), wrap);
+    const double acc = walk_points<T, Dims, S, Unroll, Sum, Wraps>(in, out, box, r, points,
+                                                                   BlockPlace::hardware(), wrap);
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
 
 // One pack's stencil from its centre, the x neighbours beyond it (left, right), the packs beside
 // it along y (3D: ym, yp) and along the walk axis (below, above); the kept points' sum terms are
 // added to acc.
-template <class T, int Dims, StencilKind Kind, int V, StencilSum Sum>
+template <class T, int Dims, class S, int V, StencilSum Sum>
 __device__ __forceinline__ Pack<T, V> stencil_pack(const Pack<T, V>& centre, T left, T right,
                                                    const Pack<T, V>& ym, const Pack<T, V>& yp,
                                                    const Pack<T, V>& below, const Pack<T, V>& above,
-                                                   const HeatCoeffs<T>& r, const bool (&keep)[V],
+                                                   const AxisCoeffs<T>& r, const bool (&keep)[V],
                                                    double& acc) {
     Pack<T, V> v;
 #pragma unroll
@@ -135,11 +135,11 @@ __device__ __forceinline__ Pack<T, V> stencil_pack(const Pack<T, V>& centre, T l
         const T xm = e == 0 ? left : centre.v[e - 1];
         const T xp = e == V - 1 ? right : centre.v[e + 1];
         if constexpr (Dims == 3) {
-            v.v[e] = stencil_point<T, 3, Kind>(centre.v[e], xm, xp, ym.v[e], yp.v[e], below.v[e],
-                                               above.v[e], r);
+            v.v[e] = stencil_point<T, 3, S>(centre.v[e], xm, xp, ym.v[e], yp.v[e], below.v[e],
+                                            above.v[e], r);
         } else {
-            v.v[e] = stencil_point<T, 2, Kind>(centre.v[e], xm, xp, below.v[e], above.v[e],
-                                               centre.v[e], centre.v[e], r);
+            v.v[e] = stencil_point<T, 2, S>(centre.v[e], xm, xp, below.v[e], above.v[e],
+                                            centre.v[e], centre.v[e], r);
         }
         if constexpr (Sum != StencilSum::none) {
             if (keep[e]) acc += stencil_sum_term<Sum>(v.v[e], centre.v[e]);
@@ -168,9 +168,9 @@ __device__ __forceinline__ void store_pack(T* at, const Pack<T, V>& v, const boo
 // (3D) and the two x neighbours beyond the pack, instead of 3 to 5 scalar loads per point.
 // Points of a pack outside the box are read but never written.
 // Its walk of one thread (`at`: see BlockPlace), returning the thread's sum.
-template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum, bool Wraps>
+template <class T, int Dims, class S, int Unroll, int V, StencilSum Sum, bool Wraps>
 __device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T> out,
-                                             const Box& box, const HeatCoeffs<T>& r, int points,
+                                             const Box& box, const AxisCoeffs<T>& r, int points,
                                              const BlockPlace& at, SelfWrap wrap,
                                              PackGroups groups) {
     using P = Pack<T, V>;
@@ -219,8 +219,8 @@ __device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T>
                     ym = load(pu - sy);
                     yp = load(pu + sy);
                 }
-                const P v = stencil_pack<T, Dims, Kind, V, Sum>(centre, left, right, ym, yp, below,
-                                                                above, r, keep, acc);
+                const P v = stencil_pack<T, Dims, S, V, Sum>(centre, left, right, ym, yp, below,
+                                                             above, r, keep, acc);
                 store_pack(dst + pu, v, keep, whole);
                 below = centre;
                 centre = above;
@@ -247,14 +247,13 @@ __device__ __forceinline__ double walk_packs(FieldView<const T> in, FieldView<T>
     return acc;
 }
 
-template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum,
-          bool Wraps = false>
+template <class T, int Dims, class S, int Unroll, int V, StencilSum Sum, bool Wraps = false>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_stream_vec_kernel(FieldView<const T> in,
                                                               FieldView<T> out, Box box,
-                                                              HeatCoeffs<T> r, int points,
+                                                              AxisCoeffs<T> r, int points,
                                                               double* __restrict__ partial,
                                                               SelfWrap wrap, PackGroups groups) {
-    const double acc = walk_packs<T, Dims, Kind, Unroll, V, Sum, Wraps>(
+    const double acc = walk_packs<T, Dims, S, Unroll, V, Sum, Wraps>(
         in, out, box, r, points, BlockPlace::hardware(), wrap, groups);
     if constexpr (Sum != StencilSum::none) store_block_sum(acc, partial);
 }
@@ -277,9 +276,9 @@ struct BoxGrids {
 
 // V > 1: walk_packs, V = 1: walk_points. Block b of the one-dimensional grid finds its box and
 // its place in that box's grid.
-template <class T, int Dims, StencilKind Kind, int Unroll, int V, StencilSum Sum>
+template <class T, int Dims, class S, int Unroll, int V, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_boxes_kernel(FieldView<const T> in, FieldView<T> out,
-                                                         BoxGrids g, HeatCoeffs<T> r, SelfWrap wrap,
+                                                         BoxGrids g, AxisCoeffs<T> r, SelfWrap wrap,
                                                          double* __restrict__ partial) {
     // The block's box, by constant indices only: a run-time index into the parameter would
     // copy it to local memory in every thread.
@@ -321,10 +320,10 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_boxes_kernel(FieldView<const T> in, 
     double acc = 0.0;
     if (threadIdx.x < threads) {
         if constexpr (V > 1) {
-            acc = walk_packs<T, Dims, Kind, Unroll, V, Sum, true>(in, out, box, r, points, at, wrap,
-                                                                  groups);
+            acc = walk_packs<T, Dims, S, Unroll, V, Sum, true>(in, out, box, r, points, at, wrap,
+                                                               groups);
         } else {
-            acc = walk_points<T, Dims, Kind, Unroll, Sum, true>(in, out, box, r, points, at, wrap);
+            acc = walk_points<T, Dims, S, Unroll, Sum, true>(in, out, box, r, points, at, wrap);
         }
     }
     if constexpr (Sum != StencilSum::none)

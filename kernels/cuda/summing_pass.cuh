@@ -66,7 +66,8 @@ public:
 
     // `levels` levels over `b`: one launch per column range that `b` meets, over its columns;
     // the first and last range also over b's columns beyond them (a pass into the halos).
-    void apply(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
+    template <class S>
+    void apply(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
                const Box& live, int levels, cudaStream_t s) {
         if (levels != levels_)
             throw std::logic_error("apply_levels_summing: the levels of start_summing_pass");
@@ -82,7 +83,7 @@ public:
             part.hi[0] = l.x_hi == right ? b.hi[0] : std::min(b.hi[0], l.x_hi);
             if (part.empty()) continue;
             with_levels<2, kMaxLevels2d>(levels, [&](auto k) {
-                this->template launch<decltype(k)::value>(r, in, out, part, live, s, l);
+                this->template launch<S, decltype(k)::value>(r, in, out, part, live, s, l);
             });
         }
     }
@@ -141,8 +142,8 @@ private:
     // sum_pass_groups (one warp each, LevelSums; the ring in the end lanes) from layout.x0; its
     // rows are chunked on the stream blocks' rows of layout box 0, so each block of the pass sums
     // whole stream blocks.
-    template <int Levels>
-    void launch(const HeatCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
+    template <class S, int Levels>
+    void launch(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
                 const Box& live, cudaStream_t s, const LevelSumLayout& layout) {
         using Summing = LevelSums<T, Levels, V>;
         constexpr int kWarps = Summing::kSumWarps;
@@ -162,7 +163,7 @@ private:
                                             Summing::kRowsAfter) *
                        sizeof(unsigned);
         };
-        auto kernel = stencil_levels_2d_sum_kernel<T, Levels, V>;
+        auto kernel = stencil_levels_2d_sum_kernel<T, S, Levels, V>;
         // A wave, counted with the row words of the longest block there can be (a chunk and the
         // shell and ring rows beyond layout box 0).
         static std::size_t allowed = 0;  // the rows, and so the bytes, differ between launches

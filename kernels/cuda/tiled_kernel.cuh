@@ -7,15 +7,15 @@ namespace gridsim::cuda {
 
 // A point of the tiled walk: its x (and 3D: y) neighbours from the tile, its walk-axis
 // neighbours from registers.
-template <class T, int Dims, StencilKind Kind>
+template <class T, int Dims, class S>
 __device__ __forceinline__ T tile_point(const T* tile, int cell, int tw, T centre, T below, T above,
-                                        const HeatCoeffs<T>& r) {
+                                        const AxisCoeffs<T>& r) {
     if constexpr (Dims == 3) {
-        return stencil_point<T, 3, Kind>(centre, tile[cell - 1], tile[cell + 1], tile[cell - tw],
-                                         tile[cell + tw], below, above, r);
+        return stencil_point<T, 3, S>(centre, tile[cell - 1], tile[cell + 1], tile[cell - tw],
+                                      tile[cell + tw], below, above, r);
     } else {
-        return stencil_point<T, 2, Kind>(centre, tile[cell - 1], tile[cell + 1], below, above,
-                                         centre, centre, r);
+        return stencil_point<T, 2, S>(centre, tile[cell - 1], tile[cell + 1], below, above, centre,
+                                      centre, r);
     }
 }
 
@@ -49,9 +49,9 @@ __device__ __forceinline__ void load_ring(T (&values)[Rings], const bool (&ring)
 // ring cells an edge thread stages are loaded one step before they are stored, so no load
 // latency sits between two barriers. Cells beyond box.hi + 1 are never read, so partial blocks
 // load nothing out of bounds.
-template <class T, int Dims, StencilKind Kind, int Unroll, StencilSum Sum>
+template <class T, int Dims, class S, int Unroll, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out,
-                                                         Box box, HeatCoeffs<T> r, int points,
+                                                         Box box, AxisCoeffs<T> r, int points,
                                                          double* __restrict__ partial) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T* const tiles = reinterpret_cast<T*>(smem_raw);
@@ -119,7 +119,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
             }
             __syncthreads();
             if (step && active) {
-                const T v = tile_point<T, Dims, Kind>(tile, cell, tw, centre, below, above, r);
+                const T v = tile_point<T, Dims, S>(tile, cell, tw, centre, below, above, r);
                 dst[p] = v;
                 if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, centre);
             }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <type_traits>
 
 #include "kernels/backend.hpp"
 #include "kernels/stencil.hpp"
@@ -11,18 +12,46 @@
 using namespace gridsim;
 
 TEST(StencilPoint, HeatMatchesTheFtcsFormula) {
-    const HeatCoeffs<double> r{0.1, 0.2, 0.05};
+    const AxisCoeffs<double> r{0.1, 0.2, 0.05};
     // 2D: 1 + 0.1*(2+4-2) + 0.2*(3+5-2) = 1 + 0.4 + 1.2
-    EXPECT_DOUBLE_EQ(heat_point(1.0, 2.0, 4.0, 3.0, 5.0, r), 2.6);
+    EXPECT_DOUBLE_EQ(HeatStencil::point<2>(Star<double>(1.0, 2.0, 4.0, 3.0, 5.0, 1.0, 1.0), r),
+                     2.6);
     // 3D adds 0.05*(7+9-2) = 0.7
-    EXPECT_DOUBLE_EQ(heat_point(1.0, 2.0, 4.0, 3.0, 5.0, 7.0, 9.0, r), 3.3);
-    // A linear field is a fixed point of the Laplacian.
-    EXPECT_DOUBLE_EQ(heat_point(5.0, 4.0, 6.0, 3.0, 7.0, r), 5.0);
+    EXPECT_DOUBLE_EQ(HeatStencil::point<3>(Star<double>(1.0, 2.0, 4.0, 3.0, 5.0, 7.0, 9.0), r),
+                     3.3);
+    // A linear field is a fixed point of the Laplacian; 2D never reads z.
+    EXPECT_DOUBLE_EQ(HeatStencil::point<2>(Star<double>(5.0, 4.0, 6.0, 3.0, 7.0, 99.0, -99.0), r),
+                     5.0);
 }
 
 TEST(StencilPoint, JacobiIsTheNeighbourMean) {
-    EXPECT_FLOAT_EQ(jacobi_point(1.0f, 2.0f, 3.0f, 6.0f), 3.0f);
-    EXPECT_DOUBLE_EQ(jacobi_point(1.0, 2.0, 3.0, 4.0, 5.0, 9.0), 4.0);
+    const AxisCoeffs<float> rf{};
+    EXPECT_FLOAT_EQ(JacobiStencil::point<2>(Star<float>(7.0f, 1.0f, 2.0f, 3.0f, 6.0f, 0, 0), rf),
+                    3.0f);
+    const AxisCoeffs<double> r{};
+    EXPECT_DOUBLE_EQ(JacobiStencil::point<3>(Star<double>(7.0, 1.0, 2.0, 3.0, 4.0, 5.0, 9.0), r),
+                     4.0);
+}
+
+TEST(StencilPoint, TheStarHandsOutEachNeighbourByAxisAndSide) {
+    const Star<int> u(1, 2, 3, 4, 5, 6, 7);
+    EXPECT_EQ(u(), 1);
+    EXPECT_EQ(u(0, -1), 2);
+    EXPECT_EQ(u(0, 1), 3);
+    EXPECT_EQ(u(1, -1), 4);
+    EXPECT_EQ(u(1, 1), 5);
+    EXPECT_EQ(u(2, -1), 6);
+    EXPECT_EQ(u(2, 1), 7);
+}
+
+// Each run-time kind reaches its own stencil type, with the sum its passes fold.
+TEST(StencilPoint, EachKindDispatchesToItsStencilType) {
+    EXPECT_TRUE(by_stencil_kind(StencilKind::heat,
+                                [](auto s) { return std::is_same_v<decltype(s), HeatStencil>; }));
+    EXPECT_TRUE(by_stencil_kind(StencilKind::jacobi,
+                                [](auto s) { return std::is_same_v<decltype(s), JacobiStencil>; }));
+    static_assert(HeatStencil::kSum == StencilSum::product);
+    static_assert(JacobiStencil::kSum == StencilSum::change);
 }
 
 namespace {

@@ -1,0 +1,66 @@
+// The CPU backend's stencil loops, templates over the stencil type (kernels/stencil.hpp): the
+// CPU side of the extension point a new stencil plugs into. x runs innermost so the compiler can
+// vectorise the contiguous rows.
+#pragma once
+
+#include "kernels/stencil.hpp"
+#include "mesh/box.hpp"
+
+namespace gridsim::cpu {
+
+// row(j, k) for every row of `b`, z outermost.
+template <class F>
+void for_each_row(const Box& b, F&& row) {
+    for (int k = b.lo[2]; k < b.hi[2]; ++k) {
+        for (int j = b.lo[1]; j < b.hi[1]; ++j) row(j, k);
+    }
+}
+
+// `sum` plus stencil_sum_term of row (j, k) of `b`, x in order: the one summing loop, so a
+// sweep and a level of a pass (apply_levels_summing) give the same bits.
+template <StencilSum Sum, class T>
+double add_row_terms(double sum, FieldView<const T> now, FieldView<const T> before, const Box& b,
+                     int j, int k) {
+    for (int i = b.lo[0]; i < b.hi[0]; ++i)
+        sum += stencil_sum_term<Sum>(now(i, j, k), before(i, j, k));
+    return sum;
+}
+
+// Updates `b` and returns the sum of stencil_sum_term over it (0 for StencilSum::none).
+template <class T, int Dims, class S, StencilSum Sum>
+double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r) {
+    double sum = 0.0;
+    for_each_row(b, [&](int j, int k) {
+        T* __restrict__ dst = &out(0, j, k);
+        for (int i = b.lo[0]; i < b.hi[0]; ++i) dst[i] = stencil_at<T, Dims, S>(in, i, j, k, r);
+        if constexpr (Sum != StencilSum::none) sum = add_row_terms<Sum, T>(sum, out, in, b, j, k);
+    });
+    return sum;
+}
+
+// One level of a pass over `b`: points outside `live` keep their value.
+template <class T, int Dims, class S>
+void level_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Box& live,
+               const AxisCoeffs<T>& r) {
+    for_each_row(b, [&](int j, int k) {
+        for (int i = b.lo[0]; i < b.hi[0]; ++i) {
+            out(i, j, k) =
+                live.contains(i, j, k) ? stencil_at<T, Dims, S>(in, i, j, k, r) : in(i, j, k);
+        }
+    });
+}
+
+template <class T, int Dims, class S>
+double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
+                 StencilSum sum) {
+    switch (sum) {
+        case StencilSum::change:
+            return apply_box<T, Dims, S, StencilSum::change>(in, out, b, r);
+        case StencilSum::product:
+            return apply_box<T, Dims, S, StencilSum::product>(in, out, b, r);
+        default:
+            return apply_box<T, Dims, S, StencilSum::none>(in, out, b, r);
+    }
+}
+
+}  // namespace gridsim::cpu
