@@ -6,6 +6,7 @@
 // (README, "Deck keys", gives the definitions).
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <type_traits>
 
@@ -23,20 +24,35 @@ struct AxisCoeffs {
     T rx, ry, rz;
 };
 
-// What a point function reads: u() is the point's value, u(d, o) the value o = -1 or +1 points
-// along axis d (d = 2 only in 3D; 2D kernels fill z with the point's value, never read).
-template <class T>
+// What a point function reads: u() is the point's value, u(d, o) the value o points along axis d
+// (0 < |o| <= R; d = 2 only in 3D, and 2D kernels leave z unset, never read). A kernel fills it
+// from wherever it holds the values (memory, registers, a tile) by set().
+template <class T, int R = 1>
 class Star {
 public:
+    static constexpr int kRadius = R;
+    GRIDSIM_HD explicit Star(T c) : c_(c) {}
+    // Radius 1 from the six neighbours.
     GRIDSIM_HD Star(T c, T xm, T xp, T ym, T yp, T zm, T zp)
-        : c_(c), minus_{xm, ym, zm}, plus_{xp, yp, zp} {}
+        : c_(c), minus_{{xm}, {ym}, {zm}}, plus_{{xp}, {yp}, {zp}} {
+        static_assert(R == 1, "Star: six neighbours make a star of radius 1");
+    }
     GRIDSIM_HD T operator()() const { return c_; }
-    GRIDSIM_HD T operator()(int d, int o) const { return o < 0 ? minus_[d] : plus_[d]; }
+    GRIDSIM_HD T operator()(int d, int o) const {
+        return o < 0 ? minus_[d][-o - 1] : plus_[d][o - 1];
+    }
+    GRIDSIM_HD void set(int d, int o, T v) {
+        if (o < 0) {
+            minus_[d][-o - 1] = v;
+        } else {
+            plus_[d][o - 1] = v;
+        }
+    }
 
 private:
     T c_;
-    T minus_[3];
-    T plus_[3];
+    T minus_[3][R]{};
+    T plus_[3][R]{};
 };
 
 // What a stencil pass sums over its points beside the update, in double: nothing; the squared
@@ -56,7 +72,8 @@ GRIDSIM_HD inline double stencil_sum_term(T updated, T old) {
 //  - kRadius: how far along each axis its star reads (1: every field's halo is one layer per
 //    level of a pass);
 //  - kSum: the sum its sweeps and passes may fold beside the update (StencilSum::none if none);
-//  - point<Dims>(u, r): the updated value of a point from its Star and the coefficients.
+//  - point<Dims>(u, r): the updated value of a point from its Star<T, kRadius> and the
+//    coefficients.
 
 // FTCS heat: u' = u + sum_d r_d (u[+e_d] + u[-e_d] - 2u). Its sum is the CG's p . A p.
 struct HeatStencil {
@@ -112,25 +129,29 @@ struct StencilParams {
     AxisCoeffs<T> r{};
 };
 
-// The update of one point from its value and its neighbours' (zm, zp unused in 2D): the call
-// every kernel variant makes, so all compute the same expression.
+// The update of one point from its value and its neighbours' (zm, zp unused in 2D): the call of
+// the kernels that hold a star of radius 1 (tiled, levels), so all compute the same expression.
 template <class T, int Dims, class S>
 GRIDSIM_HD inline T stencil_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const AxisCoeffs<T>& r) {
+    static_assert(S::kRadius == 1, "stencil_point: a star of radius 1");
     return S::template point<Dims>(Star<T>(c, xm, xp, ym, yp, zm, zp), r);
 }
 
-// Gathers the neighbours of (i, j, k) from memory and applies the stencil: the whole update of
-// one point for loop-based code (CPU backend, naive GPU kernel).
+// Gathers the star of (i, j, k) from memory and applies the stencil: the whole update of one
+// point for loop-based code (CPU backend, naive GPU kernel), any radius.
 template <class T, int Dims, class S>
 GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const AxisCoeffs<T>& r) {
+    constexpr int R = S::kRadius;
     const T* p = u.data + u.ext.index(i, j, k);
-    const auto sy = u.ext.sy;
-    if constexpr (Dims == 2) {  // no z halo exists in 2D: never read one
-        return stencil_point<T, 2, S>(p[0], p[-1], p[1], p[-sy], p[sy], p[0], p[0], r);
-    } else {
-        const auto sz = u.ext.sz;
-        return stencil_point<T, 3, S>(p[0], p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz], r);
+    const std::int64_t stride[3] = {1, u.ext.sy, u.ext.sz};
+    Star<T, R> star(p[0]);
+    for (int d = 0; d < Dims; ++d) {  // no z halo exists in 2D: never read one
+        for (int o = 1; o <= R; ++o) {
+            star.set(d, -o, p[-o * stride[d]]);
+            star.set(d, o, p[o * stride[d]]);
+        }
     }
+    return S::template point<Dims>(star, r);
 }
 
 }  // namespace gridsim

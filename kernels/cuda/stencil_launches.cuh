@@ -90,7 +90,9 @@ public:
     }
 
     // The same for a stencil type S (kernels/stencil.hpp): the CUDA side of the extension point
-    // a new stencil plugs into, every kernel family compiled for S on first use.
+    // a new stencil plugs into, every kernel family compiled for S on first use. The naive kernel
+    // takes stars of any radius; the stream, tiled and levels kernels (so runs of boxes too) and
+    // summing passes radius 1.
     template <class S>
     void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, Lane lane, StencilSum sum) {
@@ -105,10 +107,14 @@ public:
                              const std::vector<Box>& boxes, Lane lane, StencilSum sum,
                              int wrap_period) {
         if (!applies_boxes()) throw std::logic_error("apply_boxes needs the stream kernel");
-        visit<S>(in.ext.dims, sum, [&](auto dims, auto with) {
-            this->template launch_boxes<dims.value, S, with.value>(in, out, boxes, r, lane,
-                                                                   SelfWrap{wrap_period});
-        });
+        if constexpr (S::kRadius != 1) {
+            throw std::logic_error("apply_boxes: stars of radius 1");
+        } else {
+            visit<S>(in.ext.dims, sum, [&](auto dims, auto with) {
+                this->template launch_boxes<dims.value, S, with.value>(in, out, boxes, r, lane,
+                                                                       SelfWrap{wrap_period});
+            });
+        }
     }
 
     [[nodiscard]] int max_levels(int dims) const { return dims == 2 ? kMaxLevels : kMaxLevels3d; }
@@ -118,17 +124,21 @@ public:
     long long apply_levels_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                                    const Box& b, const Box& live, int levels, Lane lane,
                                    const LevelsSignals& signals = {}) {
-        if (b.empty()) return 0;
-        if (levels < 2 || levels > max_levels(in.ext.dims))
-            throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
-        if (in.ext.dims == 3) {
-            return launch_levels_3d<T, S>(r, in, out, b, live, levels, multiprocessors_,
-                                          stream(lane), signals);
+        if constexpr (S::kRadius != 1) {
+            throw std::logic_error("apply_levels: stars of radius 1");
+        } else {
+            if (b.empty()) return 0;
+            if (levels < 2 || levels > max_levels(in.ext.dims))
+                throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
+            if (in.ext.dims == 3) {
+                return launch_levels_3d<T, S>(r, in, out, b, live, levels, multiprocessors_,
+                                              stream(lane), signals);
+            }
+            if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
+                throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
+            levels_for<S>(r, in, out, b, live, levels, stream(lane));
+            return 0;
         }
-        if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
-            throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
-        levels_for<S>(r, in, out, b, live, levels, stream(lane));
-        return 0;
     }
 
     // The summing pass (SummingPass): what it can sum, its layout, its launches over a box.
@@ -139,16 +149,16 @@ public:
         summing_.start(sum_boxes, levels);
     }
     // The caller asked sums_levels(sum_boxes) once (Simulation::sums_in_passes). A summing pass
-    // sums each level's squared change: it takes stencils whose sum that is.
+    // sums each level's squared change: it takes stars of radius 1 whose sum that is.
     template <class S>
     void apply_levels_summing_stencil(const AxisCoeffs<T>& r, FieldView<const T> in,
                                       FieldView<T> out, const Box& b, const Box& live, int levels,
                                       Lane lane) {
-        if constexpr (S::kSum == StencilSum::change) {
+        if constexpr (S::kSum == StencilSum::change && S::kRadius == 1) {
             if (b.empty()) return;
             summing_.template apply<S>(r, in, out, b, live, levels, stream(lane));
         } else {
-            throw std::logic_error("apply_levels_summing: a stencil that sums its change");
+            throw std::logic_error("apply_levels_summing: a star of radius 1 that sums its change");
         }
     }
 
@@ -218,6 +228,17 @@ private:
                 in, out, b, r, cfg(), [&](long long n) { return partial_slots(n); }, s);
             return;
         }
+        if constexpr (S::kRadius != 1) {
+            throw std::logic_error("the stream and tiled kernels: stars of radius 1");
+        } else {
+            launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
+        }
+    }
+
+    // The stream or tiled kernel over `b`.
+    template <int Dims, class S, StencilSum Sum>
+    void launch_walk(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
+                     cudaStream_t s, SelfWrap wrap) {
         constexpr bool kSums = Sum != StencilSum::none;
         const bool wraps = wrap.n > 0;
         if (takes_packs<Dims, Sum>(b)) {

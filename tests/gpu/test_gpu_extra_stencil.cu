@@ -1,7 +1,8 @@
-// The test tree's own stencil (support/extra_stencil.hpp) through every CUDA kernel family, by
+// The test tree's own stencils (support/extra_stencil.hpp) through the CUDA kernel families, by
 // the templates the CUDA backend's run-time dispatch calls (StencilLaunches' *_stencil): the
-// stream, tiled and naive sweeps and a run of boxes against the CPU loops, and passes of levels
-// (2D and 3D) bitwise against the stream kernel's sweeps. Each rank runs it on its own GPU.
+// naive kernel against the CPU loops, and for the star of radius 1 the stream kernel, a run of
+// boxes, the tiled kernel and passes of levels (2D and 3D) bitwise against it. Each rank runs
+// them on its own GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -21,9 +22,11 @@
 namespace gridsim {
 namespace {
 
+using test::FourthOrderHeat;
 using test::WeightedJacobi;
 
-// A CUDA backend for memory and one StencilLaunches of kernel `kind` for the launches.
+// A CUDA backend for memory and one StencilLaunches of kernel `kind` for stencil S's launches.
+template <class S>
 class Launcher {
 public:
     explicit Launcher(KernelKind kind) : cfg_{kind, 0, 0, 0} {
@@ -48,8 +51,8 @@ public:
         be_->upload(init, g.view());
         GRIDSIM_CUDA_CHECK(cudaDeviceSynchronize());
         if (levels > 0) {
-            launches_->apply_levels_stencil<WeightedJacobi>(a, f.view(), g.view(), owned, owned,
-                                                            levels, Lane::interior);
+            launches_->apply_levels_stencil<S>(a, f.view(), g.view(), owned, owned, levels,
+                                               Lane::interior);
             std::swap(f, g);
         }
         for (int s = 0; s < sweeps; ++s) {
@@ -57,11 +60,11 @@ public:
                 Box lo = owned;
                 Box hi = owned;
                 lo.hi[1] = hi.lo[1] = (owned.lo[1] + owned.hi[1]) / 2;
-                launches_->apply_boxes_stencil<WeightedJacobi>(a, f.view(), g.view(), {lo, hi},
-                                                               Lane::interior, StencilSum::none, 0);
+                launches_->apply_boxes_stencil<S>(a, f.view(), g.view(), {lo, hi}, Lane::interior,
+                                                  StencilSum::none, 0);
             } else {
-                launches_->apply_stencil<WeightedJacobi>(a, f.view(), g.view(), owned,
-                                                         Lane::interior, StencilSum::none);
+                launches_->apply_stencil<S>(a, f.view(), g.view(), owned, Lane::interior,
+                                            StencilSum::none);
             }
             std::swap(f, g);
         }
@@ -88,13 +91,12 @@ std::vector<double> random_values(std::size_t n, unsigned seed) {
 }
 
 // `sweeps` sweeps of the CPU loops.
-template <int Dims>
+template <class S, int Dims>
 std::vector<double> cpu_sweeps(const FieldExtents& e, std::vector<double> f,
                                const AxisCoeffs<double>& a, const Box& owned, int sweeps) {
     std::vector<double> g = f;
     for (int s = 0; s < sweeps; ++s) {
-        cpu::apply_box<double, Dims, WeightedJacobi>({f.data(), e}, {g.data(), e}, owned, a,
-                                                     StencilSum::none);
+        cpu::apply_box<double, Dims, S>({f.data(), e}, {g.data(), e}, owned, a, StencilSum::none);
         std::swap(f, g);
     }
     return f;
@@ -106,28 +108,42 @@ double max_difference(const std::vector<double>& x, const std::vector<double>& y
     return m;
 }
 
-template <int Dims>
-void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int levels) {
-    Launcher stream(KernelKind::stream);
-    const FieldExtents e = FieldExtents::make(Dims, n, levels, stream.row_alignment());
+// `sweeps` sweeps of S over an n-point box on every kernel that takes S (the naive kernel any
+// radius; the stream kernel, a run of boxes, the tiled kernel and passes of `levels` levels
+// radius 1), against the CPU loops and bitwise against each other; the field's halo is as deep
+// as any of them reads.
+template <class S, int Dims>
+void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sweeps, int levels) {
+    Launcher<S> naive(KernelKind::naive);
+    const int halo = std::max(S::kRadius, levels);
+    const FieldExtents e = FieldExtents::make(Dims, n, halo, naive.row_alignment());
     const std::vector<double> init = random_values(e.total, 3 + Dims);
     const Box owned{{0, 0, 0}, {n[0], n[1], n[2]}};
-    const std::vector<double> cpu = cpu_sweeps<Dims>(e, init, a, owned, levels);
-    const std::vector<double> swept = stream.run(e, init, a, owned, levels);
+    const std::vector<double> cpu = cpu_sweeps<S, Dims>(e, init, a, owned, sweeps);
+    const std::vector<double> swept = naive.run(e, init, a, owned, sweeps);
     // GPU against CPU to rounding: nvcc contracts a*b + c into one fused multiply-add.
-    EXPECT_LT(max_difference(swept, cpu), 1e-13) << "stream, " << Dims << "D";
+    EXPECT_LT(max_difference(swept, cpu), 1e-13) << "naive, " << Dims << "D";
     EXPECT_GT(max_difference(swept, init), 1e-3);
-    EXPECT_EQ(stream.run(e, init, a, owned, levels, 0, true), swept) << "boxes, " << Dims << "D";
-    EXPECT_EQ(Launcher(KernelKind::tiled).run(e, init, a, owned, levels), swept) << "tiled";
-    EXPECT_EQ(Launcher(KernelKind::naive).run(e, init, a, owned, levels), swept) << "naive";
-    EXPECT_EQ(stream.run(e, init, a, owned, 0, levels), swept)
-        << levels << " levels, " << Dims << "D";
+    if constexpr (S::kRadius == 1) {
+        Launcher<S> stream(KernelKind::stream);
+        EXPECT_EQ(stream.run(e, init, a, owned, sweeps), swept) << "stream, " << Dims << "D";
+        EXPECT_EQ(stream.run(e, init, a, owned, sweeps, 0, true), swept) << "boxes";
+        EXPECT_EQ(Launcher<S>(KernelKind::tiled).run(e, init, a, owned, sweeps), swept) << "tiled";
+        EXPECT_EQ(stream.run(e, init, a, owned, 0, levels), swept) << levels << " levels";
+    }
 }
 
 TEST(GpuExtraStencil, EveryKernelFamilyRunsAStencilOfTheTestTree) {
     GRIDSIM_REQUIRE_GPU();
-    check_dims<2>({301, 77, 1}, {1.0, 0.5, 0.0}, 4);
-    check_dims<3>({67, 41, 29}, {1.0, 0.5, 2.0}, 3);
+    check_dims<WeightedJacobi, 2>({301, 77, 1}, {1.0, 0.5, 0.0}, 4, 4);
+    check_dims<WeightedJacobi, 3>({67, 41, 29}, {1.0, 0.5, 2.0}, 3, 3);
+}
+
+// A star of radius 2 reads two points along each axis.
+TEST(GpuExtraStencil, TheNaiveKernelRunsAStarOfRadiusTwo) {
+    GRIDSIM_REQUIRE_GPU();
+    check_dims<FourthOrderHeat, 2>({301, 77, 1}, {0.05, 0.1, 0.0}, 3, 0);
+    check_dims<FourthOrderHeat, 3>({37, 21, 19}, {0.05, 0.1, 0.08}, 2, 0);
 }
 
 }  // namespace

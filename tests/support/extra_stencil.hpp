@@ -1,6 +1,6 @@
-// A stencil the engine does not have, defined here alone: the proof that a stencil is a type and
+// Stencils the engine does not have, defined here alone: the proof that a stencil is a type and
 // one point function (kernels/stencil.hpp), which the CPU loops (kernels/cpu/stencil_loops.hpp)
-// and every CUDA kernel family (StencilLaunches' *_stencil templates) take as it is.
+// and the CUDA kernel families (StencilLaunches' *_stencil templates) take as they are.
 #pragma once
 
 #include "kernels/stencil.hpp"
@@ -24,7 +24,24 @@ struct WeightedJacobi {
     }
 };
 
-// The same update written directly from its definition, for the checks: the value at (i, j, k)
+// Explicit heat with the fourth-order central second difference, a star of radius 2:
+// u' = u + sum_d r_d (-u[-2e_d] + 16 u[-e_d] - 30 u + 16 u[+e_d] - u[+2e_d]) / 12.
+struct FourthOrderHeat {
+    static constexpr int kRadius = 2;
+    static constexpr StencilSum kSum = StencilSum::product;
+    template <int Dims, class T>
+    GRIDSIM_HD static T point(const Star<T, 2>& u, const AxisCoeffs<T>& r) {
+        const T c = u();
+        auto second = [&](int d) {
+            return (T(16) * (u(d, -1) + u(d, 1)) - (u(d, -2) + u(d, 2)) - T(30) * c) / T(12);
+        };
+        T v = c + r.rx * second(0) + r.ry * second(1);
+        if constexpr (Dims == 3) v += r.rz * second(2);
+        return v;
+    }
+};
+
+// The same updates written directly from their definitions, for the checks: the value at (i, j, k)
 // of a field read through `at(i, j, k)`.
 template <int Dims, class F>
 double weighted_jacobi_reference(F&& at, int i, int j, int k, double ax, double ay, double az) {
@@ -36,6 +53,18 @@ double weighted_jacobi_reference(F&& at, int i, int j, int k, double ax, double 
         weight += az;
     }
     return at(i, j, k) / 3.0 + 2.0 / 3.0 * pull / (2.0 * weight);
+}
+
+template <int Dims, class F>
+double fourth_order_heat_reference(F&& at, int i, int j, int k, double rx, double ry, double rz) {
+    const int o[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    const double r[3] = {rx, ry, rz};
+    double v = at(i, j, k);
+    for (int d = 0; d < Dims; ++d) {
+        auto u = [&](int s) { return at(i + s * o[d][0], j + s * o[d][1], k + s * o[d][2]); };
+        v += r[d] * (-u(-2) + 16.0 * u(-1) - 30.0 * u(0) + 16.0 * u(1) - u(2)) / 12.0;
+    }
+    return v;
 }
 
 }  // namespace gridsim::test

@@ -1,17 +1,19 @@
-// A stencil defined in the test tree alone (support/extra_stencil.hpp) through the CPU loops that
-// every CPU sweep and pass runs: against its definition written directly, with the sum it folds,
-// and a pass of levels against sweeps. The CUDA kernel families run it in
-// gpu/test_gpu_extra_stencil.cu.
+// Stencils defined in the test tree alone (support/extra_stencil.hpp), of radius 1 and 2, through
+// the CPU loops that every CPU sweep and pass runs: against their definitions written directly,
+// with the sums they fold, and a pass of levels against sweeps. The CUDA kernel families run them
+// in gpu/test_gpu_extra_stencil.cu.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/stencil_loops.hpp"
 #include "support/extra_stencil.hpp"
 
 using namespace gridsim;
+using test::FourthOrderHeat;
 using test::WeightedJacobi;
 
 namespace {
@@ -25,33 +27,44 @@ std::vector<T> random_values(std::size_t n, unsigned seed) {
     return v;
 }
 
+// Each test stencil's definition at (i, j, k) of a field read through `at`.
+template <class S, int Dims, class F>
+double reference(F&& at, int i, int j, int k, const AxisCoeffs<double>& a) {
+    if constexpr (std::is_same_v<S, WeightedJacobi>) {
+        return test::weighted_jacobi_reference<Dims>(at, i, j, k, a.rx, a.ry, a.rz);
+    } else {
+        return test::fourth_order_heat_reference<Dims>(at, i, j, k, a.rx, a.ry, a.rz);
+    }
+}
+
 // The stencil over the owned points of odd-sized fields: each point as its definition, the sum
-// of squared changes as summed here, every point outside the box untouched.
-template <class T, int Dims>
+// it folds as summed here, every point outside the box untouched.
+template <class S, class T, int Dims>
 void check_sweep(double tolerance) {
     const std::array<int, 3> n =
         Dims == 3 ? std::array<int, 3>{7, 5, 3} : std::array<int, 3>{9, 7, 1};
-    const FieldExtents e = FieldExtents::make(Dims, n, 1);
+    const FieldExtents e = FieldExtents::make(Dims, n, S::kRadius);
     std::vector<T> in = random_values<T>(e.total, 7);
     std::vector<T> out(e.total, T(0));
     const FieldView<const T> iv{in.data(), e};
     const Box owned{{0, 0, 0}, {n[0], n[1], n[2]}};
-    const AxisCoeffs<T> a{T(1.0), T(0.5), T(Dims == 3 ? 2.0 : 0.0)};
-    const double sum = cpu::apply_box<T, Dims, WeightedJacobi>(iv, FieldView<T>{out.data(), e},
-                                                               owned, a, StencilSum::change);
+    const AxisCoeffs<double> ad{0.1, 0.05, Dims == 3 ? 0.2 : 0.0};
+    const AxisCoeffs<T> a{T(ad.rx), T(ad.ry), T(ad.rz)};
+    const double sum =
+        cpu::apply_box<T, Dims, S>(iv, FieldView<T>{out.data(), e}, owned, a, S::kSum);
     auto at = [&](int i, int j, int k) { return static_cast<double>(in[e.index(i, j, k)]); };
     double expect_sum = 0.0;
     for (int k = 0; k < n[2]; ++k)
         for (int j = 0; j < n[1]; ++j)
             for (int i = 0; i < n[0]; ++i) {
-                const double want =
-                    test::weighted_jacobi_reference<Dims>(at, i, j, k, a.rx, a.ry, a.rz);
+                const double want = reference<S, Dims>(at, i, j, k, ad);
                 const double got = out[e.index(i, j, k)];
                 EXPECT_NEAR(got, want, tolerance) << i << "," << j << "," << k;
-                expect_sum += (got - at(i, j, k)) * (got - at(i, j, k));
+                const double c = at(i, j, k);
+                expect_sum += S::kSum == StencilSum::change ? (got - c) * (got - c) : got * c;
             }
-    EXPECT_NEAR(sum, expect_sum, 1e-12 * expect_sum);
-    EXPECT_GT(expect_sum, 0.0);
+    EXPECT_NEAR(sum, expect_sum, 1e-5 * std::abs(expect_sum));
+    EXPECT_NE(expect_sum, 0.0);
     EXPECT_EQ(out[e.index(-1, 0, 0)], T(0));
     EXPECT_EQ(out[e.index(n[0], n[1] - 1, 0)], T(0));
 }
@@ -59,10 +72,18 @@ void check_sweep(double tolerance) {
 }  // namespace
 
 TEST(ExtraStencil, SweepsAsItsDefinitionIn2dAnd3d) {
-    check_sweep<double, 2>(1e-15);
-    check_sweep<double, 3>(1e-15);
-    check_sweep<float, 2>(1e-6);
-    check_sweep<float, 3>(1e-6);
+    check_sweep<WeightedJacobi, double, 2>(1e-15);
+    check_sweep<WeightedJacobi, double, 3>(1e-15);
+    check_sweep<WeightedJacobi, float, 2>(1e-6);
+    check_sweep<WeightedJacobi, float, 3>(1e-6);
+}
+
+// A star of radius 2 reads two points along each axis, through the same loops.
+TEST(ExtraStencil, AStarOfRadiusTwoSweepsAsItsDefinition) {
+    check_sweep<FourthOrderHeat, double, 2>(1e-14);
+    check_sweep<FourthOrderHeat, double, 3>(1e-14);
+    check_sweep<FourthOrderHeat, float, 2>(1e-5);
+    check_sweep<FourthOrderHeat, float, 3>(1e-5);
 }
 
 // Two levels of a pass (each level over the box grown by the levels still to come, from the
