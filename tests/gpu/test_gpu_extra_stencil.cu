@@ -9,15 +9,14 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <random>
 #include <utility>
 #include <vector>
 
 #include "gpu/require_gpu.hpp"
 #include "kernels/cpu/stencil_loops.hpp"
-#include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/stencil_launches.cuh"
 #include "support/extra_stencil.hpp"
+#include "support/random_values.hpp"
 
 namespace gridsim {
 namespace {
@@ -30,12 +29,11 @@ template <class S>
 class Launcher {
 public:
     explicit Launcher(KernelKind kind) : cfg_{kind, 0, 0, 0} {
-        int count = 0;
-        cudaGetDeviceCount(&count);
+        DeviceRuntime& rt = *device_runtime();
         int rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        cudaSetDevice(rank % count);
-        be_ = make_cuda_backend<double>(cfg_);
+        rt.select(rank % rt.visible_devices());
+        be_ = make_device_backend<double>(rt, cfg_);
         lanes_ = std::make_unique<cuda::Lanes>();
         sums_ = std::make_unique<cuda::ResidualSums>(*lanes_);
         launches_ = std::make_unique<cuda::StencilLaunches<double>>(cfg_, *lanes_, *sums_);
@@ -82,14 +80,6 @@ private:
     std::unique_ptr<cuda::StencilLaunches<double>> launches_;
 };
 
-std::vector<double> random_values(std::size_t n, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    std::vector<double> v(n);
-    for (double& x : v) x = dist(gen);
-    return v;
-}
-
 // `sweeps` sweeps of the CPU loops.
 template <class S, int Dims>
 std::vector<double> cpu_sweeps(const FieldExtents& e, std::vector<double> f,
@@ -117,7 +107,7 @@ void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sw
     Launcher<S> naive(KernelKind::naive);
     const int halo = std::max(S::kRadius, levels);
     const FieldExtents e = FieldExtents::make(Dims, n, halo, naive.row_alignment());
-    const std::vector<double> init = random_values(e.total, 3 + Dims);
+    const std::vector<double> init = test::random_values<double>(e.total, 3 + Dims);
     const Box owned{{0, 0, 0}, {n[0], n[1], n[2]}};
     const std::vector<double> cpu = cpu_sweeps<S, Dims>(e, init, a, owned, sweeps);
     const std::vector<double> swept = naive.run(e, init, a, owned, sweeps);

@@ -5,27 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/stencil_loops.hpp"
 #include "support/extra_stencil.hpp"
+#include "support/random_values.hpp"
 
 using namespace gridsim;
 using test::FourthOrderHeat;
 using test::WeightedJacobi;
 
 namespace {
-
-template <class T>
-std::vector<T> random_values(std::size_t n, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    std::vector<T> v(n);
-    for (T& x : v) x = static_cast<T>(dist(gen));
-    return v;
-}
 
 // Each test stencil's definition at (i, j, k) of a field read through `at`.
 template <class S, int Dims, class F>
@@ -38,13 +29,13 @@ double reference(F&& at, int i, int j, int k, const AxisCoeffs<double>& a) {
 }
 
 // The stencil over the owned points of odd-sized fields: each point as its definition, the sum
-// it folds as summed here, every point outside the box untouched.
+// it folds as the definition's values give it, every point outside the box untouched.
 template <class S, class T, int Dims>
 void check_sweep(double tolerance) {
     const std::array<int, 3> n =
         Dims == 3 ? std::array<int, 3>{7, 5, 3} : std::array<int, 3>{9, 7, 1};
     const FieldExtents e = FieldExtents::make(Dims, n, S::kRadius);
-    std::vector<T> in = random_values<T>(e.total, 7);
+    std::vector<T> in = test::random_values<T>(e.total, 7);
     std::vector<T> out(e.total, T(0));
     const FieldView<const T> iv{in.data(), e};
     const Box owned{{0, 0, 0}, {n[0], n[1], n[2]}};
@@ -61,7 +52,7 @@ void check_sweep(double tolerance) {
                 const double got = out[e.index(i, j, k)];
                 EXPECT_NEAR(got, want, tolerance) << i << "," << j << "," << k;
                 const double c = at(i, j, k);
-                expect_sum += S::kSum == StencilSum::change ? (got - c) * (got - c) : got * c;
+                expect_sum += S::kSum == StencilSum::change ? (want - c) * (want - c) : want * c;
             }
     EXPECT_NEAR(sum, expect_sum, 1e-5 * std::abs(expect_sum));
     EXPECT_NE(expect_sum, 0.0);
@@ -90,7 +81,7 @@ TEST(ExtraStencil, AStarOfRadiusTwoSweepsAsItsDefinition) {
 // level before) give the bits of two sweeps; points outside `live` keep their value.
 TEST(ExtraStencil, APassOfLevelsIsBitwiseItsSweeps) {
     const FieldExtents e = FieldExtents::make(3, {6, 5, 4}, 2);
-    const std::vector<double> in = random_values<double>(e.total, 11);
+    const std::vector<double> in = test::random_values<double>(e.total, 11);
     const AxisCoeffs<double> a{1.0, 3.0, 0.25};
     const Box live{{0, 0, 0}, {6, 5, 4}};
     std::vector<double> mid = in;

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <type_traits>
 
 #include "kernels/backend.hpp"
 #include "kernels/stencil.hpp"
+#include "support/random_values.hpp"
 
 using namespace gridsim;
 
@@ -54,22 +54,10 @@ TEST(StencilPoint, EachKindDispatchesToItsStencilType) {
     static_assert(JacobiStencil::kSum == StencilSum::change);
 }
 
-namespace {
-
-std::vector<double> random_field(const FieldExtents& e, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    std::vector<double> v(e.total);
-    for (double& x : v) x = dist(gen);
-    return v;
-}
-
-}  // namespace
-
 TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
     auto be = make_cpu_backend<double>();
     const FieldExtents e = FieldExtents::make(3, {5, 4, 3}, 1);
-    const std::vector<double> in_host = random_field(e, 1);
+    const std::vector<double> in_host = test::random_values<double>(e.total, 1);
     Field<double> in = be->allocate_field(e);
     Field<double> out = be->allocate_field(e);
     be->upload(in_host, in.view());
