@@ -29,9 +29,10 @@ enum class Lane { boundary, interior };
 
 // Up to six faces of a field moved in one pass (one launch on the CUDA backend: at small
 // subdomains a step's cost is its launches, not its bytes). Entry f is the points of box[f]
-// (x fastest) and either a contiguous buffer buf[f] (pack, unpack) or, for a face whose
+// (x fastest) and either a contiguous buffer buf[f] (pack, unpack), or, for a face whose
 // neighbour is the rank itself (a periodic axis held by one rank), the points shift[f] away in
-// the same field (wrap). Plain data, passed by value to the device.
+// the same field (wrap), or, for halo points beyond a fixed face, their mirror images through the
+// plane shift[f][axis[f]] of axis axis[f] (reflect). Plain data, passed by value to the device.
 template <class T>
 struct FaceMoves {
     static constexpr int kMaxFaces = 6;
@@ -39,12 +40,19 @@ struct FaceMoves {
     std::array<Box, kMaxFaces> box{};
     std::array<T*, kMaxFaces> buf{};
     std::array<std::array<int, 3>, kMaxFaces> shift{};
+    std::array<int, kMaxFaces> axis{};
 
     void add(const Box& b, T* buffer, const std::array<int, 3>& s = {0, 0, 0}) {
         box[count] = b;
         buf[count] = buffer;
         shift[count] = s;
         ++count;
+    }
+    void add_mirror(const Box& b, int mirror_axis, int plane) {
+        std::array<int, 3> s{0, 0, 0};
+        s[mirror_axis] = plane;
+        add(b, nullptr, s);
+        axis[count - 1] = mirror_axis;
     }
     [[nodiscard]] bool empty() const { return count == 0; }
 };
@@ -356,6 +364,9 @@ public:
     virtual void pack(FieldView<const T> u, const FaceMoves<T>& faces, Lane lane) = 0;
     virtual void unpack(FieldView<T> u, const FaceMoves<T>& faces, Lane lane) = 0;
     virtual void wrap(FieldView<T> u, const FaceMoves<T>& faces, Lane lane) = 0;
+    // Each box from its mirror images (reflect): u(p) = 2 u(q) - u(2q - p), q the point of the
+    // plane on p's line along the axis (an odd reflection about the plane's values).
+    virtual void reflect(FieldView<T> u, const FaceMoves<T>& faces, Lane lane) = 0;
     // u = value at every point of `box`, ordered on the boundary lane.
     virtual void fill(FieldView<T> u, const Box& box, T value) = 0;
 

@@ -15,9 +15,6 @@
 
 namespace gridsim {
 
-// Star stencils of radius 1: the halo width every field carries.
-constexpr int kStencilRadius = 1;
-
 // A stencil's constant coefficients, one per axis (rz = 0 in 2D): heat's r_d = alpha dt / h_d^2.
 template <class T>
 struct AxisCoeffs {
@@ -69,7 +66,7 @@ GRIDSIM_HD inline double stencil_sum_term(T updated, T old) {
 }
 
 // A stencil type holds:
-//  - kRadius: how far along each axis its star reads (1: every field's halo is one layer per
+//  - kRadius: how far along each axis its star reads (a field's halo is this many layers per
 //    level of a pass);
 //  - kSum: the sum its sweeps and passes may fold beside the update (StencilSum::none if none);
 //  - point<Dims>(u, r): the updated value of a point from its Star<T, kRadius> and the
@@ -106,8 +103,39 @@ struct JacobiStencil {
     }
 };
 
-// The stencils a deck can name, by run time kind.
-enum class StencilKind { heat, jacobi };
+// Heat of a higher order (problem.order = 2R: 4 or 8): the same FTCS step with the standard
+// central second difference of radius R along each axis, u' = u + sum_d r_d (w_0 u + sum_{o=1..R}
+// w_o (u[+o e_d] + u[-o e_d])). Its sum is the CG's p . A p.
+template <int R>
+struct HeatOrderStencil {
+    static_assert(R == 2 || R == 4, "HeatOrderStencil: orders 4 and 8");
+    static constexpr int kRadius = R;
+    static constexpr StencilSum kSum = StencilSum::product;
+    // w_0..w_R of the central second difference of order 2R.
+    GRIDSIM_HD static constexpr double weight(int o) {
+        if (R == 2) return o == 0 ? -5.0 / 2.0 : o == 1 ? 4.0 / 3.0 : -1.0 / 12.0;
+        return o == 0   ? -205.0 / 72.0
+               : o == 1 ? 8.0 / 5.0
+               : o == 2 ? -1.0 / 5.0
+               : o == 3 ? 8.0 / 315.0
+                        : -1.0 / 560.0;
+    }
+    template <int Dims, class T>
+    GRIDSIM_HD static T point(const Star<T, R>& u, const AxisCoeffs<T>& r) {
+        const T c = u();
+        const T rd[3] = {r.rx, r.ry, r.rz};
+        T out = c;
+        for (int d = 0; d < Dims; ++d) {
+            T s = static_cast<T>(weight(0)) * c;
+            for (int o = 1; o <= R; ++o) s += static_cast<T>(weight(o)) * (u(d, -o) + u(d, o));
+            out += rd[d] * s;
+        }
+        return out;
+    }
+};
+
+// The stencils a deck can name, by run time kind: heat of order 2, 4 and 8, jacobi.
+enum class StencilKind { heat, heat_order4, heat_order8, jacobi };
 
 // f(S{}) for the stencil type S of a run-time `kind`: the one dispatch from a run-time kind to
 // compiled code (CPU loops, CUDA launches). A kind without a case here does not compile
@@ -117,10 +145,19 @@ decltype(auto) by_stencil_kind(StencilKind kind, F&& f) {
     switch (kind) {
         case StencilKind::heat:
             return f(HeatStencil{});
+        case StencilKind::heat_order4:
+            return f(HeatOrderStencil<2>{});
+        case StencilKind::heat_order8:
+            return f(HeatOrderStencil<4>{});
         case StencilKind::jacobi:
             return f(JacobiStencil{});
     }
     throw std::logic_error("by_stencil_kind: not a stencil kind");
+}
+
+// How far along each axis the star of a run-time kind reads.
+inline int stencil_radius(StencilKind kind) {
+    return by_stencil_kind(kind, [](auto s) { return decltype(s)::kRadius; });
 }
 
 template <class T>

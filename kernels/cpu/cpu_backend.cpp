@@ -195,6 +195,20 @@ public:
         });
     }
 
+    void reflect(FieldView<T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
+        for_each_face_row(m, [&](int f, int i, int j, int k, long long, std::size_t bytes) {
+            const int d = m.axis[f];
+            const int q = m.shift[f][d];
+            for (int x = 0; x < static_cast<int>(bytes / sizeof(T)); ++x) {
+                std::array<int, 3> on{i + x, j, k};
+                std::array<int, 3> image = on;
+                on[d] = q;
+                image[d] = 2 * q - image[d];
+                u(i + x, j, k) = T(2) * u(on[0], on[1], on[2]) - u(image[0], image[1], image[2]);
+            }
+        });
+    }
+
     double sum_sq_diff(FieldView<const T> a, FieldView<const T> c, const Box& b) override {
         double sum = 0.0;
         for_each_row(b, [&](int j, int k) {

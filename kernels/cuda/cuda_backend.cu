@@ -152,6 +152,9 @@ public:
     void wrap(FieldView<T> u, const FaceMoves<T>& m, Lane lane) override {
         launch_faces(m, cuda::WrapFaces<T>{u}, lane);
     }
+    void reflect(FieldView<T> u, const FaceMoves<T>& m, Lane lane) override {
+        launch_faces(m, cuda::ReflectFaces<T>{u}, lane);
+    }
     double sum_sq_diff(FieldView<const T> a, FieldView<const T> b, const Box& box) override {
         residuals_.sync_all();
         return scratch_.sum_sq_diff(a, b, box, lanes_.boundary());

@@ -24,6 +24,7 @@
 #include "kernels/cuda/stream_shapes.cuh"
 #include "kernels/cuda/summing_pass.cuh"
 #include "kernels/cuda/tiled_kernel.cuh"
+#include "kernels/cuda/wide_stream_kernel.cuh"
 #include "kernels/level_chunks.hpp"
 
 namespace gridsim::cuda {
@@ -91,8 +92,9 @@ public:
 
     // The same for a stencil type S (kernels/stencil.hpp): the CUDA side of the extension point
     // a new stencil plugs into, every kernel family compiled for S on first use. The naive kernel
-    // takes stars of any radius; the stream, tiled and levels kernels (so runs of boxes too) and
-    // summing passes radius 1.
+    // takes stars of any radius; a wider one runs every box and run of boxes on it where the
+    // configured kernel is naive, else on the wide stream kernel (same bits); the stream, tiled
+    // and levels kernels and summing passes take radius 1.
     template <class S>
     void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, Lane lane, StencilSum sum) {
@@ -108,7 +110,8 @@ public:
                              int wrap_period) {
         if (!applies_boxes()) throw std::logic_error("apply_boxes needs the stream kernel");
         if constexpr (S::kRadius != 1) {
-            throw std::logic_error("apply_boxes: stars of radius 1");
+            if (wrap_period != 0) throw std::logic_error("apply_boxes: a wrap of radius 1");
+            for (const Box& b : boxes) apply_stencil<S>(r, in, out, b, lane, sum);
         } else {
             visit<S>(in.ext.dims, sum, [&](auto dims, auto with) {
                 this->template launch_boxes<dims.value, S, with.value>(in, out, boxes, r, lane,
@@ -228,10 +231,14 @@ private:
                 in, out, b, r, cfg(), [&](long long n) { return partial_slots(n); }, s);
             return;
         }
-        if constexpr (S::kRadius != 1) {
-            throw std::logic_error("the stream and tiled kernels: stars of radius 1");
-        } else {
+        if constexpr (S::kRadius == 1) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
+        } else {
+            const Launch l = walk_launch<Dims>(b, 1, Sum);
+            double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
+            stencil_wide_stream_kernel<T, Dims, S, Sum>
+                <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial);
+            GRIDSIM_CUDA_CHECK(cudaGetLastError());
         }
     }
 

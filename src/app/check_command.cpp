@@ -19,9 +19,9 @@ namespace gridsim::app {
 
 namespace {
 
-// The halo layers the deck's fields carry: parallel.time_block when set ("auto" may choose more
-// once the backend is known; the run checks it then).
-int halo_depth(const Config& cfg) { return std::max(kStencilRadius, cfg.time_block); }
+// The halo layers the deck's fields carry: the stencil's radius times parallel.time_block when
+// set ("auto" may choose more once the backend is known; the run checks it then).
+int halo_depth(const Config& cfg) { return cfg.stencil_radius * std::max(1, cfg.time_block); }
 
 // The process grid `ranks` ranks would run `cfg` on (the deck's, or the modelled cheapest);
 // throws ConfigError when it cannot be decomposed that way.

@@ -192,6 +192,9 @@ struct Config {
     // advances runs of sweeps without a residual several time levels per pass over memory.
     // 0 = auto (chosen by the simulation from the backend and the deck), else 1..kMaxTimeBlock.
     int time_block = 0;
+    // The radius of the problem's stencil (load_config sets it from the problem table): the halo
+    // layers a sweep reads.
+    int stencil_radius = 1;
 
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)

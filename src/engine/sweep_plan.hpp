@@ -28,17 +28,21 @@ struct SweepGeometry {
     // subdomain's sweep ahead of its exchange.
     static constexpr int kSweepShellDepth = 8;
 
-    explicit SweepGeometry(const Subdomain& sub)
-        : owned{{0, 0, 0}, sub.size},
+    // `radius`: the stencil's; a star wider than one point also reads halos beyond the fixed
+    // faces, which the exchange reflects, so the shell covers those faces too.
+    SweepGeometry(const Subdomain& sub, int stencil_radius)
+        : radius(stencil_radius),
+          owned{{0, 0, 0}, sub.size},
           updated(updated_box(sub)),
           live(extend_into_halos(updated, sub, 1 << 24)),
-          regions(split_for_overlap(updated, sub, kSweepShellDepth)) {
+          regions(split_for_overlap(updated, sub, kSweepShellDepth, radius > 1)) {
         for (const Box& b : regions.shell) {
             if (!b.empty()) sum_boxes.push_back(b);
         }
         if (!regions.interior.empty()) sum_boxes.push_back(regions.interior);
     }
 
+    int radius;  // the stencil's: a sweep reads `radius` halo layers
     Box owned;
     Box updated;
     Box live;  // every point a sweep may update: the updated box, unbounded across neighbours
@@ -58,8 +62,8 @@ enum class ExchangePass { split, fused, faces_first, pipelined };
 struct SweepPlan {
     Blocks blocks = Blocks::plain;
     OverlapMode overlap = OverlapMode::automatic;
-    int block = 1;                   // sweeps between halo exchanges, the halos' depth
-    bool can_sum_in_passes = false;  // tuner.hpp, can_sum_in_passes
+    int block = 1;                                     // sweeps between halo exchanges
+    bool can_sum_in_passes = false;                    // tuner.hpp, can_sum_in_passes
     ExchangePass exchange_pass = ExchangePass::split;  // the exchange trial's choice
     bool record_sweeps = false;                        // parallel.graphs resolved
     bool record_residuals = false;    // "auto" records residual sweeps of small subdomains only

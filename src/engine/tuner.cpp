@@ -82,8 +82,8 @@ SweepPlan Tuner<T>::plan(FieldPair<T>& fields, HaloSetup<T>& halos,
                          const std::function<void(const FieldExtents&)>& check_fits) {
     SweepPlan plan = time_block_plan(check_fits);
     const std::vector<int> depths = halo_depths(plan);
-    const FieldExtents ext =
-        FieldExtents::make(dom_.dims, topo_.subdomain().size, depths.back(), be_.row_alignment());
+    const FieldExtents ext = FieldExtents::make(dom_.dims, topo_.subdomain().size,
+                                                depths.back() * geo_.radius, be_.row_alignment());
     check_fits(ext);
     fields.allocate(be_, ext);
     // Transport ipc where some rank cannot reach every other ("auto" never takes it then).
@@ -168,7 +168,8 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
         return ks;
     };
     if (cfg_.time_block == 0) {
-        if (blocks_ == Blocks::none || !be_.on_device()) return {1};
+        // Passes of several levels take stars of radius 1.
+        if (blocks_ == Blocks::none || !be_.on_device() || geo_.radius > 1) return {1};
         const int most = be_.levels_per_pass(dom_.dims);
         if (blocks_ == Blocks::summing) {
             if (!can_sum) return {1};

@@ -83,14 +83,14 @@ Box updated_box(const Subdomain& sub) {
     return b;
 }
 
-SweepRegions split_for_overlap(const Box& updated, const Subdomain& sub, int halo) {
+SweepRegions split_for_overlap(const Box& updated, const Subdomain& sub, int halo, bool reflected) {
     SweepRegions r;
     Box inner = updated;
     for (int d = 0; d < sub.dims; ++d) {
         int lo = updated.lo[d];
         int hi = updated.hi[d];
-        if (sub.has_neighbour[2 * d]) lo = std::max(lo, halo);
-        if (sub.has_neighbour[2 * d + 1]) hi = std::min(hi, sub.size[d] - halo);
+        if (sub.has_neighbour[2 * d] || reflected) lo = std::max(lo, halo);
+        if (sub.has_neighbour[2 * d + 1] || reflected) hi = std::min(hi, sub.size[d] - halo);
         inner.lo[d] = std::min(lo, updated.hi[d]);  // thin blocks: inner is empty, not inverted
         inner.hi[d] = std::max(hi, inner.lo[d]);
     }

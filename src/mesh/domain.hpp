@@ -57,13 +57,16 @@ std::string decomposition_problem(const Domain& dom, const std::array<int, 3>& p
 Box updated_box(const Subdomain& sub);
 
 // The overlap split (docs/architecture.md, "One step"): `shell` holds the updated points within
-// `halo` of a face that receives a halo (they need the previous step's halos), `interior` the rest.
-// The boxes are disjoint and together cover `updated` exactly.
+// `halo` of a face that receives a halo (they need the previous step's halos), and with
+// `reflected` also of a fixed face (whose halos the exchange reflects: HaloExchange::
+// reflect_fixed_faces), `interior` the rest. The boxes are disjoint and together cover `updated`
+// exactly.
 struct SweepRegions {
     Box interior;
     std::vector<Box> shell;
 };
-SweepRegions split_for_overlap(const Box& updated, const Subdomain& sub, int halo);
+SweepRegions split_for_overlap(const Box& updated, const Subdomain& sub, int halo,
+                               bool reflected = false);
 
 // The slabs of `outer` outside `inner` (inner lies inside outer), peeled axis by axis: each spans
 // the extent of the axes not yet peeled, so they are disjoint and cover outer minus inner.

@@ -91,13 +91,14 @@ HaloCost face_cost(const Domain& dom, const std::array<long long, 3>& block, int
 GridDemand grid_demand(const Config& cfg) {
     GridDemand d;
     d.value_bytes = cfg.precision == Precision::float32 ? 4 : 8;
+    d.halo_layers = cfg.stencil_radius;
     // Jacobi's residual cadence (time.norm_every) is a key of the run, not of the problem: the
     // grid is the one of a residual every sweep at every cadence, so a residual's bits at a
     // sweep do not depend on how often it is taken.
     d.sums_residual = cfg.problem == "jacobi";
     if (d.sums_residual && cfg.dims == 2) d.summing_pass_levels = kModelSummingLevels;
     const bool implicit = cfg.problem == "heat" && cfg.word("problem.scheme") == "implicit";
-    if (cfg.dims == 3 && !implicit) d.plane_pass_levels = kMaxLevels3d;
+    if (cfg.dims == 3 && !implicit && cfg.stencil_radius == 1) d.plane_pass_levels = kMaxLevels3d;
     return d;
 }
 
@@ -140,7 +141,7 @@ int ranks_to_use(const Config& cfg, const Domain& dom, int launched, bool on_gpu
 double modelled_sweep_cost(const Domain& dom, const std::array<int, 3>& grid,
                            const GridDemand& demand, const FixedCosts& costs) {
     return sweep_cost_with_halo(dom, grid, demand, costs,
-                                halo_cost(dom, grid, demand.value_bytes, costs));
+                                halo_cost(dom, grid, demand.face_point_bytes(), costs));
 }
 
 double sweep_cost_with_halo(const Domain& dom, const std::array<int, 3>& grid,
@@ -157,16 +158,17 @@ double sweep_cost_with_halo(const Domain& dom, const std::array<int, 3>& grid,
 }
 
 std::array<int, 3> cheapest_grid(const Domain& dom, int nranks,
-                                 const std::function<double(const std::array<int, 3>&)>& cost) {
+                                 const std::function<double(const std::array<int, 3>&)>& cost,
+                                 int min_points) {
     std::array<int, 3> grid{nranks, 1, 1};  // where no grid fits: decomposition_problem() says why
     double best = std::numeric_limits<double>::infinity();
     const int max_z = dom.dims == 3 ? nranks : 1;
     for (int pz = max_z; pz >= 1; --pz) {
-        if (nranks % pz != 0 || pz > dom.solved[2]) continue;
+        if (nranks % pz != 0 || pz * min_points > dom.solved[2]) continue;
         for (int py = nranks / pz; py >= 1; --py) {
-            if ((nranks / pz) % py != 0 || py > dom.solved[1]) continue;
+            if ((nranks / pz) % py != 0 || py * min_points > dom.solved[1]) continue;
             const std::array<int, 3> g{nranks / pz / py, py, pz};
-            if (g[0] > dom.solved[0]) continue;
+            if (g[0] * min_points > dom.solved[0]) continue;
             const double c = cost(g);
             if (c < best * (1 - 1e-9)) {
                 best = c;
@@ -180,9 +182,10 @@ std::array<int, 3> cheapest_grid(const Domain& dom, int nranks,
 std::array<int, 3> choose_process_grid(const Config& cfg, const Domain& dom, int nranks) {
     if (!process_grid_given(cfg)) {
         const GridDemand demand = grid_demand(cfg);
-        return cheapest_grid(dom, nranks, [&](const std::array<int, 3>& g) {
-            return modelled_sweep_cost(dom, g, demand);
-        });
+        return cheapest_grid(
+            dom, nranks,
+            [&](const std::array<int, 3>& g) { return modelled_sweep_cost(dom, g, demand); },
+            demand.halo_layers);
     }
     std::array<int, 3> grid{1, 1, 1};
     std::copy(cfg.process_grid.begin(), cfg.process_grid.begin() + dom.dims, grid.begin());

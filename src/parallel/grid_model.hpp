@@ -33,6 +33,11 @@ struct FixedCosts {
 // follow the ranks' blocks).
 struct GridDemand {
     int value_bytes = 8;
+    // Halo layers a sweep reads (the stencil's radius): a face sends this many per exchange, and
+    // a rank holds at least this many points per axis.
+    int halo_layers = 1;
+    // Bytes of a face point per exchange.
+    [[nodiscard]] int face_point_bytes() const { return value_bytes * halo_layers; }
     // The problem's sweeps may each sum a residual (jacobi): modelled as a read-back and
     // all-reduce per pass, as with a residual every sweep.
     bool sums_residual = false;
@@ -129,11 +134,12 @@ double sweep_cost_with_halo(const Domain& dom, const std::array<int, 3>& grid,
                             const HaloCost& halo);
 
 // The factorisation of `nranks` with the lowest cost(grid) among those that leave each rank at
-// least one point per axis; among equal costs the one with the larger factors on the slower axes
-// (z, then y), whose faces are contiguous rows. {nranks, 1, 1} where none fits
+// least `min_points` points per axis; among equal costs the one with the larger factors on the
+// slower axes (z, then y), whose faces are contiguous rows. {nranks, 1, 1} where none fits
 // (decomposition_problem() says why).
 std::array<int, 3> cheapest_grid(const Domain& dom, int nranks,
-                                 const std::function<double(const std::array<int, 3>&)>& cost);
+                                 const std::function<double(const std::array<int, 3>&)>& cost,
+                                 int min_points = 1);
 
 // The process grid for `nranks`: the deck's choice where given (non-zero; a partial choice is
 // completed by MPI_Dims_create), else the cheapest under modelled_sweep_cost.

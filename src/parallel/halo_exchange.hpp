@@ -101,6 +101,21 @@ public:
         }
     }
 
+    // After every exchange, the `layers` halo layers beyond each fixed face of `sub` (a Dirichlet
+    // face of the domain) from the owned points mirrored through the face (Backend::reflect): the
+    // points that stars wider than one point read there (README, "Deck keys", problem.order).
+    // The last group's unpack reflects them, after every halo beside them is in.
+    void reflect_fixed_faces(const Subdomain& sub, int layers) {
+        if (layers < 1) return;
+        for (int face = 0; face < 2 * sub.dims; ++face) {
+            if (!sub.fixed_face[face]) continue;
+            const int d = face_axis(face);
+            const int plane = face_side(face) == 0 ? 0 : sub.size[d] - 1;
+            mirrors_.add_mirror(recv_box(sub, face, layers), d, plane);
+            read_boxes_.push_back(send_box(sub, face, layers + 1));
+        }
+    }
+
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
     // How many of this rank's faces each transport moves.
     [[nodiscard]] const std::vector<std::pair<TransportKind, int>>& route_counts() const {
@@ -136,7 +151,8 @@ public:
     // that tells its arrivals, and no halo is packed, unpacked or copied from this rank's own
     // faces.
     [[nodiscard]] bool pipelines(FieldView<const T> u, int dims) const {
-        if (remote_.empty() || self_axes_ != 0 || arrivals_ == nullptr || !registered(u))
+        if (remote_.empty() || self_axes_ != 0 || !mirrors_.empty() || arrivals_ == nullptr ||
+            !registered(u))
             return false;
         for (std::size_t f = 0; f < remote_.size(); ++f) {
             if (face_axis(remote_[f].face) != dims - 1 || !stored(f)) return false;
@@ -171,7 +187,7 @@ public:
     [[nodiscard]] bool packs(FieldView<const T> u, int g) const { return !packs_of(u, g).empty(); }
     [[nodiscard]] bool transfers(int g) const { return groups_[g].last != groups_[g].first; }
     [[nodiscard]] bool unpacks(FieldView<const T> u, int g) const {
-        return !unpacks_of(u, g).empty() || !groups_[g].wrap.empty();
+        return !unpacks_of(u, g).empty() || !groups_[g].wrap.empty() || reflects(g);
     }
     void pack(FieldView<const T> u, int g = 0) {
         const FaceMoves<T>& m = packs_of(u, g);
@@ -192,6 +208,7 @@ public:
         const FaceMoves<T>& m = unpacks_of(u, g);
         if (!m.empty()) backend_.unpack(u, m, Lane::boundary);
         if (!groups_[g].wrap.empty()) backend_.wrap(u, groups_[g].wrap, Lane::boundary);
+        if (reflects(g)) backend_.reflect(u, mirrors_, Lane::boundary);
     }
     // Every group's phases back to back, complete on return (initialisation, tests;
     // `beside_work`: moved as a split pass's halos are, beside its interior).
@@ -205,6 +222,7 @@ public:
     }
 
 private:
+    [[nodiscard]] bool reflects(int g) const { return g == groups() - 1 && !mirrors_.empty(); }
     // Which field registered with the transport `u` is, or -1.
     [[nodiscard]] int field_of(FieldView<const T> u) const {
         return stores_ != nullptr ? stores_->field_index(u.data) : -1;
@@ -239,6 +257,7 @@ private:
     std::vector<std::pair<TransportKind, int>> counts_;  // route_counts()
     std::vector<Group> groups_;  // one, or one per axis (halos deeper than one)
     unsigned self_axes_ = 0;
+    FaceMoves<T> mirrors_;         // reflect_fixed_faces()
     std::vector<Box> read_boxes_;  // read_boxes()
     std::uint64_t transfers_issued_ = 0;
 };

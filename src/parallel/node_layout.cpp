@@ -52,14 +52,14 @@ Busiest busiest_rank(const Domain& dom, const std::array<int, 3>& grid,
                     n[d] = (n[d] + grid[d]) % grid[d];
                 }
                 const bool across = node_of[rank_of[block_index(grid, n)]] != node_of[r];
-                const HaloCost f = across ? face_cost(dom, block, d, demand.value_bytes,
-                                                      net.message, net_bandwidth, costs)
-                                          : face_cost(dom, block, d, demand.value_bytes,
-                                                      costs.message, costs.bandwidth, costs);
+                const int point_bytes = demand.face_point_bytes();
+                const HaloCost f = across ? face_cost(dom, block, d, point_bytes, net.message,
+                                                      net_bandwidth, costs)
+                                          : face_cost(dom, block, d, point_bytes, costs.message,
+                                                      costs.bandwidth, costs);
                 halo.messages += f.messages;
                 halo.bytes += f.bytes;
-                const double bytes =
-                    static_cast<double>(face_points(dom, block, d)) * demand.value_bytes;
+                const double bytes = static_cast<double>(face_points(dom, block, d)) * point_bytes;
                 (across ? faces.inter_messages : faces.intra_messages) += 1;
                 (across ? faces.inter_bytes : faces.intra_bytes) += bytes;
             }
@@ -163,11 +163,14 @@ Layout choose_layout(const Config& cfg, const Domain& dom, const std::vector<int
     const NetworkLink net = network_link(cfg);
     Layout best;
     best.seconds = std::numeric_limits<double>::infinity();
-    cheapest_grid(dom, ranks, [&](const std::array<int, 3>& g) {
-        const Layout l = best_layout(dom, g, node_of, demand, costs, net);
-        if (l.seconds < best.seconds * (1 - 1e-9)) best = l;
-        return l.seconds;
-    });
+    cheapest_grid(
+        dom, ranks,
+        [&](const std::array<int, 3>& g) {
+            const Layout l = best_layout(dom, g, node_of, demand, costs, net);
+            if (l.seconds < best.seconds * (1 - 1e-9)) best = l;
+            return l.seconds;
+        },
+        demand.halo_layers);
     if (best.block_of.empty())  // no grid fits: CartTopology says why
         best = best_layout(dom, {ranks, 1, 1}, node_of, demand, costs, net);
     if (!process_grid_given(cfg)) return best;

@@ -1,7 +1,9 @@
 // The heat problem, du/dt = alpha Lap u: its entry in the problem table (deck keys, header and
-// summary lines) and its two time loops. The explicit scheme (FTCS) is one stencil sweep per
-// step, stable for sum_d 2 alpha dt / h_d^2 <= 1; the implicit one (backward Euler) solves
-// (I - alpha dt Lap_h) u' = u by conjugate gradient each step, stable for any dt.
+// summary lines) and its two time loops. Lap_h is the central second difference of
+// problem.order along each axis. The explicit scheme (FTCS) is one stencil sweep per step,
+// stable for sum_d alpha dt / h_d^2 <= 2 / the difference's largest symbol (heat_order.hpp); the
+// implicit one (backward Euler) solves (I - alpha dt Lap_h) u' = u by conjugate gradient each
+// step, stable for any dt.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include "engine/initial.hpp"
 #include "parallel/collectives.hpp"
 #include "problems/cg.hpp"
+#include "problems/heat_order.hpp"
 #include "problems/heat_summary.hpp"
 #include "problems/problem.hpp"
 #include "run/time_loop.hpp"
@@ -20,6 +23,8 @@ namespace gridsim {
 namespace {
 
 bool implicit_scheme(const Config& cfg) { return cfg.word("problem.scheme") == "implicit"; }
+int order(const Config& cfg) { return static_cast<int>(cfg.integer("problem.order")); }
+StencilKind stencil_kind(const Config& cfg) { return heat_stencil_kind(order(cfg)); }
 
 // The two fields; the implicit scheme adds CG's b, r, p and q, and z with a preconditioner;
 // multigrid adds z, a residual on level 0 (and a Chebyshev smoother's three above degree one),
@@ -40,11 +45,14 @@ std::array<double, 3> diffusion_numbers(const Config& cfg) {
     return r;
 }
 
-// The largest stable explicit dt: 1 / (2 alpha sum_d 1/h_d^2).
+// sum_d r_d <= 1 / this is the explicit stability limit: 2, 8/3 and 1024/315 for orders 2, 4, 8.
+double stability_factor(const Config& cfg) { return largest_symbol(order(cfg)) / 2.0; }
+
+// The largest stable explicit dt: 1 / (factor alpha sum_d 1/h_d^2).
 double explicit_dt_limit(const Config& cfg) {
     double inv_h2 = 0.0;
     for (int d = 0; d < cfg.dims; ++d) inv_h2 += 1.0 / (cfg.spacing(d) * cfg.spacing(d));
-    return 1.0 / (2.0 * cfg.number("problem.alpha") * inv_h2);
+    return 1.0 / (stability_factor(cfg) * cfg.number("problem.alpha") * inv_h2);
 }
 
 // dt from time.dt or time.cfl; the explicit scheme refuses an unstable one.
@@ -58,23 +66,28 @@ void resolve_time_step(const DeckReader& r, Config& c) {
     c.params["time.dt"] = c.dt;
     if (implicit || !r.has("time.dt")) return;
     const std::array<double, 3> rd = diffusion_numbers(c);
-    const double sum = 2.0 * (rd[0] + rd[1] + rd[2]);
+    const double factor = stability_factor(c);
+    const double sum = factor * (rd[0] + rd[1] + rd[2]);
     if (sum > 1.0) {
         r.fail("time.dt",
-               fmt::format("explicit heat step is unstable: sum_d 2*alpha*dt/h_d^2 = {:.6g} > 1; "
-                           "use dt <= {:.6g} (or leave dt out and set time.cfl, or set "
-                           "problem.scheme = \"implicit\")",
-                           sum, limit));
+               fmt::format("explicit heat step is unstable: {:.6g} * sum_d alpha*dt/h_d^2 = {:.6g} "
+                           "> 1 (order {}); use dt <= {:.6g} (or leave dt out and set time.cfl, "
+                           "or set problem.scheme = \"implicit\")",
+                           factor, sum, order(c), limit));
     }
 }
 
 // One step multiplies the sine mode by this (exactly, up to rounding; the implicit step up to
-// the CG tolerance): 1 - sum_d 4 r_d s_d explicit, 1 / (1 + sum_d 4 r_d s_d) implicit, with
-// s_d = sin^2(kappa_d h_d / 2).
+// the CG tolerance): 1 - sum_d r_d S_d explicit, 1 / (1 + sum_d r_d S_d) implicit, with S_d the
+// second difference's symbol at kappa_d h_d (order 2: 4 sin^2(kappa_d h_d / 2)). The reflection
+// beyond Dirichlet faces keeps the mode an eigenvector at every order.
 double step_factor(const Config& cfg, const SineMode& mode) {
     const std::array<double, 3> r = diffusion_numbers(cfg);
     double drop = 0.0;
-    for (int d = 0; d < cfg.dims; ++d) drop += 4.0 * r[d] * mode.sin2_half[d];
+    for (int d = 0; d < cfg.dims; ++d) {
+        drop += r[d] * second_difference_symbol(order(cfg), mode.kappa[d] * cfg.spacing(d),
+                                                mode.sin2_half[d]);
+    }
     return implicit_scheme(cfg) ? 1.0 / (1.0 + drop) : 1.0 - drop;
 }
 
@@ -82,14 +95,26 @@ constexpr const char* kNoCoarserGrid =
     "multigrid needs a coarser grid, and no axis halves: every rank's block along an axis needs "
     "at least 4 points, and an even count on a periodic axis";
 
-// The deck's last checks: dt, and no time block for the implicit scheme (the CG exchanges halos
-// inside every iteration).
+// The deck's last checks: the order, dt, and no time block for the implicit scheme (the CG
+// exchanges halos inside every iteration) nor for orders above 2 (passes of several levels take
+// stars of radius 1), no multigrid above order 2 (its coarser levels are of order 2).
 void finish_deck(const DeckReader& r, Config& c) {
+    if (order(c) != 2 && order(c) != 4 && order(c) != 8)
+        r.fail("problem.order", "must be 2, 4 or 8");
     resolve_time_step(r, c);
     if (implicit_scheme(c) && c.time_block > 1) {
         r.fail("parallel.time_block",
                "the implicit heat scheme exchanges halos inside every CG iteration; "
                "temporal blocking is for the explicit sweeps (use 1 or \"auto\")");
+    }
+    if (order(c) > 2 && c.time_block > 1) {
+        r.fail("parallel.time_block",
+               "heat of problem.order 4 and 8 runs one sweep per halo exchange (use 1 or "
+               "\"auto\")");
+    }
+    if (implicit_scheme(c) && order(c) > 2 && c.word("time.cg_preconditioner") == "multigrid") {
+        r.fail("time.cg_preconditioner",
+               "\"multigrid\" takes problem.order = 2 (its coarser levels are of order 2)");
     }
     if (implicit_scheme(c) && c.word("time.cg_preconditioner") == "multigrid" &&
         !multigrid_coarsens(make_domain(c), {1, 1, 1})) {
@@ -112,13 +137,14 @@ bool has_analytic_solution(const Config& cfg) {
     return true;
 }
 
-// The FTCS stencil with r_d; with -r_d it is backward Euler's operator, (1 + 2 sum_d r_d) u -
-// sum_d r_d (u[+e_d] + u[-e_d]) = (I - alpha dt Lap_h) u, so both schemes run the same kernels.
+// The FTCS stencil with r_d; with -r_d it is backward Euler's operator, (I - alpha dt Lap_h) u
+// (order 2: (1 + 2 sum_d r_d) u - sum_d r_d (u[+e_d] + u[-e_d])), so both schemes run the same
+// kernels.
 template <class T>
 StencilParams<T> heat_params(const Config& cfg, double sign) {
     const std::array<double, 3> r = diffusion_numbers(cfg);
     StencilParams<T> p;
-    p.kind = StencilKind::heat;
+    p.kind = stencil_kind(cfg);
     p.r = {static_cast<T>(sign * r[0]), static_cast<T>(sign * r[1]), static_cast<T>(sign * r[2])};
     return p;
 }
@@ -216,7 +242,7 @@ void finish_heat(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, R
 
 template <class T>
 RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    Simulation<T> sim(cfg, comm);
+    Simulation<T> sim(cfg, comm, 0, Blocks::plain, stencil_kind(cfg));
     start(sim, opt);
     ExplicitStepper<T> stepper(sim, cfg);
     RunResult r = run_time_loop(sim, cfg, opt, stepper);
@@ -283,10 +309,14 @@ int passes_per_iteration(const CgSettings& s) {
 
 template <class T>
 RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Blocks::none);
+    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Blocks::none, stencil_kind(cfg));
     start(sim, opt);
+    // The operator's diagonal away from the Dirichlet faces: 1 - w_0 sum_d r_d.
     const std::array<double, 3> rd = diffusion_numbers(cfg);
-    const double diagonal = 1.0 + 2.0 * (rd[0] + rd[1] + rd[2]);
+    const double w0 = order(cfg) == 2   ? -2.0
+                      : order(cfg) == 4 ? HeatOrderStencil<2>::weight(0)
+                                        : HeatOrderStencil<4>::weight(0);
+    const double diagonal = 1.0 - w0 * (rd[0] + rd[1] + rd[2]);
     CgSettings settings;
     settings.tolerance = cfg.number("time.cg_tolerance");
     settings.max_iterations = cfg.integer("time.cg_max_iterations");
@@ -354,8 +384,9 @@ RunResult run_heat(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
 
 std::string describe(const Config& cfg) {
     std::string out =
-        fmt::format("  time            {} steps of dt {:.4e} (alpha {:.4g}), {}\n", cfg.steps,
-                    cfg.dt, cfg.number("problem.alpha"), cfg.word("problem.scheme"));
+        fmt::format("  time            {} steps of dt {:.4e} (alpha {:.4g}), {}{}\n", cfg.steps,
+                    cfg.dt, cfg.number("problem.alpha"), cfg.word("problem.scheme"),
+                    order(cfg) != 2 ? fmt::format(", order {}", order(cfg)) : "");
     if (implicit_scheme(cfg)) {
         out += fmt::format(
             "  solver          CG to relative residual {:.1e}, at most {} iterations, "
@@ -383,11 +414,16 @@ Problem make_heat_problem() {
     d.keys = {
         KeySpec::number("problem.alpha", 1.0, "diffusivity alpha", 0.0, true, inf, "must be > 0"),
         KeySpec::choice("problem.scheme", {"explicit", "implicit"},
-                        "`explicit`: FTCS, stable for 2 sum_d r_d <= 1, r_d = alpha dt / h_d^2; "
-                        "`implicit`: backward Euler by matrix-free conjugate gradient, any dt"),
+                        "`explicit`: FTCS, stable for f sum_d alpha dt / h_d^2 <= 1 (f by "
+                        "order: README); `implicit`: backward Euler by matrix-free conjugate "
+                        "gradient, any dt"),
+        KeySpec::integer("problem.order", 2,
+                         "2, 4 or 8: the order of the central second difference along each axis "
+                         "(a star of radius order/2; README, \"Heat\")",
+                         2, 8),
         dt,
         KeySpec::number("time.cfl", 0.5,
-                        "when `time.dt` is absent, dt = cfl x the explicit limit 1 / (2 alpha "
+                        "when `time.dt` is absent, dt = cfl x the explicit limit 1 / (f alpha "
                         "sum_d 1/h_d^2); at most 1 with the explicit scheme",
                         0.0, true, inf, "must be > 0 (a multiple of the explicit stability limit)"),
         KeySpec::number("time.cg_tolerance", 1e-8,
@@ -422,6 +458,7 @@ Problem make_heat_problem() {
     };
     d.finish = &finish_deck;
     p.field_count = &field_count;
+    p.stencil = &stencil_kind;
     p.describe = &describe;
     p.run = by_precision(&run_heat<float>, &run_heat<double>);
     p.summary = &heat_summary;

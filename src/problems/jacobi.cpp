@@ -222,6 +222,7 @@ Problem make_jacobi_problem() {
         KeySpec::integer("time.norm_every", 10, "the residual every n sweeps (and at the last)", 1,
                          2147483647),
     };
+    p.stencil = [](const Config&) { return StencilKind::jacobi; };
     p.describe = &describe;
     p.run = by_precision(&run_jacobi<float>, &run_jacobi<double>);
     p.summary = &summary;

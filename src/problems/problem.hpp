@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "kernels/stencil.hpp"
 #include "run/run.hpp"
 
 namespace gridsim {
@@ -22,6 +23,8 @@ struct Problem {
     // How many fields shaped like the solution a run holds in backend memory (the memory check
     // and `gridsim check`): the current and next field, and a solver's work vectors.
     std::function<int(const Config&)> field_count = [](const Config&) { return 2; };
+    // The stencil its sweeps apply: its radius is the halo depth per sweep.
+    std::function<StencilKind(const Config&)> stencil;
     // The start header's line(s) about the problem's own settings, each ending in '\n'.
     std::function<std::string(const Config&)> describe;
     // Runs the deck (either precision) to completion; everything it reports beyond the common

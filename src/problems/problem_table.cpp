@@ -27,7 +27,9 @@ Config load_config(const std::string& deck_text, const std::string& path,
                    const std::vector<std::string>& overrides) {
     std::vector<const ProblemDeck*> decks;
     for (const Problem* p : problems()) decks.push_back(&p->deck);
-    return load_config(deck_text, path, overrides, decks);
+    Config cfg = load_config(deck_text, path, overrides, decks);
+    cfg.stencil_radius = stencil_radius(find_problem(cfg.problem).stencil(cfg));
+    return cfg;
 }
 
 namespace {

@@ -76,6 +76,22 @@ const std::vector<Deck> kDecks = {
      "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [37, 35, 34]\n"
      "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 30\n",
      1e-12},
+    // Heat of orders 4 and 8 (stars of radius 2 and 4, reflected beyond the Dirichlet faces),
+    // explicit and implicit.
+    {"heat3d_order4_double",
+     "[problem]\norder = 4\n[grid]\ncells = [37, 29, 19]\n[boundary]\ny = \"periodic\"\n"
+     "face_values = [0.5, -1, 0, 0, 2, 1]\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n"
+     "[time]\nsteps = 20\n",
+     1e-12},
+    {"heat2d_order8_float",
+     "[problem]\norder = 8\nprecision = \"float\"\n[grid]\ncells = [45, 38]\n[boundary]\n"
+     "face_values = [1, 2, 3, 4]\n[initial]\nkind = \"hotspot\"\n[time]\nsteps = 20\n",
+     2e-5},
+    {"heat3d_order8_implicit_double",
+     "[problem]\norder = 8\nscheme = \"implicit\"\n[grid]\ncells = [33, 31, 30]\n"
+     "[boundary]\nx = \"periodic\"\nface_values = [0, 0, 1, -1, 0.5, 0]\n[initial]\nkind = "
+     "\"hotspot\"\n[time]\nsteps = 4\ncfl = 8.0\ncg_tolerance = 1e-12\n",
+     1e-10},
 };
 
 class GpuDeck : public testing::TestWithParam<Deck> {};
@@ -309,6 +325,9 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
 TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
+    if (d.text.find("order = ") != std::string::npos ||
+        d.text.find("implicit") != std::string::npos)
+        GTEST_SKIP() << "one sweep per exchange: heat of order 4 and 8, and the implicit scheme";
     for (int n : {1, test::world_size()}) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
         int deeper = 0;  // the k > 1 that ran

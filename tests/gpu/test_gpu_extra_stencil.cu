@@ -98,10 +98,10 @@ double max_difference(const std::vector<double>& x, const std::vector<double>& y
     return m;
 }
 
-// `sweeps` sweeps of S over an n-point box on every kernel that takes S (the naive kernel any
-// radius; the stream kernel, a run of boxes, the tiled kernel and passes of `levels` levels
-// radius 1), against the CPU loops and bitwise against each other; the field's halo is as deep
-// as any of them reads.
+// `sweeps` sweeps of S over an n-point box on every kernel that takes S (the naive kernel, the
+// stream kernel and a run of boxes any radius, the wide stream kernel above 1; the tiled kernel
+// and passes of `levels` levels radius 1), against the CPU loops and bitwise against each other;
+// the field's halo is as deep as any of them reads.
 template <class S, int Dims>
 void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sweeps, int levels) {
     Launcher<S> naive(KernelKind::naive);
@@ -114,10 +114,10 @@ void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sw
     // GPU against CPU to rounding: nvcc contracts a*b + c into one fused multiply-add.
     EXPECT_LT(max_difference(swept, cpu), 1e-13) << "naive, " << Dims << "D";
     EXPECT_GT(max_difference(swept, init), 1e-3);
+    Launcher<S> stream(KernelKind::stream);
+    EXPECT_EQ(stream.run(e, init, a, owned, sweeps), swept) << "stream, " << Dims << "D";
+    EXPECT_EQ(stream.run(e, init, a, owned, sweeps, 0, true), swept) << "boxes";
     if constexpr (S::kRadius == 1) {
-        Launcher<S> stream(KernelKind::stream);
-        EXPECT_EQ(stream.run(e, init, a, owned, sweeps), swept) << "stream, " << Dims << "D";
-        EXPECT_EQ(stream.run(e, init, a, owned, sweeps, 0, true), swept) << "boxes";
         EXPECT_EQ(Launcher<S>(KernelKind::tiled).run(e, init, a, owned, sweeps), swept) << "tiled";
         EXPECT_EQ(stream.run(e, init, a, owned, 0, levels), swept) << levels << " levels";
     }
@@ -129,8 +129,8 @@ TEST(GpuExtraStencil, EveryKernelFamilyRunsAStencilOfTheTestTree) {
     check_dims<WeightedJacobi, 3>({67, 41, 29}, {1.0, 0.5, 2.0}, 3, 3);
 }
 
-// A star of radius 2 reads two points along each axis.
-TEST(GpuExtraStencil, TheNaiveKernelRunsAStarOfRadiusTwo) {
+// A star of radius 2 reads two points along each axis: the naive and the wide stream kernel.
+TEST(GpuExtraStencil, TheNaiveAndWideStreamKernelsRunAStarOfRadiusTwo) {
     GRIDSIM_REQUIRE_GPU();
     check_dims<FourthOrderHeat, 2>({301, 77, 1}, {0.05, 0.1, 0.0}, 3, 0);
     check_dims<FourthOrderHeat, 3>({37, 21, 19}, {0.05, 0.1, 0.08}, 2, 0);
