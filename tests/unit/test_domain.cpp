@@ -80,21 +80,27 @@ TEST(SweepRegions, PartitionTheUpdatedPointsForEveryShape) {
                 s.fixed_face[f] = !s.has_neighbour[f] && f % 3 == 0;
             }
             const Box u = updated_box(s);
-            const SweepRegions r = split_for_overlap(u, s, 1);
-            for (int k = -1; k <= 5; ++k)
-                for (int j = -1; j <= 3; ++j)
-                    for (int i = -1; i <= nx; ++i) {
-                        int hits = r.interior.contains(i, j, k) ? 1 : 0;
-                        for (const Box& b : r.shell) hits += b.contains(i, j, k) ? 1 : 0;
-                        ASSERT_EQ(hits, u.contains(i, j, k) ? 1 : 0)
-                            << "point " << i << "," << j << "," << k;
-                        if (!r.interior.contains(i, j, k)) continue;
-                        const int lo[3] = {i, j, k};
-                        for (int d = 0; d < 3; ++d) {
-                            EXPECT_FALSE(s.has_neighbour[2 * d] && lo[d] - 1 < 0);
-                            EXPECT_FALSE(s.has_neighbour[2 * d + 1] && lo[d] + 1 >= s.size[d]);
+            // `reflected`: a star of radius 2 also reads the reflected halos beyond fixed faces.
+            for (const bool reflected : {false, true}) {
+                const int reach = reflected ? 2 : 1;
+                const SweepRegions r = split_for_overlap(u, s, reach, reflected);
+                for (int k = -1; k <= 5; ++k)
+                    for (int j = -1; j <= 3; ++j)
+                        for (int i = -1; i <= nx; ++i) {
+                            int hits = r.interior.contains(i, j, k) ? 1 : 0;
+                            for (const Box& b : r.shell) hits += b.contains(i, j, k) ? 1 : 0;
+                            ASSERT_EQ(hits, u.contains(i, j, k) ? 1 : 0)
+                                << "point " << i << "," << j << "," << k;
+                            if (!r.interior.contains(i, j, k)) continue;
+                            const int at[3] = {i, j, k};
+                            for (int d = 0; d < 3; ++d) {
+                                const bool lo = s.has_neighbour[2 * d] || reflected;
+                                const bool hi = s.has_neighbour[2 * d + 1] || reflected;
+                                EXPECT_FALSE(lo && at[d] - reach < 0);
+                                EXPECT_FALSE(hi && at[d] + reach >= s.size[d]);
+                            }
                         }
-                    }
+            }
         }
     }
 }

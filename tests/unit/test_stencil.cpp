@@ -54,6 +54,45 @@ TEST(StencilPoint, EachKindDispatchesToItsStencilType) {
     static_assert(JacobiStencil::kSum == StencilSum::change);
 }
 
+// The central second difference of order 2R is exact on polynomials of degree up to 2R + 1: on
+// x^m along one axis (h = 1, r = 1 on that axis) the point's change is m (m - 1) x^(m - 2), and
+// on x^(2R + 2) it is not. Integers at x = 3, so every sum is exact in double.
+template <int R>
+void check_exact_degree(StencilKind kind) {
+    using S = HeatOrderStencil<R>;
+    EXPECT_TRUE(by_stencil_kind(kind, [](auto s) { return std::is_same_v<decltype(s), S>; }));
+    static_assert(S::kRadius == R && S::kSum == StencilSum::product);
+    for (int axis = 0; axis < 3; ++axis) {
+        AxisCoeffs<double> r{0.0, 0.0, 0.0};
+        (axis == 0 ? r.rx : axis == 1 ? r.ry : r.rz) = 1.0;
+        for (int m = 0; m <= 2 * R + 2; ++m) {
+            const double x = 3.0;
+            Star<double, R> u(std::pow(x, m));
+            for (int d = 0; d < 3; ++d) {
+                for (int o = 1; o <= R; ++o) {  // the other axes hold the point's value
+                    u.set(d, -o, d == axis ? std::pow(x - o, m) : u());
+                    u.set(d, o, d == axis ? std::pow(x + o, m) : u());
+                }
+            }
+            const double exact = m < 2 ? 0.0 : m * (m - 1) * std::pow(x, m - 2);
+            const double change = S::template point<3>(u, r) - u();
+            if (m <= 2 * R + 1) {
+                EXPECT_NEAR(change, exact, 1e-9 * std::pow(x + R, m)) << "R " << R << " m " << m;
+            } else {
+                EXPECT_GT(std::abs(change - exact), 1e-3) << "R " << R << " m " << m;
+            }
+        }
+    }
+}
+
+TEST(StencilPoint, HigherOrderHeatIsExactUpToItsDegree) {
+    check_exact_degree<2>(StencilKind::heat_order4);
+    check_exact_degree<4>(StencilKind::heat_order8);
+    EXPECT_EQ(stencil_radius(StencilKind::heat_order4), 2);
+    EXPECT_EQ(stencil_radius(StencilKind::heat_order8), 4);
+    EXPECT_EQ(stencil_radius(StencilKind::heat), 1);
+}
+
 TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
     auto be = make_cpu_backend<double>();
     const FieldExtents e = FieldExtents::make(3, {5, 4, 3}, 1);
