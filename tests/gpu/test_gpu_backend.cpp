@@ -76,8 +76,7 @@ const std::vector<Deck> kDecks = {
      "[problem]\nname = \"jacobi\"\nprecision = \"double\"\n[grid]\ncells = [37, 35, 34]\n"
      "[boundary]\nface_values = [1, 2, 3, 4, 5, 6]\n[time]\nsteps = 30\n",
      1e-12},
-    // Heat of orders 4 and 8 (stars of radius 2 and 4, reflected beyond the Dirichlet faces),
-    // explicit and implicit.
+    // Heat of orders 4 and 8 (stars of radius 2 and 4, reflected beyond the Dirichlet faces).
     {"heat3d_order4_double",
      "[problem]\norder = 4\n[grid]\ncells = [37, 29, 19]\n[boundary]\ny = \"periodic\"\n"
      "face_values = [0.5, -1, 0, 0, 2, 1]\n[initial]\nkind = \"hotspot\"\nradius = 0.3\n"
@@ -87,11 +86,6 @@ const std::vector<Deck> kDecks = {
      "[problem]\norder = 8\nprecision = \"float\"\n[grid]\ncells = [45, 38]\n[boundary]\n"
      "face_values = [1, 2, 3, 4]\n[initial]\nkind = \"hotspot\"\n[time]\nsteps = 20\n",
      2e-5},
-    {"heat3d_order8_implicit_double",
-     "[problem]\norder = 8\nscheme = \"implicit\"\n[grid]\ncells = [33, 31, 30]\n"
-     "[boundary]\nx = \"periodic\"\nface_values = [0, 0, 1, -1, 0.5, 0]\n[initial]\nkind = "
-     "\"hotspot\"\n[time]\nsteps = 4\ncfl = 8.0\ncg_tolerance = 1e-12\n",
-     1e-10},
 };
 
 class GpuDeck : public testing::TestWithParam<Deck> {};
@@ -241,7 +235,10 @@ TEST_P(GpuDeck, IpcIsBitwiseIdenticalToTheOtherTransports) {
     const Deck& d = GetParam();
     const bool own = every_rank_has_its_own_gpu();
     const char* reference = own ? "nccl" : "staged";
+    // Heat of order 4 and 8 takes no time block: one sweep per exchange only.
+    const bool blocks = d.text.find("order = ") == std::string::npos;
     for (const char* k : {"1", "3"}) {
+        if (!blocks && std::string(k) != "1") continue;
         const RunResult ref =
             test::run_on_ranks(n, d.text + kGpu,
                                {fmt::format("parallel.time_block={}", k), "parallel.graphs=off",
