@@ -54,6 +54,17 @@ struct FaceMoves {
         add(b, nullptr, s);
         axis[count - 1] = mirror_axis;
     }
+    // Point (i, j, k) of entry f's box from its mirror image (reflect): u(p) = 2 u(q) - u(2q - p),
+    // q the point of the plane on p's line along the axis. Every backend's reflect calls it.
+    GRIDSIM_HD void reflect_point(FieldView<T> u, int f, int i, int j, int k) const {
+        const int d = axis[f];
+        const int along = d == 0 ? i : d == 1 ? j : k;
+        const std::int64_t step = (shift[f][d] - along) * (d == 0   ? 1
+                                                           : d == 1 ? u.ext.sy
+                                                                    : u.ext.sz);
+        const std::int64_t at = u.ext.index(i, j, k);
+        u.data[at] = T(2) * u.data[at + step] - u.data[at + 2 * step];
+    }
     [[nodiscard]] bool empty() const { return count == 0; }
 };
 

@@ -197,15 +197,8 @@ public:
 
     void reflect(FieldView<T> u, const FaceMoves<T>& m, Lane /*lane*/) override {
         for_each_face_row(m, [&](int f, int i, int j, int k, long long, std::size_t bytes) {
-            const int d = m.axis[f];
-            const int q = m.shift[f][d];
-            for (int x = 0; x < static_cast<int>(bytes / sizeof(T)); ++x) {
-                std::array<int, 3> on{i + x, j, k};
-                std::array<int, 3> image = on;
-                on[d] = q;
-                image[d] = 2 * q - image[d];
-                u(i + x, j, k) = T(2) * u(on[0], on[1], on[2]) - u(image[0], image[1], image[2]);
-            }
+            for (int x = 0; x < static_cast<int>(bytes / sizeof(T)); ++x)
+                m.reflect_point(u, f, i + x, j, k);
         });
     }
 

@@ -100,13 +100,7 @@ template <class T>
 struct ReflectFaces {  // box <- 2 (its point on the plane) - (its mirror image)
     FieldView<T> u;
     __device__ void operator()(const FaceMoves<T>& m, int f, long long, int i, int j, int k) const {
-        const int d = m.axis[f];
-        const int q = m.shift[f][d];
-        int on[3] = {i, j, k};
-        int image[3] = {i, j, k};
-        on[d] = q;
-        image[d] = 2 * q - image[d];
-        u(i, j, k) = T(2) * u(on[0], on[1], on[2]) - u(image[0], image[1], image[2]);
+        m.reflect_point(u, f, i, j, k);
     }
 };
 

@@ -43,12 +43,12 @@ HaloSetup<T> make_halo_setup(const CartTopology& topo, const BackendChoice<T>& c
     // An ipc transport sums over the ranks only where the run's sums go on the device.
     ipc.sums = transport_row(routes.sums).sums;
     s.halo = std::make_unique<HaloExchange<T>>(
-        topo, depth * geo.radius, *choice.backend, choice.transport, ipc,
+        topo, geo.halo_layers(depth), *choice.backend, choice.transport, ipc,
         std::vector<FieldView<T>>{fields.field(0), fields.field(1)}, &routes);
     s.halo->reflect_fixed_faces(sub, geo.radius - 1);
     for (int extend = 0; extend < depth; ++extend)
         s.rings.push_back(peel(extend_into_halos(geo.updated, sub, extend), geo.updated, sub.dims));
-    s.pass_regions = split_for_overlap(geo.updated, sub, depth * geo.radius, geo.radius > 1);
+    s.pass_regions = split_for_overlap(geo.updated, sub, geo.halo_layers(depth), geo.radius > 1);
     TimeBlocking<T>* tb = choice.backend->time_blocking();
     s.pipelines = depth > 1 && tb != nullptr && tb->pipelined(sub.dims) != nullptr &&
                   s.halo->pipelines(fields.field(0), sub.dims) &&

@@ -43,6 +43,8 @@ struct SweepGeometry {
     }
 
     int radius;  // the stencil's: a sweep reads `radius` halo layers
+    // The halo layers of a field that `block` sweeps run between exchanges on.
+    [[nodiscard]] int halo_layers(int block) const { return block * radius; }
     Box owned;
     Box updated;
     Box live;  // every point a sweep may update: the updated box, unbounded across neighbours

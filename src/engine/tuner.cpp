@@ -82,8 +82,8 @@ SweepPlan Tuner<T>::plan(FieldPair<T>& fields, HaloSetup<T>& halos,
                          const std::function<void(const FieldExtents&)>& check_fits) {
     SweepPlan plan = time_block_plan(check_fits);
     const std::vector<int> depths = halo_depths(plan);
-    const FieldExtents ext = FieldExtents::make(dom_.dims, topo_.subdomain().size,
-                                                depths.back() * geo_.radius, be_.row_alignment());
+    const FieldExtents ext = FieldExtents::make(
+        dom_.dims, topo_.subdomain().size, geo_.halo_layers(depths.back()), be_.row_alignment());
     check_fits(ext);
     fields.allocate(be_, ext);
     // Transport ipc where some rank cannot reach every other ("auto" never takes it then).

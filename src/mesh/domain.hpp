@@ -57,9 +57,9 @@ std::string decomposition_problem(const Domain& dom, const std::array<int, 3>& p
 Box updated_box(const Subdomain& sub);
 
 // The overlap split (docs/architecture.md, "One step"): `shell` holds the updated points within
-// `halo` of a face that receives a halo (they need the previous step's halos), and with
-// `reflected` also of a fixed face (whose halos the exchange reflects: HaloExchange::
-// reflect_fixed_faces), `interior` the rest. The boxes are disjoint and together cover `updated`
+// `halo` of a face that receives a halo (they need the previous step's halos), with `reflected`
+// of every face (a fixed face's halos the exchange reflects: HaloExchange::reflect_fixed_faces),
+// `interior` the rest. The boxes are disjoint and together cover `updated`
 // exactly.
 struct SweepRegions {
     Box interior;
