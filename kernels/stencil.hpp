@@ -15,10 +15,13 @@
 
 namespace gridsim {
 
-// A stencil's constant coefficients, one per axis (rz = 0 in 2D): heat's r_d = alpha dt / h_d^2.
+// A stencil's coefficients: constant ones per axis (rz = 0 in 2D; heat's r_d = alpha dt / h_d^2)
+// and, for a stencil that reads one (kField), a read-only coefficient field laid out as the
+// fields it updates (the same extents), else null.
 template <class T>
 struct AxisCoeffs {
     T rx, ry, rz;
+    const T* field = nullptr;
 };
 
 // What a point function reads: u() is the point's value, u(d, o) the value o points along axis d
@@ -69,8 +72,10 @@ GRIDSIM_HD inline double stencil_sum_term(T updated, T old) {
 //  - kRadius: how far along each axis its star reads (a field's halo is this many layers per
 //    level of a pass);
 //  - kSum: the sum its sweeps and passes may fold beside the update (StencilSum::none if none);
-//  - point<Dims>(u, r): the updated value of a point from its Star<T, kRadius> and the
-//    coefficients.
+//  - optionally kField = true: it reads the coefficient field AxisCoeffs::field, as a star of the
+//    same shape at the same point;
+//  - point<Dims>(u, r), or point<Dims>(u, f, r) with kField: the updated value of a point from
+//    its Star<T, kRadius> (and the coefficient field's) and the coefficients.
 
 // FTCS heat: u' = u + sum_d r_d (u[+e_d] + u[-e_d] - 2u). Its sum is the CG's p . A p.
 struct HeatStencil {
@@ -134,8 +139,44 @@ struct HeatOrderStencil {
     }
 };
 
-// The stencils a deck can name, by run time kind: heat of order 2, 4 and 8, jacobi.
-enum class StencilKind { heat, heat_order4, heat_order8, jacobi };
+// Heat with a conductivity per face (problem.conductivity = "density"): the coefficient field
+// holds a density per point, and the face between two neighbours conducts with the mean of their
+// densities, u' = u + sum_d r_d (k+ (u[+e_d] - u) - k- (u - u[-e_d])), k+- = (rho + rho[+-e_d]) /
+// 2. The operator I - L stays symmetric (one k per face) and, for positive densities, positive
+// definite. Its sum is the CG's p . A p.
+struct ConductionStencil {
+    static constexpr int kRadius = 1;
+    static constexpr StencilSum kSum = StencilSum::product;
+    static constexpr bool kField = true;
+    template <int Dims, class T>
+    GRIDSIM_HD static T point(const Star<T>& u, const Star<T>& rho, const AxisCoeffs<T>& r) {
+        const T c = u();
+        const T rd[3] = {r.rx, r.ry, r.rz};
+        T out = c;
+        for (int d = 0; d < Dims; ++d) {
+            const T kp = T(0.5) * (rho() + rho(d, 1));
+            const T km = T(0.5) * (rho() + rho(d, -1));
+            out += rd[d] * (kp * (u(d, 1) - c) - km * (c - u(d, -1)));
+        }
+        return out;
+    }
+};
+
+// Whether stencil type S reads a coefficient field (S::kField; false where S does not say).
+template <class S, class = void>
+struct ReadsField : std::false_type {};
+template <class S>
+struct ReadsField<S, std::void_t<decltype(S::kField)>> : std::bool_constant<S::kField> {};
+template <class S>
+inline constexpr bool kReadsField = ReadsField<S>::value;
+// Whether S is a star of radius 1 with constant coefficients: the only stencils the kernels that
+// hold their own neighbours (the radius-1 stream, tiled and levels kernels, summing passes) take.
+template <class S>
+inline constexpr bool kPlainStar = S::kRadius == 1 && !kReadsField<S>;
+
+// The stencils a deck can name, by run time kind: heat of order 2, 4 and 8, heat with density
+// conductivity, jacobi.
+enum class StencilKind { heat, heat_order4, heat_order8, conduction, jacobi };
 
 // f(S{}) for the stencil type S of a run-time `kind`: the one dispatch from a run-time kind to
 // compiled code (CPU loops, CUDA launches). A kind without a case here does not compile
@@ -149,6 +190,8 @@ decltype(auto) by_stencil_kind(StencilKind kind, F&& f) {
             return f(HeatOrderStencil<2>{});
         case StencilKind::heat_order8:
             return f(HeatOrderStencil<4>{});
+        case StencilKind::conduction:
+            return f(ConductionStencil{});
         case StencilKind::jacobi:
             return f(JacobiStencil{});
     }
@@ -158,6 +201,14 @@ decltype(auto) by_stencil_kind(StencilKind kind, F&& f) {
 // How far along each axis the star of a run-time kind reads.
 inline int stencil_radius(StencilKind kind) {
     return by_stencil_kind(kind, [](auto s) { return decltype(s)::kRadius; });
+}
+// Whether a run-time kind reads a coefficient field.
+inline bool stencil_reads_field(StencilKind kind) {
+    return by_stencil_kind(kind, [](auto s) { return kReadsField<decltype(s)>; });
+}
+// Whether a run-time kind is a plain star (kPlainStar): passes of several levels take it.
+inline bool stencil_plain_star(StencilKind kind) {
+    return by_stencil_kind(kind, [](auto s) { return kPlainStar<decltype(s)>; });
 }
 
 template <class T>
@@ -170,17 +221,13 @@ struct StencilParams {
 // the kernels that hold a star of radius 1 (tiled, levels), so all compute the same expression.
 template <class T, int Dims, class S>
 GRIDSIM_HD inline T stencil_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const AxisCoeffs<T>& r) {
-    static_assert(S::kRadius == 1, "stencil_point: a star of radius 1");
+    static_assert(kPlainStar<S>, "stencil_point: a star of radius 1, constant coefficients");
     return S::template point<Dims>(Star<T>(c, xm, xp, ym, yp, zm, zp), r);
 }
 
-// Gathers the star of (i, j, k) from memory and applies the stencil: the whole update of one
-// point for loop-based code (CPU backend, naive GPU kernel), any radius.
-template <class T, int Dims, class S>
-GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const AxisCoeffs<T>& r) {
-    constexpr int R = S::kRadius;
-    const T* p = u.data + u.ext.index(i, j, k);
-    const std::int64_t stride[3] = {1, u.ext.sy, u.ext.sz};
+// The star of radius R around p (strides 1, sy, sz) read from memory.
+template <class T, int Dims, int R>
+GRIDSIM_HD inline Star<T, R> gather_star(const T* p, const std::int64_t stride[3]) {
     Star<T, R> star(p[0]);
     for (int d = 0; d < Dims; ++d) {  // no z halo exists in 2D: never read one
         for (int o = 1; o <= R; ++o) {
@@ -188,7 +235,32 @@ GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const 
             star.set(d, o, p[o * stride[d]]);
         }
     }
-    return S::template point<Dims>(star, r);
+    return star;
+}
+
+// S's update of the point at index `at` from its star `u`, the coefficient field's star gathered
+// from memory where S reads one: every kernel calls this, however it filled `u`.
+template <class T, int Dims, class S>
+GRIDSIM_HD inline T apply_point(const Star<T, S::kRadius>& u, std::int64_t at,
+                                const std::int64_t stride[3], const AxisCoeffs<T>& r) {
+    if constexpr (kReadsField<S>) {
+        return S::template point<Dims>(u, gather_star<T, Dims, S::kRadius>(r.field + at, stride),
+                                       r);
+    } else {
+        (void)at;
+        (void)stride;
+        return S::template point<Dims>(u, r);
+    }
+}
+
+// Gathers the star of (i, j, k) from memory and applies the stencil: the whole update of one
+// point for loop-based code (CPU backend, naive GPU kernel), any radius.
+template <class T, int Dims, class S>
+GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const AxisCoeffs<T>& r) {
+    const std::int64_t at = u.ext.index(i, j, k);
+    const std::int64_t stride[3] = {1, u.ext.sy, u.ext.sz};
+    return apply_point<T, Dims, S>(gather_star<T, Dims, S::kRadius>(u.data + at, stride), at,
+                                   stride, r);
 }
 
 }  // namespace gridsim

@@ -92,9 +92,10 @@ public:
 
     // The same for a stencil type S (kernels/stencil.hpp): the CUDA side of the extension point
     // a new stencil plugs into, every kernel family compiled for S on first use. The naive kernel
-    // takes stars of any radius; a wider one runs every box and run of boxes on it where the
-    // configured kernel is naive, else on the wide stream kernel (same bits); the stream, tiled
-    // and levels kernels and summing passes take radius 1.
+    // takes any stencil; one that is not a plain star (kPlainStar: wider, or reading a
+    // coefficient field) runs every box and run of boxes on it where the configured kernel is
+    // naive, else on the wide stream kernel (same bits); the stream, tiled and levels kernels
+    // and summing passes take plain stars.
     template <class S>
     void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, Lane lane, StencilSum sum) {
@@ -109,8 +110,8 @@ public:
                              const std::vector<Box>& boxes, Lane lane, StencilSum sum,
                              int wrap_period) {
         if (!applies_boxes()) throw std::logic_error("apply_boxes needs the stream kernel");
-        if constexpr (S::kRadius != 1) {
-            if (wrap_period != 0) throw std::logic_error("apply_boxes: a wrap of radius 1");
+        if constexpr (!kPlainStar<S>) {
+            if (wrap_period != 0) throw std::logic_error("apply_boxes: a wrap of plain stars");
             for (const Box& b : boxes) apply_stencil<S>(r, in, out, b, lane, sum);
         } else {
             visit<S>(in.ext.dims, sum, [&](auto dims, auto with) {
@@ -127,8 +128,8 @@ public:
     long long apply_levels_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                                    const Box& b, const Box& live, int levels, Lane lane,
                                    const LevelsSignals& signals = {}) {
-        if constexpr (S::kRadius != 1) {
-            throw std::logic_error("apply_levels: stars of radius 1");
+        if constexpr (!kPlainStar<S>) {
+            throw std::logic_error("apply_levels: plain stars");
         } else {
             if (b.empty()) return 0;
             if (levels < 2 || levels > max_levels(in.ext.dims))
@@ -157,11 +158,11 @@ public:
     void apply_levels_summing_stencil(const AxisCoeffs<T>& r, FieldView<const T> in,
                                       FieldView<T> out, const Box& b, const Box& live, int levels,
                                       Lane lane) {
-        if constexpr (S::kSum == StencilSum::change && S::kRadius == 1) {
+        if constexpr (S::kSum == StencilSum::change && kPlainStar<S>) {
             if (b.empty()) return;
             summing_.template apply<S>(r, in, out, b, live, levels, stream(lane));
         } else {
-            throw std::logic_error("apply_levels_summing: a star of radius 1 that sums its change");
+            throw std::logic_error("apply_levels_summing: a plain star that sums its change");
         }
     }
 
@@ -231,7 +232,7 @@ private:
                 in, out, b, r, cfg(), [&](long long n) { return partial_slots(n); }, s);
             return;
         }
-        if constexpr (S::kRadius == 1) {
+        if constexpr (kPlainStar<S>) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
         } else {
             const Launch l = walk_launch<Dims>(b, 1, Sum);

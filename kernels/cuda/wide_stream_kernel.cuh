@@ -1,8 +1,9 @@
-// The stream walk for stars wider than one point (a stencil of kRadius R > 1): a thread walks
+// The stream walk for stars that are not plain (kPlainStar: wider than one point, or reading a
+// coefficient field, whose star it reads through L1 at the same index): a thread walks
 // `points` consecutive points along the slowest axis (y in 2D, z in 3D) carrying the 2R + 1
 // values of that axis around its point in registers, so each of them comes from DRAM once; the
 // other axes' neighbours come through L1 from the threads beside it. It fills the same Star the
-// naive kernel gathers (stencil_at), so both give the same bits. The stream kernel of radius 1
+// naive kernel gathers (stencil_at), so both give the same bits. The stream kernel of plain stars
 // (stream_kernels.cuh) keeps its own code.
 #pragma once
 
@@ -42,7 +43,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_wide_stream_kernel(FieldView<const T
                     star.set(d, o, src[p + o * stride[d]]);
                 }
             }
-            const T v = S::template point<Dims>(star, r);
+            const T v = apply_point<T, Dims, S>(star, p, stride, r);
             dst[p] = v;
             if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, q[R]);
 #pragma unroll

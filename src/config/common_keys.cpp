@@ -54,6 +54,11 @@ std::vector<CommonKey> model_keys() {
         {"initial.radius", "number", "`0.1`",
          "hot-spot radius as a fraction of the shortest length, in (0, 1]"},
         {"initial.value", "number", "`0.0`", "`constant` value; background of `hotspot`"},
+        {"initial.density", "number", "`1.0`",
+         "heat with `problem.conductivity = \"density\"`: the density outside every region, > 0"},
+        {"initial.regions", "[[table]]", "none",
+         "heat with density conductivity: boxes (`shape`, `lo`, `hi`, `density`) or spheres "
+         "(`shape`, `center`, `radius`, `density`), later ones over earlier (README, \"Heat\")"},
         {"time.steps", "integer", "`100`", "time steps (heat) or most sweeps (jacobi), >= 1"},
     };
 }

@@ -11,6 +11,7 @@
 #include "config/common_keys.hpp"
 #include "config/deck_reader.hpp"
 #include "config/mpi_hints.hpp"
+#include "config/regions.hpp"
 
 namespace gridsim {
 
@@ -50,6 +51,8 @@ void check_representable(const DeckReader& r, const Config& c) {
     for (int f = 0; f < 2 * c.dims; ++f)
         check(r.has("boundary.face_values") ? "boundary.face_values" : "boundary.value",
               c.face_value[f]);
+    check("initial.density", c.density);
+    for (const DensityRegion& g : c.regions) check("initial.regions", g.density);
 }
 
 // "HH:MM:SS" or "D-HH:MM:SS" (Slurm's spelling) in seconds; -1 when it is neither.
@@ -178,6 +181,7 @@ void read_initial(const DeckReader& r, Config& c, const ProblemDeck& problem) {
         c.radius = *v;
     }
     if (auto v = r.number("initial.value")) c.initial_value = *v;
+    read_density(r, c);
     // A sine product is neither periodic over the benchmark's rows 1..ny-2 nor an eigenmode of
     // its boundary, so it would define nothing anyone could check.
     if (c.benchmark && c.initial == InitialKind::sine)

@@ -59,6 +59,19 @@ constexpr int kMaxTimeBlock = 16;
 class DeckReader;
 struct Config;
 
+// One [[initial.regions]] entry: a box (lo..hi, fractions of grid.length, ends included) or a
+// sphere (centre as fractions of grid.length, radius as a fraction of the shortest length) and
+// the density of the points it holds.
+struct DensityRegion {
+    bool sphere = false;
+    std::array<double, 3> lo{0, 0, 0};
+    std::array<double, 3> hi{1, 1, 1};
+    std::array<double, 3> center{0.5, 0.5, 0.5};
+    double radius = 0.1;
+    double density = 1.0;
+};
+constexpr int kMaxRegions = 16;
+
 // The value of a deck key a problem owns; its type is the type of the key's default.
 using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
 
@@ -157,6 +170,10 @@ struct Config {
     std::array<double, 3> center{0.5, 0.5, 0.5};  // fractions of length
     double radius = 0.1;                          // fraction of the shortest length
     double initial_value = 0.0;
+    // The density field (README, "Heat"): `density` everywhere, then each region in deck order
+    // over the points it holds ([[initial.regions]]; at most kMaxRegions).
+    double density = 1.0;
+    std::vector<DensityRegion> regions;
 
     // [time]
     // The physical time step, resolved by the problem (never 0 when has_time; 0 otherwise).
@@ -193,8 +210,10 @@ struct Config {
     // 0 = auto (chosen by the simulation from the backend and the deck), else 1..kMaxTimeBlock.
     int time_block = 0;
     // The radius of the problem's stencil (load_config sets it from the problem table): the halo
-    // layers a sweep reads.
+    // layers a sweep reads; and whether it is a plain star (radius 1, constant coefficients),
+    // which passes of several levels take.
     int stencil_radius = 1;
+    bool stencil_plain_star = true;
 
     // [output]
     std::int64_t progress_every = 100;  // steps between progress lines (also every ~10 s)

@@ -73,6 +73,24 @@ toml::array strings_array(const std::vector<std::string>& words) {
     return out;
 }
 
+// [[initial.regions]] as the deck gives them.
+toml::array regions_array(const Config& c) {
+    toml::array out;
+    for (const DensityRegion& g : c.regions) {
+        toml::table entry{{"shape", g.sphere ? "sphere" : "box"}};
+        if (g.sphere) {
+            entry.insert("center", first_n(g.center, c.dims));
+            entry.insert("radius", g.radius);
+        } else {
+            entry.insert("lo", first_n(g.lo, c.dims));
+            entry.insert("hi", first_n(g.hi, c.dims));
+        }
+        entry.insert("density", g.density);
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
 toml::table to_table(const Config& c) {
     toml::table boundary{{"kind", c.benchmark ? "benchmark" : "dirichlet"},
                          {"face_values", first_n(c.face_value, 2 * c.dims)}};
@@ -149,6 +167,10 @@ toml::table to_table(const Config& c) {
         }
         t.get_as<toml::table>("output")->insert("mpi_hints", hints);
     }
+    // The density field only where a deck sets one (it is part of the problem's identity).
+    if (c.density != 1.0 || !c.regions.empty())
+        t.get_as<toml::table>("initial")->insert("density", c.density);
+    if (!c.regions.empty()) t.get_as<toml::table>("initial")->insert("regions", regions_array(c));
     toml::table run{{"stall_timeout", hms(c.stall_timeout)}};
     if (c.max_walltime > 0) run.insert("max_walltime", hms(c.max_walltime));
     t.insert("run", run);

@@ -58,7 +58,23 @@ void walk(const toml::table& t, const std::string& prefix,
 
 DeckReader::DeckReader(const toml::table& root, std::string path,
                        std::map<std::string, std::string> origin_override)
-    : root_(root), path_(std::move(path)), origin_override_(std::move(origin_override)) {}
+    : root_(&root), path_(std::move(path)), origin_override_(std::move(origin_override)) {}
+
+std::vector<DeckReader> DeckReader::table_array(std::string_view key) const {
+    std::vector<DeckReader> out;
+    const toml::node* n = find(key);
+    if (n == nullptr) return out;
+    const toml::array* entries = n->as_array();
+    if (entries == nullptr || !entries->is_array_of_tables())
+        fail(key, fmt::format("expected an array of tables ([[{}]]), got {}", key,
+                              type_name(n->type())));
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+        DeckReader entry(*entries->get(i)->as_table(), path_, {});
+        entry.name_prefix_ = fmt::format("{}{}[{}].", name_prefix_, key, i + 1);
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
 
 std::string DeckReader::where(std::string_view key) const {
     if (auto it = origin_override_.find(std::string(key)); it != origin_override_.end()) {
@@ -67,17 +83,19 @@ std::string DeckReader::where(std::string_view key) const {
     if (const toml::node* n = find(key); n != nullptr && n->source().begin.line > 0) {
         return fmt::format("{}:{}", path_, n->source().begin.line);
     }
+    if (!name_prefix_.empty() && root_->source().begin.line > 0)  // a key an entry lacks
+        return fmt::format("{}:{}", path_, root_->source().begin.line);
     return path_;
 }
 
 std::map<std::string, std::string> DeckReader::origins() const {
     std::map<std::string, std::string> out;
-    walk(root_, "", [&](const std::string& key, const toml::node&) { out[key] = where(key); });
+    walk(*root_, "", [&](const std::string& key, const toml::node&) { out[key] = where(key); });
     return out;
 }
 
 void DeckReader::fail(std::string_view key, const std::string& message) const {
-    throw ConfigError(fmt::format("{}: {}: {}", where(key), key, message));
+    throw ConfigError(fmt::format("{}: {}{}: {}", where(key), name_prefix_, key, message));
 }
 
 void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema,
@@ -98,7 +116,7 @@ void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema
                            [&](std::string_view key) { return inside(key, table); });
     };
     walk(
-        root_, "",
+        *root_, "",
         [&](const std::string& key, const toml::node&) {
             if (std::find(schema.begin(), schema.end(), key) == schema.end() &&
                 !in_open_table(key)) {
@@ -111,7 +129,9 @@ void DeckReader::reject_unknown_keys(const std::vector<std::string_view>& schema
         });
 }
 
-const toml::node* DeckReader::find(std::string_view key) const { return root_.at_path(key).node(); }
+const toml::node* DeckReader::find(std::string_view key) const {
+    return root_->at_path(key).node();
+}
 
 std::vector<std::pair<std::string, std::string>> DeckReader::scalar_table(
     std::string_view key,

@@ -22,6 +22,10 @@ public:
     DeckReader(const toml::table& root, std::string path,
                std::map<std::string, std::string> origin_override);
 
+    // A reader of each table of the array of tables `key` ([[key]] in the deck), in deck order,
+    // its errors naming "key[n].name" at the entry's line; [] when absent.
+    [[nodiscard]] std::vector<DeckReader> table_array(std::string_view key) const;
+
     // Throws ConfigError for the first key (in document order) that `schema` does not list and
     // that is not inside one of `open_tables` (tables whose keys the deck names, such as
     // output.mpi_hints).
@@ -67,9 +71,10 @@ private:
     [[nodiscard]] const toml::node* find(std::string_view key) const;
     [[nodiscard]] double to_number(std::string_view key, const toml::node& n) const;
 
-    const toml::table& root_;
+    const toml::table* root_;
     std::string path_;
     std::map<std::string, std::string> origin_override_;
+    std::string name_prefix_;  // "initial.regions[2]." for a table_array entry, else ""
 };
 
 // Applies "a.b.c=value" overrides to `root`; returns key -> "--set a.b.c=value".

@@ -9,6 +9,16 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
+// The grid's part of `p`; `faces`: Dirichlet points hold their face's value.
+void set_grid(InitialParams& p, const Domain& dom, bool faces) {
+    p.dims = dom.dims;
+    for (int d = 0; d < 3; ++d) {
+        p.cells[d] = dom.cells[d];
+        p.spacing[d] = dom.spacing[d];
+        p.dirichlet[d] = faces && !dom.periodic[d];
+    }
+}
+
 }  // namespace
 
 SineMode make_sine_mode(const Config& cfg) {
@@ -35,16 +45,11 @@ InitialParams make_initial_params(const Config& cfg, const Domain& dom) {
     p.shape = cfg.initial == InitialKind::sine      ? InitialShape::sine
               : cfg.initial == InitialKind::hotspot ? InitialShape::hotspot
                                                     : InitialShape::constant;
-    p.dims = dom.dims;
+    set_grid(p, dom, true);
     p.benchmark = cfg.benchmark;
     p.amplitude = cfg.amplitude;
     p.value = cfg.initial_value;
-    for (int d = 0; d < 3; ++d) {
-        p.cells[d] = dom.cells[d];
-        p.spacing[d] = dom.spacing[d];
-        p.dirichlet[d] = !dom.periodic[d];
-        p.centre[d] = cfg.center[d] * cfg.length[d];
-    }
+    for (int d = 0; d < 3; ++d) p.centre[d] = cfg.center[d] * cfg.length[d];
     for (int f = 0; f < 6; ++f) p.face_value[f] = cfg.face_value[f];
     if (cfg.initial == InitialKind::sine) {
         const SineMode mode = make_sine_mode(cfg);
@@ -56,6 +61,30 @@ InitialParams make_initial_params(const Config& cfg, const Domain& dom) {
     const double shortest = *std::min_element(cfg.length.begin(), cfg.length.begin() + cfg.dims);
     const double r = cfg.radius * shortest;
     p.radius2 = r * r;
+    return p;
+}
+
+InitialParams make_density_params(const Config& cfg, const Domain& dom) {
+    static_assert(kMaxRegions <= kMaxInitialRegions, "every deck region fits InitialParams");
+    InitialParams p;
+    p.shape = InitialShape::regions;
+    set_grid(p, dom, false);  // a density has no face values
+    p.value = cfg.density;
+    const double shortest = *std::min_element(cfg.length.begin(), cfg.length.begin() + cfg.dims);
+    p.region_count = static_cast<int>(cfg.regions.size());
+    for (int n = 0; n < p.region_count; ++n) {
+        const DensityRegion& g = cfg.regions[n];
+        InitialRegion& r = p.regions[n];
+        r.sphere = g.sphere;
+        r.value = g.density;
+        const double radius = g.radius * shortest;
+        r.radius2 = radius * radius;
+        for (int d = 0; d < 3; ++d) {
+            r.lo[d] = g.lo[d] * cfg.length[d];
+            r.hi[d] = g.hi[d] * cfg.length[d];
+            r.centre[d] = g.center[d] * cfg.length[d];
+        }
+    }
     return p;
 }
 

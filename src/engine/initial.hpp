@@ -40,4 +40,8 @@ SineMode make_sine_mode(const Config& cfg);
 // The initial condition of `cfg` in the form every backend evaluates (kernels/initial.hpp).
 InitialParams make_initial_params(const Config& cfg, const Domain& dom);
 
+// The density field of `cfg` (initial.density, [[initial.regions]]) in the same form: at every
+// point, Dirichlet faces included.
+InitialParams make_density_params(const Config& cfg, const Domain& dom);
+
 }  // namespace gridsim

@@ -28,10 +28,11 @@ struct SweepGeometry {
     // subdomain's sweep ahead of its exchange.
     static constexpr int kSweepShellDepth = 8;
 
-    // `radius`: the stencil's; a star wider than one point also reads halos beyond the fixed
-    // faces, which the exchange reflects, so the shell covers those faces too.
-    SweepGeometry(const Subdomain& sub, int stencil_radius)
-        : radius(stencil_radius),
+    // `kind`: the stencil; a star wider than one point also reads halos beyond the fixed faces,
+    // which the exchange reflects, so the shell covers those faces too.
+    SweepGeometry(const Subdomain& sub, StencilKind kind)
+        : radius(stencil_radius(kind)),
+          plain_star(stencil_plain_star(kind)),
           owned{{0, 0, 0}, sub.size},
           updated(updated_box(sub)),
           live(extend_into_halos(updated, sub, 1 << 24)),
@@ -43,6 +44,9 @@ struct SweepGeometry {
     }
 
     int radius;  // the stencil's: a sweep reads `radius` halo layers
+    // Whether the stencil is a plain star (kPlainStar): passes of several levels, the fused
+    // sweep's wrap and the tuner's trials take only those.
+    bool plain_star;
     // The halo layers of a field that `block` sweeps run between exchanges on.
     [[nodiscard]] int halo_layers(int block) const { return block * radius; }
     Box owned;

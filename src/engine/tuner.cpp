@@ -168,8 +168,8 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
         return ks;
     };
     if (cfg_.time_block == 0) {
-        // Passes of several levels take stars of radius 1.
-        if (blocks_ == Blocks::none || !be_.on_device() || geo_.radius > 1) return {1};
+        // Passes of several levels take plain stars.
+        if (blocks_ == Blocks::none || !be_.on_device() || !geo_.plain_star) return {1};
         const int most = be_.levels_per_pass(dom_.dims);
         if (blocks_ == Blocks::summing) {
             if (!can_sum) return {1};

@@ -55,7 +55,7 @@ void Tuner<T>::plan_exchange(SweepPlan& plan, const HaloExchange<T>& halo) {
 template <class T>
 int Tuner<T>::kernel_wrap_period(const SweepPlan& plan, const HaloExchange<T>& halo) const {
     const int walk = dom_.dims - 1;
-    if (plan.block != 1 || geo_.radius != 1 || !plan.box_sweeps || !halo.local_only() ||
+    if (plan.block != 1 || !geo_.plain_star || !plan.box_sweeps || !halo.local_only() ||
         halo.self_axes() != (1u << walk))
         return 0;
     return topo_.subdomain().size[walk];

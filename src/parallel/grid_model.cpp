@@ -98,7 +98,7 @@ GridDemand grid_demand(const Config& cfg) {
     d.sums_residual = cfg.problem == "jacobi";
     if (d.sums_residual && cfg.dims == 2) d.summing_pass_levels = kModelSummingLevels;
     const bool implicit = cfg.problem == "heat" && cfg.word("problem.scheme") == "implicit";
-    if (cfg.dims == 3 && !implicit && cfg.stencil_radius == 1) d.plane_pass_levels = kMaxLevels3d;
+    if (cfg.dims == 3 && !implicit && cfg.stencil_plain_star) d.plane_pass_levels = kMaxLevels3d;
     return d;
 }
 

@@ -1,18 +1,21 @@
 // The heat problem, du/dt = alpha Lap u: its entry in the problem table (deck keys, header and
 // summary lines) and its two time loops. Lap_h is the central second difference of
-// problem.order along each axis. The explicit scheme (FTCS) is one stencil sweep per step,
-// stable for sum_d alpha dt / h_d^2 <= 2 / the difference's largest symbol (heat_order.hpp); the
-// implicit one (backward Euler) solves (I - alpha dt Lap_h) u' = u by conjugate gradient each
-// step, stable for any dt.
+// problem.order along each axis, or with problem.conductivity = "density" the order-2 difference
+// through faces that conduct with the mean of their two points' densities (ConductionStencil).
+// The explicit scheme (FTCS) is one stencil sweep per step, stable for sum_d alpha dt / h_d^2 <=
+// 2 / the difference's largest symbol (heat_order.hpp) / the largest density; the implicit one
+// (backward Euler) solves (I - alpha dt Lap_h) u' = u by conjugate gradient each step, stable for
+// any dt.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "config/deck_reader.hpp"
 #include "engine/initial.hpp"
 #include "parallel/collectives.hpp"
-#include "problems/cg.hpp"
+#include "problems/heat_cg.hpp"
 #include "problems/heat_order.hpp"
 #include "problems/heat_summary.hpp"
 #include "problems/problem.hpp"
@@ -24,16 +27,29 @@ namespace {
 
 bool implicit_scheme(const Config& cfg) { return cfg.word("problem.scheme") == "implicit"; }
 int order(const Config& cfg) { return static_cast<int>(cfg.integer("problem.order")); }
-StencilKind stencil_kind(const Config& cfg) { return heat_stencil_kind(order(cfg)); }
+// problem.conductivity = "density": each face conducts with the mean of its two points' densities.
+bool density_conduction(const Config& cfg) { return cfg.word("problem.conductivity") == "density"; }
+StencilKind stencil_kind(const Config& cfg) {
+    return density_conduction(cfg) ? StencilKind::conduction : heat_stencil_kind(order(cfg));
+}
 
-// The two fields; the implicit scheme adds CG's b, r, p and q, and z with a preconditioner;
-// multigrid adds z, a residual on level 0 (and a Chebyshev smoother's three above degree one),
-// and about one for its coarser levels.
+// The largest density anywhere: no face conducts more (1 with uniform conductivity).
+double largest_density(const Config& cfg) {
+    if (!density_conduction(cfg)) return 1.0;
+    double most = cfg.density;
+    for (const DensityRegion& g : cfg.regions) most = std::max(most, g.density);
+    return most;
+}
+
+// The two fields, and the density with density conductivity; the implicit scheme adds CG's b, r,
+// p and q, and z with a preconditioner; multigrid adds z, a residual on level 0 (and a Chebyshev
+// smoother's three above degree one), and about one for its coarser levels.
 int field_count(const Config& cfg) {
-    if (!implicit_scheme(cfg)) return 2;
+    const int fields = 2 + (density_conduction(cfg) ? 1 : 0);
+    if (!implicit_scheme(cfg)) return fields;
     const std::string& pre = cfg.word("time.cg_preconditioner");
     const int multigrid = 3 + (cfg.integer("time.mg_smoothing_degree") > 1 ? 3 : 0);
-    return 6 + (pre == "jacobi" ? 1 : 0) + (pre == "chebyshev" ? 4 : 0) +
+    return fields + 4 + (pre == "jacobi" ? 1 : 0) + (pre == "chebyshev" ? 4 : 0) +
            (pre == "multigrid" ? multigrid : 0);
 }
 
@@ -45,8 +61,11 @@ std::array<double, 3> diffusion_numbers(const Config& cfg) {
     return r;
 }
 
-// sum_d r_d <= 1 / this is the explicit stability limit: 2, 8/3 and 1024/315 for orders 2, 4, 8.
-double stability_factor(const Config& cfg) { return largest_symbol(order(cfg)) / 2.0; }
+// sum_d r_d <= 1 / this is the explicit stability limit: 2, 8/3 and 1024/315 for orders 2, 4, 8,
+// times the largest density with density conductivity (no face conducts more).
+double stability_factor(const Config& cfg) {
+    return largest_symbol(order(cfg)) / 2.0 * largest_density(cfg);
+}
 
 // The largest stable explicit dt: 1 / (factor alpha sum_d 1/h_d^2).
 double explicit_dt_limit(const Config& cfg) {
@@ -95,12 +114,32 @@ constexpr const char* kNoCoarserGrid =
     "multigrid needs a coarser grid, and no axis halves: every rank's block along an axis needs "
     "at least 4 points, and an even count on a periodic axis";
 
+// Density conductivity takes order 2, no time block (passes of several levels take constant
+// coefficients) and no preconditioner that divides by a constant diagonal or coarsens a constant
+// operator (jacobi, multigrid).
+void check_density_conduction(const DeckReader& r, const Config& c) {
+    if (!density_conduction(c)) return;
+    if (order(c) != 2) r.fail("problem.conductivity", "\"density\" takes problem.order = 2");
+    if (c.time_block > 1) {
+        r.fail("parallel.time_block",
+               "heat with problem.conductivity = \"density\" runs one sweep per halo exchange "
+               "(use 1 or \"auto\")");
+    }
+    const std::string& pre = c.word("time.cg_preconditioner");
+    if (implicit_scheme(c) && (pre == "jacobi" || pre == "multigrid")) {
+        r.fail("time.cg_preconditioner",
+               "problem.conductivity = \"density\" takes \"none\" or \"chebyshev\" (its "
+               "diagonal varies from point to point)");
+    }
+}
+
 // The deck's last checks: the order, dt, and no time block for the implicit scheme (the CG
 // exchanges halos inside every iteration) nor for orders above 2 (passes of several levels take
 // stars of radius 1), no multigrid above order 2 (its coarser levels are of order 2).
 void finish_deck(const DeckReader& r, Config& c) {
     if (order(c) != 2 && order(c) != 4 && order(c) != 8)
         r.fail("problem.order", "must be 2, 4 or 8");
+    check_density_conduction(r, c);
     resolve_time_step(r, c);
     if (implicit_scheme(c) && c.time_block > 1) {
         r.fail("parallel.time_block",
@@ -128,9 +167,10 @@ void finish_deck(const DeckReader& r, Config& c) {
     }
 }
 
-// The solution is a pure mode only for the sine initial condition with zero Dirichlet faces.
+// The solution is a pure mode only for the sine initial condition with zero Dirichlet faces and
+// uniform conductivity.
 bool has_analytic_solution(const Config& cfg) {
-    if (cfg.initial != InitialKind::sine) return false;
+    if (cfg.initial != InitialKind::sine || density_conduction(cfg)) return false;
     for (int f = 0; f < 2 * cfg.dims; ++f) {
         if (!cfg.is_periodic(f / 2) && cfg.face_value[f] != 0.0) return false;
     }
@@ -139,13 +179,19 @@ bool has_analytic_solution(const Config& cfg) {
 
 // The FTCS stencil with r_d; with -r_d it is backward Euler's operator, (I - alpha dt Lap_h) u
 // (order 2: (1 + 2 sum_d r_d) u - sum_d r_d (u[+e_d] + u[-e_d])), so both schemes run the same
-// kernels.
+// kernels. With density conductivity it reads `density`, made here from the deck (it must live
+// as long as the parameters are used).
 template <class T>
-StencilParams<T> heat_params(const Config& cfg, double sign) {
+StencilParams<T> heat_params(Simulation<T>& sim, double sign, std::optional<Field<T>>& density) {
+    const Config& cfg = sim.config();
     const std::array<double, 3> r = diffusion_numbers(cfg);
     StencilParams<T> p;
     p.kind = stencil_kind(cfg);
     p.r = {static_cast<T>(sign * r[0]), static_cast<T>(sign * r[1]), static_cast<T>(sign * r[2])};
+    if (density_conduction(cfg)) {
+        density = sim.coefficient_field(make_density_params(cfg, sim.domain()));
+        p.r.field = density->view().data;
+    }
     return p;
 }
 
@@ -194,29 +240,12 @@ void add_analytic_errors(Simulation<T>& sim, const Config& cfg, std::int64_t ste
                                              {"continuous", error_json(*r.error_continuous)}};
 }
 
-// CG iterations per step and the last solve's relative residual.
-struct CgRecord {
-    std::int64_t steps = 0;
-    std::int64_t total = 0;
-    std::int64_t min = 0;
-    std::int64_t max = 0;
-    double last_residual = 0.0;
-
-    void add(const CgOutcome& o) {
-        min = steps == 0 ? o.iterations : std::min(min, o.iterations);
-        max = std::max(max, o.iterations);
-        total += o.iterations;
-        ++steps;
-        last_residual = o.relative_residual;
-    }
-};
-
 // The explicit scheme's steps: blocks of sweeps as long as the time block's room allows.
 template <class T>
 class ExplicitStepper final : public Stepper {
 public:
     ExplicitStepper(Simulation<T>& sim, const Config& cfg)
-        : sim_(sim), cfg_(cfg), params_(heat_params<T>(cfg, 1.0)) {}
+        : sim_(sim), cfg_(cfg), params_(heat_params<T>(sim, 1.0, density_)) {}
     std::int64_t advance(std::int64_t step, const HostStep& host) override {
         const int block = block_length(step, sim_.most_sweeps(), cfg_.steps, host);
         sim_.sweeps(params_, block);
@@ -228,6 +257,7 @@ public:
 private:
     Simulation<T>& sim_;
     const Config& cfg_;
+    std::optional<Field<T>> density_;  // with density conductivity
     const StencilParams<T> params_;
 };
 
@@ -242,7 +272,7 @@ void finish_heat(Simulation<T>& sim, const Config& cfg, const RunOptions& opt, R
 
 template <class T>
 RunResult run_explicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
-    Simulation<T> sim(cfg, comm, 0, Blocks::plain, stencil_kind(cfg));
+    Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Blocks::plain, stencil_kind(cfg));
     start(sim, opt);
     ExplicitStepper<T> stepper(sim, cfg);
     RunResult r = run_time_loop(sim, cfg, opt, stepper);
@@ -286,94 +316,28 @@ private:
     CgRecord record_;
 };
 
-// Whole-field passes one iteration makes (reads + writes, in field sizes): the operator reads p
-// and writes q (2); the BLAS sequence then p.q (2), x += a p (3), r -= a q (3), r.r (2),
-// p *= beta (2), p += r (3); the fused one sums p.q in the operator's pass, then x, r (6) and
-// p (3). A Jacobi preconditioner adds, in the BLAS sequence, z = r copied (2) and scaled (2) and
-// the r.z beside r.r (2); in the fused pass, the write of z (1). Chebyshev adds the r.z (2) and
-// its own passes (chebyshev_passes); multigrid the r.z (2) and a V-cycle's, which the report adds
-// (MultigridPreconditioner::vcycle_passes), its fused passes the r.z (2) after the V-cycle.
-int passes_per_iteration(const CgSettings& s) {
-    switch (s.preconditioner) {
-        case CgPreconditioner::none:
-            return s.fused ? 11 : 17;
-        case CgPreconditioner::jacobi:
-            return s.fused ? 12 : 23;
-        case CgPreconditioner::chebyshev:
-            return 19 + chebyshev_passes(s.chebyshev_degree);
-        case CgPreconditioner::multigrid:
-            return s.fused ? 13 : 19;
-    }
-    return 0;
-}
-
 template <class T>
 RunResult run_implicit(const Config& cfg, MPI_Comm comm, const RunOptions& opt) {
     Simulation<T> sim(cfg, comm, field_count(cfg) - 2, Blocks::none, stencil_kind(cfg));
     start(sim, opt);
-    // The operator's diagonal away from the Dirichlet faces: 1 - w_0 sum_d r_d.
+    // The operator's diagonal away from the Dirichlet faces: 1 - w_0 sum_d r_d (density
+    // conductivity takes no preconditioner that reads it).
     const std::array<double, 3> rd = diffusion_numbers(cfg);
     const double w0 = order(cfg) == 2   ? -2.0
                       : order(cfg) == 4 ? HeatOrderStencil<2>::weight(0)
                                         : HeatOrderStencil<4>::weight(0);
     const double diagonal = 1.0 - w0 * (rd[0] + rd[1] + rd[2]);
-    CgSettings settings;
-    settings.tolerance = cfg.number("time.cg_tolerance");
-    settings.max_iterations = cfg.integer("time.cg_max_iterations");
+    const CgSettings settings = heat_cg_settings(cfg);
     const std::string& pre = cfg.word("time.cg_preconditioner");
-    settings.preconditioner = pre == "jacobi"      ? CgPreconditioner::jacobi
-                              : pre == "chebyshev" ? CgPreconditioner::chebyshev
-                              : pre == "multigrid" ? CgPreconditioner::multigrid
-                                                   : CgPreconditioner::none;
-    settings.chebyshev_degree = static_cast<int>(cfg.integer("time.cg_chebyshev_degree"));
-    settings.lanczos_steps = static_cast<int>(cfg.integer("time.cg_lanczos_steps"));
-    settings.multigrid.smoothing_degree = static_cast<int>(cfg.integer("time.mg_smoothing_degree"));
-    settings.fused = cfg.word("parallel.cg_kernels") == "fused" && pre != "chebyshev";
     if (pre == "multigrid" && !multigrid_coarsens(sim.domain(), sim.topology().process_grid())) {
         throw ConfigError(cfg.where("time.cg_preconditioner") + kNoCoarserGrid);
     }
-    settings.device_allreduce = cfg.word("parallel.cg_allreduce") == "nccl";
-    ImplicitStepper<T> stepper(sim, settings, heat_params<T>(cfg, -1.0), diagonal);
+    std::optional<Field<T>> density;
+    ImplicitStepper<T> stepper(sim, settings, heat_params<T>(sim, -1.0, density), diagonal);
     RunResult r = run_time_loop(sim, cfg, opt, stepper);
     finish_heat(sim, cfg, opt, r);
-    const CgRecord& record = stepper.record();
-    ConjugateGradient<T>& cg = stepper.cg();
-    const double per_step = record.steps > 0 ? static_cast<double>(record.total) / record.steps : 0;
-    // The slowest rank's: the one the others wait for.
-    const double allreduce_max =
-        allreduce(sim.topology().comm(), cg.allreduce_seconds(), Reduce::max);
-    r.problem_report["cg"] = {
-        {"iterations_per_step",
-         {{"min", record.min}, {"mean", per_step}, {"max", record.max}, {"total", record.total}}},
-        {"final_relative_residual", record.last_residual},
-        {"allreduce_s", allreduce_max},
-        {"allreduce_share", r.loop_seconds > 0 ? allreduce_max / r.loop_seconds : 0.0},
-        {"allreduce", cg.allreduce_on_device() ? sim.allreduce_route() : "mpi"},
-        {"kernels", settings.fused ? "fused" : "cublas"},
-        {"preconditioner", cfg.word("time.cg_preconditioner")},
-        {"allreduces_per_step",
-         record.steps > 0 ? static_cast<double>(cg.allreduces()) / record.steps : 0.0},
-        {"passes_per_iteration", passes_per_iteration(settings) +
-                                     (cg.multigrid() ? cg.multigrid()->vcycle_passes() : 0.0)}};
-    if (MultigridPreconditioner<T>* mg = cg.multigrid()) {
-        const MgPartSeconds parts = mg->part_seconds();
-        const OverRanks o =
-            over_ranks(sim.topology().comm(), parts.data(), static_cast<int>(parts.size()));
-        nlohmann::json seconds = nlohmann::json::object();
-        for (std::size_t p = 0; p < parts.size(); ++p)
-            seconds[kMgPartNames[p]] = {{"min", o.min[p]}, {"mean", o.mean[p]}, {"max", o.max[p]}};
-        r.problem_report["cg"]["multigrid"] = {
-            {"levels", mg->level_points()},
-            {"smoothing_degree", settings.multigrid.smoothing_degree},
-            {"coarse_degree", mg->coarse_degree()},
-            {"gathered_level", mg->gathered_level() >= 0 ? nlohmann::json(mg->gathered_level())
-                                                         : nlohmann::json(nullptr)},
-            {"vcycle_passes", mg->vcycle_passes()},
-            {"parts", seconds}};
-    }
-    if (const auto b = cg.chebyshev_bounds())
-        r.problem_report["cg"]["chebyshev"] = {
-            {"degree", settings.chebyshev_degree}, {"lo", b->lo}, {"hi", b->hi}};
+    r.problem_report["cg"] =
+        cg_report(sim, stepper.cg(), stepper.record(), settings, r.loop_seconds);
     return r;
 }
 
@@ -387,6 +351,10 @@ std::string describe(const Config& cfg) {
         fmt::format("  time            {} steps of dt {:.4e} (alpha {:.4g}), {}{}\n", cfg.steps,
                     cfg.dt, cfg.number("problem.alpha"), cfg.word("problem.scheme"),
                     order(cfg) != 2 ? fmt::format(", order {}", order(cfg)) : "");
+    if (density_conduction(cfg)) {
+        out += fmt::format("  conductivity    face means of densities: {:.4g} and {} region(s)\n",
+                           cfg.density, cfg.regions.size());
+    }
     if (implicit_scheme(cfg)) {
         out += fmt::format(
             "  solver          CG to relative residual {:.1e}, at most {} iterations, "
@@ -417,6 +385,9 @@ Problem make_heat_problem() {
                         "`explicit`: FTCS, stable for f sum_d alpha dt / h_d^2 <= 1 (f by "
                         "order: README); `implicit`: backward Euler by matrix-free conjugate "
                         "gradient, any dt"),
+        KeySpec::choice("problem.conductivity", {"uniform", "density"},
+                        "`density`: each face conducts with the mean of its two points' "
+                        "densities (`initial.density`, `[[initial.regions]]`; README, \"Heat\")"),
         KeySpec::integer("problem.order", 2,
                          "2, 4 or 8: the order of the central second difference along each axis "
                          "(a star of radius order/2; README, \"Heat\")",

@@ -28,7 +28,17 @@ Config load_config(const std::string& deck_text, const std::string& path,
     std::vector<const ProblemDeck*> decks;
     for (const Problem* p : problems()) decks.push_back(&p->deck);
     Config cfg = load_config(deck_text, path, overrides, decks);
-    cfg.stencil_radius = stencil_radius(find_problem(cfg.problem).stencil(cfg));
+    const StencilKind kind = find_problem(cfg.problem).stencil(cfg);
+    cfg.stencil_radius = stencil_radius(kind);
+    cfg.stencil_plain_star = stencil_plain_star(kind);
+    // A density field only where the stencil reads one: anything else would be ignored (the
+    // default background changes nothing).
+    if (!stencil_reads_field(kind) && (!cfg.regions.empty() || cfg.density != 1.0)) {
+        const char* key = cfg.regions.empty() ? "initial.density" : "initial.regions";
+        throw ConfigError(cfg.where(key) +
+                          "sets densities, which only heat with problem.conductivity = "
+                          "\"density\" reads");
+    }
     return cfg;
 }
 

@@ -86,7 +86,27 @@ const std::vector<Deck> kDecks = {
      "[problem]\norder = 8\nprecision = \"float\"\n[grid]\ncells = [45, 38]\n[boundary]\n"
      "face_values = [1, 2, 3, 4]\n[initial]\nkind = \"hotspot\"\n[time]\nsteps = 20\n",
      2e-5},
+    // Heat with density conductivity (a coefficient field: a box and a sphere of densities).
+    {"heat3d_conduction_double",
+     "[problem]\nconductivity = \"density\"\n[grid]\ncells = [37, 29, 19]\n[boundary]\n"
+     "z = \"periodic\"\nface_values = [0.5, -1, 0, 2, 0, 0]\n[initial]\nkind = \"hotspot\"\n"
+     "density = 2.0\nregions = [{shape = \"box\", lo = [0.1, 0.2, 0.0], hi = [0.6, 0.9, 0.5], "
+     "density = 8.0}, {shape = \"sphere\", center = [0.7, 0.4, 0.5], radius = 0.3, density = "
+     "0.5}]\n[time]\nsteps = 20\n",
+     1e-12},
+    {"heat2d_conduction_float",
+     "[problem]\nconductivity = \"density\"\nprecision = \"float\"\n[grid]\ncells = [45, 38]\n"
+     "[boundary]\nx = \"periodic\"\n[initial]\nkind = \"hotspot\"\nregions = [{shape = "
+     "\"box\", lo = [0.0, 0.3], hi = [0.5, 0.8], density = 0.2}]\n[time]\nsteps = 20\n",
+     2e-5},
 };
+
+// Heat of order 4 and 8 and heat with density conductivity take no time block: one sweep per
+// exchange only.
+bool one_sweep_per_exchange(const Deck& d) {
+    return d.text.find("order = ") != std::string::npos ||
+           d.text.find("conductivity = ") != std::string::npos;
+}
 
 class GpuDeck : public testing::TestWithParam<Deck> {};
 
@@ -235,8 +255,7 @@ TEST_P(GpuDeck, IpcIsBitwiseIdenticalToTheOtherTransports) {
     const Deck& d = GetParam();
     const bool own = every_rank_has_its_own_gpu();
     const char* reference = own ? "nccl" : "staged";
-    // Heat of order 4 and 8 takes no time block: one sweep per exchange only.
-    const bool blocks = d.text.find("order = ") == std::string::npos;
+    const bool blocks = !one_sweep_per_exchange(d);
     for (const char* k : {"1", "3"}) {
         if (!blocks && std::string(k) != "1") continue;
         const RunResult ref =
@@ -322,9 +341,9 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
 TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
-    if (d.text.find("order = ") != std::string::npos ||
-        d.text.find("implicit") != std::string::npos)
-        GTEST_SKIP() << "one sweep per exchange: heat of order 4 and 8, and the implicit scheme";
+    if (one_sweep_per_exchange(d) || d.text.find("implicit") != std::string::npos)
+        GTEST_SKIP() << "one sweep per exchange: heat of order 4 and 8, with density "
+                        "conductivity, and the implicit scheme";
     for (int n : {1, test::world_size()}) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
         int deeper = 0;  // the k > 1 that ran

@@ -4,19 +4,11 @@ reflection beyond a Dirichlet face, the explicit step and its stability limit, a
 step solved directly (a dense solve, not a CG). gridsim runs on 1, 2 and 4 CPU ranks, on odd
 sizes, with periodic and Dirichlet axes mixed, in float and double.
 Needs GRIDSIM and MPIEXEC in the environment."""
-import json
-import math
-import os
-import shutil
-import subprocess
-import tempfile
 import unittest
 
-import h5py
 import numpy as np
 
-GRIDSIM = os.environ["GRIDSIM"]
-MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
+from heat_reference import HeatRunCase, explicit_step, hotspot_field, implicit_step
 
 # README: the standard central weights w_0..w_R of the second difference of order 2R.
 WEIGHTS = {
@@ -59,88 +51,8 @@ def laplacian(u, order, h, periodic):
     return out
 
 
-def dirichlet_mask(shape, periodic):
-    fixed = np.zeros(shape, dtype=bool)
-    for d in range(len(shape)):
-        if periodic[d]:
-            continue
-        idx = [slice(None)] * len(shape)
-        for end in (0, -1):
-            idx[len(shape) - 1 - d] = end
-            fixed[tuple(idx)] = True
-    return fixed
-
-
-def explicit_step(u, order, alpha, dt, h, periodic):
-    new = u + alpha * dt * laplacian(u, order, h, periodic)
-    fixed = dirichlet_mask(u.shape, periodic)
-    new[fixed] = u[fixed]
-    return new
-
-
-def implicit_step(u, order, alpha, dt, h, periodic):
-    """Backward Euler: (I - alpha dt Lap_h) u' = u at every point off the Dirichlet faces, u' = u
-    on them, as one dense linear system (Lap_h's columns are its images of the unit vectors)."""
-    n = u.size
-    cols = np.empty((n, n))
-    for j in range(n):
-        e = np.zeros(n)
-        e[j] = 1.0
-        cols[:, j] = laplacian(e.reshape(u.shape), order, h, periodic).ravel()
-    a = np.eye(n) - alpha * dt * cols
-    fixed = dirichlet_mask(u.shape, periodic).ravel()
-    a[fixed, :] = 0.0
-    a[fixed, fixed] = 1.0
-    return np.linalg.solve(a, u.ravel()).reshape(u.shape)
-
-
-def initial_field(cells, length, faces, periodic, center, radius, amplitude, value):
-    """README: the hot spot (amplitude where the distance from the centre, `center` x the
-    lengths, is <= radius x the shortest length, value elsewhere); Dirichlet points hold their
-    face's value, x's over y's over z's where faces meet."""
-    h = [length[d] / (cells[d] - 1) for d in range(len(cells))]
-    grids = np.meshgrid(*[np.arange(cells[d]) * h[d] for d in reversed(range(len(cells)))],
-                        indexing="ij")
-    dist2 = sum((grids[len(cells) - 1 - d] - center[d] * length[d]) ** 2
-                for d in range(len(cells)))
-    u = np.where(dist2 <= (radius * min(length)) ** 2, amplitude, value).astype(float)
-    for d in reversed(range(len(cells))):
-        if periodic[d]:
-            continue
-        idx = [slice(None)] * len(cells)
-        for side, end in enumerate((0, -1)):
-            idx[len(cells) - 1 - d] = end
-            u[tuple(idx)] = faces[2 * d + side]
-    return u, h
-
-
-class HeatOrder(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="gridsim_order_")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def run_deck(self, deck, ranks, *sets, name="run", expect_rc=0):
-        path = os.path.join(self.tmp, name + ".toml")
-        with open(path, "w") as f:
-            f.write(deck)
-        out_dir = os.path.join(self.tmp, name)
-        report = os.path.join(self.tmp, name + ".json")
-        launch = [MPIEXEC, "-np", str(ranks), "--oversubscribe"] if ranks > 1 else []
-        cmd = launch + [GRIDSIM, "run", path, "--quiet",
-               "--report", report, "--set", "output.write_final=true",
-               "--set", f'output.dir="{out_dir}"', "--set", "parallel.backend=\"cpu\""]
-        for s in sets:
-            cmd += ["--set", s]
-        res = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300)
-        self.assertEqual(res.returncode, expect_rc, res.stdout + res.stderr)
-        if expect_rc != 0:
-            return res.stderr
-        with h5py.File(os.path.join(out_dir, "snapshot_final.h5")) as f:
-            got = f["/fields/u"][...]
-        with open(report) as f:
-            return got, json.load(f)
+class HeatOrder(HeatRunCase):
+    PREFIX = "gridsim_order_"
 
     def case(self, cells, periodic, order, scheme, precision, steps, cfl):
         length = [1.0, 0.8, 1.2][:len(cells)]
@@ -156,12 +68,12 @@ class HeatOrder(unittest.TestCase):
                 f"amplitude = 1.0\nvalue = 0.5\n"
                 f"[time]\nsteps = {steps}\ncfl = {cfl}\n"
                 f"cg_tolerance = {1e-6 if precision == 'float' else 1e-13}\n")
-        u, h = initial_field(cells, length, faces, periodic, center, 0.3, 1.0, 0.5)
+        u, h = hotspot_field(cells, length, faces, periodic, center, 0.3, 1.0, 0.5)
         # README, time.cfl: dt = cfl / (f alpha sum_d 1/h_d^2).
         dt = cfl / (FACTOR[order] * 0.7 * sum(1.0 / (hd * hd) for hd in h))
-        step = explicit_step if scheme == "explicit" else implicit_step
         for _ in range(steps):
-            u = step(u, order, 0.7, dt, h, periodic)
+            step = explicit_step if scheme == "explicit" else implicit_step
+            u = step(u, lambda e: laplacian(e, order, h, periodic), 0.7 * dt, periodic)
         return deck, u, dt
 
     def check(self, cells, periodic, order, scheme, precision, ranks, steps=6, cfl=0.9):

@@ -82,3 +82,26 @@ TEST(InitialValue, BenchmarkColumnsHoldTheSine) {
         EXPECT_EQ(at(p, 3, j, 0), 0.0);  // zero interior
     }
 }
+
+// The density field: the background, then each region over the points it holds, box ends
+// included, a later region over an earlier one; Dirichlet faces hold densities too.
+TEST(InitialValue, DensityRegionsInDeckOrder) {
+    // h = 1/8 on both axes: x = i/8, y = j/8. Box x in [0.25, 0.5], y in [0, 0.75]; sphere at
+    // (0.5, 0.5) of radius 0.25 (0.25^2 exact in binary) over it.
+    const Config cfg = load_config(
+        "[problem]\nconductivity = \"density\"\n[grid]\ncells = [9, 9]\n[initial]\ndensity = 2.0\n"
+        "[[initial.regions]]\nshape = \"box\"\nlo = [0.25, 0.0]\nhi = [0.5, 0.75]\ndensity = "
+        "7.0\n[[initial.regions]]\nshape = \"sphere\"\ncenter = [0.5, 0.5]\nradius = 0.25\n"
+        "density = 0.5\n",
+        "t.toml", {});
+    ASSERT_EQ(cfg.regions.size(), 2u);
+    const InitialParams p = make_density_params(cfg, make_domain(cfg));
+    EXPECT_EQ(at(p, 0, 0, 0), 2.0);  // a Dirichlet corner: the background, not a face value
+    EXPECT_EQ(at(p, 2, 0, 0), 7.0);  // the box's lower ends are inside
+    EXPECT_EQ(at(p, 4, 6, 0), 0.5);  // on both; the sphere comes later
+    EXPECT_EQ(at(p, 3, 1, 0), 7.0);  // the box only
+    EXPECT_EQ(at(p, 2, 7, 0), 2.0);  // above the box's hi (0.875 > 0.75), outside the sphere
+    EXPECT_EQ(at(p, 6, 4, 0), 0.5);  // on the sphere (0.25 from the centre along x): inside
+    EXPECT_EQ(at(p, 6, 5, 0), 2.0);  // (0.25^2 + 0.125^2) > 0.25^2
+    EXPECT_EQ(at(p, 1, 4, 0), 2.0);  // left of the box
+}

@@ -93,6 +93,62 @@ TEST(StencilPoint, HigherOrderHeatIsExactUpToItsDegree) {
     EXPECT_EQ(stencil_radius(StencilKind::heat), 1);
 }
 
+// Density conduction: with one density everywhere it is heat with r_d scaled by it; each face's
+// conductivity is the mean of its two densities; the operator is symmetric, bit for bit.
+TEST(StencilPoint, ConductionConductsThroughFaceMeans) {
+    static_assert(kReadsField<ConductionStencil> && !kPlainStar<ConductionStencil>);
+    static_assert(kPlainStar<HeatStencil> && !kReadsField<HeatOrderStencil<2>>);
+    EXPECT_TRUE(stencil_reads_field(StencilKind::conduction));
+    EXPECT_FALSE(stencil_plain_star(StencilKind::conduction));
+    EXPECT_TRUE(stencil_plain_star(StencilKind::jacobi));
+    EXPECT_TRUE(by_stencil_kind(StencilKind::conduction, [](auto s) {
+        return std::is_same_v<decltype(s), ConductionStencil>;
+    }));
+    const AxisCoeffs<double> r{0.1, 0.2, 0.05};
+    const Star<double> u(1.0, 2.0, 4.0, 3.0, 5.0, 7.0, 9.0);
+    const Star<double> three(3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0);
+    const AxisCoeffs<double> r3{0.3, 0.6, 0.15};
+    EXPECT_NEAR((ConductionStencil::point<3>(u, three, r)), HeatStencil::point<3>(u, r3), 1e-14);
+    // x only: faces x- (densities 2 and 4: 3) and x+ (2 and 8: 5); 1 + 0.1 (5 (2 - 1) - 3 (1 - 4)).
+    const Star<double> v(1.0, 4.0, 2.0, 1.0, 1.0, 1.0, 1.0);
+    const Star<double> rho(2.0, 4.0, 8.0, 1.0, 1.0, 1.0, 1.0);
+    EXPECT_DOUBLE_EQ((ConductionStencil::point<2>(v, rho, {0.1, 0.0, 0.0})), 1.0 + 0.1 * 14.0);
+}
+
+TEST(StencilPoint, ConductionOperatorIsSymmetric) {
+    // A 6 x 5 periodic field, random densities in [0.5, 1.5]: the matrix of u -> stencil(u) - u
+    // from unit vectors, each entry against its transpose.
+    const FieldExtents e = FieldExtents::make(2, {6, 5, 1}, 1);
+    const std::vector<double> noise = test::random_values<double>(e.total, 7);
+    std::vector<double> rho(e.total, 0.0);
+    auto wrapped = [&](int i, int j) { return e.index((i + 6) % 6, (j + 5) % 5, 0); };
+    for (int j = -1; j <= 5; ++j)
+        for (int i = -1; i <= 6; ++i) rho[e.index(i, j, 0)] = 1.0 + 0.5 * noise[wrapped(i, j)];
+    AxisCoeffs<double> r{0.3, 0.2, 0.0};
+    r.field = rho.data();
+    std::vector<double> a(30 * 30, 0.0);
+    for (int col = 0; col < 30; ++col) {
+        std::vector<double> unit(e.total, 0.0);
+        for (int j = -1; j <= 5; ++j)
+            for (int i = -1; i <= 6; ++i)
+                unit[e.index(i, j, 0)] = wrapped(i, j) == e.index(col % 6, col / 6, 0) ? 1.0 : 0.0;
+        const FieldView<const double> view{unit.data(), e};
+        for (int row = 0; row < 30; ++row) {
+            const int i = row % 6;
+            const int j = row / 6;
+            a[row * 30 + col] =
+                stencil_at<double, 2, ConductionStencil>(view, i, j, 0, r) - unit[e.index(i, j, 0)];
+        }
+    }
+    int off_diagonal = 0;
+    for (int row = 0; row < 30; ++row)
+        for (int col = 0; col < 30; ++col) {
+            EXPECT_EQ(a[row * 30 + col], a[col * 30 + row]) << row << " " << col;
+            if (row != col && a[row * 30 + col] != 0.0) ++off_diagonal;
+        }
+    EXPECT_EQ(off_diagonal, 30 * 4);  // four neighbours each
+}
+
 TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
     auto be = make_cpu_backend<double>();
     const FieldExtents e = FieldExtents::make(3, {5, 4, 3}, 1);
