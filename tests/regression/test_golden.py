@@ -35,6 +35,7 @@ CASES = {
     "bench_jacobi2d_norm1": ("bench_jacobi2d.toml",
                              ["grid.cells=[256,192]", "time.steps=120", "time.norm_every=1"]),
     "bench_jacobi3d": ("bench_jacobi3d.toml", ["grid.cells=[40,36,32]", "time.steps=40"]),
+    "conduction2d_implicit": ("conduction2d_implicit.toml", ["time.steps=4"]),
     "default": ("default.toml", ["time.steps=60"]),
     "heat2d_periodic": ("heat2d_periodic.toml", ["time.steps=300"]),
     "heat3d_implicit": ("heat3d_implicit.toml", []),
