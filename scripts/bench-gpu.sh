@@ -152,6 +152,9 @@ bench_matrix() {
 # The gate's runs: every benchmark deck at 1 GPU and each power of two the host has.
 regress() {
     local n rep i jacobi3d=() snap mib
+    local conduction=(--set 'problem.conductivity="density"' --set "initial.regions=[{shape=\"box\", \
+lo=[0.2,0.2,0.2], hi=[0.6,0.5,0.7], density=10.0}, {shape=\"sphere\", center=[0.7,0.6,0.4], \
+radius=0.2, density=0.1}]")
     # 2048^3 float (69 GB of fields) fits one GPU of more than 100 GB; on smaller cards the
     # jacobi 3D figure is taken at 1024^3 (the baseline is per GPU model).
     mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
@@ -184,6 +187,9 @@ regress() {
             bench "${p}_heat3d_d_o4$r" "$n" bench_heat3d.toml --set problem.order=4
             bench "${p}_heat3d_d_o8$r" "$n" bench_heat3d.toml --set problem.order=8
             bench "${p}_cg_o4$r" "$n" bench_heat3d_implicit.toml --set problem.order=4
+            # Heat conducting through a density field (a coefficient field read every sweep).
+            bench "${p}_heat3d_d_cond$r" "$n" bench_heat3d.toml "${conduction[@]}"
+            bench "${p}_cg_cond$r" "$n" bench_heat3d_implicit.toml "${conduction[@]}"
             bench "${p}_cg_fused$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=fused
             bench "${p}_cg_cublas$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=cublas
             # The preconditioned solves at a moderate and a long time step.

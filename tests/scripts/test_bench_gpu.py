@@ -84,15 +84,19 @@ class BenchGpu(unittest.TestCase):
         with open(baseline) as f:
             doc = json.load(f)
         self.assertEqual(doc["reason"], "test reason")
-        # Nineteen benchmarks at 1 and 2 GPUs (the host's powers of two).
-        self.assertEqual(len(doc["figures"]), 38)
+        # Twenty-one benchmarks at 1 and 2 GPUs (the host's powers of two).
+        self.assertEqual(len(doc["figures"]), 42)
         self.assertEqual(doc["figures"]["np2_jacobi2d_f_norm1"]["ratio"], 0.9)
         runs = [c for c in self.commands() if " run " in c]
         # The snapshot deck runs twice per repeat (REGRESS_SNAP_RUNS), each into its own folder.
-        self.assertEqual(len(runs), 40)
+        self.assertEqual(len(runs), 44)
         self.assertEqual(len([c for c in runs if "cg_preconditioner=multigrid" in c]), 4)
         # Heat of orders 4 and 8, explicit, and order 4 implicit, at each GPU count.
         self.assertEqual(len([c for c in runs if "problem.order=" in c]), 6)
+        # Density conductivity, explicit and implicit, with its regions, at each GPU count.
+        cond = [c for c in runs if 'problem.conductivity="density"' in c]
+        self.assertEqual(len(cond), 4)
+        self.assertTrue(all("initial.regions=[{" in c for c in cond))
         snaps = [c for c in runs if "snapshot_every=100" in c]
         self.assertEqual(len(snaps), 4)
         self.assertEqual(len({c.split("output.dir=")[1] for c in snaps}), 4)
