@@ -31,6 +31,8 @@ constexpr LaunchDefaults kStream3dDouble{32, 4, 8};
 constexpr LaunchDefaults kStream3dFloat{16, 8, 8};
 constexpr LaunchDefaults kTiled2d{128, 1, 8};
 constexpr LaunchDefaults kTiled3d{64, 4, 8};
+// The wide stream kernel in 3D (stars that are not plain, stream_kernels' own shapes in 2D).
+constexpr LaunchDefaults kWideStream3d{64, 4, 8};
 // Naive: points per thread by value size, enough bytes in flight per thread.
 constexpr int kNaiveRowsFloat = 4;
 constexpr int kNaiveRowsDouble = 2;

@@ -235,7 +235,7 @@ private:
         if constexpr (kPlainStar<S>) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
         } else {
-            const Launch l = walk_launch<Dims>(b, 1, Sum);
+            const Launch l = shapes_.template wide_launch<Dims>(b, Sum);
             double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
             stencil_wide_stream_kernel<T, Dims, S, Sum>
                 <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial);

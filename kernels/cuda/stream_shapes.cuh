@@ -42,14 +42,23 @@ public:
         return b.hi[0] - b.lo[0] >= 32 * kVector || sums_in_warps(dims, sum, kVector);
     }
 
+    // The launch of the wide stream kernel over `b`: walk_launch's, its 3D blocks kWideStream3d
+    // where the configuration leaves them open (docs/tuning.md, "Stars that are not plain").
+    template <int Dims>
+    [[nodiscard]] Launch wide_launch(const Box& b, StencilSum sum) const {
+        return walk_launch<Dims>(b, 1, sum, Dims == 3 ? &kWideStream3d : nullptr);
+    }
+
     // The launch of a walking variant (stream, tiled) over `b`.
     // `vector`: points per thread along x (a thread then covers x from box.lo[0] rounded down to
-    // a multiple of `vector`). `sum`: what the launch also sums (a residual's partials).
+    // a multiple of `vector`). `sum`: what the launch also sums (a residual's partials). `own`:
+    // the kernel's own default shape, else the variant's.
     template <int Dims>
     [[nodiscard]] Launch walk_launch(const Box& b, int vector = 1,
-                                     StencilSum sum = StencilSum::none) const {
+                                     StencilSum sum = StencilSum::none,
+                                     const LaunchDefaults* own = nullptr) const {
         const bool summing = sum != StencilSum::none;
-        const LaunchDefaults d = defaults(Dims);
+        const LaunchDefaults d = own != nullptr ? *own : defaults(Dims);
         const int bx = cfg_.block_x != 0 ? cfg_.block_x : d.block_x;
         const int by = cfg_.block_x != 0 ? cfg_.block_y : default_block_y(b, Dims, sum, vector, d);
         int points = cfg_.points != 0 ? cfg_.points : d.points;
