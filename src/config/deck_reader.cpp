@@ -71,12 +71,15 @@ std::vector<DeckReader> DeckReader::table_array(std::string_view key) const {
     for (std::size_t i = 0; i < entries->size(); ++i) {
         DeckReader entry(*entries->get(i)->as_table(), path_, {});
         entry.name_prefix_ = fmt::format("{}{}[{}].", name_prefix_, key, i + 1);
+        if (auto it = origin_override_.find(std::string(key)); it != origin_override_.end())
+            entry.entry_origin_ = it->second;
         out.push_back(std::move(entry));
     }
     return out;
 }
 
 std::string DeckReader::where(std::string_view key) const {
+    if (!entry_origin_.empty()) return entry_origin_;
     if (auto it = origin_override_.find(std::string(key)); it != origin_override_.end()) {
         return it->second;
     }

@@ -74,7 +74,8 @@ private:
     const toml::table* root_;
     std::string path_;
     std::map<std::string, std::string> origin_override_;
-    std::string name_prefix_;  // "initial.regions[2]." for a table_array entry, else ""
+    std::string name_prefix_;   // "initial.regions[2]." for a table_array entry, else ""
+    std::string entry_origin_;  // an entry's where() when --set gave its array, else ""
 };
 
 // Applies "a.b.c=value" overrides to `root`; returns key -> "--set a.b.c=value".

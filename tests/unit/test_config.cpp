@@ -319,5 +319,6 @@ TEST(Config, DensityRegionsRoundTrip) {
     } catch (const ConfigError& e) {
         EXPECT_NE(std::string(e.what()).find("initial.regions[1].shape"), std::string::npos)
             << e.what();
+        EXPECT_EQ(std::string(e.what()).rfind("--set initial.regions=", 0), 0u) << e.what();
     }
 }
