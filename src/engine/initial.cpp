@@ -64,6 +64,11 @@ InitialParams make_initial_params(const Config& cfg, const Domain& dom) {
     return p;
 }
 
+std::array<int, 3> global_origin(const Domain& dom, const Subdomain& sub) {
+    return {sub.offset[0] + dom.solved_origin[0], sub.offset[1] + dom.solved_origin[1],
+            sub.offset[2] + dom.solved_origin[2]};
+}
+
 InitialParams make_density_params(const Config& cfg, const Domain& dom) {
     static_assert(kMaxRegions <= kMaxInitialRegions, "every deck region fits InitialParams");
     InitialParams p;

@@ -40,6 +40,9 @@ SineMode make_sine_mode(const Config& cfg);
 // The initial condition of `cfg` in the form every backend evaluates (kernels/initial.hpp).
 InitialParams make_initial_params(const Config& cfg, const Domain& dom);
 
+// The global full-array index of the owned point (0, 0, 0) of `sub`.
+std::array<int, 3> global_origin(const Domain& dom, const Subdomain& sub);
+
 // The density field of `cfg` (initial.density, [[initial.regions]]) in the same form: at every
 // point, Dirichlet faces included.
 InitialParams make_density_params(const Config& cfg, const Domain& dom);

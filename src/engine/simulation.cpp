@@ -45,22 +45,6 @@ SweepPlan Simulation<T>::plan_sweeps(Blocks blocks, StencilKind kind) {
     return plan;
 }
 
-template <class T>
-std::array<int, 3> Simulation<T>::global_origin() const {
-    const Subdomain& sub = topo_.subdomain();
-    return {sub.offset[0] + dom_.solved_origin[0], sub.offset[1] + dom_.solved_origin[1],
-            sub.offset[2] + dom_.solved_origin[2]};
-}
-
-template <class T>
-Field<T> Simulation<T>::coefficient_field(const InitialParams& p) {
-    Field<T> f = make_field();
-    be_.fill_initial(p, f.view(), global_origin());
-    operator_.exchange(f.view());
-    be_.wait(Lane::boundary);
-    return f;
-}
-
 // The initial condition is computed where the field lives (on the device for the CUDA backend:
 // nothing crosses the host); a restart's field is read on the host and uploaded. Either way the
 // first field's halos are exchanged and the whole field, halos included, copied to the second.
@@ -72,7 +56,8 @@ void Simulation<T>::initialise(const std::function<void(const HostField&)>& load
         load(HostField{host.data(), sizeof(T) == 4, ext});
         be_.upload(host, fields_.field(0));
     } else {
-        be_.fill_initial(make_initial_params(cfg_, dom_), fields_.field(0), global_origin());
+        be_.fill_initial(make_initial_params(cfg_, dom_), fields_.field(0),
+                         global_origin(dom_, topo_.subdomain()));
     }
     operator_.exchange(fields_.field(0));
     be_.copy(fields_.field(1).data, fields_.field(0).data, static_cast<std::size_t>(ext.total),

@@ -82,9 +82,6 @@ public:
     // For solvers with more vectors (the CG): fields shaped like the solution, the operator, the
     // current field to update in place, sums over the ranks on the boundary lane (NCCL).
     [[nodiscard]] Field<T> make_field() { return be_.allocate_field(fields_.extents()); }
-    // A read-only coefficient field (AxisCoeffs::field): p's values at every owned point
-    // (kernels/initial.hpp), halos exchanged. Counted by the caller among the extra fields.
-    [[nodiscard]] Field<T> coefficient_field(const InitialParams& p);
     [[nodiscard]] StencilOperator<T>& stencil_operator() { return operator_; }
     [[nodiscard]] FieldView<T> current_field() {
         sweeper_.end_pipeline();  // the caller may write it
@@ -128,8 +125,6 @@ public:
     [[nodiscard]] const std::string& devices() const { return devices_; }
 
 private:
-    // The global index of this rank's owned point (0, 0, 0).
-    [[nodiscard]] std::array<int, 3> global_origin() const;
     // Runs the tuner: allocates the fields, sets up the halos, keeps the trials; the plan.
     SweepPlan plan_sweeps(Blocks blocks, StencilKind kind);
 

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "config/deck_reader.hpp"
+#include "engine/coefficient_field.hpp"
 #include "engine/initial.hpp"
 #include "parallel/collectives.hpp"
 #include "problems/heat_cg.hpp"
@@ -189,7 +190,7 @@ StencilParams<T> heat_params(Simulation<T>& sim, double sign, std::optional<Fiel
     p.kind = stencil_kind(cfg);
     p.r = {static_cast<T>(sign * r[0]), static_cast<T>(sign * r[1]), static_cast<T>(sign * r[2])};
     if (density_conduction(cfg)) {
-        density = sim.coefficient_field(make_density_params(cfg, sim.domain()));
+        density = make_coefficient_field(sim, make_density_params(cfg, sim.domain()));
         p.r.field = density->view().data;
     }
     return p;
