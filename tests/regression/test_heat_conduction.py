@@ -65,14 +65,14 @@ def regions_toml(regions):
     return out
 
 
-def deck_text(cells, periodic, scheme, precision, steps, cfl, regions, background, extra=""):
+def deck_text(cells, periodic, scheme, precision, steps, cfl, regions, background):
     length = [1.0, 0.8, 1.2][:len(cells)]
     faces = [0.3, -0.2, 0.1, 0.0, -0.4, 0.25][:2 * len(cells)]
     center = [0.4, 0.35, 0.6][:len(cells)]
     bc = "".join(f'{"xyz"[d]} = "{"periodic" if periodic[d] else "dirichlet"}"\n'
                  for d in range(len(cells)))
     return (f"[problem]\nname = \"heat\"\nconductivity = \"density\"\nscheme = \"{scheme}\"\n"
-            f"precision = \"{precision}\"\nalpha = {ALPHA}\n{extra}"
+            f"precision = \"{precision}\"\nalpha = {ALPHA}\n"
             f"[grid]\ncells = {cells}\nlength = {length}\n"
             f"[boundary]\n{bc}face_values = {faces}\n"
             f"[time]\nsteps = {steps}\ncfl = {cfl}\ncg_preconditioner = \"chebyshev\"\n"
