@@ -247,7 +247,8 @@ public:
 // between kept on chip. `in` must hold current values up to `levels` points around `box`;
 // points outside `live` (the global Dirichlet points) keep in's value at every level. Each point
 // of each level is stencil_point of the same values as in apply(), so `out` is bitwise that of
-// `levels` sweeps. No sums. max_levels(dims): the most levels one pass takes (2 or more).
+// `levels` sweeps. No sums. max_levels(dims, kind): the most levels one pass of that stencil
+// takes (1: it takes none of several).
 template <class T>
 class TimeBlocking {
 public:
@@ -256,7 +257,7 @@ public:
     TimeBlocking& operator=(const TimeBlocking&) = delete;
     virtual ~TimeBlocking() = default;
 
-    [[nodiscard]] virtual int max_levels(int dims) const = 0;
+    [[nodiscard]] virtual int max_levels(int dims, StencilKind kind) const = 0;
     virtual void apply_levels(const StencilParams<T>& params, FieldView<const T> in,
                               FieldView<T> out, const Box& box, const Box& live, int levels,
                               Lane lane) = 0;
@@ -402,9 +403,9 @@ public:
     [[nodiscard]] TimeBlocking<T>* time_blocking() const { return parts_.time_blocking; }
     [[nodiscard]] LevelSums<T>* level_sums() const { return parts_.level_sums; }
     [[nodiscard]] Recorder* recorder() const { return parts_.recorder; }
-    // The most sweeps one pass takes: time_blocking()'s, else 1.
-    [[nodiscard]] int levels_per_pass(int dims) const {
-        return parts_.time_blocking != nullptr ? parts_.time_blocking->max_levels(dims) : 1;
+    // The most sweeps of `kind` one pass takes: time_blocking()'s, else 1.
+    [[nodiscard]] int levels_per_pass(int dims, StencilKind kind) const {
+        return parts_.time_blocking != nullptr ? parts_.time_blocking->max_levels(dims, kind) : 1;
     }
 
 protected:

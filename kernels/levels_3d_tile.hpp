@@ -7,6 +7,9 @@ namespace gridsim {
 // The ring of a 32 x 48 tile is 1 - (32 - 2L)(48 - 2L) / (32 * 48) of its points (38% at 4
 // levels), so deeper passes would compute more ring than tile.
 constexpr int kMaxLevels3d = 4;
+// A stencil that reads a coefficient field also keeps 2 levels + 4 planes of it in shared
+// memory: more than 2 levels do not fit beside the tile's own planes.
+constexpr int kMaxFieldLevels3d = 2;
 
 // One block of 768 threads per multiprocessor, 2 tile rows per thread: float 2 points per lane
 // (a 64 x 48 tile), double 1 (32 x 48); the fastest shape measured (docs/tuning.md, "3D levels

@@ -173,6 +173,11 @@ inline constexpr bool kReadsField = ReadsField<S>::value;
 // hold their own neighbours (the radius-1 stream, tiled and levels kernels, summing passes) take.
 template <class S>
 inline constexpr bool kPlainStar = S::kRadius == 1 && !kReadsField<S>;
+// Whether sweeps of S may run several to a halo exchange (a time block): stars of radius 1, with
+// or without a coefficient field. A wider star reads the odd reflection beyond a fixed face,
+// which the exchange writes and each sweep would change.
+template <class S>
+inline constexpr bool kBlocksInTime = S::kRadius == 1;
 
 // The stencils a deck can name, by run time kind: heat of order 2, 4 and 8, heat with density
 // conductivity, jacobi.
@@ -206,9 +211,13 @@ inline int stencil_radius(StencilKind kind) {
 inline bool stencil_reads_field(StencilKind kind) {
     return by_stencil_kind(kind, [](auto s) { return kReadsField<decltype(s)>; });
 }
-// Whether a run-time kind is a plain star (kPlainStar): passes of several levels take it.
+// Whether a run-time kind is a plain star (kPlainStar).
 inline bool stencil_plain_star(StencilKind kind) {
     return by_stencil_kind(kind, [](auto s) { return kPlainStar<decltype(s)>; });
+}
+// Whether a run-time kind runs in time blocks (kBlocksInTime).
+inline bool stencil_blocks_in_time(StencilKind kind) {
+    return by_stencil_kind(kind, [](auto s) { return kBlocksInTime<decltype(s)>; });
 }
 
 template <class T>

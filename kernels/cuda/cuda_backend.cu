@@ -259,7 +259,9 @@ public:
                      int wrap_period) override {
         launches_.apply_boxes(p, in, out, boxes, lane, sum, wrap_period);
     }
-    [[nodiscard]] int max_levels(int dims) const override { return launches_.max_levels(dims); }
+    [[nodiscard]] int max_levels(int dims, StencilKind kind) const override {
+        return launches_.max_levels(dims, kind);
+    }
     void apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                       const Box& b, const Box& live, int levels, Lane lane) override {
         (void)launches_.apply_levels(p, in, out, b, live, levels, lane);

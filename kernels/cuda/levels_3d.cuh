@@ -33,16 +33,26 @@ namespace gridsim::cuda {
 // rate, double did not move). Every shared address is the thread's cell plus a constant and the
 // global ones move by one plane per step (the first version spent most of its instructions on
 // index arithmetic). Points outside `live` keep their value at every level; each point is
-// stencil_point with the stream kernel's arguments, so `out` is bitwise that of `Levels` sweeps
-// of apply().
-template <class T, int Levels, int V, int R, int Rows>
+// stencil_point with the stream kernel's arguments (a stencil that reads a field: its point
+// function with the same two stars as the wide stream kernel's), so `out` is bitwise that of
+// `Levels` sweeps of apply().
+//
+// A stencil that reads a coefficient field (Field: kReadsField) also copies each step's plane of
+// it ahead, as the input's, into a ring of kFieldSlots planes of all R rows after the input
+// planes: level j reads the field's planes either side of its own, which lags 2 j behind the
+// input, so the ring holds the 2 Levels + 1 planes the levels read and the two on their way.
+// Every point's field star comes from there (packs beside the thread's, clamped at the tile's
+// edges, whose ring goes invalid anyway).
+template <class T, int Levels, int V, int R, int Rows, bool Field = false>
 struct LevelsPlanes {
     // Only a thread's first and last rows are read by other threads, so a level plane holds
     // those (kEdges rows per thread); an input plane holds all R rows.
     static constexpr int kEdges = R > 1 ? 2 : 1;
     static constexpr int kPlane = 32 * Rows * kEdges;  // packs of V points in a level plane
     static constexpr int kInputPlane = 32 * Rows * R;
-    static constexpr std::size_t kBytes = (3 * Levels * kPlane + 3 * kInputPlane) * V * sizeof(T);
+    static constexpr int kFieldSlots = Field ? 2 * Levels + 4 : 0;
+    static constexpr std::size_t kBytes =
+        (3 * Levels * kPlane + (3 + kFieldSlots) * kInputPlane) * V * sizeof(T);
     using P = Pack<T, V>;
     P* cell;     // this thread's first row in [3 slots][Levels] level planes
     P* in_cell;  // and in the [3 slots] input planes after them
@@ -54,22 +64,57 @@ struct LevelsPlanes {
         return cell + (slot * Levels + level) * kPlane;
     }
     __device__ P* input(int slot) const { return in_cell + slot * kInputPlane; }
+    // The field's plane of walk step `step` (from -kFieldSlots on).
+    __device__ P* field(int step) const {
+        const unsigned slot = static_cast<unsigned>(step + kFieldSlots) % kFieldSlots;
+        return in_cell + (3 + static_cast<int>(slot)) * kInputPlane;
+    }
     // Whether row q of a thread is kept in the level planes, and where, from its first row's.
     __device__ static constexpr bool kept(int q) { return q == 0 || q == R - 1; }
     __device__ static constexpr int edge(int q) { return q == 0 ? 0 : 32 * (kEdges - 1); }
 };
 
+// What one thread of a tile holds for a whole walk: its first pack's x and row, which packs it
+// loads and stores, which of its points are live, and its neighbour rows' offsets in the level
+// planes (also those of the field's, with the lanes beside it, clamped at the tile's edges).
+template <class T, int V, int R>
+struct TileThread3d {
+    int i = 0;
+    int j0 = 0;
+    bool loads[R];
+    PackMask<T, V> stores[R];
+    bool column_live[R * V];
+    int down = 0;
+    int up = 0;
+    int left = 0;
+    int right = 0;
+};
+
+// The coefficient field's star at point e of a thread's row q in the field plane `mid` (the
+// thread's first row), `below` and `above` its planes on either side along z.
+template <class T, int V, int R>
+__device__ __forceinline__ Star<T> field_star(const Pack<T, V>* mid, const Pack<T, V>* below,
+                                              const Pack<T, V>* above, int q, int e,
+                                              const TileThread3d<T, V, R>& th) {
+    const Pack<T, V>& own = mid[32 * q];
+    const T xm = e > 0 ? own.v[e - 1] : mid[32 * q + th.left].v[V - 1];
+    const T xp = e < V - 1 ? own.v[e + 1] : mid[32 * q + th.right].v[0];
+    const T ym = mid[32 * q + (q == 0 ? th.down : -32)].v[e];
+    const T yp = mid[32 * q + (q == R - 1 ? th.up : 32)].v[e];
+    return Star<T>(own.v[e], xm, xp, ym, yp, below[32 * q].v[e], above[32 * q].v[e]);
+}
+
 // One step of a walk along z, upwards (Dir 1) or downwards (Dir -1): every level moves on by a
-// plane, level j at plane z_in - 2 j Dir; the planes made before are the ones below it going up,
-// above it going down, so that each point reads its true z neighbours whichever way the walk
-// goes (and so has the same bits).
+// plane, level j at plane z_in - 2 j Dir (walk step s - 2 j); the planes made before are the
+// ones below it going up, above it going down, so that each point reads its true z neighbours
+// whichever way the walk goes (and so has the same bits).
 template <class T, class S, int Levels, int V, int R, int Rows, int Slot, int Dir>
 __device__ __forceinline__ void levels_step_3d(
-    const LevelsPlanes<T, Levels, V, R, Rows>& tile, int z_in, T (&newest)[Levels][R * V],
-    T (&middle)[Levels][R * V], T (&oldest)[Levels][R * V], const Pack<T, V> (&input)[R],
-    const bool (&column_live)[R * V], const Box& live, int down, int up, const AxisCoeffs<T>& r,
-    Pack<T, V> (&top)[R]) {
-    using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
+    const LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>& tile, int z_in, int s,
+    T (&newest)[Levels][R * V], T (&middle)[Levels][R * V], T (&oldest)[Levels][R * V],
+    const Pack<T, V> (&input)[R], const TileThread3d<T, V, R>& th, const Box& live,
+    const AxisCoeffs<T>& r, Pack<T, V> (&top)[R]) {
+    using Tile = LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>;
     constexpr int kRead = (Slot + 1) % 3;  // the slot written two steps ago
 #pragma unroll
     for (int j = Levels; j >= 1; --j) {
@@ -77,8 +122,8 @@ __device__ __forceinline__ void levels_step_3d(
         const bool plane_live = z >= live.lo[2] && z < live.hi[2];
         const T(&c)[R * V] = middle[j - 1];  // row q's point e at q * V + e
         const Pack<T, V>* mid = tile.plane(kRead, j - 1);
-        const Pack<T, V> below = mid[down];                    // the row before the thread's first
-        const Pack<T, V> above = mid[Tile::edge(R - 1) + up];  // the row after its last
+        const Pack<T, V> below = mid[th.down];  // the row before the thread's first
+        const Pack<T, V> above = mid[Tile::edge(R - 1) + th.up];  // the row after its last
         Pack<T, V> v[R];
 #pragma unroll
         for (int q = 0; q < R; ++q) {
@@ -93,8 +138,17 @@ __device__ __forceinline__ void levels_step_3d(
                 const T yp = q == R - 1 ? above.v[e] : c[at + V];
                 const T zm = Dir > 0 ? oldest[j - 1][at] : newest[j - 1][at];
                 const T zp = Dir > 0 ? newest[j - 1][at] : oldest[j - 1][at];
-                v[q].v[e] = stencil_point<T, 3, S>(c[at], xm, xp, ym, yp, zm, zp, r);
-                if (!(plane_live && column_live[at])) v[q].v[e] = c[at];
+                if constexpr (kReadsField<S>) {
+                    const int f = s - 2 * j;  // the walk step of this level's plane
+                    v[q].v[e] =
+                        S::template point<3>(Star<T>(c[at], xm, xp, ym, yp, zm, zp),
+                                             field_star<T, V, R>(tile.field(f), tile.field(f - Dir),
+                                                                 tile.field(f + Dir), q, e, th),
+                                             r);
+                } else {
+                    v[q].v[e] = stencil_point<T, 3, S>(c[at], xm, xp, ym, yp, zm, zp, r);
+                }
+                if (!(plane_live && th.column_live[at])) v[q].v[e] = c[at];
             }
         }
         if (j == Levels) {
@@ -140,20 +194,6 @@ __device__ __forceinline__ void levels_3d_masks(const Box& box, const Box& live,
     }
 }
 
-// What one thread of a tile holds for a whole walk: its first pack's x and row, which packs it
-// loads and stores, which of its points are live, and its neighbour rows' offsets in the level
-// planes.
-template <class T, int V, int R>
-struct TileThread3d {
-    int i = 0;
-    int j0 = 0;
-    bool loads[R];
-    PackMask<T, V> stores[R];
-    bool column_live[R * V];
-    int down = 0;
-    int up = 0;
-};
-
 // What a block's walk signals or waits for: nothing; soon after storing plane `plane` it tells
 // `done` (tell_stored: a faces-first pass); or before loading input plane `plane`, the first
 // halo plane on its way, it waits until `arrival` has landed (a pipelined pass; `waits` false:
@@ -170,17 +210,17 @@ struct WalkSignals {
 // step loads one input plane, moves every level on by a plane and stores the top level's plane
 // once it lies in the chunk, signalling as `Signal` and `sig` say.
 template <class T, class S, int Levels, int V, int R, int Rows, int Dir, WalkSignal Signal>
-__device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R, Rows>& tile,
-                                              FieldView<const T> in, FieldView<T> out,
-                                              const Box& live, const AxisCoeffs<T>& r,
-                                              const TileThread3d<T, V, R>& th, int z0, int z1,
-                                              const WalkSignals& sig) {
+__device__ __forceinline__ void walk_chunk_3d(
+    const LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>& tile, FieldView<const T> in,
+    FieldView<T> out, const Box& live, const AxisCoeffs<T>& r, const TileThread3d<T, V, R>& th,
+    int z0, int z1, const WalkSignals& sig) {
     using P = Pack<T, V>;
     const std::int64_t sy = in.ext.sy;
     const std::int64_t sz = Dir * in.ext.sz;                    // a plane on along the walk
     const int first = Dir > 0 ? z0 - Levels : z1 - 1 + Levels;  // the input plane of step 0
     // Dereferenced only where `loads` (load) and `stores` (store).
     const T* load_at = in.data + in.ext.index(th.i, th.j0, first);
+    const T* field_at = r.field + in.ext.index(th.i, th.j0, first);  // with kReadsField<S>
     T* store_at = out.data + in.ext.index(th.i, th.j0, first - 2 * Dir * Levels);
     const int steps = (z1 - z0) + 3 * Levels;
     const int load_steps = (z1 - z0) + 2 * Levels;
@@ -188,11 +228,15 @@ __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R
     auto prefetch = [&](int s, int slot) {
 #pragma unroll
         for (int q = 0; q < R; ++q) {
-            if (th.loads[q] && s < load_steps)
+            if (th.loads[q] && s < load_steps) {
                 __pipeline_memcpy_async(tile.input(slot) + 32 * q, load_at + q * sy, sizeof(P));
+                if constexpr (kReadsField<S>)
+                    __pipeline_memcpy_async(tile.field(s) + 32 * q, field_at + q * sy, sizeof(P));
+            }
         }
         __pipeline_commit();
         load_at += sz;
+        if constexpr (kReadsField<S>) field_at += sz;
     };
     prefetch(0, 0);
     prefetch(1, 1);
@@ -208,9 +252,8 @@ __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R
             input[q] = th.loads[q] && s < load_steps ? tile.input(kSlot)[32 * q] : P{};
         prefetch(s + 2, (kSlot + 2) % 3);  // the slot read one step ago
         P top[R];
-        levels_step_3d<T, S, Levels, V, R, Rows, kSlot, Dir>(tile, first + Dir * s, newest, middle,
-                                                             oldest, input, th.column_live, live,
-                                                             th.down, th.up, r, top);
+        levels_step_3d<T, S, Levels, V, R, Rows, kSlot, Dir>(
+            tile, first + Dir * s, s, newest, middle, oldest, input, th, live, r, top);
         const int z_out = first + Dir * (s - 2 * Levels);
         if (z_out >= z0 && z_out < z1) {
 #pragma unroll
@@ -244,9 +287,9 @@ __device__ __forceinline__ void walk_chunk_3d(const LevelsPlanes<T, Levels, V, R
 // walk_chunk_3d downwards where `down`, else upwards.
 template <class T, class S, int Levels, int V, int R, int Rows, WalkSignal Signal>
 __device__ __forceinline__ void walk_chunk_either_way(
-    bool down, const LevelsPlanes<T, Levels, V, R, Rows>& tile, FieldView<const T> in,
-    FieldView<T> out, const Box& live, const AxisCoeffs<T>& r, const TileThread3d<T, V, R>& th,
-    int z0, int z1, const WalkSignals& sig) {
+    bool down, const LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>& tile,
+    FieldView<const T> in, FieldView<T> out, const Box& live, const AxisCoeffs<T>& r,
+    const TileThread3d<T, V, R>& th, int z0, int z1, const WalkSignals& sig) {
     if (down) {
         walk_chunk_3d<T, S, Levels, V, R, Rows, -1, Signal>(tile, in, out, live, r, th, z0, z1,
                                                             sig);
@@ -269,7 +312,7 @@ __global__ void __launch_bounds__(32 * Rows, 1)
                              AxisCoeffs<T> r, int planes, BlockOrder order, unsigned* faces_done,
                              HaloArrivals arrivals) {
     using P = Pack<T, V>;
-    using Tile = LevelsPlanes<T, Levels, V, R, Rows>;
+    using Tile = LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     // Points a tile writes: along x a multiple of V (tiles start on a multiple of V, aligned
     // loads), along y every row but the ring's.
@@ -292,10 +335,13 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     // hold the rest; those points only feed the ring).
     levels_3d_masks<T, Levels, V, R, kStrideX, kStrideY>(box, live, th.i, th.j0, row0, tile_x,
                                                          th.loads, th.stores, th.column_live);
-    // The tile's first and last rows read their own row as the missing y neighbour: they are
-    // ring points, invalid after the first level whatever they read.
+    // The tile's first and last rows read their own row as the missing y neighbour (and its
+    // first and last lanes their own pack as the field's missing x neighbour): they are ring
+    // points, invalid after the first level whatever they read.
     th.down = threadIdx.y > 0 ? -32 : 0;
     th.up = static_cast<int>(threadIdx.y) < Rows - 1 ? 32 : 0;
+    th.left = tx > 0 ? -1 : 0;
+    th.right = tx < 31 ? 1 : 0;
     // The level planes start at zero (the first steps' reads of planes not yet made); the input
     // slots are read only where a copy filled them.
     for (int c = 0; c < 3 * Levels; ++c) {

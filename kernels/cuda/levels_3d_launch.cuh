@@ -42,7 +42,7 @@ long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
                            const Box& b, const Box& live, int multiprocessors, cudaStream_t s,
                            const LevelsSignals& signals) {
     static_assert(Rows == kThreadRows3d && R == kRowsPerThread3d, "the tile of levels_3d_tile.hpp");
-    constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows>::kBytes;
+    constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>::kBytes;
     auto kernel = stencil_levels_3d_kernel<T, S, Levels, V, R, Rows, LevelsOrder::plain>;
     auto faces_kernel =
         stencil_levels_3d_kernel<T, S, Levels, V, R, Rows, LevelsOrder::faces_first>;
@@ -89,13 +89,19 @@ long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
     return order.faces();
 }
 
-// The launch for `levels` (2 to kMaxLevels3d) in the measured tile shape.
+// The most levels of a 3D pass of S: kMaxLevels3d, kMaxFieldLevels3d where it reads a field.
+template <class S>
+constexpr int most_levels_3d() {
+    return kReadsField<S> ? kMaxFieldLevels3d : kMaxLevels3d;
+}
+
+// The launch for `levels` (2 to most_levels_3d<S>()) in the measured tile shape.
 template <class T, class S>
 long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, int levels, int multiprocessors,
                            cudaStream_t s, const LevelsSignals& signals) {
     long long face_blocks = 0;
-    with_levels<2, kMaxLevels3d>(levels, [&](auto l) {
+    with_levels<2, most_levels_3d<S>()>(levels, [&](auto l) {
         face_blocks = launch_levels_3d<T, S, decltype(l)::value, levels_3d_lane_points(sizeof(T)),
                                        kRowsPerThread3d, kThreadRows3d>(
             r, in, out, b, live, multiprocessors, s, signals);

@@ -121,28 +121,36 @@ public:
         }
     }
 
-    [[nodiscard]] int max_levels(int dims) const { return dims == 2 ? kMaxLevels : kMaxLevels3d; }
+    // The most levels of a pass of S: plain stars up to kMaxLevels (2D) or kMaxLevels3d (3D); a
+    // star of radius 1 that reads a field up to most_levels_3d<S>() in 3D (the 2D kernel holds
+    // no field); other stars 1 (no pass of several levels).
+    template <class S>
+    [[nodiscard]] static constexpr int most_levels(int dims) {
+        if constexpr (kPlainStar<S>) return dims == 2 ? kMaxLevels : kMaxLevels3d;
+        if constexpr (kBlocksInTime<S>) return dims == 3 ? most_levels_3d<S>() : 1;
+        return 1;
+    }
+    [[nodiscard]] int max_levels(int dims, StencilKind kind) const {
+        return by_stencil_kind(kind, [&](auto s) { return most_levels<decltype(s)>(dims); });
+    }
     // With faces (3D only), the blocks that write them go first and signal faces.done; returns
     // how many do. With arrivals (3D only), the blocks wait for their halos (a pipelined pass).
     template <class S>
     long long apply_levels_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                                    const Box& b, const Box& live, int levels, Lane lane,
                                    const LevelsSignals& signals = {}) {
-        if constexpr (!kPlainStar<S>) {
-            throw std::logic_error("apply_levels: plain stars");
-        } else {
-            if (b.empty()) return 0;
-            if (levels < 2 || levels > max_levels(in.ext.dims))
-                throw std::logic_error("apply_levels: 2 to 8 levels in 2D, 2 to 4 in 3D");
-            if (in.ext.dims == 3) {
+        if (b.empty()) return 0;
+        if (levels < 2 || levels > most_levels<S>(in.ext.dims))
+            throw std::logic_error("apply_levels: more levels than a pass of this stencil takes");
+        if (in.ext.dims == 3) {
+            if constexpr (kBlocksInTime<S>)
                 return launch_levels_3d<T, S>(r, in, out, b, live, levels, multiprocessors_,
                                               stream(lane), signals);
-            }
-            if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
-                throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
-            levels_for<S>(r, in, out, b, live, levels, stream(lane));
-            return 0;
         }
+        if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
+            throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
+        if constexpr (kPlainStar<S>) levels_for<S>(r, in, out, b, live, levels, stream(lane));
+        return 0;
     }
 
     // The summing pass (SummingPass): what it can sum, its layout, its launches over a box.

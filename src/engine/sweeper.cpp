@@ -114,7 +114,7 @@ void Sweeper<T>::sweeps(const StencilParams<T>& p, int count) {
         if (count == 1) sweep(p);
         return;
     }
-    const int most = s_.be.levels_per_pass(s_.sub.dims);
+    const int most = s_.be.levels_per_pass(s_.sub.dims, p.kind);
     for (int passes = (count + most - 1) / most; passes > 0; --passes) {
         const int levels = (count + passes - 1) / passes;
         if (levels == 1) {
@@ -137,7 +137,7 @@ void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
 template <class T>
 int Sweeper<T>::summing_pass(const StencilParams<T>& p, int count) {
     pass(p, count, true);
-    extra_memory_passes_ += std::max(0, count - s_.be.levels_per_pass(s_.sub.dims));
+    extra_memory_passes_ += std::max(0, count - s_.be.levels_per_pass(s_.sub.dims, p.kind));
     return s_.be.level_sums()->fold_and_read_levels(count);
 }
 

@@ -153,8 +153,9 @@ double Tuner<T>::sum_over_ranks(double local) const {
 // sweep (Blocks::summing) where the sweeps can sum inside passes, a trial of 1 against summing
 // passes of 2 to kSummingMostLevels (which wins depends on size and precision), else 1; 1 elsewhere
 // (the CPU: its passes take one level each), and for the CG (it exchanges inside every operator
-// application). Whether k fits is a pure function of the deck and the process grid, so every rank
-// decides alike.
+// application), and where a pass of the stencil takes one level (wider stars; a field's in 2D).
+// Whether k fits is a pure function of the deck and the process grid, so every rank decides
+// alike.
 template <class T>
 std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
     auto problem = [&](int k) {
@@ -168,9 +169,8 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
         return ks;
     };
     if (cfg_.time_block == 0) {
-        // Passes of several levels take plain stars.
-        if (blocks_ == Blocks::none || !be_.on_device() || !geo_.plain_star) return {1};
-        const int most = be_.levels_per_pass(dom_.dims);
+        const int most = be_.levels_per_pass(dom_.dims, kind_);
+        if (blocks_ == Blocks::none || !be_.on_device() || most < 2) return {1};
         if (blocks_ == Blocks::summing) {
             if (!can_sum) return {1};
             return fitting({1}, std::min(kSummingMostLevels, most));
@@ -203,11 +203,11 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
     auto extents = [&](int k) {
         return FieldExtents::make(dom_.dims, topo_.subdomain().size, k, be_.row_alignment());
     };
-    StencilParams<T> p;
-    p.kind = kind_;
     auto seconds_per_sweep = [&](int k) {
         Field<T> a = be_.allocate_field(extents(k));
         Field<T> b = be_.allocate_field(extents(k));
+        Field<T> coeffs;
+        const StencilParams<T> p = trial_params(extents(k), coeffs);
         std::unique_ptr<ReplayedSweeps<T>> replayed;
         if (k == 1 && blocks_ == Blocks::summing && replays_residual_sweeps())
             replayed = std::make_unique<ReplayedSweeps<T>>(be_, p, a.view(), b.view(), geo_.updated,

@@ -61,7 +61,19 @@ private:
     void choose_exchange_pass(SweepPlan& plan, const std::vector<int>& depths, FieldPair<T>& fields,
                               HaloSetup<T>& run);
 
-    void run_blocks(Sweeper<T>& s, const SweepPlan& plan, int depth, int count);
+    void run_blocks(Sweeper<T>& s, const StencilParams<T>& p, const SweepPlan& plan, int depth,
+                    int count);
+    // The trials' stencil parameters: the run's stencil, reading `coeffs` (made here, zero, of
+    // `ext`) where it reads a coefficient field; a pass's time does not depend on the values.
+    StencilParams<T> trial_params(const FieldExtents& ext, Field<T>& coeffs) const {
+        StencilParams<T> p;
+        p.kind = kind_;
+        if (stencil_reads_field(kind_)) {
+            coeffs = be_.allocate_field(ext);
+            p.r.field = coeffs.view().data;
+        }
+        return p;
+    }
     void take_level_sums(int read, int levels);
     [[nodiscard]] double sum_over_ranks(double local) const;
     [[nodiscard]] bool can_sum_in_passes() const;

@@ -130,12 +130,14 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
         }
     }
     fields.reset(plan.block);
+    Field<T> coeffs;
+    const StencilParams<T> p = trial_params(fields.extents(), coeffs);
     const int round_sweeps = depths.back();
     auto seconds = [&](std::size_t c, int n) {
         const int depth = depths[choices[c].depth];
         fields.refill(depth);
         const auto t0 = std::chrono::steady_clock::now();
-        run_blocks(*choices[c].sweeper, plan, depth, n * round_sweeps / depth);
+        run_blocks(*choices[c].sweeper, p, plan, depth, n * round_sweeps / depth);
         be_.join_lanes();
         be_.wait(Lane::boundary);
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -160,9 +162,8 @@ void Tuner<T>::choose_exchange_pass(SweepPlan& plan, const std::vector<int>& dep
 // `count` blocks of `depth` sweeps on `s`: plain passes, or summing passes whose levels' sums are
 // read back and all-reduced a pass behind, as a run takes them (JacobiStepper).
 template <class T>
-void Tuner<T>::run_blocks(Sweeper<T>& s, const SweepPlan& plan, int depth, int count) {
-    StencilParams<T> p;
-    p.kind = kind_;
+void Tuner<T>::run_blocks(Sweeper<T>& s, const StencilParams<T>& p, const SweepPlan& plan,
+                          int depth, int count) {
     if (!plan.sums_in_passes()) {
         for (int i = 0; i < count; ++i) s.sweeps(p, depth);
         return;

@@ -115,17 +115,11 @@ constexpr const char* kNoCoarserGrid =
     "multigrid needs a coarser grid, and no axis halves: every rank's block along an axis needs "
     "at least 4 points, and an even count on a periodic axis";
 
-// Density conductivity takes order 2, no time block (passes of several levels take constant
-// coefficients) and no preconditioner that divides by a constant diagonal or coarsens a constant
-// operator (jacobi, multigrid).
+// Density conductivity takes order 2 and no preconditioner that divides by a constant diagonal
+// or coarsens a constant operator (jacobi, multigrid).
 void check_density_conduction(const DeckReader& r, const Config& c) {
     if (!density_conduction(c)) return;
     if (order(c) != 2) r.fail("problem.conductivity", "\"density\" takes problem.order = 2");
-    if (c.time_block > 1) {
-        r.fail("parallel.time_block",
-               "heat with problem.conductivity = \"density\" runs one sweep per halo exchange "
-               "(use 1 or \"auto\")");
-    }
     const std::string& pre = c.word("time.cg_preconditioner");
     if (implicit_scheme(c) && (pre == "jacobi" || pre == "multigrid")) {
         r.fail("time.cg_preconditioner",
@@ -135,8 +129,9 @@ void check_density_conduction(const DeckReader& r, const Config& c) {
 }
 
 // The deck's last checks: the order, dt, and no time block for the implicit scheme (the CG
-// exchanges halos inside every iteration) nor for orders above 2 (passes of several levels take
-// stars of radius 1), no multigrid above order 2 (its coarser levels are of order 2).
+// exchanges halos inside every iteration) nor for orders above 2 (a wider star reads the odd
+// reflection beyond a fixed face, which the exchange writes and every sweep would change), no
+// multigrid above order 2 (its coarser levels are of order 2).
 void finish_deck(const DeckReader& r, Config& c) {
     if (order(c) != 2 && order(c) != 4 && order(c) != 8)
         r.fail("problem.order", "must be 2, 4 or 8");

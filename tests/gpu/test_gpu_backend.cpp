@@ -101,12 +101,8 @@ const std::vector<Deck> kDecks = {
      2e-5},
 };
 
-// Heat of order 4 and 8 and heat with density conductivity take no time block: one sweep per
-// exchange only.
-bool one_sweep_per_exchange(const Deck& d) {
-    return d.text.find("order = ") != std::string::npos ||
-           d.text.find("conductivity = ") != std::string::npos;
-}
+// Heat of order 4 and 8 takes no time block: one sweep per exchange only.
+bool one_sweep_per_exchange(const Deck& d) { return d.text.find("order = ") != std::string::npos; }
 
 class GpuDeck : public testing::TestWithParam<Deck> {};
 
@@ -334,7 +330,8 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
 
 // Temporal blocking: k sweeps per halo exchange, the sweeps between residuals in one pass over
 // memory (2D: the levels kernel, on shells, interiors and the halo rings; 3D: one sweep per pass
-// over k-deep halos), with graphs and every overlap mode (with several ranks "auto" times the
+// over k-deep halos; density conduction: passes of 2 levels in 3D, single sweeps over the
+// halos in 2D), with graphs and every overlap mode (with several ranks "auto" times the
 // exchanging pass split, fused and, in 3D, faces first at start-up; "faces_first" in 3D), against
 // k = 1: the same fields and residual
 // histories, bitwise, on one rank (its periodic self-exchange) and on all of them.
@@ -342,8 +339,8 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
     if (one_sweep_per_exchange(d) || d.text.find("implicit") != std::string::npos)
-        GTEST_SKIP() << "one sweep per exchange: heat of order 4 and 8, with density "
-                        "conductivity, and the implicit scheme";
+        GTEST_SKIP() << "one sweep per exchange: heat of order 4 and 8, and the implicit "
+                        "scheme";
     for (int n : {1, test::world_size()}) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
         int deeper = 0;  // the k > 1 that ran

@@ -1,7 +1,8 @@
 // The test tree's own stencils (support/extra_stencil.hpp) through the CUDA kernel families, by
 // the templates the CUDA backend's run-time dispatch calls (StencilLaunches' *_stencil): the
 // naive kernel against the CPU loops, and for the star of radius 1 the stream kernel, a run of
-// boxes, the tiled kernel and passes of levels (2D and 3D) bitwise against it. Each rank runs
+// boxes, the tiled kernel and passes of levels (2D and 3D) bitwise against it; for the star that
+// reads a field, the wide stream kernel and 3D passes of levels. Each rank runs
 // them on its own GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@ namespace gridsim {
 namespace {
 
 using test::FourthOrderHeat;
+using test::HarmonicConduction;
 using test::WeightedJacobi;
 
 // A CUDA backend for memory and one StencilLaunches of kernel `kind` for stencil S's launches.
@@ -39,6 +41,13 @@ public:
         launches_ = std::make_unique<cuda::StencilLaunches<double>>(cfg_, *lanes_, *sums_);
     }
     [[nodiscard]] int row_alignment() const { return be_->row_alignment(); }
+    // `values` in device memory, shaped by `e` (a coefficient field).
+    Field<double> upload(const FieldExtents& e, const std::vector<double>& values) {
+        Field<double> f = be_->allocate_field(e);
+        be_->upload(values, f.view());
+        GRIDSIM_CUDA_CHECK(cudaDeviceSynchronize());
+        return f;
+    }
     // `sweeps` sweeps (levels = 0) or one pass of `levels` levels over `owned`, from `init`.
     std::vector<double> run(const FieldExtents& e, const std::vector<double>& init,
                             const AxisCoeffs<double>& a, const Box& owned, int sweeps,
@@ -121,6 +130,42 @@ void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sw
         EXPECT_EQ(Launcher<S>(KernelKind::tiled).run(e, init, a, owned, sweeps), swept) << "tiled";
         EXPECT_EQ(stream.run(e, init, a, owned, 0, levels), swept) << levels << " levels";
     }
+}
+
+// A star of radius 1 that reads a coefficient field (random conductivities in [0.5, 1.5)): the
+// naive kernel against the CPU loops, the wide stream kernel and (3D) a pass of 2 levels, whose
+// tile keeps the field's planes, bitwise against it.
+template <int Dims>
+void check_field(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sweeps) {
+    using S = HarmonicConduction;
+    Launcher<S> naive(KernelKind::naive);
+    const FieldExtents e = FieldExtents::make(Dims, n, 2, naive.row_alignment());
+    const std::vector<double> init = test::random_values<double>(e.total, 5 + Dims);
+    std::vector<double> f = test::random_values<double>(e.total, 7 + Dims);
+    for (double& x : f) x = 1.0 + 0.5 * x;
+    const Field<double> device_f = naive.upload(e, f);
+    AxisCoeffs<double> on_host = a;
+    on_host.field = f.data();
+    AxisCoeffs<double> on_device = a;
+    on_device.field = device_f.view().data;
+    const Box owned{{0, 0, 0}, {n[0], n[1], n[2]}};
+    const std::vector<double> swept = naive.run(e, init, on_device, owned, sweeps);
+    EXPECT_LT(max_difference(swept, cpu_sweeps<S, Dims>(e, init, on_host, owned, sweeps)), 1e-13)
+        << "naive, " << Dims << "D";
+    EXPECT_GT(max_difference(swept, init), 1e-3);
+    Launcher<S> stream(KernelKind::stream);
+    EXPECT_EQ(stream.run(e, init, on_device, owned, sweeps), swept) << "wide stream, " << Dims;
+    if constexpr (Dims == 3) {
+        ASSERT_EQ(sweeps, 2);
+        EXPECT_EQ(stream.run(e, init, on_device, owned, 0, 2), swept) << "2 levels";
+    }
+}
+
+TEST(GpuExtraStencil, AStarThatReadsAFieldRunsOnItsKernelsAndInPassesOfLevels) {
+    GRIDSIM_REQUIRE_GPU();
+    check_field<2>({301, 77, 1}, {0.1, 0.15, 0.0}, 3);
+    check_field<3>({67, 53, 29}, {0.1, 0.05, 0.12}, 2);
+    check_field<3>({130, 97, 9}, {0.1, 0.05, 0.12}, 2);
 }
 
 TEST(GpuExtraStencil, EveryKernelFamilyRunsAStencilOfTheTestTree) {

@@ -107,8 +107,9 @@ class HeatConduction(HeatRunCase):
         return u, dt
 
     def check(self, cells, periodic, scheme, precision, ranks, regions, background=1.0, steps=8,
-              cfl=0.9):
+              cfl=0.9, time_block=1):
         deck = deck_text(cells, periodic, scheme, precision, steps, cfl, regions, background)[0]
+        deck = deck.replace("[grid]", f"[parallel]\ntime_block = {time_block}\n[grid]")
         expect, dt = self.reference(cells, periodic, scheme, steps, cfl, regions, background)
         # The densities matter: the same run with uniform conductivity lands elsewhere.
         uniform, _ = self.reference(cells, periodic, scheme, steps, cfl, [], 1.0)
@@ -118,8 +119,10 @@ class HeatConduction(HeatRunCase):
             got, report = self.run_deck(deck, n, name=f"c{scheme}{precision}{n}")
             self.assertEqual(got.shape, expect.shape)
             self.assertAlmostEqual(report["config"]["time"]["dt"] / dt, 1.0, places=12)
+            self.assertEqual(report["time_block"], time_block)
             np.testing.assert_allclose(got, expect, rtol=0, atol=atol,
                                        err_msg=f"{scheme} {precision} {n} ranks")
+        return got
 
     def test_explicit_2d_mixed_double(self):
         self.check([17, 13], [False, True], "explicit", "double", (1, 2, 4), REGIONS_2D)
@@ -131,6 +134,18 @@ class HeatConduction(HeatRunCase):
     def test_explicit_3d_periodic_z_double(self):
         self.check([9, 11, 10], [False, False, True], "explicit", "double", (1, 2, 4),
                    REGIONS_3D)
+
+    def test_time_blocks_3d_mixed_double(self):
+        """Three sweeps per halo exchange (3-deep halos of the field and of the densities):
+        the reference's field, and bitwise the run of one sweep per exchange."""
+        case = ([9, 11, 10], [True, False, False], "explicit", "double")
+        blocked = self.check(*case, (1, 2, 4), REGIONS_3D, steps=7, time_block=3)
+        single = self.check(*case, (4,), REGIONS_3D, steps=7, time_block=1)
+        np.testing.assert_array_equal(blocked, single)
+
+    def test_time_blocks_2d_float(self):
+        self.check([17, 13], [False, True], "explicit", "float", (1, 4), REGIONS_2D,
+                   time_block=2)
 
     def test_implicit_2d_double(self):
         self.check([13, 11], [False, True], "implicit", "double", (1, 2), REGIONS_2D, steps=2,
@@ -166,8 +181,6 @@ class HeatConduction(HeatRunCase):
                       "problem.conductivity"),
             "jacobi": (deck.replace("scheme = \"explicit\"", "scheme = \"implicit\"")
                        .replace("\"chebyshev\"", "\"jacobi\""), "time.cg_preconditioner"),
-            "time_block": (deck.replace("[grid]", "[parallel]\ntime_block = 2\n[grid]"),
-                           "parallel.time_block"),
             "uniform": (deck.replace("conductivity = \"density\"\n", ""), "initial.regions"),
             "zero_density": (deck.replace("density = 4.0", "density = 0.0"),
                              "initial.regions[1].density"),

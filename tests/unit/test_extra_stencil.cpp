@@ -4,6 +4,7 @@
 // in gpu/test_gpu_extra_stencil.cu.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -14,6 +15,7 @@
 
 using namespace gridsim;
 using test::FourthOrderHeat;
+using test::HarmonicConduction;
 using test::WeightedJacobi;
 
 namespace {
@@ -75,6 +77,41 @@ TEST(ExtraStencil, AStarOfRadiusTwoSweepsAsItsDefinition) {
     check_sweep<FourthOrderHeat, double, 3>(1e-14);
     check_sweep<FourthOrderHeat, float, 2>(1e-5);
     check_sweep<FourthOrderHeat, float, 3>(1e-5);
+}
+
+// A star of radius 1 that reads a coefficient field (conductivities in [0.5, 1.5)), through the
+// same loops: each point as its definition, in 2D and 3D.
+template <int Dims>
+void check_field_sweep() {
+    const std::array<int, 3> n =
+        Dims == 3 ? std::array<int, 3>{7, 5, 4} : std::array<int, 3>{9, 6, 1};
+    const FieldExtents e = FieldExtents::make(Dims, n, 1);
+    const std::vector<double> in = test::random_values<double>(e.total, 11);
+    std::vector<double> f = test::random_values<double>(e.total, 12);
+    for (double& x : f) x = 1.0 + 0.5 * x;
+    std::vector<double> out(e.total, 0.0);
+    const AxisCoeffs<double> a{0.1, 0.05, Dims == 3 ? 0.2 : 0.0, f.data()};
+    const Box owned{{0, 0, 0}, {n[0], n[1], n[2]}};
+    (void)cpu::apply_box<double, Dims, HarmonicConduction>({in.data(), e}, {out.data(), e}, owned,
+                                                           a, StencilSum::none);
+    auto at = [&](int i, int j, int k) { return in[e.index(i, j, k)]; };
+    auto fat = [&](int i, int j, int k) { return f[e.index(i, j, k)]; };
+    double moved = 0.0;
+    for (int k = 0; k < n[2]; ++k)
+        for (int j = 0; j < n[1]; ++j)
+            for (int i = 0; i < n[0]; ++i) {
+                const double want =
+                    test::harmonic_conduction_reference<Dims>(at, fat, i, j, k, a.rx, a.ry, a.rz);
+                EXPECT_NEAR(out[e.index(i, j, k)], want, 1e-14) << i << "," << j << "," << k;
+                moved = std::max(moved, std::abs(want - at(i, j, k)));
+            }
+    EXPECT_GT(moved, 1e-2);
+}
+
+TEST(ExtraStencil, AStarThatReadsACoefficientFieldSweepsAsItsDefinition) {
+    static_assert(kReadsField<HarmonicConduction> && kBlocksInTime<HarmonicConduction>);
+    check_field_sweep<2>();
+    check_field_sweep<3>();
 }
 
 // Two levels of a pass (each level over the box grown by the levels still to come, from the

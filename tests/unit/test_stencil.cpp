@@ -101,6 +101,11 @@ TEST(StencilPoint, ConductionConductsThroughFaceMeans) {
     EXPECT_TRUE(stencil_reads_field(StencilKind::conduction));
     EXPECT_FALSE(stencil_plain_star(StencilKind::conduction));
     EXPECT_TRUE(stencil_plain_star(StencilKind::jacobi));
+    // Time blocks take stars of radius 1, a field or not.
+    EXPECT_TRUE(stencil_blocks_in_time(StencilKind::conduction));
+    EXPECT_TRUE(stencil_blocks_in_time(StencilKind::heat));
+    EXPECT_FALSE(stencil_blocks_in_time(StencilKind::heat_order4));
+    EXPECT_FALSE(stencil_blocks_in_time(StencilKind::heat_order8));
     EXPECT_TRUE(by_stencil_kind(StencilKind::conduction, [](auto s) {
         return std::is_same_v<decltype(s), ConductionStencil>;
     }));
@@ -261,8 +266,8 @@ TEST(CpuBackend, HandsOverItsPartsAndOnlyTheLevelSumsCapability) {
     EXPECT_EQ(be->recorder(), nullptr);
     ASSERT_NE(be->level_sums(), nullptr);
     EXPECT_TRUE(be->level_sums()->sums_levels({}, 2));
-    EXPECT_EQ(be->levels_per_pass(2), 1);
-    EXPECT_EQ(be->levels_per_pass(3), 1);
+    EXPECT_EQ(be->levels_per_pass(2, StencilKind::heat), 1);
+    EXPECT_EQ(be->levels_per_pass(3, StencilKind::conduction), 1);
     // The required parts are there and work: a fold of nothing is zero, read back by id.
     EXPECT_EQ(be->sums().finish_read(be->sums().fold_and_read()), 0.0);
     auto f = be->allocate_field(FieldExtents::make(2, {4, 3, 1}, 1, be->row_alignment()));
