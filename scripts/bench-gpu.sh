@@ -187,7 +187,7 @@ radius=0.2, density=0.1}]")
             bench "${p}_heat3d_d_o4$r" "$n" bench_heat3d.toml --set problem.order=4
             bench "${p}_heat3d_d_o8$r" "$n" bench_heat3d.toml --set problem.order=8
             bench "${p}_cg_o4$r" "$n" bench_heat3d_implicit.toml --set problem.order=4
-            # Heat conducting through a density field (a coefficient field read every sweep).
+            # Heat conducting through a density field (a coefficient field read every pass).
             bench "${p}_heat3d_d_cond$r" "$n" bench_heat3d.toml "${conduction[@]}"
             bench "${p}_cg_cond$r" "$n" bench_heat3d_implicit.toml "${conduction[@]}"
             bench "${p}_cg_fused$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=fused
