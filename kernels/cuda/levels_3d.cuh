@@ -41,8 +41,8 @@ namespace gridsim::cuda {
 // it ahead, as the input's, into a ring of kFieldSlots planes of all R rows after the input
 // planes: level j reads the field's planes either side of its own, which lags 2 j behind the
 // input, so the ring holds the 2 Levels + 1 planes the levels read and the two on their way.
-// Every point's field star comes from there (packs beside the thread's, clamped at the tile's
-// edges, whose ring goes invalid anyway).
+// A thread keeps its own points of those planes in registers (FieldWindow); the rest of every
+// field star comes from the lanes beside it and the ring's rows beyond its own.
 template <class T, int Levels, int V, int R, int Rows, bool Field = false>
 struct LevelsPlanes {
     // Only a thread's first and last rows are read by other threads, so a level plane holds
@@ -76,7 +76,7 @@ struct LevelsPlanes {
 
 // What one thread of a tile holds for a whole walk: its first pack's x and row, which packs it
 // loads and stores, which of its points are live, and its neighbour rows' offsets in the level
-// planes (also those of the field's, with the lanes beside it, clamped at the tile's edges).
+// planes (the field's planes too).
 template <class T, int V, int R>
 struct TileThread3d {
     int i = 0;
@@ -86,34 +86,94 @@ struct TileThread3d {
     bool column_live[R * V];
     int down = 0;
     int up = 0;
-    int left = 0;
-    int right = 0;
 };
 
-// The coefficient field's star at point e of a thread's row q in the field plane `mid` (the
-// thread's first row), `below` and `above` its planes on either side along z.
+// A thread's own points of the coefficient field in the 2 Levels + 1 planes its levels read
+// (window plane i: walk step s - 2 Levels - 1 + i at step s), moved on a plane every step from
+// the field's ring in shared memory, so that the centre and the z neighbours of every level's
+// field star come from registers; x neighbours beyond its pack come from the lanes beside it,
+// y neighbours beyond its rows from the ring. NoFieldWindow: a stencil that reads none.
+template <class T, int Levels, int V, int R>
+struct FieldWindow {
+    static constexpr int kPlanes = 2 * Levels + 1;
+    T w[kPlanes][R * V];
+
+    __device__ FieldWindow() {
+#pragma unroll
+        for (int i = 0; i < kPlanes; ++i)
+#pragma unroll
+            for (int k = 0; k < R * V; ++k) w[i][k] = T(0);
+    }
+    // The oldest plane goes; the thread's points of `plane` (its first row's pack) come in.
+    __device__ __forceinline__ void advance(const Pack<T, V>* plane) {
+#pragma unroll
+        for (int i = 0; i + 1 < kPlanes; ++i)
+#pragma unroll
+            for (int k = 0; k < R * V; ++k) w[i][k] = w[i + 1][k];
+#pragma unroll
+        for (int q = 0; q < R; ++q) {
+            const Pack<T, V> p = plane[32 * q];
+#pragma unroll
+            for (int e = 0; e < V; ++e) w[kPlanes - 1][q * V + e] = p.v[e];
+        }
+    }
+};
+struct NoFieldWindow {};
+
+// The field's stars of a level's points: `c` the thread's points of the level's plane, `zm` and
+// `zp` of the planes below and above it (window rows), `plane` that plane in the ring.
 template <class T, int V, int R>
-__device__ __forceinline__ Star<T> field_star(const Pack<T, V>* mid, const Pack<T, V>* below,
-                                              const Pack<T, V>* above, int q, int e,
-                                              const TileThread3d<T, V, R>& th) {
-    const Pack<T, V>& own = mid[32 * q];
-    const T xm = e > 0 ? own.v[e - 1] : mid[32 * q + th.left].v[V - 1];
-    const T xp = e < V - 1 ? own.v[e + 1] : mid[32 * q + th.right].v[0];
-    const T ym = mid[32 * q + (q == 0 ? th.down : -32)].v[e];
-    const T yp = mid[32 * q + (q == R - 1 ? th.up : 32)].v[e];
-    return Star<T>(own.v[e], xm, xp, ym, yp, below[32 * q].v[e], above[32 * q].v[e]);
+struct FieldStars {
+    const T (&c)[R * V];
+    const T (&zm)[R * V];
+    const T (&zp)[R * V];
+    Pack<T, V> below, above;  // the rows beyond the thread's first and last
+
+    __device__ FieldStars(const T (&centre)[R * V], const T (&lower)[R * V],
+                          const T (&upper)[R * V], const Pack<T, V>* plane,
+                          const TileThread3d<T, V, R>& th)
+        : c(centre),
+          zm(lower),
+          zp(upper),
+          below(plane[th.down]),
+          above(plane[32 * (R - 1) + th.up]) {}
+    // Point e of row q, its x neighbours beyond the pack (`left`, `right`) shuffled by the caller.
+    __device__ Star<T> at(int q, int e, T left, T right) const {
+        const int k = q * V + e;
+        return Star<T>(c[k], e == 0 ? left : c[k - 1], e == V - 1 ? right : c[k + 1],
+                       q == 0 ? below.v[e] : c[k - V], q == R - 1 ? above.v[e] : c[k + V], zm[k],
+                       zp[k]);
+    }
+    // The last (first) point of row q of the lane before (after), or this lane's at the warp's
+    // ends (ring points).
+    __device__ T left(int q) const { return __shfl_up_sync(0xffffffffu, c[q * V + V - 1], 1); }
+    __device__ T right(int q) const { return __shfl_down_sync(0xffffffffu, c[q * V], 1); }
+};
+struct NoFieldStars {};
+
+// Level j's field stars at step s (window plane 2 Levels + 1 - 2 j), where S reads a field.
+template <class T, class S, int Levels, int V, int R, int Dir, class Window, class Tile>
+__device__ __forceinline__ auto level_field_stars(const Window& fw, const Tile& tile, int s, int j,
+                                                  const TileThread3d<T, V, R>& th) {
+    if constexpr (kReadsField<S>) {
+        const int b = 2 * Levels + 1 - 2 * j;
+        return FieldStars<T, V, R>(fw.w[b], fw.w[b - Dir], fw.w[b + Dir], tile.field(s - 2 * j),
+                                   th);
+    } else {
+        return NoFieldStars{};
+    }
 }
 
 // One step of a walk along z, upwards (Dir 1) or downwards (Dir -1): every level moves on by a
 // plane, level j at plane z_in - 2 j Dir (walk step s - 2 j); the planes made before are the
 // ones below it going up, above it going down, so that each point reads its true z neighbours
 // whichever way the walk goes (and so has the same bits).
-template <class T, class S, int Levels, int V, int R, int Rows, int Slot, int Dir>
+template <class T, class S, int Levels, int V, int R, int Rows, int Slot, int Dir, class Window>
 __device__ __forceinline__ void levels_step_3d(
     const LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>& tile, int z_in, int s,
     T (&newest)[Levels][R * V], T (&middle)[Levels][R * V], T (&oldest)[Levels][R * V],
-    const Pack<T, V> (&input)[R], const TileThread3d<T, V, R>& th, const Box& live,
-    const AxisCoeffs<T>& r, Pack<T, V> (&top)[R]) {
+    const Pack<T, V> (&input)[R], const TileThread3d<T, V, R>& th, const Window& fw,
+    const Box& live, const AxisCoeffs<T>& r, Pack<T, V> (&top)[R]) {
     using Tile = LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>;
     constexpr int kRead = (Slot + 1) % 3;  // the slot written two steps ago
 #pragma unroll
@@ -124,11 +184,17 @@ __device__ __forceinline__ void levels_step_3d(
         const Pack<T, V>* mid = tile.plane(kRead, j - 1);
         const Pack<T, V> below = mid[th.down];  // the row before the thread's first
         const Pack<T, V> above = mid[Tile::edge(R - 1) + th.up];  // the row after its last
+        const auto stars = level_field_stars<T, S, Levels, V, R, Dir>(fw, tile, s, j, th);
         Pack<T, V> v[R];
 #pragma unroll
         for (int q = 0; q < R; ++q) {
             const T left = __shfl_up_sync(0xffffffffu, c[q * V + V - 1], 1);
             const T right = __shfl_down_sync(0xffffffffu, c[q * V], 1);
+            T field_left{}, field_right{};
+            if constexpr (kReadsField<S>) {
+                field_left = stars.left(q);
+                field_right = stars.right(q);
+            }
 #pragma unroll
             for (int e = 0; e < V; ++e) {
                 const int at = q * V + e;
@@ -139,12 +205,8 @@ __device__ __forceinline__ void levels_step_3d(
                 const T zm = Dir > 0 ? oldest[j - 1][at] : newest[j - 1][at];
                 const T zp = Dir > 0 ? newest[j - 1][at] : oldest[j - 1][at];
                 if constexpr (kReadsField<S>) {
-                    const int f = s - 2 * j;  // the walk step of this level's plane
-                    v[q].v[e] =
-                        S::template point<3>(Star<T>(c[at], xm, xp, ym, yp, zm, zp),
-                                             field_star<T, V, R>(tile.field(f), tile.field(f - Dir),
-                                                                 tile.field(f + Dir), q, e, th),
-                                             r);
+                    v[q].v[e] = S::template point<3>(Star<T>(c[at], xm, xp, ym, yp, zm, zp),
+                                                     stars.at(q, e, field_left, field_right), r);
                 } else {
                     v[q].v[e] = stencil_point<T, 3, S>(c[at], xm, xp, ym, yp, zm, zp, r);
                 }
@@ -241,6 +303,7 @@ __device__ __forceinline__ void walk_chunk_3d(
     prefetch(0, 0);
     prefetch(1, 1);
     __syncthreads();
+    std::conditional_t<kReadsField<S>, FieldWindow<T, Levels, V, R>, NoFieldWindow> fw;
     auto step = [&](auto slot, int t, T(&newest)[Levels][R * V], T(&middle)[Levels][R * V],
                     T(&oldest)[Levels][R * V]) {
         constexpr int kSlot = decltype(slot)::value;
@@ -251,9 +314,11 @@ __device__ __forceinline__ void walk_chunk_3d(
         for (int q = 0; q < R; ++q)
             input[q] = th.loads[q] && s < load_steps ? tile.input(kSlot)[32 * q] : P{};
         prefetch(s + 2, (kSlot + 2) % 3);  // the slot read one step ago
+        // The field's plane of step s - 1 (the thread's own copy, complete a step ago).
+        if constexpr (kReadsField<S>) fw.advance(tile.field(s - 1));
         P top[R];
         levels_step_3d<T, S, Levels, V, R, Rows, kSlot, Dir>(
-            tile, first + Dir * s, s, newest, middle, oldest, input, th, live, r, top);
+            tile, first + Dir * s, s, newest, middle, oldest, input, th, fw, live, r, top);
         const int z_out = first + Dir * (s - 2 * Levels);
         if (z_out >= z0 && z_out < z1) {
 #pragma unroll
@@ -335,13 +400,10 @@ __global__ void __launch_bounds__(32 * Rows, 1)
     // hold the rest; those points only feed the ring).
     levels_3d_masks<T, Levels, V, R, kStrideX, kStrideY>(box, live, th.i, th.j0, row0, tile_x,
                                                          th.loads, th.stores, th.column_live);
-    // The tile's first and last rows read their own row as the missing y neighbour (and its
-    // first and last lanes their own pack as the field's missing x neighbour): they are ring
-    // points, invalid after the first level whatever they read.
+    // The tile's first and last rows read their own row as the missing y neighbour: they are
+    // ring points, invalid after the first level whatever they read.
     th.down = threadIdx.y > 0 ? -32 : 0;
     th.up = static_cast<int>(threadIdx.y) < Rows - 1 ? 32 : 0;
-    th.left = tx > 0 ? -1 : 0;
-    th.right = tx < 31 ? 1 : 0;
     // The level planes start at zero (the first steps' reads of planes not yet made); the input
     // slots are read only where a copy filled them.
     for (int c = 0; c < 3 * Levels; ++c) {

@@ -41,7 +41,9 @@ template <class T, class S, int Levels, int V, int R, int Rows>
 long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, int multiprocessors, cudaStream_t s,
                            const LevelsSignals& signals) {
-    static_assert(Rows == kThreadRows3d && R == kRowsPerThread3d, "the tile of levels_3d_tile.hpp");
+    static_assert(
+        Rows == (kReadsField<S> ? kFieldThreadRows3d : kThreadRows3d) && R == kRowsPerThread3d,
+        "the tile of levels_3d_tile.hpp");
     constexpr std::size_t kSmem = LevelsPlanes<T, Levels, V, R, Rows, kReadsField<S>>::kBytes;
     auto kernel = stencil_levels_3d_kernel<T, S, Levels, V, R, Rows, LevelsOrder::plain>;
     auto faces_kernel =
@@ -55,7 +57,7 @@ long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
         return wave_slots(kernel, 32 * Rows, kSmem, multiprocessors);
     }();
     const auto tiles_x = static_cast<int>(levels_3d_tiles_x(b.lo[0], b.hi[0], V, Levels));
-    const auto tiles_y = static_cast<int>(levels_3d_tiles_y(b.lo[1], b.hi[1], Levels));
+    const auto tiles_y = static_cast<int>(levels_3d_tiles_y(b.lo[1], b.hi[1], Levels, Rows));
     const int nz = b.hi[2] - b.lo[2];
     int planes =
         level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, Levels, wave, kLevelPlanes);
@@ -82,17 +84,22 @@ long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
     const BlockOrder order = faces_first_order(
         {tiles_x, tiles_y, chunks},
         {levels_3d_first_x(b.lo[0], V, Levels) + Levels, b.lo[1], b.lo[2]},
-        {levels_3d_stride_x(V, Levels), levels_3d_stride_y(Levels), planes}, b, *faces.boxes);
+        {levels_3d_stride_x(V, Levels), levels_3d_stride_y(Levels, Rows), planes}, b, *faces.boxes);
     faces_kernel<<<static_cast<unsigned>(order.blocks()), dim3(32, Rows, 1), kSmem, s>>>(
         in, out, b, live, r, planes, order, faces.done, {});
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
     return order.faces();
 }
 
-// The most levels of a 3D pass of S: kMaxLevels3d, kMaxFieldLevels3d where it reads a field.
+// The most levels of a 3D pass of S and its tile's thread rows: kMaxLevels3d and kThreadRows3d,
+// kMaxFieldLevels3d and kFieldThreadRows3d where it reads a field.
 template <class S>
 constexpr int most_levels_3d() {
     return kReadsField<S> ? kMaxFieldLevels3d : kMaxLevels3d;
+}
+template <class S>
+constexpr int thread_rows_3d() {
+    return kReadsField<S> ? kFieldThreadRows3d : kThreadRows3d;
 }
 
 // The launch for `levels` (2 to most_levels_3d<S>()) in the measured tile shape.
@@ -103,7 +110,7 @@ long long launch_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
     long long face_blocks = 0;
     with_levels<2, most_levels_3d<S>()>(levels, [&](auto l) {
         face_blocks = launch_levels_3d<T, S, decltype(l)::value, levels_3d_lane_points(sizeof(T)),
-                                       kRowsPerThread3d, kThreadRows3d>(
+                                       kRowsPerThread3d, thread_rows_3d<S>()>(
             r, in, out, b, live, multiprocessors, s, signals);
     });
     return face_blocks;
