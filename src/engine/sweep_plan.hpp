@@ -44,8 +44,8 @@ struct SweepGeometry {
     }
 
     int radius;  // the stencil's: a sweep reads `radius` halo layers
-    // Whether the stencil is a plain star (kPlainStar): passes of several levels, the fused
-    // sweep's wrap and the tuner's trials take only those.
+    // Whether the stencil is a plain star (kPlainStar): the fused sweep's wrap takes only those
+    // (how many levels a pass takes the backend says per stencil: levels_per_pass).
     bool plain_star;
     // The halo layers of a field that `block` sweeps run between exchanges on.
     [[nodiscard]] int halo_layers(int block) const { return block * radius; }
