@@ -127,7 +127,7 @@ public:
     template <class S>
     [[nodiscard]] static constexpr int most_levels(int dims) {
         if constexpr (kPlainStar<S>) return dims == 2 ? kMaxLevels : kMaxLevels3d;
-        if constexpr (kBlocksInTime<S>) return dims == 3 ? most_levels_3d<S>() : 1;
+        if constexpr (S::kRadius == 1) return dims == 3 ? most_levels_3d<S>() : 1;
         return 1;
     }
     [[nodiscard]] int max_levels(int dims, StencilKind kind) const {
@@ -143,7 +143,7 @@ public:
         if (levels < 2 || levels > most_levels<S>(in.ext.dims))
             throw std::logic_error("apply_levels: more levels than a pass of this stencil takes");
         if (in.ext.dims == 3) {
-            if constexpr (kBlocksInTime<S>)
+            if constexpr (S::kRadius == 1)
                 return launch_levels_3d<T, S>(r, in, out, b, live, levels, multiprocessors_,
                                               stream(lane), signals);
         }
@@ -243,12 +243,37 @@ private:
         if constexpr (kPlainStar<S>) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
         } else {
-            const Launch l = shapes_.template wide_launch<Dims>(b, Sum);
-            double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
-            stencil_wide_stream_kernel<T, Dims, S, Sum>
-                <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial);
-            GRIDSIM_CUDA_CHECK(cudaGetLastError());
+            launch_wide<Dims, S, Sum>(in, out, b, r, s);
         }
+    }
+
+    // The wide stream kernel over `b`: the slabs whose stars reach past a fixed plane (at most
+    // radius - 1 thick) on the variant that gathers them through the reflection, each a launch,
+    // then the rest (out_of_reach) on the plain walk.
+    template <int Dims, class S, StencilSum Sum>
+    void launch_wide(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
+                     cudaStream_t s) {
+        auto run = [&](const Box& box, auto reflects) {
+            if (box.empty()) return;
+            const Launch l = shapes_.template wide_launch<Dims>(box, Sum);
+            double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
+            stencil_wide_stream_kernel<T, Dims, S, Sum, decltype(reflects)::value>
+                <<<l.grid, l.block, 0, s>>>(in, out, box, r, l.points, partial);
+            GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        };
+        const Box inner = out_of_reach<Dims, S::kRadius>(b, r.fixed);
+        Box rest = b;
+        for (int d = 0; d < Dims; ++d) {
+            Box below = rest;
+            below.hi[d] = inner.lo[d];
+            Box above = rest;
+            above.lo[d] = inner.hi[d];
+            run(below, std::true_type{});
+            run(above, std::true_type{});
+            rest.lo[d] = inner.lo[d];
+            rest.hi[d] = inner.hi[d];
+        }
+        run(inner, std::false_type{});
     }
 
     // The stream or tiled kernel over `b`.

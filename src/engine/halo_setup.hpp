@@ -19,7 +19,8 @@ template <class T>
 struct HaloSetup {
     int depth = 1;
     std::unique_ptr<HaloExchange<T>> halo;
-    std::vector<std::vector<Box>> rings;  // [extend]: the halo slabs a sweep also updates
+    std::vector<std::vector<Box>> rings;  // [extend]: the halo slabs a sweep also updates, extend
+                                          // x radius layers deep
     // The split of a pass (no sums): its shell only as deep as the halo, the points a pass of up
     // to `depth` levels reads a halo for. Launched on its own ahead of the exchange, a thinner
     // shell costs less (docs/tuning.md, "Pass shell").
@@ -47,7 +48,8 @@ HaloSetup<T> make_halo_setup(const CartTopology& topo, const BackendChoice<T>& c
         std::vector<FieldView<T>>{fields.field(0), fields.field(1)}, &routes);
     s.halo->reflect_fixed_faces(sub, geo.radius - 1);
     for (int extend = 0; extend < depth; ++extend)
-        s.rings.push_back(peel(extend_into_halos(geo.updated, sub, extend), geo.updated, sub.dims));
+        s.rings.push_back(peel(extend_into_halos(geo.updated, sub, geo.halo_layers(extend)),
+                               geo.updated, sub.dims));
     s.pass_regions = split_for_overlap(geo.updated, sub, geo.halo_layers(depth), geo.radius > 1);
     TimeBlocking<T>* tb = choice.backend->time_blocking();
     s.pipelines = depth > 1 && tb != nullptr && tb->pipelined(sub.dims) != nullptr &&

@@ -24,8 +24,9 @@ enum class Blocks { none, plain, summing };
 struct SweepGeometry {
     // The split of a sweep: its shell this deep whatever the run's halo, so that the boxes a
     // residual is summed over, and so its bits, are the same for every block; as deep as a pass's
-    // most levels and as the halos of every k up to 8. Deeper, it would move more of every small
-    // subdomain's sweep ahead of its exchange.
+    // most levels and as the halos of every k up to 8 of a star of radius 1 (deeper halos move
+    // after the whole sweep). Deeper, it would move more of every small subdomain's sweep ahead
+    // of its exchange.
     static constexpr int kSweepShellDepth = 8;
 
     // `kind`: the stencil; a star wider than one point also reads halos beyond the fixed faces,

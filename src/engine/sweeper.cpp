@@ -65,7 +65,8 @@ Sweeper<T>::Sweeper(Backend<T>& be, PhaseTimer& timer, FieldPair<T>& fields,
       cache_(be, plan_),
       s_{be, timer, fields, geo, halos, plan_, sub, phases_, cache_},
       within_halos_(make_within_halos(s_)) {
-    const bool beside = plan_.block <= SweepGeometry::kSweepShellDepth;
+    // The halos move beside the interior where the shell holds every layer they send.
+    const bool beside = geo.halo_layers(plan_.block) <= SweepGeometry::kSweepShellDepth;
     for (const StencilSum sum : {StencilSum::none, StencilSum::change}) {
         sweep_[sum == StencilSum::none ? 0 : 1] =
             plan_.fuses(sum) ? make_fused(s_) : make_split(s_, s_.geo.regions, beside);

@@ -159,7 +159,7 @@ double Tuner<T>::sum_over_ranks(double local) const {
 template <class T>
 std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
     auto problem = [&](int k) {
-        return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), k);
+        return decomposition_problem(dom_, topo_.process_grid(), topo_.size(), geo_.halo_layers(k));
     };
     // `ks` and then every k from 2 to `most` that the subdomain fits.
     auto fitting = [&](std::vector<int> ks, int most) {
@@ -185,7 +185,7 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
     const int k = cfg_.time_block;
     if (const std::string why = problem(k); !why.empty()) {
         throw ConfigError(cfg_.where("parallel.time_block") +
-                          fmt::format("{} needs {}-deep halos: {}", k, k, why));
+                          fmt::format("{} needs {}-deep halos: {}", k, geo_.halo_layers(k), why));
     }
     return {k};
 }

@@ -24,7 +24,8 @@ std::vector<int> Tuner<T>::halo_depths(const SweepPlan& plan) const {
     const bool trial =
         cfg_.time_block == 0 && k > 1 && 2 * k <= kMaxTimeBlock && exchange_trial_runs(plan) &&
         !plan.sums_in_passes() &&
-        decomposition_problem(dom_, topo_.process_grid(), topo_.size(), 2 * k).empty();
+        decomposition_problem(dom_, topo_.process_grid(), topo_.size(), geo_.halo_layers(2 * k))
+            .empty();
     if (trial) return {k, 2 * k};
     return {k};
 }

@@ -1,6 +1,7 @@
-// The updates of a time block that leave halo layers valid and exchange nothing: a point
-// `extend` layers out reads the layer beyond it, which the current field holds (room =
-// extend + 1), and each such point is computed from the same values as on the rank that owns it.
+// The updates of a time block that leave halo layers valid and exchange nothing: with `extend`
+// sweeps of the block still to come, a point up to extend x radius layers out reads the radius
+// layers beyond it, which the current field holds (room = extend + 1 sweeps' worth), and each such
+// point is computed from the same values as on the rank that owns it.
 #include "engine/sweep_strategy.hpp"
 
 namespace gridsim {
@@ -18,7 +19,8 @@ public:
         auto apply = [&](const Box& b, Lane lane) { u.apply(s_, b, lane); };
         if (u.kind != UpdateKind::sweep) {
             auto t = s_.timer.on_lane(Phase::interior, Lane::boundary);
-            apply(extend_into_halos(s_.geo.updated, s_.sub, u.extend), Lane::boundary);
+            apply(extend_into_halos(s_.geo.updated, s_.sub, s_.geo.halo_layers(u.extend)),
+                  Lane::boundary);
             return;
         }
         {

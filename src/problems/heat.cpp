@@ -128,10 +128,9 @@ void check_density_conduction(const DeckReader& r, const Config& c) {
     }
 }
 
-// The deck's last checks: the order, dt, and no time block for the implicit scheme (the CG
-// exchanges halos inside every iteration) nor for orders above 2 (a wider star reads the odd
-// reflection beyond a fixed face, which the exchange writes and every sweep would change), no
-// multigrid above order 2 (its coarser levels are of order 2).
+// The deck's last checks: the order, dt, no time block for the implicit scheme (the CG
+// exchanges halos inside every iteration), no multigrid above order 2 (its coarser levels are of
+// order 2).
 void finish_deck(const DeckReader& r, Config& c) {
     if (order(c) != 2 && order(c) != 4 && order(c) != 8)
         r.fail("problem.order", "must be 2, 4 or 8");
@@ -141,11 +140,6 @@ void finish_deck(const DeckReader& r, Config& c) {
         r.fail("parallel.time_block",
                "the implicit heat scheme exchanges halos inside every CG iteration; "
                "temporal blocking is for the explicit sweeps (use 1 or \"auto\")");
-    }
-    if (order(c) > 2 && c.time_block > 1) {
-        r.fail("parallel.time_block",
-               "heat of problem.order 4 and 8 runs one sweep per halo exchange (use 1 or "
-               "\"auto\")");
     }
     if (implicit_scheme(c) && order(c) > 2 && c.word("time.cg_preconditioner") == "multigrid") {
         r.fail("time.cg_preconditioner",
@@ -177,6 +171,16 @@ bool has_analytic_solution(const Config& cfg) {
 // (order 2: (1 + 2 sum_d r_d) u - sum_d r_d (u[+e_d] + u[-e_d])), so both schemes run the same
 // kernels. With density conductivity it reads `density`, made here from the deck (it must live
 // as long as the parameters are used).
+// The planes of this rank's fixed faces (FixedPlanes): owned point 0 below, size - 1 above.
+FixedPlanes fixed_planes(const Subdomain& sub) {
+    FixedPlanes f;
+    for (int d = 0; d < sub.dims; ++d) {
+        if (sub.fixed_face[2 * d]) f.lo[d] = 0;
+        if (sub.fixed_face[2 * d + 1]) f.hi[d] = sub.size[d] - 1;
+    }
+    return f;
+}
+
 template <class T>
 StencilParams<T> heat_params(Simulation<T>& sim, double sign, std::optional<Field<T>>& density) {
     const Config& cfg = sim.config();
@@ -184,6 +188,7 @@ StencilParams<T> heat_params(Simulation<T>& sim, double sign, std::optional<Fiel
     StencilParams<T> p;
     p.kind = stencil_kind(cfg);
     p.r = {static_cast<T>(sign * r[0]), static_cast<T>(sign * r[1]), static_cast<T>(sign * r[2])};
+    p.r.fixed = fixed_planes(sim.subdomain());
     if (density_conduction(cfg)) {
         density = make_coefficient_field(sim, make_density_params(cfg, sim.domain()));
         p.r.field = density->view().data;

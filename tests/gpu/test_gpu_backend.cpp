@@ -101,9 +101,6 @@ const std::vector<Deck> kDecks = {
      2e-5},
 };
 
-// Heat of order 4 and 8 takes no time block: one sweep per exchange only.
-bool one_sweep_per_exchange(const Deck& d) { return d.text.find("order = ") != std::string::npos; }
-
 class GpuDeck : public testing::TestWithParam<Deck> {};
 
 }  // namespace
@@ -251,9 +248,7 @@ TEST_P(GpuDeck, IpcIsBitwiseIdenticalToTheOtherTransports) {
     const Deck& d = GetParam();
     const bool own = every_rank_has_its_own_gpu();
     const char* reference = own ? "nccl" : "staged";
-    const bool blocks = !one_sweep_per_exchange(d);
     for (const char* k : {"1", "3"}) {
-        if (!blocks && std::string(k) != "1") continue;
         const RunResult ref =
             test::run_on_ranks(n, d.text + kGpu,
                                {fmt::format("parallel.time_block={}", k), "parallel.graphs=off",
@@ -331,23 +326,23 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
 // Temporal blocking: k sweeps per halo exchange, the sweeps between residuals in one pass over
 // memory (2D: the levels kernel, on shells, interiors and the halo rings; 3D: one sweep per pass
 // over k-deep halos; density conduction: passes of 2 levels in 3D, single sweeps over the
-// halos in 2D), with graphs and every overlap mode (with several ranks "auto" times the
-// exchanging pass split, fused and, in 3D, faces first at start-up; "faces_first" in 3D), against
-// k = 1: the same fields and residual
-// histories, bitwise, on one rank (its periodic self-exchange) and on all of them.
+// halos in 2D; heat of order 4 and 8: single sweeps over k x radius-deep halos, each reflecting
+// its own values through the Dirichlet faces), with graphs and every overlap mode (with several
+// ranks "auto" times the exchanging pass split, fused and, in 3D, faces first at start-up;
+// "faces_first" in 3D), against k = 1: the same fields and residual histories, bitwise, on one rank
+// (its periodic self-exchange) and on all of them.
 TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
-    if (one_sweep_per_exchange(d) || d.text.find("implicit") != std::string::npos)
-        GTEST_SKIP() << "one sweep per exchange: heat of order 4 and 8, and the implicit "
-                        "scheme";
+    if (d.text.find("implicit") != std::string::npos)
+        GTEST_SKIP() << "one sweep per exchange: the implicit scheme";
     for (int n : {1, test::world_size()}) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
         int deeper = 0;  // the k > 1 that ran
         for (int k : {2, 3, 4, 5, 8}) {
-            // Every deck takes 4-deep halos on its automatic grid of up to 4 ranks (the summing
-            // pass the grid is modelled for); a deeper k only where its rows fit (a thin deck
-            // split into rows). On more ranks, the k whose halos fit the thinner subdomains.
+            // Every deck takes the halos of k = 4 on its automatic grid of up to 4 ranks (the
+            // summing pass the grid is modelled for); a deeper k only where its rows fit (a thin
+            // deck split into rows). On more ranks, the k whose halos fit the thinner subdomains.
             if (!test::takes_halos(d.text + kGpu, n, k)) {
                 if (n <= 4) ASSERT_GT(k, 4) << n << " ranks";
                 continue;

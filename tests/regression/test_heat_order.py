@@ -76,17 +76,21 @@ class HeatOrder(HeatRunCase):
             u = step(u, lambda e: laplacian(e, order, h, periodic), 0.7 * dt, periodic)
         return deck, u, dt
 
-    def check(self, cells, periodic, order, scheme, precision, ranks, steps=6, cfl=0.9):
+    def check(self, cells, periodic, order, scheme, precision, ranks, steps=6, cfl=0.9,
+              time_block=1, sets=()):
         deck, expect, dt = self.case(cells, periodic, order, scheme, precision, steps, cfl)
+        deck = deck.replace("[grid]", f"[parallel]\ntime_block = {time_block}\n[grid]")
         atol = 1e-5 if precision == "float" else (1e-10 if scheme == "implicit" else 1e-13)
         # The reference moves: the comparison would catch a lost reflection or a wrong weight.
         self.assertGreater(np.abs(expect - self.case(cells, periodic, order, scheme, precision,
                                                      0, cfl)[1]).max(), 1e-3)
         for n in ranks:
-            got, report = self.run_deck(deck, n, name=f"o{order}{scheme}{precision}{n}")
+            got, report = self.run_deck(deck, n, *sets, name=f"o{order}{scheme}{precision}{n}")
             self.assertEqual(got.shape, expect.shape)
+            self.assertEqual(report["time_block"], time_block)
             np.testing.assert_allclose(got, expect, rtol=0, atol=atol,
                                        err_msg=f"order {order} {scheme} {precision} {n} ranks")
+        return got
 
     def test_order4_explicit_3d_mixed_boundaries_double(self):
         self.check([13, 11, 9], [False, True, False], 4, "explicit", "double", (1, 2, 4))
@@ -99,6 +103,23 @@ class HeatOrder(HeatRunCase):
 
     def test_order4_explicit_2d_float(self):
         self.check([15, 11], [False, False], 4, "explicit", "float", (2,))
+
+    def test_time_blocks_order4_3d_mixed_double(self):
+        """Three sweeps per halo exchange (6-deep halos): each sweep reflects its own values
+        through the Dirichlet faces, as the reference does every step, so the field is the
+        reference's, and bitwise the run of one sweep per exchange."""
+        case = ([19, 23, 26], [False, True, False], 4, "explicit", "double")
+        blocked = self.check(*case, (1, 2, 4), steps=7, time_block=3)
+        single = self.check(*case, (4,), steps=7, time_block=1)
+        np.testing.assert_array_equal(blocked, single)
+        # 10-deep halos, deeper than the sweep's shell: they move after the whole sweep.
+        deep = self.check(*case, (1, 2), steps=11, time_block=5, sets=("parallel.overlap=false",))
+        np.testing.assert_array_equal(deep, self.check(*case, (1,), steps=11, time_block=1))
+
+    def test_time_blocks_order8_2d_float(self):
+        case = ([33, 19], [False, False], 8, "explicit", "float")
+        blocked = self.check(*case, (1, 4), steps=5, time_block=2)
+        np.testing.assert_array_equal(blocked, self.check(*case, (4,), steps=5, time_block=1))
 
     def test_order4_implicit_3d_mixed_double(self):
         self.check([9, 8, 7], [False, False, True], 4, "implicit", "double", (1, 4), steps=2,
@@ -126,7 +147,7 @@ class HeatOrder(HeatRunCase):
     def test_refusals(self):
         base = "[problem]\norder = {}\n[grid]\ncells = [12, 12]\n[time]\nsteps = 1\n"
         for order, sets, key in ((6, (), "problem.order"),
-                                 (4, ("parallel.time_block=2",), "parallel.time_block"),
+                                 (4, ("parallel.time_block=7",), "parallel.time_block"),
                                  (8, ('problem.scheme="implicit"',
                                       'time.cg_preconditioner="multigrid"'),
                                   "time.cg_preconditioner")):

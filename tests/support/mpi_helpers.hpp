@@ -43,7 +43,8 @@ inline bool takes_halos(const std::string& deck, int n, int k,
                         const std::vector<std::string>& sets = {}) {
     const Config cfg = load_config(deck, "test.toml", pinned_backend(deck, sets));
     const Domain dom = make_domain(cfg);
-    return decomposition_problem(dom, choose_process_grid(cfg, dom, n), n, k).empty();
+    return decomposition_problem(dom, choose_process_grid(cfg, dom, n), n, k * cfg.stencil_radius)
+        .empty();
 }
 
 // Runs `deck` (+ overrides) on world ranks 0..n-1; the others wait at the final barrier.

@@ -90,7 +90,7 @@ TEST(ExtraStencil, AStarOfRadiusTwoSweepsAsItsDefinition) {
 }
 
 TEST(ExtraStencil, AStarThatReadsACoefficientFieldSweepsAsItsDefinition) {
-    static_assert(kReadsField<HarmonicConduction> && kBlocksInTime<HarmonicConduction>);
+    static_assert(kReadsField<HarmonicConduction> && HarmonicConduction::kRadius == 1);
     check_sweep<HarmonicConduction, double, 2>(1e-14);
     check_sweep<HarmonicConduction, double, 3>(1e-14);
     check_sweep<HarmonicConduction, float, 2>(1e-5);
