@@ -6,36 +6,22 @@
 // (README, "Deck keys", gives the definitions).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <type_traits>
 
-#include "mesh/box.hpp"
 #include "mesh/field.hpp"
 #include "mesh/host_device.hpp"
 
 namespace gridsim {
 
-// The planes of the fixed (Dirichlet) faces that a star wider than one point reflects through
-// (README: o points beyond a Dirichlet face's point b read 2 u[b] - u[b -+ o e_d]): along each
-// axis the index of the fixed plane below and above the points a sweep updates, kFar out where
-// that face is not fixed (a neighbour's halo or a periodic image lies beyond it, as read).
-struct FixedPlanes {
-    static constexpr int kFar = 1 << 29;
-    int lo[3] = {-kFar, -kFar, -kFar};
-    int hi[3] = {kFar, kFar, kFar};
-};
-
 // A stencil's coefficients: constant ones per axis (rz = 0 in 2D; heat's r_d = alpha dt / h_d^2)
 // and, for a stencil that reads one (kField), a read-only coefficient field laid out as the
-// fields it updates (the same extents), else null; and the fixed planes a wider star reflects
-// through.
+// fields it updates (the same extents), else null.
 template <class T>
 struct AxisCoeffs {
     T rx, ry, rz;
     const T* field = nullptr;
-    FixedPlanes fixed{};
 };
 
 // What a point function reads: u() is the point's value, u(d, o) the value o points along axis d
@@ -251,61 +237,27 @@ GRIDSIM_HD inline T stencil_point(T c, T xm, T xp, T ym, T yp, T zm, T zp, const
     return S::template point<Dims>(Star<T>(c, xm, xp, ym, yp, zm, zp), r);
 }
 
-// The value o points along an axis (stride `sd`) from the point at index p, whose coordinate
-// on that axis is x, read through the odd reflection where it lies beyond a fixed plane (lo,
-// hi: FixedPlanes' along the axis): 2 u[b] - u[2 b - y] (a star reaches at most radius - 1
-// past a plane, every updated point lying 1 or more inside it).
-template <class T>
-GRIDSIM_HD inline T read_reflected(const T* p, std::int64_t sd, int x, int o, int lo, int hi) {
-    const int y = x + o;
-    if (y < lo) return T(2) * p[(lo - x) * sd] - p[(2 * lo - y - x) * sd];
-    if (y > hi) return T(2) * p[(hi - x) * sd] - p[(2 * hi - y - x) * sd];
-    return p[o * sd];
-}
-
-// The star of radius R around p (strides 1, sy, sz; coordinates pos) read from memory, through
-// the odd reflection beyond the fixed planes `f` (a star of radius 1 never reaches past one).
+// The star of radius R around p (strides 1, sy, sz) read from memory.
 template <class T, int Dims, int R>
-GRIDSIM_HD inline Star<T, R> gather_star(const T* p, const std::int64_t stride[3], const int pos[3],
-                                         const FixedPlanes& f) {
+GRIDSIM_HD inline Star<T, R> gather_star(const T* p, const std::int64_t stride[3]) {
     Star<T, R> star(p[0]);
     for (int d = 0; d < Dims; ++d) {  // no z halo exists in 2D: never read one
         for (int o = 1; o <= R; ++o) {
-            if constexpr (R > 1) {
-                star.set(d, -o, read_reflected(p, stride[d], pos[d], -o, f.lo[d], f.hi[d]));
-                star.set(d, o, read_reflected(p, stride[d], pos[d], o, f.lo[d], f.hi[d]));
-            } else {
-                star.set(d, -o, p[-o * stride[d]]);
-                star.set(d, o, p[o * stride[d]]);
-            }
+            star.set(d, -o, p[-o * stride[d]]);
+            star.set(d, o, p[o * stride[d]]);
         }
     }
     return star;
 }
 
-// The part of `b` whose stars of radius R reach past no fixed plane (along each axis at least R
-// inside both planes); the rest of `b` lies in slabs at most R - 1 thick beside the planes.
-template <int Dims, int R>
-inline Box out_of_reach(const Box& b, const FixedPlanes& f) {
-    Box inner = b;
-    for (int d = 0; d < Dims; ++d) {
-        inner.lo[d] = std::clamp(f.lo[d] + R, b.lo[d], b.hi[d]);
-        inner.hi[d] = std::clamp(f.hi[d] - R + 1, inner.lo[d], b.hi[d]);
-    }
-    return inner;
-}
-
-// S's update of the point at index `at` from its star `u` (read through the reflection where it
-// reaches past a fixed plane), the coefficient field's star gathered from memory where S reads one:
-// every kernel of such stencils calls this, however it filled `u`.
+// S's update of the point at index `at` from its star `u`, the coefficient field's star gathered
+// from memory where S reads one: every kernel calls this, however it filled `u`.
 template <class T, int Dims, class S>
 GRIDSIM_HD inline T apply_point(const Star<T, S::kRadius>& u, std::int64_t at,
                                 const std::int64_t stride[3], const AxisCoeffs<T>& r) {
     if constexpr (kReadsField<S>) {
-        static_assert(S::kRadius == 1, "a coefficient field's star of radius 1");
-        const int unused[3] = {0, 0, 0};
-        return S::template point<Dims>(
-            u, gather_star<T, Dims, 1>(r.field + at, stride, unused, FixedPlanes{}), r);
+        return S::template point<Dims>(u, gather_star<T, Dims, S::kRadius>(r.field + at, stride),
+                                       r);
     } else {
         (void)at;
         (void)stride;
@@ -319,9 +271,8 @@ template <class T, int Dims, class S>
 GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const AxisCoeffs<T>& r) {
     const std::int64_t at = u.ext.index(i, j, k);
     const std::int64_t stride[3] = {1, u.ext.sy, u.ext.sz};
-    const int pos[3] = {i, j, k};
-    return apply_point<T, Dims, S>(
-        gather_star<T, Dims, S::kRadius>(u.data + at, stride, pos, r.fixed), at, stride, r);
+    return apply_point<T, Dims, S>(gather_star<T, Dims, S::kRadius>(u.data + at, stride), at,
+                                   stride, r);
 }
 
 }  // namespace gridsim

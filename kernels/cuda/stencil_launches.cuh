@@ -243,37 +243,12 @@ private:
         if constexpr (kPlainStar<S>) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
         } else {
-            launch_wide<Dims, S, Sum>(in, out, b, r, s);
-        }
-    }
-
-    // The wide stream kernel over `b`: the slabs whose stars reach past a fixed plane (at most
-    // radius - 1 thick) on the variant that gathers them through the reflection, each a launch,
-    // then the rest (out_of_reach) on the plain walk.
-    template <int Dims, class S, StencilSum Sum>
-    void launch_wide(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
-                     cudaStream_t s) {
-        auto run = [&](const Box& box, auto reflects) {
-            if (box.empty()) return;
-            const Launch l = shapes_.template wide_launch<Dims>(box, Sum);
+            const Launch l = shapes_.template wide_launch<Dims>(b, Sum);
             double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
-            stencil_wide_stream_kernel<T, Dims, S, Sum, decltype(reflects)::value>
-                <<<l.grid, l.block, 0, s>>>(in, out, box, r, l.points, partial);
+            stencil_wide_stream_kernel<T, Dims, S, Sum>
+                <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
-        };
-        const Box inner = out_of_reach<Dims, S::kRadius>(b, r.fixed);
-        Box rest = b;
-        for (int d = 0; d < Dims; ++d) {
-            Box below = rest;
-            below.hi[d] = inner.lo[d];
-            Box above = rest;
-            above.lo[d] = inner.hi[d];
-            run(below, std::true_type{});
-            run(above, std::true_type{});
-            rest.lo[d] = inner.lo[d];
-            rest.hi[d] = inner.hi[d];
         }
-        run(inner, std::false_type{});
     }
 
     // The stream or tiled kernel over `b`.

@@ -3,19 +3,15 @@
 // `points` consecutive points along the slowest axis (y in 2D, z in 3D) carrying the 2R + 1
 // values of that axis around its point in registers, so each of them comes from DRAM once; the
 // other axes' neighbours come through L1 from the threads beside it. It fills the same Star the
-// naive kernel gathers (stencil_at), reflected where it reaches past a fixed plane, so both give
-// the same bits (a walk within reach of none runs without the reflection's code). The stream
-// kernel of plain stars (stream_kernels.cuh) keeps its own code.
+// naive kernel gathers (stencil_at), so both give the same bits. The stream kernel of plain stars
+// (stream_kernels.cuh) keeps its own code.
 #pragma once
 
 #include "kernels/cuda/walk_common.cuh"
 
 namespace gridsim::cuda {
 
-// A thread walks its points; Reflects: its box comes within reach of a fixed plane, and each
-// star is gathered from memory through the reflection (gather_star) instead (the launch gives
-// such boxes, thin slabs, a launch of their own, so the walk of the rest keeps its registers).
-template <class T, int Dims, class S, StencilSum Sum, bool Reflects>
+template <class T, int Dims, class S, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_wide_stream_kernel(FieldView<const T> in,
                                                                FieldView<T> out, Box box,
                                                                AxisCoeffs<T> r, int points,
@@ -31,35 +27,27 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_wide_stream_kernel(FieldView<const T
         const std::int64_t sw = stride[kWalk];
         std::int64_t p = s.first_index(in.ext);
         T q[2 * R + 1];  // the walk axis at offsets -R..R from the point
-        if constexpr (!Reflects) {
 #pragma unroll
-            for (int o = 0; o < 2 * R; ++o) q[o] = src[p + (o - R) * sw];
-        }
+        for (int o = 0; o < 2 * R; ++o) q[o] = src[p + (o - R) * sw];
 #pragma unroll 2
         for (int w = s.w0; w < s.w_end; ++w) {
-            Star<T, R> star(src[p]);
-            if constexpr (Reflects) {
-                const int pos[3] = {s.i, Dims == 3 ? s.j : w, Dims == 3 ? w : 0};
-                star = gather_star<T, Dims, R>(src + p, stride, pos, r.fixed);
-            } else {
-                q[2 * R] = src[p + R * sw];
-                star = Star<T, R>(q[R]);
+            q[2 * R] = src[p + R * sw];
+            Star<T, R> star(q[R]);
 #pragma unroll
-                for (int o = 1; o <= R; ++o) {
-                    star.set(kWalk, -o, q[R - o]);
-                    star.set(kWalk, o, q[R + o]);
+            for (int o = 1; o <= R; ++o) {
+                star.set(kWalk, -o, q[R - o]);
+                star.set(kWalk, o, q[R + o]);
 #pragma unroll
-                    for (int d = 0; d < kWalk; ++d) {
-                        star.set(d, -o, src[p - o * stride[d]]);
-                        star.set(d, o, src[p + o * stride[d]]);
-                    }
+                for (int d = 0; d < kWalk; ++d) {
+                    star.set(d, -o, src[p - o * stride[d]]);
+                    star.set(d, o, src[p + o * stride[d]]);
                 }
-#pragma unroll
-                for (int o = 0; o < 2 * R; ++o) q[o] = q[o + 1];
             }
             const T v = apply_point<T, Dims, S>(star, p, stride, r);
             dst[p] = v;
-            if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, star());
+            if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, q[R]);
+#pragma unroll
+            for (int o = 0; o < 2 * R; ++o) q[o] = q[o + 1];
             p += sw;
         }
     }

@@ -103,8 +103,8 @@ std::vector<CommonKey> execution_keys() {
          "CUDA graphs: each kind of sweep recorded once, then replayed as one launch; `on`, `off` "
          "or `auto`. Results are bitwise the same"},
         {"parallel.time_block", "string or integer", "`\"auto\"`",
-         "sweeps between halo exchanges (1 to 16), fields carrying that many ghost layers; "
-         "`auto`: timed at start-up. Results are bitwise the same"},
+         "sweeps between halo exchanges (1 to 16), fields carrying that many ghost layers per "
+         "point of the stencil's radius; `auto`: timed at start-up. Results are bitwise the same"},
         {"parallel.bind", "string", "`\"auto\"`",
          "where a rank's CPUs and memory go: `auto` (the NUMA node of its GPU, where known), "
          "`numa` (the same, warning where it cannot), `strict` (exit 2 where it cannot), `none`"},

@@ -8,7 +8,8 @@ namespace gridsim {
 
 // A pass updates its points and the layers it leaves valid as one box in one launch. A sweep
 // updates the halo rings first (without its sum, which covers the owned points only), then its
-// shell and its interior, as the plain sweep splits them.
+// shell and its interior, as the plain sweep splits them, then reflects its field beyond the
+// fixed faces where a wider star reads there.
 template <class T>
 class WithinHalos final : public SweepStrategy<T> {
 public:
@@ -32,6 +33,10 @@ public:
         s_.phases.shell(apply, s_.geo.regions);
         s_.phases.interior(apply, s_.plan.overlapped() ? Lane::interior : Lane::boundary,
                            s_.geo.regions);
+        // The next sweep reads the reflection beyond the fixed faces of this one's points, which
+        // the shell and the rings hold (a wider star's split), on the boundary lane after them.
+        auto t = s_.timer.on_lane(Phase::boundary, Lane::boundary);
+        s_.halos.halo->reflect(s_.fields.next());
     }
 
 private:

@@ -37,7 +37,7 @@ public:
     HaloExchange(const CartTopology& topo, int halo, Backend<T>& backend,
                  TransportKind transport = TransportKind::staged, IpcReach ipc = {},
                  const std::vector<FieldView<T>>& fields = {}, const FaceRoutes* routes = nullptr)
-        : backend_(backend), groups_(halo > 1 ? topo.subdomain().dims : 1) {
+        : backend_(backend), halo_(halo), groups_(halo > 1 ? topo.subdomain().dims : 1) {
         const Subdomain& sub = topo.subdomain();
         for (int face = 0; face < 2 * sub.dims; ++face) {
             if (!sub.has_neighbour[face]) continue;
@@ -102,18 +102,32 @@ public:
     }
 
     // After every exchange, the `layers` halo layers beyond each fixed face of `sub` (a Dirichlet
-    // face of the domain) from the owned points mirrored through the face (Backend::reflect): the
-    // points that stars wider than one point read there (README, "Deck keys", problem.order).
-    // The last group's unpack reflects them, after every halo beside them is in.
+    // face of the domain) from the points mirrored through the face (Backend::reflect): the
+    // points that stars wider than one point read there (README, "Deck keys", problem.order),
+    // as far into the neighbours' halos as they go (the sweeps of a time block update points
+    // there). The last group's unpack reflects them, after every halo beside them is in; a
+    // sweep that no exchange follows reflects its field itself (reflect()).
     void reflect_fixed_faces(const Subdomain& sub, int layers) {
         if (layers < 1) return;
         for (int face = 0; face < 2 * sub.dims; ++face) {
             if (!sub.fixed_face[face]) continue;
             const int d = face_axis(face);
             const int plane = face_side(face) == 0 ? 0 : sub.size[d] - 1;
-            mirrors_.add_mirror(recv_box(sub, face, layers), d, plane);
+            Box mirror = recv_box(sub, face, layers);
+            for (int e = 0; e < sub.dims; ++e) {
+                if (e == d) continue;
+                if (sub.has_neighbour[2 * e]) mirror.lo[e] -= halo_;
+                if (sub.has_neighbour[2 * e + 1]) mirror.hi[e] += halo_;
+            }
+            mirrors_.add_mirror(mirror, d, plane);
             read_boxes_.push_back(send_box(sub, face, layers + 1));
         }
+    }
+
+    // The layers reflect_fixed_faces() set up, of `u` on the boundary lane, from its points as
+    // they are: what a sweep of a time block, which no exchange follows, does for the next.
+    void reflect(FieldView<T> u) {
+        if (!mirrors_.empty()) backend_.reflect(u, mirrors_, Lane::boundary);
     }
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
@@ -247,6 +261,7 @@ private:
         std::size_t last = 0;
     };
     Backend<T>& backend_;
+    int halo_;  // layers per face
     std::unique_ptr<Transport<T>> transport_;
     // Its capabilities, asked once (nullptr where absent).
     FieldStores<T>* stores_ = nullptr;

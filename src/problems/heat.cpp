@@ -171,16 +171,6 @@ bool has_analytic_solution(const Config& cfg) {
 // (order 2: (1 + 2 sum_d r_d) u - sum_d r_d (u[+e_d] + u[-e_d])), so both schemes run the same
 // kernels. With density conductivity it reads `density`, made here from the deck (it must live
 // as long as the parameters are used).
-// The planes of this rank's fixed faces (FixedPlanes): owned point 0 below, size - 1 above.
-FixedPlanes fixed_planes(const Subdomain& sub) {
-    FixedPlanes f;
-    for (int d = 0; d < sub.dims; ++d) {
-        if (sub.fixed_face[2 * d]) f.lo[d] = 0;
-        if (sub.fixed_face[2 * d + 1]) f.hi[d] = sub.size[d] - 1;
-    }
-    return f;
-}
-
 template <class T>
 StencilParams<T> heat_params(Simulation<T>& sim, double sign, std::optional<Field<T>>& density) {
     const Config& cfg = sim.config();
@@ -188,7 +178,6 @@ StencilParams<T> heat_params(Simulation<T>& sim, double sign, std::optional<Fiel
     StencilParams<T> p;
     p.kind = stencil_kind(cfg);
     p.r = {static_cast<T>(sign * r[0]), static_cast<T>(sign * r[1]), static_cast<T>(sign * r[2])};
-    p.r.fixed = fixed_planes(sim.subdomain());
     if (density_conduction(cfg)) {
         density = make_coefficient_field(sim, make_density_params(cfg, sim.domain()));
         p.r.field = density->view().data;

@@ -326,8 +326,8 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
 // Temporal blocking: k sweeps per halo exchange, the sweeps between residuals in one pass over
 // memory (2D: the levels kernel, on shells, interiors and the halo rings; 3D: one sweep per pass
 // over k-deep halos; density conduction: passes of 2 levels in 3D, single sweeps over the
-// halos in 2D; heat of order 4 and 8: single sweeps over k x radius-deep halos, each reflecting
-// its own values through the Dirichlet faces), with graphs and every overlap mode (with several
+// halos in 2D; heat of order 4 and 8: single sweeps over k x radius-deep halos, each followed
+// by the reflection beyond the Dirichlet faces), with graphs and every overlap mode (with several
 // ranks "auto" times the exchanging pass split, fused and, in 3D, faces first at start-up;
 // "faces_first" in 3D), against k = 1: the same fields and residual histories, bitwise, on one rank
 // (its periodic self-exchange) and on all of them.

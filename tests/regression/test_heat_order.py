@@ -105,8 +105,8 @@ class HeatOrder(HeatRunCase):
         self.check([15, 11], [False, False], 4, "explicit", "float", (2,))
 
     def test_time_blocks_order4_3d_mixed_double(self):
-        """Three sweeps per halo exchange (6-deep halos): each sweep reflects its own values
-        through the Dirichlet faces, as the reference does every step, so the field is the
+        """Three sweeps per halo exchange (6-deep halos): the reflection beyond the Dirichlet
+        faces follows each sweep, as the reference takes it every step, so the field is the
         reference's, and bitwise the run of one sweep per exchange."""
         case = ([19, 23, 26], [False, True, False], 4, "explicit", "double")
         blocked = self.check(*case, (1, 2, 4), steps=7, time_block=3)

@@ -149,43 +149,6 @@ TEST(StencilPoint, ConductionOperatorIsSymmetric) {
     EXPECT_EQ(off_diagonal, 30 * 4);  // four neighbours each
 }
 
-// A star of radius 4 within 3 points of a fixed plane reads, beyond it, the odd reflection of
-// the values on the line (README: 2 u[b] - u[2 b - p]), computed here from positions; entries
-// on the point's side, and along axes with no plane within reach, are as read.
-TEST(StencilPoint, AWideStarReadsThroughTheFixedPlanesWithinReach) {
-    const int n[3] = {9, 41, 9};
-    auto value = [](int x, int y, int z) { return 0.37 * y * y - 1.1 * y + 10.0 * x + 100.0 * z; };
-    std::vector<double> u(static_cast<std::size_t>(n[0] * n[1] * n[2]));
-    for (int z = 0; z < n[2]; ++z)
-        for (int y = 0; y < n[1]; ++y)
-            for (int x = 0; x < n[0]; ++x) u[x + n[0] * (y + n[1] * z)] = value(x, y, z);
-    const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
-    for (int m = 1; m <= 5; ++m) {
-        for (const bool below : {true, false}) {
-            const int b = 20;  // the plane's index along y
-            const int pos[3] = {4, below ? b + m : b - m, 4};
-            FixedPlanes f;
-            (below ? f.lo : f.hi)[1] = b;
-            const Star<double, 4> star = gather_star<double, 3, 4>(
-                u.data() + pos[0] + n[0] * (pos[1] + n[1] * pos[2]), stride, pos, f);
-            for (int o = -4; o <= 4; ++o) {
-                if (o == 0) continue;
-                const int y = pos[1] + o;
-                const bool beyond = below ? y < b : y > b;
-                EXPECT_EQ(star(1, o),
-                          beyond ? 2.0 * value(4, b, 4) - value(4, 2 * b - y, 4) : value(4, y, 4))
-                    << "m " << m << " o " << o;
-                EXPECT_EQ(star(0, o), value(4 + o, pos[1], 4));
-                EXPECT_EQ(star(2, o), value(4, pos[1], 4 + o));
-            }
-            // The box of points within reach of the plane is what out_of_reach leaves out.
-            const Box all{{0, 0, 0}, {9, 41, 9}};
-            const Box inner = out_of_reach<3, 4>(all, f);
-            EXPECT_EQ(inner.contains(4, pos[1], 4), m >= 4) << m;
-        }
-    }
-}
-
 TEST(CpuBackend, AppliesTheStencilOnExactlyTheBox) {
     auto be = make_cpu_backend<double>();
     const FieldExtents e = FieldExtents::make(3, {5, 4, 3}, 1);
