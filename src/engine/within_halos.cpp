@@ -33,10 +33,13 @@ public:
         s_.phases.shell(apply, s_.geo.regions);
         s_.phases.interior(apply, s_.plan.overlapped() ? Lane::interior : Lane::boundary,
                            s_.geo.regions);
-        // The next sweep reads the reflection beyond the fixed faces of this one's points, which
-        // the shell and the rings hold (a wider star's split), on the boundary lane after them.
-        auto t = s_.timer.on_lane(Phase::boundary, Lane::boundary);
-        s_.halos.halo->reflect(s_.fields.next());
+        // The next sweep of a wider star reads the reflection beyond the fixed faces of this
+        // one's points, which the shell and the rings hold (its split), on the boundary lane
+        // after them.
+        if (s_.geo.radius > 1) {
+            auto t = s_.timer.on_lane(Phase::boundary, Lane::boundary);
+            s_.halos.halo->reflect(s_.fields.next());
+        }
     }
 
 private:

@@ -113,12 +113,10 @@ public:
             if (!sub.fixed_face[face]) continue;
             const int d = face_axis(face);
             const int plane = face_side(face) == 0 ? 0 : sub.size[d] - 1;
-            Box mirror = recv_box(sub, face, layers);
-            for (int e = 0; e < sub.dims; ++e) {
-                if (e == d) continue;
-                if (sub.has_neighbour[2 * e]) mirror.lo[e] -= halo_;
-                if (sub.has_neighbour[2 * e + 1]) mirror.hi[e] += halo_;
-            }
+            const Box layer = recv_box(sub, face, layers);
+            Box mirror = extend_into_halos(layer, sub, halo_);
+            mirror.lo[d] = layer.lo[d];  // along the face's own axis, the layers alone
+            mirror.hi[d] = layer.hi[d];
             mirrors_.add_mirror(mirror, d, plane);
             read_boxes_.push_back(send_box(sub, face, layers + 1));
         }
