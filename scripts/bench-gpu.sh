@@ -99,14 +99,15 @@ check() {
         run mpirun -np "$n" --oversubscribe "$tests" --gtest_brief=1
     done
     # Small decks, two ranks sharing the GPUs (staged halos): wide boxes use the 16-byte packs,
-    # thin ones the scalar kernels.
+    # thin ones the scalar kernels; order 8 in double the plane walk.
     local small=("jacobi2d_benchmark.toml --set grid.cells=[301,23] --set time.norm_every=1"
                  "default.toml --set grid.cells=[135,9,11]"
                  "default.toml --set grid.cells=[263,7,5] --set problem.precision=float"
                  "jacobi3d.toml --set grid.cells=[70,9,12] --set time.norm_every=1"
                  "default.toml --set grid.cells=[70,37,12] --set problem.conductivity=\"density\" \
 --set initial.regions=[{shape=\"box\",lo=[0.2,0.2,0.2],hi=[0.6,0.5,0.7],density=10.0}] \
---set parallel.time_block=2")
+--set parallel.time_block=2"
+                 "default.toml --set grid.cells=[100,40,40] --set problem.order=8")
     # Each run writes its files to a scratch directory of its own, gone after the run (what the
     # sanitizer found is in the log; reports.tgz holds reports only).
     sanitize() {  # TOOL DECK KERNEL
@@ -121,7 +122,7 @@ check() {
     for d in "${small[@]}"; do
         for k in stream tiled naive; do sanitize memcheck "$d" $k; done
     done
-    for d in "${small[0]}" "${small[3]}" "${small[4]}"; do
+    for d in "${small[0]}" "${small[3]}" "${small[4]}" "${small[5]}"; do
         for k in stream tiled; do sanitize racecheck "$d" $k; done
     done
     {

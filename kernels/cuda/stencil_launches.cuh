@@ -24,6 +24,7 @@
 #include "kernels/cuda/stream_shapes.cuh"
 #include "kernels/cuda/summing_pass.cuh"
 #include "kernels/cuda/tiled_kernel.cuh"
+#include "kernels/cuda/wide_plane_kernel.cuh"
 #include "kernels/cuda/wide_stream_kernel.cuh"
 #include "kernels/level_chunks.hpp"
 
@@ -94,8 +95,9 @@ public:
     // a new stencil plugs into, every kernel family compiled for S on first use. The naive kernel
     // takes any stencil; one that is not a plain star (kPlainStar: wider, or reading a
     // coefficient field) runs every box and run of boxes on it where the configured kernel is
-    // naive, else on the wide stream kernel (same bits); the stream, tiled and levels kernels
-    // and summing passes take plain stars.
+    // naive, else on the wide stream kernel, the widest stars' sweeps of large 3D boxes with
+    // no parallel.block on the plane walk (all the same bits); the stream, tiled and levels
+    // kernels and summing passes take plain stars.
     template <class S>
     void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, Lane lane, StencilSum sum) {
@@ -230,6 +232,14 @@ private:
         return shapes_.takes_packs(b, Dims, Sum);
     }
 
+    // Whether a sweep of S may take the plane walk (wide_plane_kernel.cuh): a star of at least
+    // kPlaneWalkRadius and constant coefficients in 3D and double that sums nothing.
+    template <int Dims, class S, StencilSum Sum>
+    static constexpr bool takes_plane_walk() {
+        return Dims == 3 && S::kRadius >= kPlaneWalkRadius && !kReadsField<S> &&
+               Sum == StencilSum::none && sizeof(T) == 8;
+    }
+
     // `wrap` (stream kernel only): the instance that also stores the periodic walk-axis copy.
     template <int Dims, class S, StencilSum Sum>
     void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
@@ -243,6 +253,12 @@ private:
         if constexpr (kPlainStar<S>) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
         } else {
+            if constexpr (takes_plane_walk<Dims, S, Sum>()) {
+                if (cfg().block_x == 0 && plane_walk_takes<S::kRadius>(b)) {
+                    launch_wide_planes<T, S>(in, out, b, r, multiprocessors_, s);
+                    return;
+                }
+            }
             const Launch l = shapes_.template wide_launch<Dims>(b, Sum);
             double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
             stencil_wide_stream_kernel<T, Dims, S, Sum>

@@ -86,6 +86,18 @@ const std::vector<Deck> kDecks = {
      "[problem]\norder = 8\nprecision = \"float\"\n[grid]\ncells = [45, 38]\n[boundary]\n"
      "face_values = [1, 2, 3, 4]\n[initial]\nkind = \"hotspot\"\n[time]\nsteps = 20\n",
      2e-5},
+    // Large enough for the plane walk of the widest stars in 3D (tiles of 32 x 32, partial ones
+    // at the ends; on 2 ranks too for the first).
+    {"heat3d_order8_planes_double",
+     "[problem]\norder = 8\nprecision = \"double\"\n[grid]\ncells = [100, 67, 35]\n"
+     "[boundary]\nz = \"periodic\"\nface_values = [1, 0, -0.5, 2, 0, 0]\n[initial]\nkind = "
+     "\"hotspot\"\nradius = 0.3\n[time]\nsteps = 12\n",
+     1e-12},
+    {"heat3d_order8_planes_x_periodic_double",
+     "[problem]\norder = 8\nprecision = \"double\"\n[grid]\ncells = [41, 35, 33]\n"
+     "[boundary]\nx = \"periodic\"\nface_values = [0, 0, 1, 2, -1, 0.5]\n[initial]\nkind = "
+     "\"hotspot\"\n[time]\nsteps = 12\n",
+     1e-12},
     // Heat with density conductivity (a coefficient field: a box and a sphere of densities).
     {"heat3d_conduction_double",
      "[problem]\nconductivity = \"density\"\n[grid]\ncells = [37, 29, 19]\n[boundary]\n"
