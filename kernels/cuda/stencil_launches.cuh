@@ -232,14 +232,6 @@ private:
         return shapes_.takes_packs(b, Dims, Sum);
     }
 
-    // Whether a sweep of S may take the plane walk (wide_plane_kernel.cuh): a star of at least
-    // kPlaneWalkRadius and constant coefficients in 3D and double that sums nothing.
-    template <int Dims, class S, StencilSum Sum>
-    static constexpr bool takes_plane_walk() {
-        return Dims == 3 && S::kRadius >= kPlaneWalkRadius && !kReadsField<S> &&
-               Sum == StencilSum::none && sizeof(T) == 8;
-    }
-
     // `wrap` (stream kernel only): the instance that also stores the periodic walk-axis copy.
     template <int Dims, class S, StencilSum Sum>
     void launch(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
@@ -253,8 +245,8 @@ private:
         if constexpr (kPlainStar<S>) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
         } else {
-            if constexpr (takes_plane_walk<Dims, S, Sum>()) {
-                if (cfg().block_x == 0 && plane_walk_takes<S::kRadius>(b)) {
+            if constexpr (kPlaneWalkStencil<T, Dims, S, Sum>) {
+                if (cfg().block_x == 0 && plane_walk_takes(b, S::kRadius)) {
                     launch_wide_planes<T, S>(in, out, b, r, multiprocessors_, s);
                     return;
                 }

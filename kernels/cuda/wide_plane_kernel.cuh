@@ -7,7 +7,7 @@
 // in one column of Q + 2R loads) and keeps the 2R + 1 planes around each of its points along z
 // in registers. It fills the same Star the naive kernel gathers (stencil_at), so both give the
 // same bits. The wide stream kernel (wide_stream_kernel.cuh) takes what the walk does not
-// (plane_walk_takes, StencilLaunches::takes_plane_walk).
+// (kPlaneWalkStencil, plane_walk_takes).
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
@@ -19,17 +19,31 @@
 
 namespace gridsim::cuda {
 
+// The tile: 32 x kPlaneThreadRows threads, kPlaneRowsPerThread rows each (32 x 32 points).
 constexpr int kPlaneThreadRows = 8;
+constexpr int kPlaneRowsPerThread = 4;
+constexpr int kPlaneTileX = 32;
+constexpr int kPlaneTileY = kPlaneThreadRows * kPlaneRowsPerThread;
 // Planes a block's copies run ahead of the plane it reads.
 constexpr int kPlanesAhead = 2;
+// The stars the plane walk runs: this radius and more, in double; the wide stream kernel runs
+// the narrower ones and float faster (docs/tuning.md, "Wide stars in 3D").
+constexpr int kPlaneWalkRadius = 4;
 
-// The shared planes of a tile of Q rows per thread for a star of radius R.
-template <class T, int R, int Q>
+// Whether sweeps of S in Dims dimensions and T that sum `Sum` may take the plane walk: a star of
+// at least kPlaneWalkRadius with constant coefficients in 3D and double that sums nothing.
+template <class T, int Dims, class S, StencilSum Sum>
+inline constexpr bool kPlaneWalkStencil =
+    Dims == 3 && S::kRadius >= kPlaneWalkRadius && !kReadsField<S> && Sum == StencilSum::none &&
+    sizeof(T) == 8;
+
+// The shared planes of the tile for a star of radius R.
+template <class T, int R>
 struct PlaneTile {
     static constexpr int kThreads = 32 * kPlaneThreadRows;
-    static constexpr int kX = 32;                    // columns a tile writes
-    static constexpr int kY = kPlaneThreadRows * Q;  // rows a tile writes
-    static constexpr int kPitch = kX + 2 * R;        // a shared row: the tile's and its ring's
+    static constexpr int kX = kPlaneTileX;     // columns a tile writes
+    static constexpr int kY = kPlaneTileY;     // rows a tile writes
+    static constexpr int kPitch = kX + 2 * R;  // a shared row: the tile's and its ring's
     static constexpr int kPoints = kPitch * (kY + 2 * R);
     // Read: the newest plane and the one R before it; written: the plane kPlanesAhead on.
     static constexpr int kSlots = R + kPlanesAhead + 1;
@@ -55,12 +69,13 @@ __device__ __forceinline__ void plane_copies(int tid, int x0, int y0, const Box&
 }
 
 // Chunk `blockIdx.z` (of `planes` planes from box.lo[2]) of tile (blockIdx.x, blockIdx.y).
-template <class T, class S, int Q>
+template <class T, class S>
 __global__ void __launch_bounds__(32 * kPlaneThreadRows)
     stencil_wide_plane_kernel(FieldView<const T> in, FieldView<T> out, Box box, AxisCoeffs<T> r,
                               int planes) {
     constexpr int R = S::kRadius;
-    using Tile = PlaneTile<T, R, Q>;
+    constexpr int Q = kPlaneRowsPerThread;
+    using Tile = PlaneTile<T, R>;
     static_assert(R > 1 && !kReadsField<S>, "the plane walk: wide stars of constant coefficients");
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T* const smem = reinterpret_cast<T*>(smem_raw);
@@ -130,19 +145,11 @@ __global__ void __launch_bounds__(32 * kPlaneThreadRows)
     }
 }
 
-// Rows per thread of the plane walk's tile (32 x 32 points).
-constexpr int kPlaneRowsPerThread = 4;
-// The stars the plane walk runs: this radius and more, in double; the wide stream kernel runs
-// the narrower ones and float faster (docs/tuning.md, "Wide stars in 3D").
-constexpr int kPlaneWalkRadius = 4;
-
-// Whether the plane walk takes `b` for a star of radius R: at least a tile wide and tall and
-// 4R planes deep (docs/tuning.md, "Wide stars in 3D").
-template <int R>
-bool plane_walk_takes(const Box& b) {
-    using Tile = PlaneTile<double, R, kPlaneRowsPerThread>;
-    return b.hi[0] - b.lo[0] >= Tile::kX && b.hi[1] - b.lo[1] >= Tile::kY &&
-           b.hi[2] - b.lo[2] >= 4 * R;
+// Whether the plane walk takes `b` for a star of radius `radius`: at least a tile wide and tall
+// and 4 radius planes deep (docs/tuning.md, "Wide stars in 3D").
+inline bool plane_walk_takes(const Box& b, int radius) {
+    return b.hi[0] - b.lo[0] >= kPlaneTileX && b.hi[1] - b.lo[1] >= kPlaneTileY &&
+           b.hi[2] - b.lo[2] >= 4 * radius;
 }
 
 // The plane walk over `b`: a block per tile and chunk of planes, tiles fastest (neighbouring
@@ -150,9 +157,8 @@ bool plane_walk_takes(const Box& b) {
 template <class T, class S>
 void launch_wide_planes(FieldView<const T> in, FieldView<T> out, const Box& b,
                         const AxisCoeffs<T>& r, int multiprocessors, cudaStream_t s) {
-    constexpr int Q = kPlaneRowsPerThread;
-    using Tile = PlaneTile<T, S::kRadius, Q>;
-    auto kernel = stencil_wide_plane_kernel<T, S, Q>;
+    using Tile = PlaneTile<T, S::kRadius>;
+    auto kernel = stencil_wide_plane_kernel<T, S>;
     static const long long wave = [&] {
         allow_shared(kernel, Tile::kBytes);
         return wave_slots(kernel, Tile::kThreads, Tile::kBytes, multiprocessors);
