@@ -183,8 +183,9 @@ template <class S>
 struct ReadsField<S, std::void_t<decltype(S::kField)>> : std::bool_constant<S::kField> {};
 template <class S>
 inline constexpr bool kReadsField = ReadsField<S>::value;
-// Whether S is a star of radius 1 with constant coefficients: the only stencils the kernels that
-// hold their own neighbours (the radius-1 stream, tiled and levels kernels, summing passes) take.
+// Whether S is a star of radius 1 with constant coefficients: the only stencils the radius-1
+// stream and tiled kernels and summing passes take (the levels kernels take stars of radius 1 that
+// read a coefficient field too).
 template <class S>
 inline constexpr bool kPlainStar = S::kRadius == 1 && !kReadsField<S>;
 // The stencils a deck can name, by run time kind: heat of order 2, 4 and 8, heat with density

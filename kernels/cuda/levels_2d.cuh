@@ -1,6 +1,8 @@
 // Temporal blocking in 2D: the levels kernel and the summing pass.
 #pragma once
 
+#include <algorithm>
+
 #include "kernels/cuda/level_sums.cuh"
 
 namespace gridsim::cuda {
@@ -8,6 +10,20 @@ namespace gridsim::cuda {
 // Output rows per block of a 2D levels launch (at most): each block also steps through
 // 3 x levels rows it does not store (the pipeline filling and draining).
 constexpr int kLevelRows2d = 512;
+// The most levels of a 2D pass of a stencil that reads a coefficient field (docs/tuning.md,
+// "Coefficient fields in 2D passes").
+constexpr int kMaxFieldLevels2d = 4;
+
+// `live` within `box` grown by `grow` along x and y: the points a 2D pass of `grow` + 1 levels of
+// a stencil that reads a coefficient field updates, whose field stars lie within the columns and
+// rows it loads (the points beyond them are never stored).
+inline Box field_reach(Box live, const Box& box, int grow) {
+    for (int d = 0; d < 2; ++d) {
+        live.lo[d] = std::max(live.lo[d], box.lo[d] - grow);
+        live.hi[d] = std::min(live.hi[d], box.hi[d] + grow);
+    }
+    return live;
+}
 
 // Temporal blocking in 2D (TimeBlocking::apply_levels): `Levels` sweeps in one pass over memory. A
 // block holds a tile of blockDim.x * V columns, V consecutive columns per thread, and writes the
@@ -23,7 +39,9 @@ constexpr int kLevelRows2d = 512;
 // register rows rotate their roles every step (the step body is unrolled three times) instead of
 // being copied. Points outside `live` (global Dirichlet points) keep their value at every level;
 // the stencil is stencil_point with the stream kernel's arguments, so every point is bitwise the
-// same as `Levels` sweeps of apply().
+// same as `Levels` sweeps of apply(). A stencil that reads a coefficient field (up to
+// kMaxFieldLevels2d levels) gathers each live point's field star from memory at the point's
+// index, as the wide stream kernel does (the field's rows around the levels' rows stay in L1).
 template <class T, int Levels, int V>
 struct LevelsTile {
     using Rows = T[Levels][V];  // one value per level and column
@@ -43,6 +61,23 @@ struct LevelsTile {
     }
 };
 
+// Where a thread finds its points in memory: point e of row `row` at column + row * sy + e (a
+// stencil that reads a coefficient field gathers its field star there).
+struct LevelColumns {
+    std::int64_t column;
+    std::int64_t sy;
+};
+
+// A live point of a 2D levels kernel of a stencil that reads a coefficient field, from its star
+// of level j - 1: the point function with the field's star gathered from memory (through L1) at
+// the point's index `at`, as the wide stream kernel gathers it.
+template <class T, class S>
+__device__ __forceinline__ T field_level_point(T c, T xm, T xp, T ym, T yp, std::int64_t at,
+                                               std::int64_t sy, const AxisCoeffs<T>& r) {
+    const std::int64_t stride[3] = {1, sy, 0};
+    return apply_point<T, 2, S>(Star<T>(c, xm, xp, ym, yp, c, c), at, stride, r);
+}
+
 // kWhole: every row the block's walk reaches and every column of the warp is live, and each of
 // its threads sums all its columns or none (levels_2d): no live test, and no sum that looks at
 // single columns.
@@ -52,7 +87,7 @@ __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile
                                             T (&oldest)[Levels][V], const T (&input)[V],
                                             const bool (&column_live)[V], int first,
                                             const Box& live, const AxisCoeffs<T>& r, T (&top)[V],
-                                            Sums& sums) {
+                                            Sums& sums, const LevelColumns& at) {
     // Level j reads level j - 1 of steps t - 1 (newest: the row above), t - 2 (middle: its own
     // row, and the neighbours' from ring slot (Slot + 1) % 3) and t - 3 (oldest: below), and
     // overwrites oldest[j]: going down the levels, nothing reads an entry after it is replaced.
@@ -69,8 +104,16 @@ __device__ __forceinline__ void levels_step(const LevelsTile<T, Levels, V>& tile
             const T c = middle[j - 1][e];
             const T xm = e == 0 ? left : middle[j - 1][e - 1];
             const T xp = e == V - 1 ? right : middle[j - 1][e + 1];
-            v[e] = stencil_point<T, 2, S>(c, xm, xp, oldest[j - 1][e], newest[j - 1][e], c, c, r);
-            if (!(row_live && (kWhole || column_live[e]))) v[e] = c;
+            if constexpr (kReadsField<S>) {  // no field star gathered for the others
+                v[e] = row_live && column_live[e]
+                           ? field_level_point<T, S>(c, xm, xp, oldest[j - 1][e], newest[j - 1][e],
+                                                     at.column + row * at.sy + e, at.sy, r)
+                           : c;
+            } else {
+                v[e] =
+                    stencil_point<T, 2, S>(c, xm, xp, oldest[j - 1][e], newest[j - 1][e], c, c, r);
+                if (!(row_live && (kWhole || column_live[e]))) v[e] = c;
+            }
         }
         sums.template add<kWhole>(j - 1, row, v, middle[j - 1]);
 #pragma unroll
@@ -252,7 +295,8 @@ __device__ __forceinline__ void walk_levels(const LevelsTile<T, Levels, V>& tile
         T top[V];
         io.load(t + kSlot, input);
         levels_step<T, S, Levels, V, kSlot, kWhole>(tile, t + kSlot, newest, middle, oldest, input,
-                                                    column_live, first, live, r, top, sums);
+                                                    column_live, first, live, r, top, sums,
+                                                    LevelColumns{io.column, io.sy});
         io.store(t + kSlot, top);
         if constexpr (kTrims) {
             sync_warps(working);

@@ -96,8 +96,8 @@ public:
     // takes any stencil; one that is not a plain star (kPlainStar: wider, or reading a
     // coefficient field) runs every box and run of boxes on it where the configured kernel is
     // naive, else on the wide stream kernel, the widest stars' sweeps of large 3D boxes with
-    // no parallel.block on the plane walk (all the same bits); the stream, tiled and levels
-    // kernels and summing passes take plain stars.
+    // no parallel.block on the plane walk (all the same bits); the stream and tiled kernels and
+    // summing passes take plain stars, the levels kernels stars of radius 1 (most_levels).
     template <class S>
     void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, Lane lane, StencilSum sum) {
@@ -124,12 +124,12 @@ public:
     }
 
     // The most levels of a pass of S: plain stars up to kMaxLevels (2D) or kMaxLevels3d (3D); a
-    // star of radius 1 that reads a field up to most_levels_3d<S>() in 3D (the 2D kernel holds
-    // no field); other stars 1 (no pass of several levels).
+    // star of radius 1 that reads a field up to kMaxFieldLevels2d (2D) or most_levels_3d<S>()
+    // (3D); other stars 1 (no pass of several levels).
     template <class S>
     [[nodiscard]] static constexpr int most_levels(int dims) {
         if constexpr (kPlainStar<S>) return dims == 2 ? kMaxLevels : kMaxLevels3d;
-        if constexpr (S::kRadius == 1) return dims == 3 ? most_levels_3d<S>() : 1;
+        if constexpr (S::kRadius == 1) return dims == 3 ? most_levels_3d<S>() : kMaxFieldLevels2d;
         return 1;
     }
     [[nodiscard]] int max_levels(int dims, StencilKind kind) const {
@@ -151,7 +151,7 @@ public:
         }
         if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
             throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
-        if constexpr (kPlainStar<S>) levels_for<S>(r, in, out, b, live, levels, stream(lane));
+        if constexpr (S::kRadius == 1) levels_for<S>(r, in, out, b, live, levels, stream(lane));
         return 0;
     }
 
@@ -350,7 +350,7 @@ private:
     template <class S>
     void levels_for(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out, const Box& b,
                     const Box& live, int levels, cudaStream_t s) {
-        with_levels<2, kMaxLevels>(levels, [&](auto l) {
+        with_levels<2, most_levels<S>(2)>(levels, [&](auto l) {
             this->template launch_levels<S, decltype(l)::value>(r, in, out, b, live, s);
         });
     }
@@ -379,7 +379,8 @@ private:
         const int ny = b.hi[1] - b.lo[1];
         const int rows = level_chunk_rows(tiles, ny, Levels, wave, kLevelRows2d);
         const dim3 grid(tiles, ceil_div(ny, rows), 1);
-        kernel<<<grid, threads, smem, s>>>(in, out, b, live, r, x0, stride, Levels, b.lo[1], rows);
+        const Box reach = kReadsField<S> ? field_reach(live, b, Levels - 1) : live;
+        kernel<<<grid, threads, smem, s>>>(in, out, b, reach, r, x0, stride, Levels, b.lo[1], rows);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

@@ -111,6 +111,12 @@ const std::vector<Deck> kDecks = {
      "[boundary]\nx = \"periodic\"\n[initial]\nkind = \"hotspot\"\nregions = [{shape = "
      "\"box\", lo = [0.0, 0.3], hi = [0.5, 0.8], density = 0.2}]\n[time]\nsteps = 20\n",
      2e-5},
+    {"heat2d_conduction_double",
+     "[problem]\nconductivity = \"density\"\nprecision = \"double\"\n[grid]\ncells = [291, 41]\n"
+     "[boundary]\ny = \"periodic\"\nface_values = [1, -0.5, 0, 0]\n[initial]\nkind = "
+     "\"hotspot\"\nregions = [{shape = \"sphere\", center = [0.3, 0.5], radius = 0.25, density "
+     "= 4.0}]\n[time]\nsteps = 24\n",
+     1e-12},
 };
 
 class GpuDeck : public testing::TestWithParam<Deck> {};
@@ -337,8 +343,8 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
 
 // Temporal blocking: k sweeps per halo exchange, the sweeps between residuals in one pass over
 // memory (2D: the levels kernel, on shells, interiors and the halo rings; 3D: one sweep per pass
-// over k-deep halos; density conduction: passes of 2 levels in 3D, single sweeps over the
-// halos in 2D; heat of order 4 and 8: single sweeps over k x radius-deep halos, each followed
+// over k-deep halos; density conduction: passes of up to 2 levels in 3D and 4 in 2D; heat of
+// order 4 and 8: single sweeps over k x radius-deep halos, each followed
 // by the reflection beyond the Dirichlet faces), with graphs and every overlap mode (with several
 // ranks "auto" times the exchanging pass split, fused and, in 3D, faces first at start-up;
 // "faces_first" in 3D), against k = 1: the same fields and residual histories, bitwise, on one rank

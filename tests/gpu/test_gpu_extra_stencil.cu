@@ -2,7 +2,7 @@
 // the templates the CUDA backend's run-time dispatch calls (StencilLaunches' *_stencil): the
 // naive kernel against the CPU loops, and for the star of radius 1 the stream kernel, a run of
 // boxes, the tiled kernel and passes of levels (2D and 3D) bitwise against it; for the star that
-// reads a field, the wide stream kernel and 3D passes of levels. Each rank runs
+// reads a field, the wide stream kernel and passes of levels (2D and 3D). Each rank runs
 // them on its own GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -133,13 +133,14 @@ void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sw
 }
 
 // A star of radius 1 that reads a coefficient field (random conductivities in [0.5, 1.5)): the
-// naive kernel against the CPU loops, the wide stream kernel and (3D) a pass of 2 levels, whose
-// tile keeps the field's planes, bitwise against it.
+// naive kernel against the CPU loops, the wide stream kernel and a pass of `sweeps` levels (3D:
+// 2, whose tile keeps the field's planes; 2D: its points gather their field stars) bitwise
+// against it.
 template <int Dims>
 void check_field(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sweeps) {
     using S = HarmonicConduction;
     Launcher<S> naive(KernelKind::naive);
-    const FieldExtents e = FieldExtents::make(Dims, n, 2, naive.row_alignment());
+    const FieldExtents e = FieldExtents::make(Dims, n, std::max(2, sweeps), naive.row_alignment());
     const std::vector<double> init = test::random_values<double>(e.total, 5 + Dims);
     std::vector<double> f = test::random_values<double>(e.total, 7 + Dims);
     for (double& x : f) x = 1.0 + 0.5 * x;
@@ -155,15 +156,14 @@ void check_field(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int s
     EXPECT_GT(max_difference(swept, init), 1e-3);
     Launcher<S> stream(KernelKind::stream);
     EXPECT_EQ(stream.run(e, init, on_device, owned, sweeps), swept) << "wide stream, " << Dims;
-    if constexpr (Dims == 3) {
-        ASSERT_EQ(sweeps, 2);
-        EXPECT_EQ(stream.run(e, init, on_device, owned, 0, 2), swept) << "2 levels";
-    }
+    if constexpr (Dims == 3) ASSERT_EQ(sweeps, 2);
+    EXPECT_EQ(stream.run(e, init, on_device, owned, 0, sweeps), swept) << sweeps << " levels";
 }
 
 TEST(GpuExtraStencil, AStarThatReadsAFieldRunsOnItsKernelsAndInPassesOfLevels) {
     GRIDSIM_REQUIRE_GPU();
     check_field<2>({301, 77, 1}, {0.1, 0.15, 0.0}, 3);
+    check_field<2>({517, 45, 1}, {0.1, 0.15, 0.0}, 4);  // two tiles of 4 levels
     check_field<3>({67, 53, 29}, {0.1, 0.05, 0.12}, 2);
     check_field<3>({130, 97, 9}, {0.1, 0.05, 0.12}, 2);
 }
