@@ -84,18 +84,20 @@ class BenchGpu(unittest.TestCase):
         with open(baseline) as f:
             doc = json.load(f)
         self.assertEqual(doc["reason"], "test reason")
-        # Twenty-one benchmarks at 1 and 2 GPUs (the host's powers of two).
-        self.assertEqual(len(doc["figures"]), 42)
+        # Twenty-two benchmarks at 1 and 2 GPUs (the host's powers of two).
+        self.assertEqual(len(doc["figures"]), 44)
         self.assertEqual(doc["figures"]["np2_jacobi2d_f_norm1"]["ratio"], 0.9)
         runs = [c for c in self.commands() if " run " in c]
         # The snapshot deck runs twice per repeat (REGRESS_SNAP_RUNS), each into its own folder.
-        self.assertEqual(len(runs), 44)
+        self.assertEqual(len(runs), 46)
         self.assertEqual(len([c for c in runs if "cg_preconditioner=multigrid" in c]), 4)
         # Heat of orders 4 and 8, explicit, and order 4 implicit, at each GPU count.
         self.assertEqual(len([c for c in runs if "problem.order=" in c]), 6)
-        # Density conductivity, explicit and implicit, with its regions, at each GPU count.
+        # Density conductivity, explicit and implicit in 3D, explicit in 2D, with its regions, at
+        # each GPU count.
         cond = [c for c in runs if 'problem.conductivity="density"' in c]
-        self.assertEqual(len(cond), 4)
+        self.assertEqual(len(cond), 6)
+        self.assertEqual(len([c for c in cond if "grid.cells=[16384,16384]" in c]), 2)
         self.assertTrue(all("initial.regions=[{" in c for c in cond))
         snaps = [c for c in runs if "snapshot_every=100" in c]
         self.assertEqual(len(snaps), 4)
@@ -137,13 +139,16 @@ class BenchGpu(unittest.TestCase):
         self.assertTrue(all(os.path.join(self.build, "tests", "gpu_backend_test") in c for c in tests))
         memcheck = [c for c in cmds if "--tool memcheck" in c]
         racecheck = [c for c in cmds if "--tool racecheck" in c]
-        self.assertEqual(len(memcheck), 18)  # six small decks x three kernel variants
-        self.assertEqual(len(racecheck), 8)
-        # The density-conduction deck in time blocks (the levels kernel with a field) and the
-        # order 8 deck (the plane walk's shared planes) are among them, under both tools.
+        self.assertEqual(len(memcheck), 21)  # seven small decks x three kernel variants
+        self.assertEqual(len(racecheck), 10)
+        # The density-conduction decks in time blocks (the 3D and 2D levels kernels with a
+        # field) and the order 8 deck (the plane walk's shared planes) are among them, under
+        # both tools.
         for tool in (memcheck, racecheck):
             self.assertTrue(any('problem.conductivity="density"' in c and "time_block=2" in c
                                 for c in tool))
+            self.assertTrue(any('problem.conductivity="density"' in c and "time_block=3" in c
+                                and "heat2d_periodic.toml" in c for c in tool))
             self.assertTrue(any("problem.order=8" in c for c in tool))
         for k in ("stream", "tiled", "naive"):
             self.assertTrue(any(c.endswith("parallel.kernel=" + k) for c in memcheck))
@@ -158,7 +163,7 @@ class BenchGpu(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "out", "reports.tgz")))
         failed = self.run_script("check", self.build, ngpu=1, RANKS="2", FAKE_FAIL="racecheck")
         self.assertEqual(failed.returncode, 1)
-        self.assertIn("failed: 8", failed.stdout)
+        self.assertIn("failed: 10", failed.stdout)
 
     def test_check_finds_the_tests_beside_gridsim_in_a_packed_runtime(self):
         # scripts/pack_runtime.sh puts gridsim and gpu_backend_test side by side in one bin/.
