@@ -1,6 +1,8 @@
 // GoogleTest main for MPI tests. Every rank runs every test; after each test the failures of
 // all ranks are gathered to rank 0, which prints them with their rank, and the final exit
-// status is all-reduced: a failure on rank 3 alone fails the test binary on every rank.
+// status is all-reduced: a failure on rank 3 alone fails the test binary on every rank. A fatal
+// failure (an exception thrown in a test, an ASSERT) leaves its test on that rank alone, while
+// the others may wait in a collective it will never reach: the rank prints it and ends every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -14,10 +16,17 @@ namespace {
 
 class GatherFailures : public testing::EmptyTestEventListener {
 public:
+    void OnTestStart(const testing::TestInfo& info) override {
+        test_ = std::string(info.test_suite_name()) + "." + info.name();
+    }
+
     void OnTestPartResult(const testing::TestPartResult& r) override {
         if (!r.failed()) return;
         failures_ += std::string(r.file_name() ? r.file_name() : "?") + ":" +
                      std::to_string(r.line_number()) + ": " + r.summary() + "\n";
+        int size = 1;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        if (r.fatally_failed() && size > 1) end_every_rank();
     }
 
     void OnTestEnd(const testing::TestInfo& info) override {
@@ -48,6 +57,18 @@ public:
     }
 
 private:
+    // (GoogleTest holds its own lock while it reports a result: the test's name is kept from its
+    // start, not asked for here.)
+    void end_every_rank() const {
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        std::fprintf(stderr, "[  RANK %d ] %s failed fatally on rank %d, ending every rank:\n%s",
+                     rank, test_.c_str(), rank, failures_.c_str());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    std::string test_;  // the running test, suite.name
     std::string failures_;
 };
 
