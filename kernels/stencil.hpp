@@ -184,7 +184,7 @@ struct ReadsField<S, std::void_t<decltype(S::kField)>> : std::bool_constant<S::k
 template <class S>
 inline constexpr bool kReadsField = ReadsField<S>::value;
 // Whether S is a star of radius 1 with constant coefficients: the only stencils the radius-1
-// stream and tiled kernels and summing passes take (the levels kernels take stars of radius 1 that
+// stream kernel and summing passes take (the tiled and levels kernels take stars of radius 1 that
 // read a coefficient field too).
 template <class S>
 inline constexpr bool kPlainStar = S::kRadius == 1 && !kReadsField<S>;

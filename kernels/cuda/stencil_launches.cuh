@@ -96,8 +96,9 @@ public:
     // takes any stencil; one that is not a plain star (kPlainStar: wider, or reading a
     // coefficient field) runs every box and run of boxes on it where the configured kernel is
     // naive, else on the wide stream kernel, the widest stars' sweeps of large 3D boxes with
-    // no parallel.block on the plane walk (all the same bits); the stream and tiled kernels and
-    // summing passes take plain stars, the levels kernels stars of radius 1 (most_levels).
+    // no parallel.block on the plane walk (all the same bits), a star of radius 1 on the tiled
+    // kernel where that is the one configured; the radius-1 stream kernel and summing passes take
+    // plain stars, the tiled and levels kernels stars of radius 1 (most_levels).
     template <class S>
     void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, Lane lane, StencilSum sum) {
@@ -245,6 +246,12 @@ private:
         if constexpr (kPlainStar<S>) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
         } else {
+            if constexpr (S::kRadius == 1) {  // a field's star: the tiled kernel where asked for
+                if (cfg().kernel == KernelKind::tiled) {
+                    launch_tiled<Dims, S, Sum>(in, out, b, r, s);
+                    return;
+                }
+            }
             if constexpr (kPlaneWalkStencil<T, Dims, S, Sum>) {
                 if (cfg().block_x == 0 && plane_walk_takes(b, S::kRadius)) {
                     launch_wide_planes<T, S>(in, out, b, r, multiprocessors_, s);
@@ -276,16 +283,24 @@ private:
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
             return;
         }
+        if (cfg().kernel == KernelKind::tiled) {
+            launch_tiled<Dims, S, Sum>(in, out, b, r, s);
+            return;
+        }
         const Launch l = walk_launch<Dims>(b, 1, Sum);
         double* partial = kSums ? partial_slots(l.blocks()) : nullptr;
-        if (cfg().kernel == KernelKind::tiled) {
-            stencil_tiled_kernel<T, Dims, S, kUnroll, Sum>
-                <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, l.points, partial);
-        } else {
-            auto kernel = wraps ? stencil_stream_kernel<T, Dims, S, kUnroll, Sum, true>
-                                : stencil_stream_kernel<T, Dims, S, kUnroll, Sum, false>;
-            kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap);
-        }
+        auto kernel = wraps ? stencil_stream_kernel<T, Dims, S, kUnroll, Sum, true>
+                            : stencil_stream_kernel<T, Dims, S, kUnroll, Sum, false>;
+        kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap);
+        GRIDSIM_CUDA_CHECK(cudaGetLastError());
+    }
+    template <int Dims, class S, StencilSum Sum>
+    void launch_tiled(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
+                      cudaStream_t s) {
+        const Launch l = walk_launch<Dims>(b, 1, Sum);
+        double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
+        stencil_tiled_kernel<T, Dims, S, kUnroll, Sum>
+            <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, l.points, partial);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
 

@@ -6,11 +6,21 @@
 namespace gridsim::cuda {
 
 // A point of the tiled walk: its x (and 3D: y) neighbours from the tile, its walk-axis
-// neighbours from registers.
+// neighbours from registers; a stencil that reads a coefficient field gathers the field's star
+// from memory at the point's index `at` (strides 1, sy, sz), as the wide stream kernel does.
 template <class T, int Dims, class S>
 __device__ __forceinline__ T tile_point(const T* tile, int cell, int tw, T centre, T below, T above,
-                                        const AxisCoeffs<T>& r) {
-    if constexpr (Dims == 3) {
+                                        const AxisCoeffs<T>& r, [[maybe_unused]] std::int64_t at,
+                                        [[maybe_unused]] std::int64_t sy,
+                                        [[maybe_unused]] std::int64_t sz) {
+    if constexpr (kReadsField<S>) {
+        const std::int64_t stride[3] = {1, sy, sz};
+        const Star<T> u = Dims == 3 ? Star<T>(centre, tile[cell - 1], tile[cell + 1],
+                                              tile[cell - tw], tile[cell + tw], below, above)
+                                    : Star<T>(centre, tile[cell - 1], tile[cell + 1], below, above,
+                                              centre, centre);
+        return apply_point<T, Dims, S>(u, at, stride, r);
+    } else if constexpr (Dims == 3) {
         return stencil_point<T, 3, S>(centre, tile[cell - 1], tile[cell + 1], tile[cell - tw],
                                       tile[cell + tw], below, above, r);
     } else {
@@ -119,7 +129,8 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
             }
             __syncthreads();
             if (step && active) {
-                const T v = tile_point<T, Dims, S>(tile, cell, tw, centre, below, above, r);
+                const T v = tile_point<T, Dims, S>(tile, cell, tw, centre, below, above, r, p, sy,
+                                                   in.ext.sz);
                 dst[p] = v;
                 if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, centre);
             }

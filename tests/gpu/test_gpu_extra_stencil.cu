@@ -2,7 +2,7 @@
 // the templates the CUDA backend's run-time dispatch calls (StencilLaunches' *_stencil): the
 // naive kernel against the CPU loops, and for the star of radius 1 the stream kernel, a run of
 // boxes, the tiled kernel and passes of levels (2D and 3D) bitwise against it; for the star that
-// reads a field, the wide stream kernel and passes of levels (2D and 3D). Each rank runs
+// reads a field, the wide stream and tiled kernels and passes of levels (2D and 3D). Each rank runs
 // them on its own GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -133,9 +133,9 @@ void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sw
 }
 
 // A star of radius 1 that reads a coefficient field (random conductivities in [0.5, 1.5)): the
-// naive kernel against the CPU loops, the wide stream kernel and a pass of `sweeps` levels (3D:
-// 2, whose tile keeps the field's planes; 2D: its points gather their field stars) bitwise
-// against it.
+// naive kernel against the CPU loops, the wide stream and tiled kernels and a pass of `sweeps`
+// levels (3D: 2, whose tile keeps the field's planes; 2D: its points gather their field stars)
+// bitwise against it.
 template <int Dims>
 void check_field(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sweeps) {
     using S = HarmonicConduction;
@@ -156,6 +156,8 @@ void check_field(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int s
     EXPECT_GT(max_difference(swept, init), 1e-3);
     Launcher<S> stream(KernelKind::stream);
     EXPECT_EQ(stream.run(e, init, on_device, owned, sweeps), swept) << "wide stream, " << Dims;
+    EXPECT_EQ(Launcher<S>(KernelKind::tiled).run(e, init, on_device, owned, sweeps), swept)
+        << "tiled, " << Dims << "D";
     if constexpr (Dims == 3) ASSERT_EQ(sweeps, 2);
     EXPECT_EQ(stream.run(e, init, on_device, owned, 0, sweeps), swept) << sweeps << " levels";
 }
