@@ -184,8 +184,8 @@ struct ReadsField<S, std::void_t<decltype(S::kField)>> : std::bool_constant<S::k
 template <class S>
 inline constexpr bool kReadsField = ReadsField<S>::value;
 // Whether S is a star of radius 1 with constant coefficients: the only stencils the radius-1
-// stream kernel and summing passes take (the tiled and levels kernels take stars of radius 1 that
-// read a coefficient field too).
+// stream kernel and summing passes take (the tiled kernel takes any star, the levels kernels
+// stars of radius 1 that read a coefficient field too).
 template <class S>
 inline constexpr bool kPlainStar = S::kRadius == 1 && !kReadsField<S>;
 // The stencils a deck can name, by run time kind: heat of order 2, 4 and 8, heat with density

@@ -77,12 +77,11 @@ long long wave_slots(Kernel kernel, int threads, std::size_t smem, int multiproc
     return static_cast<long long>(multiprocessors) * std::max(n, 1);
 }
 
-// A launch's grid, block and dynamic shared memory.
+// A launch's grid and block.
 struct Launch {
     dim3 grid;
     dim3 block;
-    int points = 0;  // walk-axis points per thread
-    std::size_t smem = 0;
+    int points = 0;     // walk-axis points per thread
     PackGroups groups;  // the x blocks' packs (walk_pack)
     [[nodiscard]] long long blocks() const {
         return static_cast<long long>(grid.x) * grid.y * grid.z;

@@ -95,10 +95,10 @@ public:
     // a new stencil plugs into, every kernel family compiled for S on first use. The naive kernel
     // takes any stencil; one that is not a plain star (kPlainStar: wider, or reading a
     // coefficient field) runs every box and run of boxes on it where the configured kernel is
-    // naive, else on the wide stream kernel, the widest stars' sweeps of large 3D boxes with
-    // no parallel.block on the plane walk (all the same bits), a star of radius 1 on the tiled
-    // kernel where that is the one configured; the radius-1 stream kernel and summing passes take
-    // plain stars, the tiled and levels kernels stars of radius 1 (most_levels).
+    // naive, on the tiled kernel where that is the one configured (and its blocks take the
+    // star's ring), else on the wide stream kernel, the widest stars' sweeps of large 3D boxes
+    // with no parallel.block on the plane walk (all the same bits); the radius-1 stream kernel
+    // and summing passes take plain stars, the levels kernels stars of radius 1 (most_levels).
     template <class S>
     void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, Lane lane, StencilSum sum) {
@@ -246,12 +246,8 @@ private:
         if constexpr (kPlainStar<S>) {
             launch_walk<Dims, S, Sum>(in, out, b, r, s, wrap);
         } else {
-            if constexpr (S::kRadius == 1) {  // a field's star: the tiled kernel where asked for
-                if (cfg().kernel == KernelKind::tiled) {
-                    launch_tiled<Dims, S, Sum>(in, out, b, r, s);
-                    return;
-                }
-            }
+            if (cfg().kernel == KernelKind::tiled && launch_tiled<Dims, S, Sum>(in, out, b, r, s))
+                return;
             if constexpr (kPlaneWalkStencil<T, Dims, S, Sum>) {
                 if (cfg().block_x == 0 && plane_walk_takes(b, S::kRadius)) {
                     launch_wide_planes<T, S>(in, out, b, r, multiprocessors_, s);
@@ -294,14 +290,23 @@ private:
         kernel<<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial, wrap);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
     }
+    // The tiled kernel over `b`, where its blocks are wide (3D: and tall) enough for S's ring
+    // (tiled_walk_takes); returns whether it launched.
     template <int Dims, class S, StencilSum Sum>
-    void launch_tiled(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
+    bool launch_tiled(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r,
                       cudaStream_t s) {
+        constexpr int R = S::kRadius;
         const Launch l = walk_launch<Dims>(b, 1, Sum);
+        const int bx = static_cast<int>(l.block.x);
+        const int by = static_cast<int>(l.block.y);
+        if (!tiled_walk_takes(bx, by, Dims, R)) return false;
+        const std::size_t tile = static_cast<std::size_t>(bx + 2 * R) *
+                                 static_cast<std::size_t>(Dims == 3 ? by + 2 * R : by);
         double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
         stencil_tiled_kernel<T, Dims, S, kUnroll, Sum>
-            <<<l.grid, l.block, l.smem, s>>>(in, out, b, r, l.points, partial);
+            <<<l.grid, l.block, 2 * tile * sizeof(T), s>>>(in, out, b, r, l.points, partial);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
+        return true;
     }
 
     // apply_boxes: the boxes in order, consecutive ones that take the same stream variant

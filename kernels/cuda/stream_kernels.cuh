@@ -11,7 +11,8 @@
 //            L1 from the threads beside it. On boxes wide enough, each thread moves 16 bytes of
 //            consecutive x points at once (stencil_stream_vec_kernel);
 //  - tiled:  the same walk, with the cross-section (an x row in 2D, an x-y tile with its halo
-//            ring in 3D) staged in shared memory, double-buffered: one barrier per step.
+//            ring in 3D, as wide as the star's radius) staged in shared memory,
+//            double-buffered: one barrier per step; it takes any stencil (tiled_kernel.cuh).
 // stencil_boxes_kernel walks several boxes (a residual sweep's shell slabs and interior) in one
 // launch, each block as the stream kernel's launch of its box would.
 // With a `Sum` other than none a kernel also sums stencil_sum_term over its points ((out - in)^2

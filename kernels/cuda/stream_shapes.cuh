@@ -91,10 +91,6 @@ public:
             }
         }
         l.points = points;
-        if (cfg_.kernel == KernelKind::tiled) {
-            const std::size_t rows = Dims == 3 ? l.block.y + 2 : l.block.y;
-            l.smem = 2 * (l.block.x + 2) * rows * sizeof(T);
-        }
         return l;
     }
 

@@ -5,28 +5,28 @@
 
 namespace gridsim::cuda {
 
-// A point of the tiled walk: its x (and 3D: y) neighbours from the tile, its walk-axis
-// neighbours from registers; a stencil that reads a coefficient field gathers the field's star
-// from memory at the point's index `at` (strides 1, sy, sz), as the wide stream kernel does.
+// A point of the tiled walk: its star of radius R, x (and 3D: y) neighbours from the tile
+// (`cell`, rows `tw` apart), walk-axis neighbours from the thread's window (`win[R]` the point),
+// through apply_point (a coefficient field's star from memory at the point's index `at`).
 template <class T, int Dims, class S>
-__device__ __forceinline__ T tile_point(const T* tile, int cell, int tw, T centre, T below, T above,
-                                        const AxisCoeffs<T>& r, [[maybe_unused]] std::int64_t at,
-                                        [[maybe_unused]] std::int64_t sy,
-                                        [[maybe_unused]] std::int64_t sz) {
-    if constexpr (kReadsField<S>) {
-        const std::int64_t stride[3] = {1, sy, sz};
-        const Star<T> u = Dims == 3 ? Star<T>(centre, tile[cell - 1], tile[cell + 1],
-                                              tile[cell - tw], tile[cell + tw], below, above)
-                                    : Star<T>(centre, tile[cell - 1], tile[cell + 1], below, above,
-                                              centre, centre);
-        return apply_point<T, Dims, S>(u, at, stride, r);
-    } else if constexpr (Dims == 3) {
-        return stencil_point<T, 3, S>(centre, tile[cell - 1], tile[cell + 1], tile[cell - tw],
-                                      tile[cell + tw], below, above, r);
-    } else {
-        return stencil_point<T, 2, S>(centre, tile[cell - 1], tile[cell + 1], below, above, centre,
-                                      centre, r);
+__device__ __forceinline__ T tile_point(const T* tile, int cell, int tw,
+                                        const T (&win)[2 * S::kRadius + 1], std::int64_t at,
+                                        const std::int64_t (&stride)[3], const AxisCoeffs<T>& r) {
+    constexpr int R = S::kRadius;
+    constexpr int kWalk = Dims - 1;
+    Star<T, R> u(win[R]);
+#pragma unroll
+    for (int o = 1; o <= R; ++o) {
+        u.set(0, -o, tile[cell - o]);
+        u.set(0, o, tile[cell + o]);
+        if constexpr (Dims == 3) {
+            u.set(1, -o, tile[cell - o * tw]);
+            u.set(1, o, tile[cell + o * tw]);
+        }
+        u.set(kWalk, -o, win[R - o]);
+        u.set(kWalk, o, win[R + o]);
     }
+    return apply_point<T, Dims, S>(u, at, stride, r);
 }
 
 // This thread's cell and the ring cells it stages, into the step's tile.
@@ -51,18 +51,28 @@ __device__ __forceinline__ void load_ring(T (&values)[Rings], const bool (&ring)
     }
 }
 
-// Shared-memory tiled walk (2.5D in 3D). Tile cell of thread (tx, ty): 3D (ty+1, tx+1) of a
-// (bx+2) x (by+2) tile whose ring holds the x and y halo; 2D (ty, tx+1) of by rows of bx+2,
-// one row per thread row. Two tiles alternate between steps: a thread that writes tile b at
+// Whether the tiled walk takes a launch of blocks bx x by for a star of radius R: each ring of
+// the tile is staged by the R threads (3D: rows) beside it, so the block is at least R wide
+// (3D: and R rows).
+__host__ __device__ constexpr bool tiled_walk_takes(int bx, int by, int dims, int radius) {
+    return bx >= radius && (dims == 2 || by >= radius);
+}
+
+// Shared-memory tiled walk (2.5D in 3D), any radius R. Tile cell of thread (tx, ty): 3D (ty+R,
+// tx+R) of a (bx+2R) x (by+2R) tile whose ring holds the x and y halo; 2D (ty, tx+R) of by rows
+// of bx+2R, one row per thread row. The R threads (3D: rows) at each side of the block stage the
+// ring cells R beyond them. Two tiles alternate between steps: a thread that writes tile b at
 // step q+2 has passed the barrier of step q+1, so every reader of tile b at step q is done.
-// The walk-axis values are pipelined as in the stream kernel (`Unroll` loads ahead), and the
-// ring cells an edge thread stages are loaded one step before they are stored, so no load
-// latency sits between two barriers. Cells beyond box.hi + 1 are never read, so partial blocks
-// load nothing out of bounds.
+// The walk axis's 2R + 1 values around the point are a window in registers, its newest value
+// pipelined as in the stream kernel (`Unroll` loads ahead), and the ring cells an edge thread
+// stages are loaded one step before they are stored, so no load latency sits between two
+// barriers. Cells R or more beyond box.hi are never read, so partial blocks load nothing out
+// of bounds.
 template <class T, int Dims, class S, int Unroll, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out,
                                                          Box box, AxisCoeffs<T> r, int points,
                                                          double* __restrict__ partial) {
+    constexpr int R = S::kRadius;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T* const tiles = reinterpret_cast<T*>(smem_raw);
     const WalkStart<Dims> s(box, points);
@@ -70,38 +80,40 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
     T* __restrict__ dst = out.data;
     const std::int64_t sy = in.ext.sy;
     const std::int64_t sw = Dims == 3 ? in.ext.sz : sy;
+    const std::int64_t stride[3] = {1, sy, in.ext.sz};
     const int tx = static_cast<int>(threadIdx.x);
     const int ty = static_cast<int>(threadIdx.y);
     const int bx = static_cast<int>(blockDim.x);
-    const int tw = bx + 2;
-    const int tile_size =
-        Dims == 3 ? tw * (static_cast<int>(blockDim.y) + 2) : tw * static_cast<int>(blockDim.y);
-    const int cell = Dims == 3 ? (ty + 1) * tw + tx + 1 : ty * tw + tx + 1;
+    const int by = static_cast<int>(blockDim.y);
+    const int tw = bx + 2 * R;
+    const int tile_size = Dims == 3 ? tw * (by + 2 * R) : tw * by;
+    const int cell = Dims == 3 ? (ty + R) * tw + tx + R : ty * tw + tx + R;
 
     const bool active = s.owns_point(box);
-    // This thread's cell is a neighbour of an updated point (it lies at most one past the box).
-    const bool loads = s.i <= box.hi[0] && (Dims == 2 || s.j <= box.hi[1]);
-    // Ring cells this thread stages besides its own, in fixed slots: x low, x high (first and
-    // last thread of a row), y low, y high (3D: first and last row). A thread of a block one
-    // thread wide holds both x slots.
+    // This thread's cell is a neighbour of an updated point (it lies less than R past the box).
+    const bool loads = s.i < box.hi[0] + R && (Dims == 2 || s.j < box.hi[1] + R);
+    // Ring cells this thread stages besides its own, in fixed slots: x low, x high (the first
+    // and last R threads of a row), y low, y high (3D: the first and last R rows). A thread of a
+    // block at most 2R threads wide holds both x slots.
     constexpr int kRings = Dims == 3 ? 4 : 2;
-    const int by = static_cast<int>(blockDim.y);
-    const bool ring[4] = {loads && tx == 0, loads && tx == bx - 1 && s.i + 1 <= box.hi[0],
-                          Dims == 3 && loads && ty == 0,
-                          Dims == 3 && loads && ty == by - 1 && s.j + 1 <= box.hi[1]};
-    const int ring_cell[4] = {-1, 1, -tw, tw};
-    const std::int64_t ring_off[4] = {-1, 1, -sy, sy};
+    const bool ring[4] = {loads && tx < R, loads && tx >= bx - R && s.i < box.hi[0],
+                          Dims == 3 && loads && ty < R,
+                          Dims == 3 && loads && ty >= by - R && s.j < box.hi[1]};
+    const int ring_cell[4] = {-R, R, -R * tw, R * tw};
+    const std::int64_t ring_off[4] = {-R, R, -R * sy, R * sy};
     std::int64_t p = loads ? s.first_index(in.ext) : 0;
-    T below{};
-    T centre{};
-    T ahead[Unroll];
+    T win[2 * R + 1] = {};     // the walk axis at offsets -R..R from the point (an inactive
+                               // thread keeps its own value only, win[R])
+    T ahead[Unroll];           // ahead[u]: offset R of step u (mod Unroll)
     T ring_next[kRings] = {};  // ring values of the next step
     if (loads && s.w0 < s.w_end) {
-        if (active) below = src[p - sw];
-        centre = src[p];
+#pragma unroll
+        for (int o = 0; o < 2 * R; ++o) {
+            if (o == R || active) win[o] = src[p + (o - R) * sw];
+        }
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) {
-            if (active && s.w0 + u < s.w_end) ahead[u] = src[p + (u + 1) * sw];
+            if (active && s.w0 + u < s.w_end) ahead[u] = src[p + (u + R) * sw];
         }
         load_ring<T, kRings>(ring_next, ring, true, src + p, ring_off);
     }
@@ -115,27 +127,25 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, 
             const int w = s.w0 + q;
             const bool step = w < s.w_end;
             T* const tile = tiles + (q & 1) * tile_size;
-            T above{};
             if (step && loads) {
-                stage_cells<T, kRings>(tile, cell, centre, ring_next, ring, ring_cell);
+                stage_cells<T, kRings>(tile, cell, win[R], ring_next, ring, ring_cell);
                 const bool next = w + 1 < s.w_end;
                 if (active) {
-                    above = ahead[u];
-                    if (w + Unroll < s.w_end) ahead[u] = src[p + (Unroll + 1) * sw];
+                    win[2 * R] = ahead[u];
+                    if (w + Unroll < s.w_end) ahead[u] = src[p + (Unroll + R) * sw];
                 } else if (next) {
-                    above = src[p + sw];  // a cell just past the box: its next value
+                    win[R + 1] = src[p + sw];  // a cell just past the box: its next value
                 }
                 load_ring<T, kRings>(ring_next, ring, next, src + p + sw, ring_off);
             }
             __syncthreads();
             if (step && active) {
-                const T v = tile_point<T, Dims, S>(tile, cell, tw, centre, below, above, r, p, sy,
-                                                   in.ext.sz);
+                const T v = tile_point<T, Dims, S>(tile, cell, tw, win, p, stride, r);
                 dst[p] = v;
-                if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, centre);
+                if constexpr (Sum != StencilSum::none) acc += stencil_sum_term<Sum>(v, win[R]);
             }
-            below = centre;
-            centre = above;
+#pragma unroll
+            for (int o = 0; o < 2 * R; ++o) win[o] = win[o + 1];
             p += sw;
         }
     }

@@ -1,9 +1,8 @@
 // The test tree's own stencils (support/extra_stencil.hpp) through the CUDA kernel families, by
 // the templates the CUDA backend's run-time dispatch calls (StencilLaunches' *_stencil): the
-// naive kernel against the CPU loops, and for the star of radius 1 the stream kernel, a run of
-// boxes, the tiled kernel and passes of levels (2D and 3D) bitwise against it; for the star that
-// reads a field, the wide stream and tiled kernels and passes of levels (2D and 3D). Each rank runs
-// them on its own GPU.
+// naive kernel against the CPU loops, and bitwise against it: the stream (or wide stream) and
+// tiled kernels and a run of boxes for every star, passes of levels (2D and 3D) for those of
+// radius 1, the star that reads a field included. Each rank runs them on its own GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -107,9 +106,9 @@ double max_difference(const std::vector<double>& x, const std::vector<double>& y
     return m;
 }
 
-// `sweeps` sweeps of S over an n-point box on every kernel that takes S (the naive kernel, the
-// stream kernel and a run of boxes any radius, the wide stream kernel above 1; the tiled kernel
-// and passes of `levels` levels radius 1), against the CPU loops and bitwise against each other;
+// `sweeps` sweeps of S over an n-point box on every kernel that takes S (the naive and tiled
+// kernels, the stream kernel and a run of boxes any radius, the wide stream kernel above 1;
+// passes of `levels` levels radius 1), against the CPU loops and bitwise against each other;
 // the field's halo is as deep as any of them reads.
 template <class S, int Dims>
 void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sweeps, int levels) {
@@ -126,10 +125,9 @@ void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sw
     Launcher<S> stream(KernelKind::stream);
     EXPECT_EQ(stream.run(e, init, a, owned, sweeps), swept) << "stream, " << Dims << "D";
     EXPECT_EQ(stream.run(e, init, a, owned, sweeps, 0, true), swept) << "boxes";
-    if constexpr (S::kRadius == 1) {
-        EXPECT_EQ(Launcher<S>(KernelKind::tiled).run(e, init, a, owned, sweeps), swept) << "tiled";
+    EXPECT_EQ(Launcher<S>(KernelKind::tiled).run(e, init, a, owned, sweeps), swept) << "tiled";
+    if constexpr (S::kRadius == 1)
         EXPECT_EQ(stream.run(e, init, a, owned, 0, levels), swept) << levels << " levels";
-    }
 }
 
 // A star of radius 1 that reads a coefficient field (random conductivities in [0.5, 1.5)): the
@@ -176,8 +174,8 @@ TEST(GpuExtraStencil, EveryKernelFamilyRunsAStencilOfTheTestTree) {
     check_dims<WeightedJacobi, 3>({67, 41, 29}, {1.0, 0.5, 2.0}, 3, 3);
 }
 
-// A star of radius 2 reads two points along each axis: the naive and the wide stream kernel.
-TEST(GpuExtraStencil, TheNaiveAndWideStreamKernelsRunAStarOfRadiusTwo) {
+// A star of radius 2 reads two points along each axis: the naive, wide stream and tiled kernels.
+TEST(GpuExtraStencil, TheNaiveWideStreamAndTiledKernelsRunAStarOfRadiusTwo) {
     GRIDSIM_REQUIRE_GPU();
     check_dims<FourthOrderHeat, 2>({301, 77, 1}, {0.05, 0.1, 0.0}, 3, 0);
     check_dims<FourthOrderHeat, 3>({37, 21, 19}, {0.05, 0.1, 0.08}, 2, 0);
