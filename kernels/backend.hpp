@@ -333,8 +333,9 @@ public:
     virtual ~Backend() = default;
 
     [[nodiscard]] virtual std::string name() const = 0;
-    // What the stencil launches use (kernel variant, block shape), for the report.
-    [[nodiscard]] virtual std::string launch_description() const = 0;
+    // What the sweeps of stencil `kind` in `dims` dimensions launch (kernel, block shape), for
+    // the report.
+    [[nodiscard]] virtual std::string launch_description(StencilKind kind, int dims) const = 0;
     [[nodiscard]] virtual bool on_device() const = 0;
     // The lane's CUDA stream (as void*) for libraries that take one (NCCL); nullptr on the CPU.
     [[nodiscard]] virtual void* native_stream(Lane lane) const = 0;

@@ -92,7 +92,10 @@ public:
     CpuBackend() { this->set_parts({this, this, this, nullptr, nullptr, this, nullptr}); }
 
     [[nodiscard]] std::string name() const override { return "cpu"; }
-    [[nodiscard]] std::string launch_description() const override { return "loops, x innermost"; }
+    [[nodiscard]] std::string launch_description(StencilKind /*kind*/,
+                                                 int /*dims*/) const override {
+        return "loops, x innermost";
+    }
     [[nodiscard]] bool on_device() const override { return false; }
     [[nodiscard]] void* native_stream(Lane /*lane*/) const override { return nullptr; }
     [[nodiscard]] int row_alignment() const override {

@@ -90,8 +90,8 @@ public:
     }
 
     [[nodiscard]] std::string name() const override { return "cuda"; }
-    [[nodiscard]] std::string launch_description() const override {
-        return launches_.description();
+    [[nodiscard]] std::string launch_description(StencilKind kind, int dims) const override {
+        return launches_.description(kind, dims);
     }
     [[nodiscard]] bool on_device() const override { return true; }
     [[nodiscard]] void* native_stream(Lane lane) const override { return lanes_.stream(lane); }

@@ -41,7 +41,13 @@ public:
           lanes_(lanes),
           sums_(sums) {}
 
-    [[nodiscard]] std::string description() const {
+    // What the sweeps of stencil `kind` in `dims` dimensions launch: a plain star's, the
+    // configured variant with its shapes in both dimensions (plain_description); another's, the
+    // kernel launch() takes for it in `dims`.
+    [[nodiscard]] std::string description(StencilKind kind, int dims) const {
+        return by_stencil_kind(kind, [&](auto s) { return describe<decltype(s)>(dims); });
+    }
+    [[nodiscard]] std::string plain_description() const {
         if (cfg().kernel == KernelKind::naive)
             return fmt::format("naive {}x{} rows {}", cfg().block_x, cfg().block_y, cfg().points);
         const char* kind = cfg().kernel == KernelKind::tiled ? "tiled" : "stream";
@@ -178,6 +184,32 @@ public:
     }
 
 private:
+    template <class S>
+    [[nodiscard]] std::string describe(int dims) const {
+        if constexpr (kPlainStar<S>) {
+            return plain_description();
+        } else {
+            if (cfg().kernel == KernelKind::naive) return plain_description();
+            const LaunchDefaults own = dims == 3 ? kWideStream3d : defaults(2);
+            const auto shape = [&](const LaunchDefaults& d) {  // as walk_launch takes it
+                const bool set = cfg().block_x != 0;
+                return fmt::format("{}x{} points {}", set ? cfg().block_x : d.block_x,
+                                   set ? cfg().block_y : d.block_y,
+                                   cfg().points != 0 ? cfg().points : d.points);
+            };
+            const std::string wide = fmt::format("wide stream {}D {}", dims, shape(own));
+            if (cfg().kernel == KernelKind::tiled)
+                return fmt::format("tiled {}D {}, a ring of {} (blocks thinner than that: {})",
+                                   dims, shape(defaults(dims)), S::kRadius, wide);
+            if (dims == 3 && cfg().block_x == 0 && kPlaneWalkStencil<T, 3, S, StencilSum::none>)
+                return fmt::format(
+                    "plane walk {}x{} tiles of {}x{} threads (boxes of {}x{} points and {} planes "
+                    "or more; the others: {})",
+                    kPlaneTileX, kPlaneTileY, 32, kPlaneThreadRows, kPlaneTileX, kPlaneTileY,
+                    plane_walk_planes(S::kRadius), wide);
+            return wide;
+        }
+    }
     [[nodiscard]] cudaStream_t stream(Lane lane) const { return lanes_.stream(lane); }
     double* partial_slots(long long more) { return sums_.partial_slots(more); }
     [[nodiscard]] LaunchDefaults defaults(int dims) const { return shapes_.defaults(dims); }

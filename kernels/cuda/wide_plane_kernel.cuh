@@ -145,11 +145,13 @@ __global__ void __launch_bounds__(32 * kPlaneThreadRows)
     }
 }
 
+// The fewest planes of a box the plane walk takes for a star of radius `radius`.
+constexpr int plane_walk_planes(int radius) { return 4 * radius; }
 // Whether the plane walk takes `b` for a star of radius `radius`: at least a tile wide and tall
-// and 4 radius planes deep (docs/tuning.md, "Wide stars in 3D").
+// and plane_walk_planes deep (docs/tuning.md, "Wide stars in 3D").
 inline bool plane_walk_takes(const Box& b, int radius) {
     return b.hi[0] - b.lo[0] >= kPlaneTileX && b.hi[1] - b.lo[1] >= kPlaneTileY &&
-           b.hi[2] - b.lo[2] >= 4 * radius;
+           b.hi[2] - b.lo[2] >= plane_walk_planes(radius);
 }
 
 // The plane walk over `b`: a block per tile and chunk of planes, tiles fastest (neighbouring

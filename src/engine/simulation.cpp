@@ -13,6 +13,7 @@ Simulation<T>::Simulation(const Config& cfg, MPI_Comm comm, int extra_fields, Bl
                           StencilKind kind)
     : cfg_(cfg),
       extra_fields_(extra_fields),
+      kind_(kind),
       dom_(make_domain(cfg)),
       topo_(comm, cfg, dom_, stencil_radius(kind)),
       choice_(choose_backend<T>(cfg, topo_.comm())),

@@ -110,6 +110,10 @@ public:
     [[nodiscard]] const Subdomain& subdomain() const { return topo_.subdomain(); }
     [[nodiscard]] const BackendChoice<T>& backend() const { return choice_; }
     [[nodiscard]] const char* transport_name() const { return halos_.halo->transport_name(); }
+    // What the sweeps launch (Backend::launch_description of the run's stencil).
+    [[nodiscard]] std::string launch_description() const {
+        return be_.launch_description(kind_, dom_.dims);
+    }
     // How many of this rank's faces each transport moves (HaloExchange::route_counts).
     [[nodiscard]] const std::vector<std::pair<TransportKind, int>>& route_counts() const {
         return halos_.halo->route_counts();
@@ -130,6 +134,7 @@ private:
 
     const Config& cfg_;
     int extra_fields_;
+    StencilKind kind_;
     Domain dom_;
     CartTopology topo_;
     BackendChoice<T> choice_;

@@ -243,7 +243,7 @@ void describe_setup(const Simulation<T>& sim, Out& out) {
     out.backend = be.backend->name();
     out.backend_note = be.note;
     if constexpr (std::is_same_v<Out, RunStart>) out.transport_note = be.transport_note;
-    out.launch = be.backend->launch_description();
+    out.launch = sim.launch_description();
     out.transport = sim.transport_name();
     out.graphs = sim.records_sweeps();
     out.time_block = sim.time_block();

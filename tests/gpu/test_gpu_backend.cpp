@@ -392,3 +392,27 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(Decks, GpuDeck, testing::ValuesIn(kDecks),
                          [](const testing::TestParamInfo<Deck>& info) { return info.param.name; });
+
+// The run's launch line names the kernel its stencil's sweeps take: the configured variant for a
+// plain star, the plane walk or the wide stream kernel for a wider one, the tiled kernel with
+// its ring where asked for.
+TEST(GpuLaunchLine, NamesTheKernelTheStencilTakes) {
+    GRIDSIM_REQUIRE_GPU();
+    const std::string deck = "[grid]\ncells = [40, 36, 34]\n[time]\nsteps = 2\n" + kGpu;
+    const auto launch = [&](std::vector<std::string> sets) {
+        return test::run_on_ranks(1, deck, sets).launch;
+    };
+    const std::string plain = launch({});
+    const std::string order8 = launch({"problem.order=8", "problem.precision=\"double\""});
+    const std::string order4 = launch({"problem.order=4"});
+    const std::string tiled = launch({"problem.order=4", "parallel.kernel=\"tiled\""});
+    const std::string density = launch({"problem.conductivity=\"density\""});
+    if (test::world_rank() != 0) return;
+    EXPECT_EQ(plain.rfind("stream 2D", 0), 0u) << plain;
+    EXPECT_EQ(order8.rfind("plane walk 32x32 tiles", 0), 0u) << order8;
+    EXPECT_NE(order8.find("16 planes or more; the others: wide stream 3D 64x4"), std::string::npos)
+        << order8;
+    EXPECT_EQ(order4, "wide stream 3D 64x4 points 8");
+    EXPECT_EQ(tiled.rfind("tiled 3D 64x4 points 8, a ring of 2", 0), 0u) << tiled;
+    EXPECT_EQ(density, "wide stream 3D 64x4 points 8");
+}
