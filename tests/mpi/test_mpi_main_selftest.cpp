@@ -10,23 +10,29 @@
 #include <stdexcept>
 #include <string>
 
-TEST(MpiMain, FailureOnOneRankFailsEveryRank) {
-    int rank = 0;
+namespace {
+
+// Whether environment variable `name` is "1" and this is the last rank (a deliberate failure's
+// place); `rank` is set to this rank.
+bool armed_on_last_rank(const char* name, int& rank) {
     int size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char* armed = std::getenv("GRIDSIM_SELFTEST_FAIL_LAST_RANK");
-    const bool fail_here = armed != nullptr && std::string(armed) == "1" && rank == size - 1;
+    const char* armed = std::getenv(name);
+    return armed != nullptr && std::string(armed) == "1" && rank == size - 1;
+}
+
+}  // namespace
+
+TEST(MpiMain, FailureOnOneRankFailsEveryRank) {
+    int rank = 0;
+    const bool fail_here = armed_on_last_rank("GRIDSIM_SELFTEST_FAIL_LAST_RANK", rank);
     EXPECT_FALSE(fail_here) << "deliberate failure on rank " << rank;
 }
 
 TEST(MpiMain, AnExceptionOnOneRankEndsEveryRank) {
     int rank = 0;
-    int size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char* armed = std::getenv("GRIDSIM_SELFTEST_THROW_LAST_RANK");
-    if (armed != nullptr && std::string(armed) == "1" && rank == size - 1)
+    if (armed_on_last_rank("GRIDSIM_SELFTEST_THROW_LAST_RANK", rank))
         throw std::runtime_error("deliberate exception on rank " + std::to_string(rank));
     MPI_Barrier(MPI_COMM_WORLD);
 }
