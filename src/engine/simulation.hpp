@@ -124,6 +124,8 @@ public:
         return sizeof(T) * static_cast<std::size_t>(field_count() * fields_.extents().total);
     }
     [[nodiscard]] int field_count() const { return 2 + extra_fields_; }
+    // Read-only coefficient fields the run's stencil reads beside its field (the report's floor).
+    [[nodiscard]] int coefficient_fields() const { return stencil_reads_field(kind_) ? 1 : 0; }
     [[nodiscard]] PhaseTimer& timer() { return timer_; }
     // What every rank computes on, e.g. "2 x NVIDIA H200, 2 x cpu"; the same string on all ranks.
     [[nodiscard]] const std::string& devices() const { return devices_; }

@@ -149,6 +149,7 @@ struct RunResult {
     double startup_seconds = 0.0;     // process start to the first step, slowest rank (0: unknown)
     std::int64_t updated_points = 0;  // per step, all ranks
     std::size_t value_bytes = 8;      // sizeof(T)
+    int coefficient_fields = 0;       // read-only fields the stencil reads (a density: 1)
     PhaseTimes phases{};              // this rank's
     // How the lane phases were timed: on every `phase_every`-th of `passes` passes (sweeps,
     // operator applications), `timed_passes` of them, scaled to all.

@@ -284,6 +284,7 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.sim_time = cfg.has_time ? static_cast<double>(steps) * cfg.dt : 0.0;
     r.updated_points = sim.global_updated_points();
     r.value_bytes = sizeof(T);
+    r.coefficient_fields = sim.coefficient_fields();
     r.final_stats = sim.measures().stats();
     return r;
 }

@@ -5,10 +5,13 @@ points' densities, the explicit step and its stability limit, and the implicit s
 directly (a dense solve, not a CG). gridsim runs on 1, 2 and 4 CPU ranks, on odd sizes, with
 periodic and Dirichlet axes mixed, in float and double; bad decks exit 2 with one line.
 Needs GRIDSIM and MPIEXEC in the environment."""
+import os
+import subprocess
 import unittest
 
 import numpy as np
 
+from deck_case import GRIDSIM, launch
 from heat_reference import (HeatRunCase, coordinates, explicit_step, hotspot_field,
                             implicit_step)
 
@@ -158,6 +161,29 @@ class HeatConduction(HeatRunCase):
     def test_implicit_3d_float(self):
         self.check([9, 9, 8], [False, True, False], "implicit", "float", (2,), REGIONS_3D,
                    steps=2, cfl=4.0)
+
+    def test_report_counts_the_density_in_its_floor(self):
+        """The report's floor (docs/output.md): per point and sweep the field read and written
+        and the density read, 3 values, at the copy bandwidth measured in the run; the summary
+        line says so."""
+        deck = deck_text([17, 13], [False, True], "explicit", "float", 40, 0.9, REGIONS_2D,
+                         1.0)[0]
+        _, rep = self.run_deck(deck, 2, name="floor")
+        self.assertEqual(rep["coefficient_fields"], 1)
+        values = rep["updated_points_per_step"] * (rep["steps"] - rep["start_step"])
+        floor_s = 3 * 4 * values / rep["ranks"] / (rep["copy_bandwidth_GBps"] * 1e9)
+        self.assertAlmostEqual(rep["floor_ratio"] / (floor_s / rep["loop_seconds"]), 1.0,
+                               places=9)
+        self.assertAlmostEqual(rep["floor_ratio"] / rep["bandwidth_ratio"], 1.5, places=9)
+        self.assertAlmostEqual(rep["modelled_dram_bytes_per_update"],
+                               3 * 4 / rep["sweeps_per_pass"])
+        path = os.path.join(self.tmp, "floor.toml")
+        res = subprocess.run(launch(1) + [GRIDSIM, "run", path, "--set",
+                                          f'output.dir="{os.path.join(self.tmp, "floor1")}"'],
+                             capture_output=True, text=True, timeout=300, check=False)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertRegex(res.stdout, r"\n  floor +[0-9.]+% of the copy bandwidth, counting 1 "
+                                     r"coefficient field read\(s\) per point and sweep too\n")
 
     def test_stability_limit(self):
         """time.dt just above 1 / (2 rho_max alpha sum_d 1/h_d^2) is refused, just below runs."""

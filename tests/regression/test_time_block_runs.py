@@ -72,6 +72,10 @@ class TimeBlockRuns(DeckCase):
         # The CPU backend sweeps one level per pass over memory.
         self.assertAlmostEqual(rep["sweeps_per_pass"], 1.0)
         self.assertAlmostEqual(rep["modelled_dram_bytes_per_update"], 16.0)
+        # Plain heat reads no coefficient field: its floor is the copy's traffic.
+        self.assertEqual(rep["coefficient_fields"], 0)
+        self.assertEqual(rep["floor_ratio"], rep["bandwidth_ratio"])
+        self.assertNotRegex(out, r"\n  floor ")
 
     def test_exchange_trial_is_reported_and_changes_no_bits(self):
         # Two ranks with time blocks: overlap "auto" times the exchanging pass split and fused at
