@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <stdexcept>
 
 namespace gridsim {
 
@@ -30,6 +31,8 @@ Busiest busiest_rank(const Domain& dom, const std::array<int, 3>& grid,
                      const std::vector<int>& block_of, const std::vector<int>& node_of,
                      const GridDemand& demand, const FixedCosts& costs, const NetworkLink& net) {
     const int ranks = static_cast<int>(block_of.size());
+    if (grid[0] * grid[1] * grid[2] != ranks || node_of.size() != block_of.size())
+        throw std::logic_error("busiest_rank: a grid, blocks and nodes of other rank counts");
     std::vector<int> rank_of(ranks);
     for (int r = 0; r < ranks; ++r) rank_of[block_of[r]] = r;
     std::map<int, int> on_node;
@@ -174,8 +177,11 @@ Layout choose_layout(const Config& cfg, const Domain& dom, const std::vector<int
     if (best.block_of.empty())  // no grid fits: CartTopology says why
         best = best_layout(dom, {ranks, 1, 1}, node_of, demand, costs, net);
     if (!process_grid_given(cfg)) return best;
-    const Layout asked =
-        best_layout(dom, choose_process_grid(cfg, dom, ranks), node_of, demand, costs, net);
+    const std::array<int, 3> grid = choose_process_grid(cfg, dom, ranks);
+    // A grid of another rank count is not priced: the caller refuses it (decomposition_problem).
+    if (grid[0] * grid[1] * grid[2] != ranks)
+        return {grid, {0, 0, 0}, blocks_of_ranks(grid, {0, 0, 0}, node_of), best.seconds};
+    const Layout asked = best_layout(dom, grid, node_of, demand, costs, net);
     const bool several_nodes =
         std::any_of(node_of.begin(), node_of.end(), [&](int n) { return n != node_of[0]; });
     if (note != nullptr && several_nodes && asked.seconds > best.seconds * 1.01) {

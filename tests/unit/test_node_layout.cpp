@@ -195,3 +195,23 @@ TEST(NodeLayout, AGivenGridRunsAsAskedAndSaysWhatItCosts) {
     choose_layout(good.cfg, good.dom, nodes, &none);
     EXPECT_EQ(none, "");
 }
+
+// A deck's grid of another rank count than the run's (3 x 1 at 2 ranks, or 1 x 1): the layout
+// takes it as given, unpriced, for the caller to refuse with decomposition_problem's words; the
+// model itself refuses to price it rather than read past its rank table.
+TEST(NodeLayout, AGivenGridOfOtherRanksIsLeftForTheCallerToRefuse) {
+    for (const char* given : {"parallel.process_grid=[3,1]", "parallel.process_grid=[1,1]"}) {
+        const Case c = make_case(kJacobi16k, {given});
+        for (const std::vector<int>& nodes : {std::vector<int>{0, 0}, std::vector<int>{0, 1}}) {
+            std::string note;
+            const Layout l = choose_layout(c.cfg, c.dom, nodes, &note);
+            EXPECT_EQ(l.grid, choose_process_grid(c.cfg, c.dom, 2)) << given;
+            EXPECT_EQ(note, "");
+            EXPECT_NE(decomposition_problem(c.dom, l.grid, 2, 1).find("ranks but the run has 2"),
+                      std::string::npos)
+                << given;
+        }
+        const Grid g = choose_process_grid(c.cfg, c.dom, 2);
+        EXPECT_THROW(cost(c, g, {0, 1}, {0, 0}), std::logic_error) << given;
+    }
+}
