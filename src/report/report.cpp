@@ -175,6 +175,40 @@ nlohmann::json nodes_json(const NodeMap& nodes) {
     return out;
 }
 
+// The report's throughput and traffic over the `ran` steps of this run, against the mean copy
+// bandwidth of a rank's memory measured in this run.
+nlohmann::json traffic_json(const RunResult& r, double ran, double copy_mean) {
+    const double lups = static_cast<double>(r.updated_points) * ran;
+    // Sweeps per pass over memory: above 1 where blocks of sweeps ran in one pass.
+    const double per_pass = r.memory_passes > 0 ? ran / static_cast<double>(r.memory_passes) : 0.0;
+    // Compulsory traffic of an explicit stencil: read u once and write u' once per point. The
+    // floor adds one read of each coefficient field per point and sweep (a sweep per pass).
+    const auto value = static_cast<double>(r.value_bytes);
+    const double bytes = 2.0 * value * lups;
+    const double floor_bytes = (2.0 + r.coefficient_fields) * value * lups;
+    auto per_second = [&](double x) { return r.loop_seconds > 0 ? x / r.loop_seconds : 0.0; };
+    auto per_copy = [&](double b) {
+        return copy_mean > 0 ? per_second(b) / r.ranks / copy_mean : 0.0;
+    };
+    return {
+        {"glups", per_second(lups) / 1e9},
+        {"effective_bandwidth_GBps", per_second(bytes) / 1e9},
+        // Per-rank effective bandwidth over the copy bandwidth of one rank's memory: how close
+        // the stencil gets to a plain copy. It counts one read and one write per point and
+        // sweep, so with several sweeps per pass over memory (time blocking) it can exceed 1:
+        // sweeps_per_pass and the modelled DRAM bytes per updated point say why.
+        {"copy_bandwidth_GBps", copy_mean / 1e9},
+        {"bandwidth_ratio", per_copy(bytes)},
+        // The same over the floor's bytes: with a coefficient field, what the field's own traffic
+        // leaves out; for a plain star equal to bandwidth_ratio.
+        {"coefficient_fields", r.coefficient_fields},
+        {"floor_ratio", per_copy(floor_bytes)},
+        {"sweeps_per_pass", per_pass},
+        {"modelled_dram_bytes_per_update",
+         per_pass > 0 ? (2.0 + r.coefficient_fields) * value / per_pass : 0.0},
+    };
+}
+
 }  // namespace
 
 nlohmann::json versions() {
@@ -194,17 +228,6 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
     // Only the steps this run made count (a restart begins at start_step).
     const auto ran = static_cast<double>(r.steps - r.start_step);
     const double per_step = ran > 0 ? r.loop_seconds / ran : 0.0;
-    const double lups = static_cast<double>(r.updated_points) * ran;
-    // Sweeps per pass over memory: above 1 where blocks of sweeps ran in one pass.
-    const double per_pass = r.memory_passes > 0 ? ran / static_cast<double>(r.memory_passes) : 0.0;
-    // Compulsory traffic of an explicit stencil: read u once and write u' once per point. The
-    // floor adds one read of each coefficient field per point and sweep (a sweep per pass).
-    const double bytes = 2.0 * static_cast<double>(r.value_bytes) * lups;
-    const double floor_bytes =
-        static_cast<double>(2 + r.coefficient_fields) * static_cast<double>(r.value_bytes) * lups;
-    auto per_copy = [&](double b) {
-        return r.loop_seconds > 0 && copy_mean > 0 ? b / r.loop_seconds / r.ranks / copy_mean : 0.0;
-    };
     const BatchJob job = batch_job();
     nlohmann::json doc = {
         {"schema_version", kReportSchemaVersion},
@@ -235,19 +258,6 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"startup_s", r.startup_seconds},
         {"time_per_step_s", per_step},
         {"updated_points_per_step", r.updated_points},
-        {"glups", r.loop_seconds > 0 ? lups / r.loop_seconds / 1e9 : 0.0},
-        {"effective_bandwidth_GBps", r.loop_seconds > 0 ? bytes / r.loop_seconds / 1e9 : 0.0},
-        // Per-rank effective bandwidth over the copy bandwidth of one rank's memory, measured
-        // in this run (mean over ranks): how close the stencil gets to a plain copy. It counts
-        // one read and one write per point and sweep, so with several sweeps per pass over
-        // memory (time blocking) it can exceed 1: sweeps_per_pass and the modelled DRAM bytes
-        // per updated point say why.
-        {"copy_bandwidth_GBps", copy_mean / 1e9},
-        {"bandwidth_ratio", per_copy(bytes)},
-        // The same over the floor's bytes: with a coefficient field, what the field's own traffic
-        // leaves out; for a plain star equal to bandwidth_ratio.
-        {"coefficient_fields", r.coefficient_fields},
-        {"floor_ratio", per_copy(floor_bytes)},
         {"field_stats",
          {{"min", r.final_stats.min},
           {"max", r.final_stats.max},
@@ -257,10 +267,6 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"overlap_hidden_s", hidden},
         {"phase_timing",
          {{"every", r.phase_every}, {"passes", r.passes}, {"timed_passes", r.timed_passes}}},
-        {"sweeps_per_pass", per_pass},
-        {"modelled_dram_bytes_per_update",
-         per_pass > 0 ? static_cast<double>((2 + r.coefficient_fields) * r.value_bytes) / per_pass
-                      : 0.0},
         {"final_norm", r.final_norm},
         {"placement", where},
         {"nodes", nodes_json(r.nodes)},
@@ -269,6 +275,7 @@ nlohmann::json build_report(const Config& cfg, const RunResult& r, MPI_Comm comm
         {"routes", routes_json(r.routes)},
         {"versions", versions()},
     };
+    doc.update(traffic_json(r, ran, copy_mean));
     doc.update(r.problem_report);  // the problem's own figures (its Problem entry)
     return doc;
 }
