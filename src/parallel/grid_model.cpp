@@ -33,17 +33,16 @@ HaloCost halo_cost(const Domain& dom, const std::array<int, 3>& grid, int value_
 // Whether a summing pass of `levels` levels runs on `grid`: 2D, every rank as deep as the pass's
 // halos.
 bool takes_summing_passes(const Domain& dom, const std::array<int, 3>& grid, int levels) {
-    const int ranks = grid[0] * grid[1] * grid[2];
-    return levels > 1 && dom.dims == 2 && decomposition_problem(dom, grid, ranks, levels).empty();
+    return levels > 1 && dom.dims == 2 &&
+           decomposition_problem(dom, grid, grid_ranks(grid), levels).empty();
 }
 
 // Whether a 3D pass of `levels` levels runs on `grid`: every rank's x-y cross-section at least
 // kLevels3dMinCrossSection points and as deep as the pass's halos.
 bool takes_plane_passes(const Domain& dom, const std::array<int, 3>& grid, int levels) {
     if (levels <= 1 || dom.dims != 3) return false;
-    const int ranks = grid[0] * grid[1] * grid[2];
     return smallest_cross_section(dom, grid) >= kLevels3dMinCrossSection &&
-           decomposition_problem(dom, grid, ranks, levels).empty();
+           decomposition_problem(dom, grid, grid_ranks(grid), levels).empty();
 }
 
 // A 3D sweep with time blocking on `grid`: the busiest rank's block at the fastest k, a pass of
@@ -112,7 +111,7 @@ std::int64_t largest_block_points(const Domain& dom, const std::array<int, 3>& g
 }
 
 bool below_paying_size(const Domain& dom, const std::array<int, 3>& grid) {
-    if (grid[0] * grid[1] * grid[2] < 2) return false;
+    if (grid_ranks(grid) < 2) return false;
     return largest_block_points(dom, grid) <= slower_per_gpu_points(dom.dims);
 }
 

@@ -74,6 +74,9 @@ constexpr std::int64_t slower_per_gpu_points(int dims) {
     return dims == 2 ? kSlowerPerGpuPoints2d : kSlowerPerGpuPoints3d;
 }
 
+// The ranks a process grid holds (unused axes are 1).
+constexpr int grid_ranks(const std::array<int, 3>& grid) { return grid[0] * grid[1] * grid[2]; }
+
 // Whether the deck gives the process grid, whole or in part (some axis non-zero).
 bool process_grid_given(const Config& cfg);
 

@@ -31,7 +31,7 @@ Busiest busiest_rank(const Domain& dom, const std::array<int, 3>& grid,
                      const std::vector<int>& block_of, const std::vector<int>& node_of,
                      const GridDemand& demand, const FixedCosts& costs, const NetworkLink& net) {
     const int ranks = static_cast<int>(block_of.size());
-    if (grid[0] * grid[1] * grid[2] != ranks || node_of.size() != block_of.size())
+    if (grid_ranks(grid) != ranks || node_of.size() != block_of.size())
         throw std::logic_error("busiest_rank: a grid, blocks and nodes of other rank counts");
     std::vector<int> rank_of(ranks);
     for (int r = 0; r < ranks; ++r) rank_of[block_of[r]] = r;
@@ -179,8 +179,11 @@ Layout choose_layout(const Config& cfg, const Domain& dom, const std::vector<int
     if (!process_grid_given(cfg)) return best;
     const std::array<int, 3> grid = choose_process_grid(cfg, dom, ranks);
     // A grid of another rank count is not priced: the caller refuses it (decomposition_problem).
-    if (grid[0] * grid[1] * grid[2] != ranks)
-        return {grid, {0, 0, 0}, blocks_of_ranks(grid, {0, 0, 0}, node_of), best.seconds};
+    if (grid_ranks(grid) != ranks)
+        return {grid,
+                {0, 0, 0},
+                blocks_of_ranks(grid, {0, 0, 0}, node_of),
+                std::numeric_limits<double>::infinity()};
     const Layout asked = best_layout(dom, grid, node_of, demand, costs, net);
     const bool several_nodes =
         std::any_of(node_of.begin(), node_of.end(), [&](int n) { return n != node_of[0]; });

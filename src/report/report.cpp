@@ -185,7 +185,7 @@ nlohmann::json traffic_json(const RunResult& r, double ran, double copy_mean) {
     // floor adds one read of each coefficient field per point and sweep (a sweep per pass).
     const auto value = static_cast<double>(r.value_bytes);
     const double bytes = 2.0 * value * lups;
-    const double floor_bytes = (2.0 + r.coefficient_fields) * value * lups;
+    const double floor_per_update = (2.0 + r.coefficient_fields) * value;
     auto per_second = [&](double x) { return r.loop_seconds > 0 ? x / r.loop_seconds : 0.0; };
     auto per_copy = [&](double b) {
         return copy_mean > 0 ? per_second(b) / r.ranks / copy_mean : 0.0;
@@ -202,10 +202,9 @@ nlohmann::json traffic_json(const RunResult& r, double ran, double copy_mean) {
         // The same over the floor's bytes: with a coefficient field, what the field's own traffic
         // leaves out; for a plain star equal to bandwidth_ratio.
         {"coefficient_fields", r.coefficient_fields},
-        {"floor_ratio", per_copy(floor_bytes)},
+        {"floor_ratio", per_copy(floor_per_update * lups)},
         {"sweeps_per_pass", per_pass},
-        {"modelled_dram_bytes_per_update",
-         per_pass > 0 ? (2.0 + r.coefficient_fields) * value / per_pass : 0.0},
+        {"modelled_dram_bytes_per_update", per_pass > 0 ? floor_per_update / per_pass : 0.0},
     };
 }
 
