@@ -243,12 +243,16 @@ public:
 };
 
 // A capability (Backend::time_blocking(), nullptr where a pass is one sweep): out = `levels`
-// sweeps of the stencil from `in` at every point of `box` in one pass over memory, the levels
-// between kept on chip. `in` must hold current values up to `levels` points around `box`;
-// points outside `live` (the global Dirichlet points) keep in's value at every level. Each point
-// of each level is stencil_point of the same values as in apply(), so `out` is bitwise that of
-// `levels` sweeps. No sums. max_levels(dims, kind): the most levels one pass of that stencil
-// takes (1: it takes none of several).
+// sweeps of the stencil from `in` at every point of `box` in one pass. `in` must hold current
+// values up to `levels` x the stencil's radius points around `box`; points outside `live` (the
+// global Dirichlet points and the layers beyond them) keep in's value at every level, but for
+// `reflections` (a star wider than one point: HaloExchange::reflections, else empty), which
+// every level but the last takes as Backend::reflect does after a sweep (the caller reflects
+// the last level's, as after a sweep). Each point of each level is stencil_point of the same
+// values as in apply(), so `out` is bitwise that of `levels` sweeps. No sums.
+// max_levels(dims, kind): the most levels one pass of that stencil takes (1: it takes none of
+// several); levels_on_chip(dims, kind): how many of them one pass over memory advances, the
+// levels between kept on chip (the CPU's passes go level by level: 1).
 template <class T>
 class TimeBlocking {
 public:
@@ -258,9 +262,10 @@ public:
     virtual ~TimeBlocking() = default;
 
     [[nodiscard]] virtual int max_levels(int dims, StencilKind kind) const = 0;
+    [[nodiscard]] virtual int levels_on_chip(int dims, StencilKind kind) const = 0;
     virtual void apply_levels(const StencilParams<T>& params, FieldView<const T> in,
                               FieldView<T> out, const Box& box, const Box& live, int levels,
-                              Lane lane) = 0;
+                              const FaceMoves<T>& reflections, Lane lane) = 0;
     // Capabilities, nullptr where absent in `dims` dimensions.
     [[nodiscard]] virtual FacesFirstPasses<T>* faces_first(int /*dims*/) { return nullptr; }
     [[nodiscard]] virtual PipelinedPasses<T>* pipelined(int /*dims*/) { return nullptr; }
@@ -274,8 +279,8 @@ public:
 // inside its box, exactly as that level's own sweep would, partial for partial:
 // fold_and_read_levels then gives every level's sum bitwise as that sweep's fold would. Only
 // where sums_levels(sum_boxes, dims), and only with boxes that split no sum box; 1 to 8 levels,
-// in one pass over memory up to the backend's levels per pass, else level by level (the CPU
-// backend).
+// in one pass over memory up to the backend's levels on chip (levels_per_memory_pass), the rest
+// level by level.
 template <class T>
 class LevelSums {
 public:
@@ -407,6 +412,12 @@ public:
     // The most sweeps of `kind` one pass takes: time_blocking()'s, else 1.
     [[nodiscard]] int levels_per_pass(int dims, StencilKind kind) const {
         return parts_.time_blocking != nullptr ? parts_.time_blocking->max_levels(dims, kind) : 1;
+    }
+    // The sweeps of `kind` one pass over memory advances: time_blocking()'s levels on chip,
+    // else 1 (the report's sweeps per pass).
+    [[nodiscard]] int levels_per_memory_pass(int dims, StencilKind kind) const {
+        return parts_.time_blocking != nullptr ? parts_.time_blocking->levels_on_chip(dims, kind)
+                                               : 1;
     }
 
 protected:

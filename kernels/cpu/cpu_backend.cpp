@@ -86,10 +86,11 @@ class CpuBackend final : public Backend<T>,
                          FoldedSums,
                          FieldReductions<T>,
                          VectorOps<T>,
+                         TimeBlocking<T>,
                          LevelSums<T> {
 public:
-    // No box sweeps, no time blocking (a pass is one sweep), no recording.
-    CpuBackend() { this->set_parts({this, this, this, nullptr, nullptr, this, nullptr}); }
+    // No box sweeps, no recording; passes (summing or not) level by level.
+    CpuBackend() { this->set_parts({this, this, this, nullptr, this, this, nullptr}); }
 
     [[nodiscard]] std::string name() const override { return "cpu"; }
     [[nodiscard]] std::string launch_description(StencilKind /*kind*/,
@@ -142,11 +143,23 @@ public:
             partial_sum_ += apply_box<T, dims.value, decltype(kind)>(in, out, b, p.r, sum_kind);
         });
     }
-    // A summing pass level by level (no time blocking: each level is a pass over memory of its
-    // own), so that CI runs the schedule of the CUDA backend's summing passes: level l over
-    // `box` grown by the levels still to come, from the level before (`in` for the first) into
-    // a scratch field, the last level into `out`. Each point is stencil_at of the same values
-    // as in apply(), so `out` is bitwise that of `levels` sweeps.
+    // Passes, summing or not, level by level (each level a pass over memory of its own), so
+    // that CI runs the schedule of the CUDA backend's passes: level l over `box` grown by the
+    // stencil's radius for each level still to come, from the level before (`in` for the first)
+    // into a scratch field, then the reflections of that field (Backend::reflect), the last
+    // level into `out`. Each point is stencil_at of the same values as in apply(), so `out` is
+    // bitwise that of `levels` sweeps.
+    [[nodiscard]] int max_levels(int /*dims*/, StencilKind /*kind*/) const override {
+        return kMaxLevels;
+    }
+    [[nodiscard]] int levels_on_chip(int /*dims*/, StencilKind /*kind*/) const override {
+        return 1;
+    }
+    void apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
+                      const Box& box, const Box& live, int levels, const FaceMoves<T>& reflections,
+                      Lane /*lane*/) override {
+        run_levels(p, in, out, box, live, levels, reflections, false);
+    }
     [[nodiscard]] bool sums_levels(const std::vector<Box>& /*sum_boxes*/,
                                    int /*dims*/) const override {
         return true;
@@ -156,7 +169,7 @@ public:
     }
     void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                               const Box& box, const Box& live, int levels, Lane /*lane*/) override {
-        run_levels(p, in, out, box, live, levels);
+        run_levels(p, in, out, box, live, levels, FaceMoves<T>{}, true);
     }
     int fold_and_read_levels(int levels) override {
         const int id = static_cast<int>(reads_issued_++ % Backend<T>::kReads);
@@ -342,37 +355,43 @@ public:
 private:
     static constexpr int kMaxLevels = 8;
 
-    // Each level's squared change over the pass's sum boxes inside `box`, box by box as apply()
-    // sums a sweep's, is added to that level's running sum: a pass split into calls that take the
-    // sum boxes in their order adds them in that order too.
+    // With `sums`, each level's squared change over the pass's sum boxes inside `box`, box by box
+    // as apply() sums a sweep's, is added to that level's running sum: a pass split into calls
+    // that take the sum boxes in their order adds them in that order too.
     void run_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
-                    const Box& box, const Box& live, int levels) {
+                    const Box& box, const Box& live, int levels, const FaceMoves<T>& reflections,
+                    bool sums) {
         if (levels < 1 || levels > kMaxLevels)
-            throw std::logic_error("apply_levels_summing: 1 to 8 levels");
-        by_stencil_kind(p.kind, [](auto s) {
-            if constexpr (decltype(s)::kSum != StencilSum::change)
+            throw std::logic_error("apply_levels: 1 to 8 levels");
+        by_stencil_kind(p.kind, [&](auto s) {
+            if (sums && decltype(s)::kSum != StencilSum::change)
                 throw std::logic_error("apply_levels_summing: a stencil that sums its change");
         });
         if (box.empty()) return;
         const int dims = in.ext.dims;
+        const int radius = stencil_radius(p.kind);
         FieldView<const T> src = in;
         for (int l = 1; l <= levels; ++l) {
             std::vector<T>& s = scratch_[l % 2];
             if (l < levels) s.resize(static_cast<std::size_t>(in.ext.total));
             const FieldView<T> dst = l == levels ? out : FieldView<T>{s.data(), in.ext};
-            const Box region = grown(box, levels - l, dims);
+            const Box region = grown(box, (levels - l) * radius, dims);
             visit_stencil(dims, p.kind, [&](auto d, auto kind) {
                 level_box<T, d.value, decltype(kind)>(src, dst, region, live, p.r);
             });
-            for (const Box& b : sum_boxes_) {
-                if (!box.holds(b)) continue;
-                double sum = 0.0;
-                for_each_row(b, [&](int j, int k) {
-                    sum = add_row_terms<StencilSum::change, T>(sum, dst, src, b, j, k);
-                });
-                level_sums_[l - 1] += sum;
-            }
+            if (l < levels) reflect(dst, reflections, Lane::boundary);
+            if (sums) add_level_sums(dst, src, box, l);
             src = dst;
+        }
+    }
+    void add_level_sums(FieldView<const T> now, FieldView<const T> before, const Box& box, int l) {
+        for (const Box& b : sum_boxes_) {
+            if (!box.holds(b)) continue;
+            double sum = 0.0;
+            for_each_row(b, [&](int j, int k) {
+                sum = add_row_terms<StencilSum::change, T>(sum, now, before, b, j, k);
+            });
+            level_sums_[l - 1] += sum;
         }
     }
 

@@ -57,7 +57,8 @@ struct Update {
                 return;
             case UpdateKind::pass:
                 s.be.time_blocking()->apply_levels(p, s.fields.current(), s.fields.next(), b,
-                                                   s.geo.live, levels, lane);
+                                                   s.geo.live, levels, s.halos.halo->reflections(),
+                                                   lane);
                 return;
             case UpdateKind::summing_pass:
                 s.be.level_sums()->apply_levels_summing(p, s.fields.current(), s.fields.next(), b,

@@ -133,12 +133,12 @@ void Sweeper<T>::pass(const StencilParams<T>& p, int count, bool sums) {
                              : begin(p, UpdateKind::pass, count, StencilSum::none);
     strategy(u).run(u);
     s_.fields.advance(u.extend, plan_.block);
+    extra_memory_passes_ += std::max(0, count - s_.be.levels_per_memory_pass(s_.sub.dims, p.kind));
 }
 
 template <class T>
 int Sweeper<T>::summing_pass(const StencilParams<T>& p, int count) {
     pass(p, count, true);
-    extra_memory_passes_ += std::max(0, count - s_.be.levels_per_pass(s_.sub.dims, p.kind));
     return s_.be.level_sums()->fold_and_read_levels(count);
 }
 

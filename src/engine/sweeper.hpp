@@ -66,7 +66,7 @@ public:
         recorded_read_ = -1;
         return r;
     }
-    // Levels a backend that takes fewer in one pass than a summing pass asked for ran one by one.
+    // Levels of passes beyond the backend's levels on chip, each a pass over memory of its own.
     [[nodiscard]] std::int64_t extra_memory_passes() const { return extra_memory_passes_; }
     // Exchanging passes that ran as passes of a pipeline (SweepPlan::pipelined, on a rank whose
     // halo setup pipelines).

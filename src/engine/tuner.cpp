@@ -152,10 +152,10 @@ double Tuner<T>::sum_over_ranks(double local) const {
 // blocks fill the GPU; the process grid's model credits the pass only there). With a residual every
 // sweep (Blocks::summing) where the sweeps can sum inside passes, a trial of 1 against summing
 // passes of 2 to kSummingMostLevels (which wins depends on size and precision), else 1; 1 elsewhere
-// (the CPU: its passes take one level each), and for the CG (it exchanges inside every operator
-// application), and where a pass of the stencil takes one level (wider stars; a field's in 2D).
-// Whether k fits is a pure function of the deck and the process grid, so every rank decides
-// alike.
+// (the CPU: its passes go level by level, a pass over memory each), and for the CG (it exchanges
+// inside every operator application), and where a pass of the stencil takes one level (wider
+// stars). Whether k fits is a pure function of the deck and the process grid, so every
+// rank decides alike.
 template <class T>
 std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
     auto problem = [&](int k) {
@@ -258,12 +258,14 @@ bool Tuner<T>::replays_residual_sweeps() const {
 // shell and interior boxes, in one launch where it is one rank's). With several ranks a summing
 // pass also reads its sums back and sums them over the ranks level by level, as a run takes them: a
 // residual's round trip through the host is paid once per pass, and where the subdomain is
-// small it is most of a sweep's time, so the trial weighs it.
+// small it is most of a sweep's time, so the trial weighs it. A pass of a star wider than one
+// point is timed without its levels' reflections beyond the fixed faces (the fields are zero).
 template <class T>
 void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
     const Box& updated = geo_.updated;
     if (blocks_ != Blocks::summing) {
-        be_.time_blocking()->apply_levels(p, a, b, updated, geo_.live, k, Lane::boundary);
+        be_.time_blocking()->apply_levels(p, a, b, updated, geo_.live, k, FaceMoves<T>{},
+                                          Lane::boundary);
     } else if (k == 1) {
         be_.apply(p, a, b, updated, Lane::boundary, StencilSum::change);
         if (topo_.size() > 1) {

@@ -8,8 +8,8 @@ namespace gridsim {
 
 // A pass updates its points and the layers it leaves valid as one box in one launch. A sweep
 // updates the halo rings first (without its sum, which covers the owned points only), then its
-// shell and its interior, as the plain sweep splits them, then reflects its field beyond the
-// fixed faces where a wider star reads there.
+// shell and its interior, as the plain sweep splits them. Either then reflects its field beyond
+// the fixed faces where a wider star reads there.
 template <class T>
 class WithinHalos final : public SweepStrategy<T> {
 public:
@@ -19,9 +19,12 @@ public:
         u.start(s_);
         auto apply = [&](const Box& b, Lane lane) { u.apply(s_, b, lane); };
         if (u.kind != UpdateKind::sweep) {
-            auto t = s_.timer.on_lane(Phase::interior, Lane::boundary);
-            apply(extend_into_halos(s_.geo.updated, s_.sub, s_.geo.halo_layers(u.extend)),
-                  Lane::boundary);
+            {
+                auto t = s_.timer.on_lane(Phase::interior, Lane::boundary);
+                apply(extend_into_halos(s_.geo.updated, s_.sub, s_.geo.halo_layers(u.extend)),
+                      Lane::boundary);
+            }
+            reflect();
             return;
         }
         {
@@ -33,16 +36,20 @@ public:
         s_.phases.shell(apply, s_.geo.regions);
         s_.phases.interior(apply, s_.plan.overlapped() ? Lane::interior : Lane::boundary,
                            s_.geo.regions);
-        // The next sweep of a wider star reads the reflection beyond the fixed faces of this
-        // one's points, which the shell and the rings hold (its split), on the boundary lane
-        // after them.
+        reflect();
+    }
+
+private:
+    // The next update of a wider star reads the reflection beyond the fixed faces of this
+    // one's points, which the shell and the rings hold (its split), on the boundary lane
+    // after them.
+    void reflect() {
         if (s_.geo.radius > 1) {
             auto t = s_.timer.on_lane(Phase::boundary, Lane::boundary);
             s_.halos.halo->reflect(s_.fields.next());
         }
     }
 
-private:
     SweepParts<T>& s_;
 };
 

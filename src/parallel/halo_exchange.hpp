@@ -127,6 +127,9 @@ public:
     void reflect(FieldView<T> u) {
         if (!mirrors_.empty()) backend_.reflect(u, mirrors_, Lane::boundary);
     }
+    // Those layers, for the levels of a pass (TimeBlocking::apply_levels); empty for a star of
+    // radius 1.
+    [[nodiscard]] const FaceMoves<T>& reflections() const { return mirrors_; }
 
     [[nodiscard]] const char* transport_name() const { return transport_->name(); }
     // How many of this rank's faces each transport moves.

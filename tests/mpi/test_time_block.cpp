@@ -173,6 +173,61 @@ TEST_P(TimeBlock, FieldsAndResidualsAreBitwiseThoseOfOneSweepPerExchange) {
 INSTANTIATE_TEST_SUITE_P(Decks, TimeBlock, testing::ValuesIn(kCases),
                          [](const testing::TestParamInfo<Case>& info) { return info.param.name; });
 
+// Stars that are not plain take time blocks as passes on the CPU backend (level by level), a
+// wider star's levels reflected beyond the fixed faces: orders 4 and 8 with fixed faces of other
+// values than zero beside a periodic axis, and density conduction (a coefficient field), bitwise
+// those of one sweep per exchange on every process grid and overlap, in fewer passes (each
+// level still a pass over memory). A block deeper than a pass's 8 levels runs a pass that
+// exchanges nothing first (its reflections made by the pass, not by an exchange).
+TEST(TimeBlockWiderStars, PassesAreBitwiseOneSweepPerExchange) {
+    const std::vector<Case> cases = {
+        {"heat3d_order4_double",
+         "[problem]\norder = 4\n[grid]\ncells = [23, 21, 22]\n[boundary]\nz = \"periodic\"\n"
+         "face_values = [0.5, -1, 2, 0.25, 0, 0]\n[initial]\nkind = \"hotspot\"\n"
+         "center = [0.3, 0.6, 0.4]\n[time]\nsteps = 11\n",
+         {{1, 1, 1}, {2, 1, 1}, {1, 2, 2}}},
+        {"heat2d_order8_float",
+         "[problem]\norder = 8\nprecision = \"float\"\n[grid]\ncells = [41, 39]\n[boundary]\n"
+         "y = \"periodic\"\nface_values = [1, -0.5, 0, 0]\n[initial]\nkind = \"hotspot\"\n"
+         "center = [0.2, 0.7]\n[time]\nsteps = 9\n",
+         {{1, 1}, {2, 1}, {2, 2}}},
+        {"conduction3d_double",
+         "[problem]\nconductivity = \"density\"\n[grid]\ncells = [19, 18, 17]\n[initial]\n"
+         "kind = \"hotspot\"\ndensity = 2.0\n[[initial.regions]]\nshape = \"box\"\n"
+         "lo = [0.2, 0.1, 0.3]\nhi = [0.6, 0.5, 0.9]\ndensity = 0.25\n[time]\nsteps = 11\n",
+         {{1, 1, 1}, {2, 1, 1}, {1, 2, 2}}},
+    };
+    int deep_runs = 0;
+    for (const Case& c : cases) {
+        for (const auto& grid : c.grids) {
+            const int n = product(grid);
+            if (n > test::world_size()) continue;
+            const std::string pg = fmt::format("parallel.process_grid=[{}]", fmt::join(grid, ","));
+            const RunResult one = test::run_on_ranks(n, c.deck, {pg, "parallel.time_block=1"});
+            for (int k : {2, 3, 10}) {
+                if (k > 8 && !test::takes_halos(c.deck, n, k, {pg})) continue;
+                for (const char* overlap : {"\"auto\"", "false", "\"fused\""}) {
+                    deep_runs += k > 8 ? 1 : 0;
+                    const RunResult r =
+                        test::run_on_ranks(n, c.deck,
+                                           {pg, fmt::format("parallel.time_block={}", k),
+                                            fmt::format("parallel.overlap={}", overlap)});
+                    if (test::world_rank() != 0) continue;
+                    SCOPED_TRACE(fmt::format("{} process grid {} time_block {} overlap {}", c.name,
+                                             fmt::join(grid, "x"), k, overlap));
+                    EXPECT_EQ(r.time_block, k);
+                    EXPECT_EQ(r.steps, one.steps);
+                    EXPECT_EQ(differing(r.global_field, one.global_field), 0u)
+                        << "points that differ from time_block = 1";
+                    EXPECT_LT(r.passes, one.passes) << "no sweeps shared a pass";
+                    EXPECT_EQ(r.memory_passes, one.memory_passes);
+                }
+            }
+        }
+    }
+    EXPECT_GT(deep_runs, 0) << "no block was deeper than a pass";
+}
+
 // A convergence test that fires inside a time block stops at exactly the sweep k = 1 stops at:
 // with the residual every sweep (every sweep of the block sums its change, in passes of several
 // sweeps, of which the one that converged is redone up to that sweep) and

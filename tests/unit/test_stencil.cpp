@@ -253,16 +253,18 @@ TEST(CpuBackend, PackUnpackRoundTripAndReductions) {
 }
 
 // The CPU backend's parts: sums, reductions and vector operations, and of the capabilities only
-// summing passes (level by level); a pass is one sweep there.
-TEST(CpuBackend, HandsOverItsPartsAndOnlyTheLevelSumsCapability) {
+// passes, summing or not (level by level: test_cpu_passes.cpp).
+TEST(CpuBackend, HandsOverItsPartsAndOnlyThePassCapabilities) {
     auto be = make_cpu_backend<double>();
     EXPECT_EQ(be->box_sweeps(), nullptr);
-    EXPECT_EQ(be->time_blocking(), nullptr);
+    ASSERT_NE(be->time_blocking(), nullptr);
+    EXPECT_EQ(be->time_blocking()->faces_first(3), nullptr);
+    EXPECT_EQ(be->time_blocking()->pipelined(3), nullptr);
     EXPECT_EQ(be->recorder(), nullptr);
     ASSERT_NE(be->level_sums(), nullptr);
     EXPECT_TRUE(be->level_sums()->sums_levels({}, 2));
-    EXPECT_EQ(be->levels_per_pass(2, StencilKind::heat), 1);
-    EXPECT_EQ(be->levels_per_pass(3, StencilKind::conduction), 1);
+    EXPECT_EQ(be->levels_per_memory_pass(2, StencilKind::heat), 1);
+    EXPECT_EQ(be->levels_per_memory_pass(3, StencilKind::conduction), 1);
     // The required parts are there and work: a fold of nothing is zero, read back by id.
     EXPECT_EQ(be->sums().finish_read(be->sums().fold_and_read()), 0.0);
     auto f = be->allocate_field(FieldExtents::make(2, {4, 3, 1}, 1, be->row_alignment()));
