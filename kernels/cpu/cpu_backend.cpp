@@ -145,10 +145,10 @@ public:
     }
     // Passes, summing or not, level by level (each level a pass over memory of its own), so
     // that CI runs the schedule of the CUDA backend's passes: level l over `box` grown by the
-    // stencil's radius for each level still to come, from the level before (`in` for the first)
-    // into a scratch field, then the reflections of that field (Backend::reflect), the last
-    // level into `out`. Each point is stencil_at of the same values as in apply(), so `out` is
-    // bitwise that of `levels` sweeps.
+    // stencil's radius for each level still to come (but for the points no live point reads),
+    // from the level before (`in` for the first) into a scratch field, then the reflections of
+    // that field (Backend::reflect), the last level into `out`. Each point is stencil_at of the
+    // same values as in apply(), so `out` is bitwise that of `levels` sweeps.
     [[nodiscard]] int max_levels(int /*dims*/, StencilKind /*kind*/) const override {
         return kMaxLevels;
     }
@@ -353,6 +353,7 @@ public:
     }
 
 private:
+    // The most levels of a pass, the CUDA 2D passes' (docs/tuning.md, "Passes on the CPU backend").
     static constexpr int kMaxLevels = 8;
 
     // With `sums`, each level's squared change over the pass's sum boxes inside `box`, box by box
@@ -370,12 +371,14 @@ private:
         if (box.empty()) return;
         const int dims = in.ext.dims;
         const int radius = stencil_radius(p.kind);
+        const Box read = grown(live, radius, dims);  // the points live points read
         FieldView<const T> src = in;
         for (int l = 1; l <= levels; ++l) {
-            std::vector<T>& s = scratch_[l % 2];
-            if (l < levels) s.resize(static_cast<std::size_t>(in.ext.total));
+            Buffer<T>& s = scratch_[l % 2];
+            const auto total = static_cast<std::size_t>(in.ext.total);
+            if (l < levels && s.size() != total) s = Buffer<T>::host(total);
             const FieldView<T> dst = l == levels ? out : FieldView<T>{s.data(), in.ext};
-            const Box region = grown(box, (levels - l) * radius, dims);
+            const Box region = grown(box, (levels - l) * radius, dims).clipped(read);
             visit_stencil(dims, p.kind, [&](auto d, auto kind) {
                 level_box<T, d.value, decltype(kind)>(src, dst, region, live, p.r);
             });
@@ -395,8 +398,9 @@ private:
         }
     }
 
-    std::array<std::vector<T>, 2> scratch_;  // the levels between in and out
-    std::vector<Box> sum_boxes_;             // the summing pass's (start_summing_pass)
+    // The levels between in and out, laid out (and aligned) as the fields.
+    std::array<Buffer<T>, 2> scratch_;
+    std::vector<Box> sum_boxes_;  // the summing pass's (start_summing_pass)
     std::array<double, kMaxLevels> level_sums_{};
     std::array<std::array<double, kMaxLevels>, Backend<T>::kReads> level_reads_{};
     double partial_sum_ = 0.0;  // fused residual since the last fold

@@ -3,6 +3,8 @@
 // vectorise the contiguous rows.
 #pragma once
 
+#include <algorithm>
+
 #include "kernels/stencil.hpp"
 #include "mesh/box.hpp"
 
@@ -38,15 +40,22 @@ double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Ax
     return sum;
 }
 
-// One level of a pass over `b`: points outside `live` keep their value.
+// One level of a pass over `b`: points outside `live` keep their value. Each row's live points
+// are one run of x, which the loop takes apart from the others so that it vectorises as
+// apply_box's does.
 template <class T, int Dims, class S>
 void level_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Box& live,
                const AxisCoeffs<T>& r) {
     for_each_row(b, [&](int j, int k) {
-        for (int i = b.lo[0]; i < b.hi[0]; ++i) {
-            out(i, j, k) =
-                live.contains(i, j, k) ? stencil_at<T, Dims, S>(in, i, j, k, r) : in(i, j, k);
-        }
+        const bool row_live =
+            j >= live.lo[1] && j < live.hi[1] && k >= live.lo[2] && k < live.hi[2];
+        const int lo = row_live ? std::clamp(live.lo[0], b.lo[0], b.hi[0]) : b.hi[0];
+        const int hi = row_live ? std::clamp(live.hi[0], lo, b.hi[0]) : b.hi[0];
+        const T* src = &in(0, j, k);
+        T* __restrict__ dst = &out(0, j, k);
+        for (int i = b.lo[0]; i < lo; ++i) dst[i] = src[i];
+        for (int i = lo; i < hi; ++i) dst[i] = stencil_at<T, Dims, S>(in, i, j, k, r);
+        for (int i = hi; i < b.hi[0]; ++i) dst[i] = src[i];
     });
 }
 

@@ -26,6 +26,15 @@ struct Box {
         }
         return true;
     }
+    // The points of this box that `to` holds too (an empty box where none).
+    [[nodiscard]] Box clipped(const Box& to) const {
+        Box b;
+        for (int d = 0; d < 3; ++d) {
+            b.lo[d] = lo[d] > to.lo[d] ? lo[d] : to.lo[d];
+            b.hi[d] = hi[d] < to.hi[d] ? hi[d] : to.hi[d];
+        }
+        return b;
+    }
     bool operator==(const Box& o) const { return lo == o.lo && hi == o.hi; }
 };
 
