@@ -37,15 +37,6 @@ void for_each_face_row(const FaceMoves<T>& m, F&& row) {
     }
 }
 
-// `b` grown by `n` points on each of the first `dims` axes.
-Box grown(Box b, int n, int dims) {
-    for (int d = 0; d < dims; ++d) {
-        b.lo[d] -= n;
-        b.hi[d] += n;
-    }
-    return b;
-}
-
 // f(dims, stencil): the run-time dims as std::integral_constant, the kind as its stencil type.
 template <class F>
 void visit_stencil(int dims, StencilKind kind, F&& f) {
@@ -371,14 +362,14 @@ private:
         if (box.empty()) return;
         const int dims = in.ext.dims;
         const int radius = stencil_radius(p.kind);
-        const Box read = grown(live, radius, dims);  // the points live points read
+        const Box read = live.grown(radius, dims);  // the points live points read
+        const auto total = static_cast<std::size_t>(in.ext.total);
         FieldView<const T> src = in;
         for (int l = 1; l <= levels; ++l) {
             Buffer<T>& s = scratch_[l % 2];
-            const auto total = static_cast<std::size_t>(in.ext.total);
             if (l < levels && s.size() != total) s = Buffer<T>::host(total);
             const FieldView<T> dst = l == levels ? out : FieldView<T>{s.data(), in.ext};
-            const Box region = grown(box, (levels - l) * radius, dims).clipped(read);
+            const Box region = box.grown((levels - l) * radius, dims).clipped(read);
             visit_stencil(dims, p.kind, [&](auto d, auto kind) {
                 level_box<T, d.value, decltype(kind)>(src, dst, region, live, p.r);
             });

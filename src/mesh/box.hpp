@@ -26,6 +26,15 @@ struct Box {
         }
         return true;
     }
+    // This box grown by `n` points on each side of its first `dims` axes.
+    [[nodiscard]] Box grown(int n, int dims) const {
+        Box b = *this;
+        for (int d = 0; d < dims; ++d) {
+            b.lo[d] -= n;
+            b.hi[d] += n;
+        }
+        return b;
+    }
     // The points of this box that `to` holds too (an empty box where none).
     [[nodiscard]] Box clipped(const Box& to) const {
         Box b;

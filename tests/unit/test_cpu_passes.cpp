@@ -4,8 +4,8 @@
 // float and double, on a subdomain with fixed faces on some sides and neighbours on the others.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <array>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -66,23 +66,6 @@ FaceMoves<T> mirrors(const Layout& l, int layers) {
     return m;
 }
 
-Box grown(Box b, int by, int dims) {
-    for (int d = 0; d < dims; ++d) {
-        b.lo[d] -= by;
-        b.hi[d] += by;
-    }
-    return b;
-}
-
-Box intersection(const Box& a, const Box& b) {
-    Box c;
-    for (int d = 0; d < 3; ++d) {
-        c.lo[d] = std::max(a.lo[d], b.lo[d]);
-        c.hi[d] = std::min(a.hi[d], b.hi[d]);
-    }
-    return c;
-}
-
 template <class T>
 StencilParams<T> params_of(StencilKind kind, const T* field) {
     StencilParams<T> p;
@@ -104,23 +87,23 @@ int pass_against_sweeps(StencilKind kind, const Layout& l, int levels, bool refl
     std::vector<T> field = test::random_values<T>(static_cast<std::size_t>(e.total), 4);
     for (T& v : field) v = T(1.5) + v;
     const StencilParams<T> p = params_of<T>(kind, field.data());
-    const FaceMoves<T> m = reflect ? mirrors<T>(l, radius - 1) : FaceMoves<T>{};
+    const FaceMoves<T> reflections = mirrors<T>(l, radius - 1);
 
     Field<T> in = be->allocate_field(e);
     Field<T> out = be->allocate_field(e);
     be->upload(start, in.view());
-    be->time_blocking()->apply_levels(p, in.view(), out.view(), l.updated(), l.live(), levels, m,
-                                      Lane::boundary);
+    be->time_blocking()->apply_levels(p, in.view(), out.view(), l.updated(), l.live(), levels,
+                                      reflect ? reflections : FaceMoves<T>{}, Lane::boundary);
 
     Field<T> a = be->allocate_field(e);
     Field<T> b = be->allocate_field(e);
     be->upload(start, a.view());
     for (int level = 1; level <= levels; ++level) {
         be->copy(b.view().data, a.view().data, static_cast<std::size_t>(e.total), Lane::boundary);
-        const Box region = grown(l.updated(), (levels - level) * radius, l.dims);
-        be->apply(p, a.view(), b.view(), intersection(region, l.live()), Lane::boundary,
+        const Box region = l.updated().grown((levels - level) * radius, l.dims);
+        be->apply(p, a.view(), b.view(), region.clipped(l.live()), Lane::boundary,
                   StencilSum::none);
-        be->reflect(b.view(), mirrors<T>(l, radius - 1), Lane::boundary);
+        be->reflect(b.view(), reflections, Lane::boundary);
         std::swap(a, b);
     }
     std::vector<T> got, want;
@@ -161,15 +144,6 @@ TEST(CpuPasses, AWiderStarsLevelsReadTheirReflections) {
     const Layout l{3, {11, 9, 10}, 8};
     EXPECT_GT(pass_against_sweeps<double>(StencilKind::heat_order4, l, 3, false), 0);
     EXPECT_GT(pass_against_sweeps<double>(StencilKind::heat_order8, l, 2, false), 0);
-}
-
-// Passes go level by level: up to 8 levels a pass, each its own pass over memory.
-TEST(CpuPasses, TakeEightLevelsOnePassOverMemoryEach) {
-    auto be = make_cpu_backend<float>();
-    for (const StencilKind kind : kKinds) {
-        EXPECT_EQ(be->levels_per_pass(3, kind), 8);
-        EXPECT_EQ(be->levels_per_memory_pass(2, kind), 1);
-    }
 }
 
 }  // namespace

@@ -9,6 +9,15 @@
 
 using namespace gridsim;
 
+// Boxes grow on their first dims axes only and clip to what both hold.
+TEST(Box, GrowsAndClips) {
+    const Box b{{2, 3, 0}, {6, 8, 1}};
+    EXPECT_EQ(b.grown(2, 2), (Box{{0, 1, 0}, {8, 10, 1}}));
+    EXPECT_EQ(b.grown(1, 3), (Box{{1, 2, -1}, {7, 9, 2}}));
+    EXPECT_EQ(b.clipped(Box{{4, 0, 0}, {9, 5, 1}}), (Box{{4, 3, 0}, {6, 5, 1}}));
+    EXPECT_TRUE(b.clipped(Box{{7, 0, 0}, {9, 9, 1}}).empty());
+}
+
 TEST(BlockRange, SpreadsRemaindersOverTheFirstBlocks) {
     // 10 points over 4 parts: 3 3 2 2.
     const int expect_size[] = {3, 3, 2, 2};

@@ -263,6 +263,8 @@ TEST(CpuBackend, HandsOverItsPartsAndOnlyThePassCapabilities) {
     EXPECT_EQ(be->recorder(), nullptr);
     ASSERT_NE(be->level_sums(), nullptr);
     EXPECT_TRUE(be->level_sums()->sums_levels({}, 2));
+    // Passes of up to 8 levels, level by level: each a pass over memory.
+    EXPECT_EQ(be->levels_per_pass(2, StencilKind::heat), 8);
     EXPECT_EQ(be->levels_per_memory_pass(2, StencilKind::heat), 1);
     EXPECT_EQ(be->levels_per_memory_pass(3, StencilKind::conduction), 1);
     // The required parts are there and work: a fold of nothing is zero, read back by id.
