@@ -263,10 +263,15 @@ TEST(CpuBackend, HandsOverItsPartsAndOnlyThePassCapabilities) {
     EXPECT_EQ(be->recorder(), nullptr);
     ASSERT_NE(be->level_sums(), nullptr);
     EXPECT_TRUE(be->level_sums()->sums_levels({}, 2));
-    // Passes of up to 8 levels, level by level: each a pass over memory.
-    EXPECT_EQ(be->levels_per_pass(2, StencilKind::heat), 8);
-    EXPECT_EQ(be->levels_per_memory_pass(2, StencilKind::heat), 1);
-    EXPECT_EQ(be->levels_per_memory_pass(3, StencilKind::conduction), 1);
+    // Passes of up to 8 levels of every stencil, level by level: each a pass over memory.
+    for (const StencilKind kind :
+         {StencilKind::heat, StencilKind::heat_order4, StencilKind::heat_order8,
+          StencilKind::conduction, StencilKind::jacobi}) {
+        for (const int dims : {2, 3}) {
+            EXPECT_EQ(be->levels_per_pass(dims, kind), 8);
+            EXPECT_EQ(be->levels_per_memory_pass(dims, kind), 1);
+        }
+    }
     // The required parts are there and work: a fold of nothing is zero, read back by id.
     EXPECT_EQ(be->sums().finish_read(be->sums().fold_and_read()), 0.0);
     auto f = be->allocate_field(FieldExtents::make(2, {4, 3, 1}, 1, be->row_alignment()));
