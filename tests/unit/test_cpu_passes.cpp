@@ -11,6 +11,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/stencil.hpp"
 #include "support/random_values.hpp"
+#include "support/stencil_kinds.hpp"
 
 namespace gridsim {
 namespace {
@@ -120,11 +121,8 @@ int pass_against_sweeps(StencilKind kind, const Layout& l, int levels, bool refl
     return differ;
 }
 
-const StencilKind kKinds[] = {StencilKind::heat, StencilKind::heat_order4, StencilKind::heat_order8,
-                              StencilKind::conduction, StencilKind::jacobi};
-
 TEST(CpuPasses, APassIsBitwiseItsSweepsWithTheirReflections) {
-    for (const StencilKind kind : kKinds) {
+    for (const StencilKind kind : test::kStencilKinds) {
         const int radius = stencil_radius(kind);
         for (const int levels : {2, 3}) {
             const Layout l2{2, {13, 11, 1}, levels * radius};

@@ -8,6 +8,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/stencil.hpp"
 #include "support/random_values.hpp"
+#include "support/stencil_kinds.hpp"
 
 using namespace gridsim;
 
@@ -264,9 +265,7 @@ TEST(CpuBackend, HandsOverItsPartsAndOnlyThePassCapabilities) {
     ASSERT_NE(be->level_sums(), nullptr);
     EXPECT_TRUE(be->level_sums()->sums_levels({}, 2));
     // Passes of up to 8 levels of every stencil, level by level: each a pass over memory.
-    for (const StencilKind kind :
-         {StencilKind::heat, StencilKind::heat_order4, StencilKind::heat_order8,
-          StencilKind::conduction, StencilKind::jacobi}) {
+    for (const StencilKind kind : test::kStencilKinds) {
         for (const int dims : {2, 3}) {
             EXPECT_EQ(be->levels_per_pass(dims, kind), 8);
             EXPECT_EQ(be->levels_per_memory_pass(dims, kind), 1);
