@@ -205,7 +205,7 @@ public:
                              StencilSum sum, int wrap_period) = 0;
 };
 
-// A capability of a TimeBlocking (faces_first(dims), nullptr where absent): apply_levels on
+// A capability of a TimeBlocking (faces_first(dims, kind), nullptr where absent): apply_levels on
 // `lane`, the work that writes any point of `faces` (boxes a halo exchange reads) done first;
 // then wait_for_faces(other) makes the other lane's later work wait only until those points are
 // written, so that the exchange issued there runs beside the rest of the pass (a faces-first
@@ -223,7 +223,7 @@ public:
     virtual void wait_for_faces(Lane lane) = 0;
 };
 
-// A capability of a TimeBlocking (pipelined(dims), nullptr where absent): apply_levels on the
+// A capability of a TimeBlocking (pipelined(dims, kind), nullptr where absent): apply_levels on the
 // interior lane as pass `arrivals.pass` of a pipeline (a pipelined pass), while the halo exchange
 // of the pass before may still be moving on the boundary lane: each block whose input reaches a
 // halo of `arrivals` walks towards it and waits inside the pass for it to land
@@ -266,9 +266,13 @@ public:
     virtual void apply_levels(const StencilParams<T>& params, FieldView<const T> in,
                               FieldView<T> out, const Box& box, const Box& live, int levels,
                               const FaceMoves<T>& reflections, Lane lane) = 0;
-    // Capabilities, nullptr where absent in `dims` dimensions.
-    [[nodiscard]] virtual FacesFirstPasses<T>* faces_first(int /*dims*/) { return nullptr; }
-    [[nodiscard]] virtual PipelinedPasses<T>* pipelined(int /*dims*/) { return nullptr; }
+    // Capabilities, nullptr where absent for `kind` in `dims` dimensions.
+    [[nodiscard]] virtual FacesFirstPasses<T>* faces_first(int /*dims*/, StencilKind /*kind*/) {
+        return nullptr;
+    }
+    [[nodiscard]] virtual PipelinedPasses<T>* pipelined(int /*dims*/, StencilKind /*kind*/) {
+        return nullptr;
+    }
 };
 
 // A capability (Backend::level_sums(), nullptr where absent): a residual every sweep inside a

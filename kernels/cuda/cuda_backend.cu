@@ -265,20 +265,16 @@ public:
     [[nodiscard]] int levels_on_chip(int dims, StencilKind kind) const override {
         return launches_.max_levels(dims, kind);
     }
-    // The levels kernels take stars of radius 1 (max_levels), which read nothing beyond the
-    // fixed faces.
     void apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                       const Box& b, const Box& live, int levels, const FaceMoves<T>& reflections,
                       Lane lane) override {
-        if (!reflections.empty())
-            throw std::logic_error("apply_levels: a star wider than the levels kernels take");
-        (void)launches_.apply_levels(p, in, out, b, live, levels, lane);
+        (void)launches_.apply_levels(p, in, out, b, live, levels, lane, {}, reflections);
     }
-    [[nodiscard]] FacesFirstPasses<T>* faces_first(int dims) override {
-        return dims == 3 ? this : nullptr;
+    [[nodiscard]] FacesFirstPasses<T>* faces_first(int dims, StencilKind kind) override {
+        return cuda::StencilLaunches<T>::signals_levels(dims, kind) ? this : nullptr;
     }
-    [[nodiscard]] PipelinedPasses<T>* pipelined(int dims) override {
-        return dims == 3 ? this : nullptr;
+    [[nodiscard]] PipelinedPasses<T>* pipelined(int dims, StencilKind kind) override {
+        return cuda::StencilLaunches<T>::signals_levels(dims, kind) ? this : nullptr;
     }
     void apply_levels_faces_first(const StencilParams<T>& p, FieldView<const T> in,
                                   FieldView<T> out, const Box& b, const Box& live, int levels,

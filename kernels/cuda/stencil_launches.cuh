@@ -24,6 +24,7 @@
 #include "kernels/cuda/stream_shapes.cuh"
 #include "kernels/cuda/summing_pass.cuh"
 #include "kernels/cuda/tiled_kernel.cuh"
+#include "kernels/cuda/wide_levels_3d.cuh"
 #include "kernels/cuda/wide_plane_kernel.cuh"
 #include "kernels/cuda/wide_stream_kernel.cuh"
 #include "kernels/level_chunks.hpp"
@@ -85,10 +86,17 @@ public:
     }
     long long apply_levels(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, int levels, Lane lane,
-                           const LevelsSignals& signals = {}) {
+                           const LevelsSignals& signals = {},
+                           const FaceMoves<T>& reflections = {}) {
         return by_stencil_kind(p.kind, [&](auto s) {
-            return apply_levels_stencil<decltype(s)>(p.r, in, out, b, live, levels, lane, signals);
+            return apply_levels_stencil<decltype(s)>(p.r, in, out, b, live, levels, lane, signals,
+                                                     reflections);
         });
+    }
+    // Whether passes of `kind` in `dims` dimensions may write their faces first or wait for their
+    // halos inside the pass (LevelsSignals): the 3D levels kernel's, of radius 1.
+    [[nodiscard]] static bool signals_levels(int dims, StencilKind kind) {
+        return dims == 3 && stencil_radius(kind) == 1;
     }
     void apply_levels_summing(const StencilParams<T>& p, FieldView<const T> in, FieldView<T> out,
                               const Box& b, const Box& live, int levels, Lane lane) {
@@ -104,7 +112,8 @@ public:
     // naive, on the tiled kernel where that is the one configured (and its blocks take the
     // star's ring), else on the wide stream kernel, the widest stars' sweeps of large 3D boxes
     // with no parallel.block on the plane walk (all the same bits); the radius-1 stream kernel
-    // and summing passes take plain stars, the levels kernels stars of radius 1 (most_levels).
+    // and summing passes take plain stars, the levels kernels stars of radius 1 and (3D) the
+    // wide levels kernel's (most_levels).
     template <class S>
     void apply_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                        const Box& b, Lane lane, StencilSum sum) {
@@ -132,11 +141,13 @@ public:
 
     // The most levels of a pass of S: plain stars up to kMaxLevels (2D) or kMaxLevels3d (3D); a
     // star of radius 1 that reads a field up to kMaxFieldLevels2d (2D) or most_levels_3d<S>()
-    // (3D); other stars 1 (no pass of several levels).
+    // (3D); in 3D a star of radius 2 without a field up to kMaxWideLevels3d (wide_levels_3d.cuh);
+    // other stars 1 (no pass of several levels).
     template <class S>
     [[nodiscard]] static constexpr int most_levels(int dims) {
         if constexpr (kPlainStar<S>) return dims == 2 ? kMaxLevels : kMaxLevels3d;
         if constexpr (S::kRadius == 1) return dims == 3 ? most_levels_3d<S>() : kMaxFieldLevels2d;
+        if constexpr (kWideLevelsStencil<S>) return dims == 3 ? kMaxWideLevels3d : 1;
         return 1;
     }
     [[nodiscard]] int max_levels(int dims, StencilKind kind) const {
@@ -147,7 +158,8 @@ public:
     template <class S>
     long long apply_levels_stencil(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                                    const Box& b, const Box& live, int levels, Lane lane,
-                                   const LevelsSignals& signals = {}) {
+                                   const LevelsSignals& signals = {},
+                                   const FaceMoves<T>& reflections = {}) {
         if (b.empty()) return 0;
         if (levels < 2 || levels > most_levels<S>(in.ext.dims))
             throw std::logic_error("apply_levels: more levels than a pass of this stencil takes");
@@ -157,7 +169,15 @@ public:
                                               stream(lane), signals);
         }
         if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
-            throw std::logic_error("apply_levels: faces first and pipelined passes in 3D only");
+            throw std::logic_error(
+                "apply_levels: faces first and pipelined passes of radius 1 in 3D");
+        if constexpr (kWideLevelsStencil<S>) {
+            with_levels<2, kMaxWideLevels3d>(levels, [&](auto l) {
+                launch_wide_levels_3d<T, S, decltype(l)::value>(r, in, out, b, live, reflections,
+                                                                multiprocessors_, stream(lane));
+            });
+            return 0;
+        }
         if constexpr (S::kRadius == 1) levels_for<S>(r, in, out, b, live, levels, stream(lane));
         return 0;
     }

@@ -12,7 +12,7 @@ public:
 
     void run(const Update<T>& u) override {
         u.start(s_);
-        FacesFirstPasses<T>& ff = *s_.be.time_blocking()->faces_first(s_.sub.dims);
+        FacesFirstPasses<T>& ff = *s_.be.time_blocking()->faces_first(s_.sub.dims, s_.geo.kind);
         s_.phases.faces_first(
             [&] {
                 ff.apply_levels_faces_first(u.p, s_.fields.current(), s_.fields.next(),

@@ -52,7 +52,7 @@ HaloSetup<T> make_halo_setup(const CartTopology& topo, const BackendChoice<T>& c
                                geo.updated, sub.dims));
     s.pass_regions = split_for_overlap(geo.updated, sub, geo.halo_layers(depth), geo.radius > 1);
     TimeBlocking<T>* tb = choice.backend->time_blocking();
-    s.pipelines = depth > 1 && tb != nullptr && tb->pipelined(sub.dims) != nullptr &&
+    s.pipelines = depth > 1 && tb != nullptr && tb->pipelined(sub.dims, geo.kind) != nullptr &&
                   s.halo->pipelines(fields.field(0), sub.dims) &&
                   sub.size[sub.dims - 1] >= 2 * depth;
     return s;

@@ -27,7 +27,7 @@ public:
         s_.cache.lanes_moved();
         HaloArrivals arrivals = halo.arrivals(s_.sub.size[s_.sub.dims - 1]);
         arrivals.pass = pass_;
-        PipelinedPasses<T>& pp = *s_.be.time_blocking()->pipelined(s_.sub.dims);
+        PipelinedPasses<T>& pp = *s_.be.time_blocking()->pipelined(s_.sub.dims, s_.geo.kind);
         s_.phases.pipelined(
             [&] {
                 pp.apply_levels_pipelined(u.p, s_.fields.current(), s_.fields.next(),

@@ -32,7 +32,8 @@ struct SweepGeometry {
     // `kind`: the stencil; a star wider than one point also reads halos beyond the fixed faces,
     // which the exchange reflects, so the shell covers those faces too.
     SweepGeometry(const Subdomain& sub, StencilKind kind)
-        : radius(stencil_radius(kind)),
+        : kind(kind),
+          radius(stencil_radius(kind)),
           plain_star(stencil_plain_star(kind)),
           owned{{0, 0, 0}, sub.size},
           updated(updated_box(sub)),
@@ -44,6 +45,7 @@ struct SweepGeometry {
         if (!regions.interior.empty()) sum_boxes.push_back(regions.interior);
     }
 
+    StencilKind kind;
     int radius;  // the stencil's: a sweep reads `radius` halo layers
     // Whether the stencil is a plain star (kPlainStar): the fused sweep's wrap takes only those
     // (how many levels a pass takes the backend says per stencil: levels_per_pass).
@@ -69,7 +71,8 @@ enum class ExchangePass { split, fused, faces_first, pipelined };
 struct SweepPlan {
     Blocks blocks = Blocks::plain;
     OverlapMode overlap = OverlapMode::automatic;
-    int block = 1;                                     // sweeps between halo exchanges
+    int block = 1;        // sweeps between halo exchanges
+    int pass_levels = 0;  // the most levels a pass of a block takes; 0: the backend's most
     bool can_sum_in_passes = false;                    // tuner.hpp, can_sum_in_passes
     ExchangePass exchange_pass = ExchangePass::split;  // the exchange trial's choice
     bool record_sweeps = false;                        // parallel.graphs resolved

@@ -115,7 +115,8 @@ void Sweeper<T>::sweeps(const StencilParams<T>& p, int count) {
         if (count == 1) sweep(p);
         return;
     }
-    const int most = s_.be.levels_per_pass(s_.sub.dims, p.kind);
+    const int most =
+        plan_.pass_levels > 0 ? plan_.pass_levels : s_.be.levels_per_pass(s_.sub.dims, p.kind);
     for (int passes = (count + most - 1) / most; passes > 0; --passes) {
         const int levels = (count + passes - 1) / passes;
         if (levels == 1) {

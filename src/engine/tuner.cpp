@@ -103,9 +103,11 @@ SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&
     if (cfg_.overlap == OverlapMode::faces_first || cfg_.overlap == OverlapMode::pipelined) {
         if (!writes_faces_first()) {
             throw ConfigError(cfg_.where("parallel.overlap") +
-                              fmt::format("\"{}\" needs the CUDA backend; this run has "
-                                          "the {} backend",
-                                          to_string(cfg_.overlap), be_.name()));
+                              fmt::format("\"{}\" needs the CUDA backend and a 3D star of radius "
+                                          "1; this run has the {} backend and a {}D star of "
+                                          "radius {}",
+                                          to_string(cfg_.overlap), be_.name(), dom_.dims,
+                                          stencil_radius(kind_)));
         }
         plan.exchange_pass = cfg_.overlap == OverlapMode::faces_first ? ExchangePass::faces_first
                                                                       : ExchangePass::pipelined;
@@ -119,11 +121,26 @@ SweepPlan Tuner<T>::time_block_plan(const std::function<void(const FieldExtents&
     } else {
         // The memory check of the deepest candidate comes first, so the scratch fields fit
         // where the run's will.
-        check_fits(FieldExtents::make(dom_.dims, topo_.subdomain().size, candidates.back(),
-                                      be_.row_alignment()));
+        check_fits(FieldExtents::make(dom_.dims, topo_.subdomain().size,
+                                      geo_.halo_layers(candidates.back()), be_.row_alignment()));
         plan.block = fastest_time_block(candidates);
     }
+    plan.pass_levels = pass_levels(plan.block);
     return plan;
+}
+
+// The most levels a pass of a block of `block` sweeps takes: the backend's most, but for a star
+// wider than one point in a block the deck sets (parallel.time_block = k) where the backend keeps
+// several levels on chip: a trial of passes of min(k, most) levels against sweeps (as "auto"
+// weighs k = 1), since such a pass holds more ring per point than a plain star's and may run
+// slower than its sweeps (docs/tuning.md, "Wide stars in time blocks").
+template <class T>
+int Tuner<T>::pass_levels(int block) {
+    const int most = be_.levels_per_pass(dom_.dims, kind_);
+    if (block < 2 || most < 2 || geo_.radius == 1 || cfg_.time_block == 0 ||
+        blocks_ != Blocks::plain || !be_.on_device())
+        return most;
+    return fastest_time_block({1, std::min(block, most)});
 }
 
 // A backend that sums every level of a pass over this sweep's boxes as the sweep itself would,
@@ -153,9 +170,9 @@ double Tuner<T>::sum_over_ranks(double local) const {
 // sweep (Blocks::summing) where the sweeps can sum inside passes, a trial of 1 against summing
 // passes of 2 to kSummingMostLevels (which wins depends on size and precision), else 1; 1 elsewhere
 // (the CPU: its passes go level by level, a pass over memory each), and for the CG (it exchanges
-// inside every operator application), and where a pass of the stencil takes one level (wider
-// stars). Whether k fits is a pure function of the deck and the process grid, so every
-// rank decides alike.
+// inside every operator application), and where a pass of the stencil takes one level. A star
+// wider than one point has 1 among its candidates. Whether k fits is a pure function of the deck
+// and the process grid, so every rank decides alike.
 template <class T>
 std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
     auto problem = [&](int k) {
@@ -178,7 +195,10 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
         if (dom_.dims == 3 &&
             smallest_cross_section(dom_, topo_.process_grid()) < kLevels3dMinCrossSection)
             return {1};
-        std::vector<int> ks = fitting({}, most);
+        // A wider star's pass holds more ring per point than a plain star's: its sweep is a
+        // candidate too (docs/tuning.md, "Wide stars in time blocks").
+        std::vector<int> ks =
+            fitting(geo_.radius > 1 ? std::vector<int>{1} : std::vector<int>{}, most);
         if (ks.empty()) ks.push_back(1);
         return ks;
     }
@@ -201,7 +221,8 @@ std::vector<int> Tuner<T>::time_block_candidates(bool can_sum) const {
 template <class T>
 int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
     auto extents = [&](int k) {
-        return FieldExtents::make(dom_.dims, topo_.subdomain().size, k, be_.row_alignment());
+        return FieldExtents::make(dom_.dims, topo_.subdomain().size, geo_.halo_layers(k),
+                                  be_.row_alignment());
     };
     auto seconds_per_sweep = [&](int k) {
         Field<T> a = be_.allocate_field(extents(k));
@@ -263,7 +284,9 @@ bool Tuner<T>::replays_residual_sweeps() const {
 template <class T>
 void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
     const Box& updated = geo_.updated;
-    if (blocks_ != Blocks::summing) {
+    if (blocks_ != Blocks::summing && k == 1) {
+        be_.apply(p, a, b, updated, Lane::boundary, StencilSum::none);
+    } else if (blocks_ != Blocks::summing) {
         be_.time_blocking()->apply_levels(p, a, b, updated, geo_.live, k, FaceMoves<T>{},
                                           Lane::boundary);
     } else if (k == 1) {

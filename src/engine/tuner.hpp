@@ -80,12 +80,14 @@ private:
     [[nodiscard]] bool replays_residual_sweeps() const;
     [[nodiscard]] std::vector<int> time_block_candidates(bool can_sum) const;
     int fastest_time_block(const std::vector<int>& candidates);
+    int pass_levels(int block);
     void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k);
     [[nodiscard]] bool exchange_trial_runs(const SweepPlan& plan) const;
-    // Whether the backend's passes write the faces first in this problem's dimensions.
+    // Whether the backend's passes of this stencil write the faces first in this problem's
+    // dimensions.
     [[nodiscard]] bool writes_faces_first() const {
         return be_.time_blocking() != nullptr &&
-               be_.time_blocking()->faces_first(dom_.dims) != nullptr;
+               be_.time_blocking()->faces_first(dom_.dims, kind_) != nullptr;
     }
     [[nodiscard]] bool decide_recording(const HaloExchange<T>& halo) const;
     [[nodiscard]] int kernel_wrap_period(const SweepPlan& plan, const HaloExchange<T>& halo) const;

@@ -2,7 +2,8 @@
 // the templates the CUDA backend's run-time dispatch calls (StencilLaunches' *_stencil): the
 // naive kernel against the CPU loops, and bitwise against it: the stream (or wide stream) and
 // tiled kernels and a run of boxes for every star, passes of levels (2D and 3D) for those of
-// radius 1, the star that reads a field included. Each rank runs them on its own GPU.
+// radius 1, the star that reads a field included, and 3D passes for the star of radius 2. Each
+// rank runs them on its own GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -108,12 +109,12 @@ double max_difference(const std::vector<double>& x, const std::vector<double>& y
 
 // `sweeps` sweeps of S over an n-point box on every kernel that takes S (the naive and tiled
 // kernels, the stream kernel and a run of boxes any radius, the wide stream kernel above 1;
-// passes of `levels` levels radius 1), against the CPU loops and bitwise against each other;
-// the field's halo is as deep as any of them reads.
+// passes of `levels` levels radius 1 and, in 3D, the stars the wide levels kernel takes), against
+// the CPU loops and bitwise against each other; the field's halo is as deep as any of them reads.
 template <class S, int Dims>
 void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sweeps, int levels) {
     Launcher<S> naive(KernelKind::naive);
-    const int halo = std::max(S::kRadius, levels);
+    const int halo = S::kRadius * std::max(1, levels);
     const FieldExtents e = FieldExtents::make(Dims, n, halo, naive.row_alignment());
     const std::vector<double> init = test::random_values<double>(e.total, 3 + Dims);
     const Box owned{{0, 0, 0}, {n[0], n[1], n[2]}};
@@ -126,8 +127,10 @@ void check_dims(const std::array<int, 3>& n, const AxisCoeffs<double>& a, int sw
     EXPECT_EQ(stream.run(e, init, a, owned, sweeps), swept) << "stream, " << Dims << "D";
     EXPECT_EQ(stream.run(e, init, a, owned, sweeps, 0, true), swept) << "boxes";
     EXPECT_EQ(Launcher<S>(KernelKind::tiled).run(e, init, a, owned, sweeps), swept) << "tiled";
-    if constexpr (S::kRadius == 1)
+    if constexpr (S::kRadius == 1 || (Dims == 3 && cuda::kWideLevelsStencil<S>)) {
+        ASSERT_GT(levels, 1);
         EXPECT_EQ(stream.run(e, init, a, owned, 0, levels), swept) << levels << " levels";
+    }
 }
 
 // A star of radius 1 that reads a coefficient field (random conductivities in [0.5, 1.5)): the
@@ -174,11 +177,13 @@ TEST(GpuExtraStencil, EveryKernelFamilyRunsAStencilOfTheTestTree) {
     check_dims<WeightedJacobi, 3>({67, 41, 29}, {1.0, 0.5, 2.0}, 3, 3);
 }
 
-// A star of radius 2 reads two points along each axis: the naive, wide stream and tiled kernels.
+// A star of radius 2 reads two points along each axis: the naive, wide stream and tiled kernels,
+// and in 3D passes of two levels (one tile, then several tiles and chunks).
 TEST(GpuExtraStencil, TheNaiveWideStreamAndTiledKernelsRunAStarOfRadiusTwo) {
     GRIDSIM_REQUIRE_GPU();
     check_dims<FourthOrderHeat, 2>({301, 77, 1}, {0.05, 0.1, 0.0}, 3, 0);
-    check_dims<FourthOrderHeat, 3>({37, 21, 19}, {0.05, 0.1, 0.08}, 2, 0);
+    check_dims<FourthOrderHeat, 3>({37, 21, 19}, {0.05, 0.1, 0.08}, 2, 2);
+    check_dims<FourthOrderHeat, 3>({131, 61, 45}, {0.05, 0.1, 0.08}, 2, 2);
 }
 
 }  // namespace

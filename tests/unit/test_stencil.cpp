@@ -259,8 +259,8 @@ TEST(CpuBackend, HandsOverItsPartsAndOnlyThePassCapabilities) {
     auto be = make_cpu_backend<double>();
     EXPECT_EQ(be->box_sweeps(), nullptr);
     ASSERT_NE(be->time_blocking(), nullptr);
-    EXPECT_EQ(be->time_blocking()->faces_first(3), nullptr);
-    EXPECT_EQ(be->time_blocking()->pipelined(3), nullptr);
+    EXPECT_EQ(be->time_blocking()->faces_first(3, StencilKind::heat), nullptr);
+    EXPECT_EQ(be->time_blocking()->pipelined(3, StencilKind::heat), nullptr);
     EXPECT_EQ(be->recorder(), nullptr);
     ASSERT_NE(be->level_sums(), nullptr);
     EXPECT_TRUE(be->level_sums()->sums_levels({}, 2));

@@ -1,0 +1,125 @@
+// A backend's pass of levels (TimeBlocking::apply_levels) against as many of its own sweeps
+// (Backend::apply over the points still to be read, then the reflections beyond the fixed faces,
+// as the engine's sweeps of a time block go), on a subdomain with fixed faces on some sides and
+// neighbours on the others: the CPU's (unit/test_cpu_passes.cpp) and the CUDA backend's
+// (gpu/test_gpu_wide_passes.cpp) passes hold to it bitwise.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/stencil.hpp"
+#include "support/random_values.hpp"
+
+namespace gridsim::test {
+
+constexpr int kUnbounded = 1 << 24;
+
+// A subdomain of `n` points whose x lo and y hi faces (and, in 3D, both z faces) are fixed (a
+// Dirichlet point at the face's first or last owned point, as the engine lays them out), its x hi
+// and y lo faces beside neighbours, halos `halo` deep.
+struct Layout {
+    int dims;
+    std::array<int, 3> n;
+    int halo;
+
+    [[nodiscard]] Box updated() const {
+        Box b{{1, 0, 0}, {n[0], n[1] - 1, 1}};
+        if (dims == 3) b = Box{{1, 0, 1}, {n[0], n[1] - 1, n[2] - 1}};
+        return b;
+    }
+    // Every point a sweep may update: the updated box, unbounded across the neighbours.
+    [[nodiscard]] Box live() const {
+        Box b = updated();
+        b.hi[0] = kUnbounded;
+        b.lo[1] = -kUnbounded;
+        return b;
+    }
+};
+
+// The `layers` layers beyond each fixed face of `l`, across the halos of the other axes, mirrored
+// through the face's plane (as HaloExchange::reflect_fixed_faces lays them out).
+template <class T>
+FaceMoves<T> mirrors(const Layout& l, int layers) {
+    FaceMoves<T> m;
+    if (layers < 1) return m;
+    Box whole{{-l.halo, -l.halo, 0}, {l.n[0] + l.halo, l.n[1] + l.halo, 1}};
+    if (l.dims == 3) {
+        whole.lo[2] = -l.halo;
+        whole.hi[2] = l.n[2] + l.halo;
+    }
+    auto add = [&](int axis, bool upper) {
+        Box b = whole;
+        const int plane = upper ? l.n[axis] - 1 : 0;
+        b.lo[axis] = upper ? plane + 1 : plane - layers;
+        b.hi[axis] = upper ? plane + 1 + layers : plane;
+        m.add_mirror(b, axis, plane);
+    };
+    add(0, false);
+    add(1, true);
+    if (l.dims == 3) {
+        add(2, false);
+        add(2, true);
+    }
+    return m;
+}
+
+template <class T>
+StencilParams<T> params_of(StencilKind kind, const T* field) {
+    StencilParams<T> p;
+    p.kind = kind;
+    p.r = {T(0.11), T(0.07), T(0.05), field};
+    return p;
+}
+
+// `be`'s pass of `levels` over the updated box against as many sweeps of its own, each over the
+// updated box grown by the stencil's radius for every level still to come (clipped to the live
+// points), from one field into a copy of it, then reflected. Returns how many points differ.
+template <class T>
+int pass_against_sweeps(Backend<T>& be, StencilKind kind, const Layout& l, int levels,
+                        bool reflect) {
+    const int radius = stencil_radius(kind);
+    const FieldExtents e = FieldExtents::make(l.dims, l.n, l.halo, be.row_alignment());
+    const std::vector<T> start = test::random_values<T>(static_cast<std::size_t>(e.total), 3);
+    // A positive coefficient field (conduction's densities), laid out as the fields.
+    std::vector<T> field = test::random_values<T>(static_cast<std::size_t>(e.total), 4);
+    for (T& v : field) v = T(1.5) + v;
+    Field<T> coeffs = be.allocate_field(e);
+    be.upload(field, coeffs.view());
+    const StencilParams<T> p = params_of<T>(kind, coeffs.view().data);
+    const FaceMoves<T> reflections = mirrors<T>(l, radius - 1);
+
+    Field<T> in = be.allocate_field(e);
+    Field<T> out = be.allocate_field(e);
+    be.upload(start, in.view());
+    be.time_blocking()->apply_levels(p, in.view(), out.view(), l.updated(), l.live(), levels,
+                                     reflect ? reflections : FaceMoves<T>{}, Lane::boundary);
+
+    Field<T> a = be.allocate_field(e);
+    Field<T> b = be.allocate_field(e);
+    be.upload(start, a.view());
+    for (int level = 1; level <= levels; ++level) {
+        be.copy(b.view().data, a.view().data, static_cast<std::size_t>(e.total), Lane::boundary);
+        const Box region = l.updated().grown((levels - level) * radius, l.dims);
+        be.apply(p, a.view(), b.view(), region.clipped(l.live()), Lane::boundary, StencilSum::none);
+        be.reflect(b.view(), reflections, Lane::boundary);
+        std::swap(a, b);
+    }
+    std::vector<T> got, want;
+    be.download(out.view(), got);
+    be.download(a.view(), want);
+    const Box u = l.updated();
+    int differ = 0;
+    for (int k = u.lo[2]; k < u.hi[2]; ++k)
+        for (int j = u.lo[1]; j < u.hi[1]; ++j)
+            for (int i = u.lo[0]; i < u.hi[0]; ++i) {
+                const auto at = static_cast<std::size_t>(e.index(i, j, k));
+                if (got[at] != want[at]) ++differ;
+            }
+    return differ;
+}
+
+}  // namespace gridsim::test
