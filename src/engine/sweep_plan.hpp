@@ -29,12 +29,12 @@ struct SweepGeometry {
     // of its exchange.
     static constexpr int kSweepShellDepth = 8;
 
-    // `kind`: the stencil; a star wider than one point also reads halos beyond the fixed faces,
-    // which the exchange reflects, so the shell covers those faces too.
-    SweepGeometry(const Subdomain& sub, StencilKind kind)
-        : kind(kind),
-          radius(stencil_radius(kind)),
-          plain_star(stencil_plain_star(kind)),
+    // `stencil`: the stencil's kind; a star wider than one point also reads halos beyond the
+    // fixed faces, which the exchange reflects, so the shell covers those faces too.
+    SweepGeometry(const Subdomain& sub, StencilKind stencil)
+        : kind(stencil),
+          radius(stencil_radius(stencil)),
+          plain_star(stencil_plain_star(stencil)),
           owned{{0, 0, 0}, sub.size},
           updated(updated_box(sub)),
           live(extend_into_halos(updated, sub, 1 << 24)),
