@@ -24,7 +24,7 @@
 #include "kernels/cuda/stream_shapes.cuh"
 #include "kernels/cuda/summing_pass.cuh"
 #include "kernels/cuda/tiled_kernel.cuh"
-#include "kernels/cuda/wide_levels_3d.cuh"
+#include "kernels/cuda/wide_levels_3d_launch.cuh"
 #include "kernels/cuda/wide_plane_kernel.cuh"
 #include "kernels/cuda/wide_stream_kernel.cuh"
 #include "kernels/level_chunks.hpp"

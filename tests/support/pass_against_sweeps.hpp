@@ -18,24 +18,35 @@ namespace gridsim::test {
 
 constexpr int kUnbounded = 1 << 24;
 
-// A subdomain of `n` points whose x lo and y hi faces (and, in 3D, both z faces) are fixed (a
-// Dirichlet point at the face's first or last owned point, as the engine lays them out), its x hi
-// and y lo faces beside neighbours, halos `halo` deep.
+// A subdomain of `n` points whose faces in `fixed` are fixed (a Dirichlet point at the face's
+// first or last owned point, as the engine lays them out; bit 2a the lower face along axis a, bit
+// 2a + 1 the upper; by default x lo, y hi and, in 3D, both z faces), the others beside neighbours,
+// halos `halo` deep.
 struct Layout {
+    static constexpr unsigned kDefaultFixed = 0b111001u;
     int dims;
     std::array<int, 3> n;
     int halo;
+    unsigned fixed = kDefaultFixed;
 
+    [[nodiscard]] bool fixes(int axis, bool upper) const {
+        return axis < dims && (fixed >> (2 * axis + (upper ? 1 : 0)) & 1u) != 0;
+    }
     [[nodiscard]] Box updated() const {
-        Box b{{1, 0, 0}, {n[0], n[1] - 1, 1}};
-        if (dims == 3) b = Box{{1, 0, 1}, {n[0], n[1] - 1, n[2] - 1}};
+        Box b{{0, 0, 0}, {n[0], n[1], dims == 3 ? n[2] : 1}};
+        for (int a = 0; a < dims; ++a) {
+            if (fixes(a, false)) b.lo[a] = 1;
+            if (fixes(a, true)) b.hi[a] = n[a] - 1;
+        }
         return b;
     }
     // Every point a sweep may update: the updated box, unbounded across the neighbours.
     [[nodiscard]] Box live() const {
         Box b = updated();
-        b.hi[0] = kUnbounded;
-        b.lo[1] = -kUnbounded;
+        for (int a = 0; a < dims; ++a) {
+            if (!fixes(a, false)) b.lo[a] = -kUnbounded;
+            if (!fixes(a, true)) b.hi[a] = kUnbounded;
+        }
         return b;
     }
 };
@@ -51,18 +62,15 @@ FaceMoves<T> mirrors(const Layout& l, int layers) {
         whole.lo[2] = -l.halo;
         whole.hi[2] = l.n[2] + l.halo;
     }
-    auto add = [&](int axis, bool upper) {
-        Box b = whole;
-        const int plane = upper ? l.n[axis] - 1 : 0;
-        b.lo[axis] = upper ? plane + 1 : plane - layers;
-        b.hi[axis] = upper ? plane + 1 + layers : plane;
-        m.add_mirror(b, axis, plane);
-    };
-    add(0, false);
-    add(1, true);
-    if (l.dims == 3) {
-        add(2, false);
-        add(2, true);
+    for (int axis = 0; axis < l.dims; ++axis) {
+        for (const bool upper : {false, true}) {
+            if (!l.fixes(axis, upper)) continue;
+            Box b = whole;
+            const int plane = upper ? l.n[axis] - 1 : 0;
+            b.lo[axis] = upper ? plane + 1 : plane - layers;
+            b.hi[axis] = upper ? plane + 1 + layers : plane;
+            m.add_mirror(b, axis, plane);
+        }
     }
     return m;
 }
@@ -75,9 +83,46 @@ StencilParams<T> params_of(StencilKind kind, const T* field) {
     return p;
 }
 
-// `be`'s pass of `levels` over the updated box against as many sweeps of its own, each over the
-// updated box grown by the stencil's radius for every level still to come (clipped to the live
-// points), from one field into a copy of it, then reflected. Returns how many points differ.
+// `levels` sweeps of `be` from `start`, each over the updated box grown by the stencil's radius
+// for every level still to come (clipped to the live points), from one field into a copy of it,
+// then reflected: what a pass of `levels` must give.
+template <class T>
+std::vector<T> sweeps_of(Backend<T>& be, const StencilParams<T>& p, const FieldExtents& e,
+                         const std::vector<T>& start, const Layout& l, int levels,
+                         const FaceMoves<T>& reflections) {
+    const int radius = stencil_radius(p.kind);
+    Field<T> a = be.allocate_field(e);
+    Field<T> b = be.allocate_field(e);
+    be.upload(start, a.view());
+    for (int level = 1; level <= levels; ++level) {
+        be.copy(b.view().data, a.view().data, static_cast<std::size_t>(e.total), Lane::boundary);
+        const Box region = l.updated().grown((levels - level) * radius, l.dims);
+        be.apply(p, a.view(), b.view(), region.clipped(l.live()), Lane::boundary, StencilSum::none);
+        be.reflect(b.view(), reflections, Lane::boundary);
+        std::swap(a, b);
+    }
+    std::vector<T> out;
+    be.download(a.view(), out);
+    return out;
+}
+
+// How many points of the updated box differ between two fields.
+template <class T>
+int differing_points(const std::vector<T>& got, const std::vector<T>& want, const FieldExtents& e,
+                     const Layout& l) {
+    const Box u = l.updated();
+    int differ = 0;
+    for (int k = u.lo[2]; k < u.hi[2]; ++k)
+        for (int j = u.lo[1]; j < u.hi[1]; ++j)
+            for (int i = u.lo[0]; i < u.hi[0]; ++i) {
+                const auto at = static_cast<std::size_t>(e.index(i, j, k));
+                if (got[at] != want[at]) ++differ;
+            }
+    return differ;
+}
+
+// `be`'s pass of `levels` over the updated box against as many sweeps of its own (sweeps_of).
+// Returns how many points differ.
 template <class T>
 int pass_against_sweeps(Backend<T>& be, StencilKind kind, const Layout& l, int levels,
                         bool reflect) {
@@ -97,29 +142,9 @@ int pass_against_sweeps(Backend<T>& be, StencilKind kind, const Layout& l, int l
     be.upload(start, in.view());
     be.time_blocking()->apply_levels(p, in.view(), out.view(), l.updated(), l.live(), levels,
                                      reflect ? reflections : FaceMoves<T>{}, Lane::boundary);
-
-    Field<T> a = be.allocate_field(e);
-    Field<T> b = be.allocate_field(e);
-    be.upload(start, a.view());
-    for (int level = 1; level <= levels; ++level) {
-        be.copy(b.view().data, a.view().data, static_cast<std::size_t>(e.total), Lane::boundary);
-        const Box region = l.updated().grown((levels - level) * radius, l.dims);
-        be.apply(p, a.view(), b.view(), region.clipped(l.live()), Lane::boundary, StencilSum::none);
-        be.reflect(b.view(), reflections, Lane::boundary);
-        std::swap(a, b);
-    }
-    std::vector<T> got, want;
+    std::vector<T> got;
     be.download(out.view(), got);
-    be.download(a.view(), want);
-    const Box u = l.updated();
-    int differ = 0;
-    for (int k = u.lo[2]; k < u.hi[2]; ++k)
-        for (int j = u.lo[1]; j < u.hi[1]; ++j)
-            for (int i = u.lo[0]; i < u.hi[0]; ++i) {
-                const auto at = static_cast<std::size_t>(e.index(i, j, k));
-                if (got[at] != want[at]) ++differ;
-            }
-    return differ;
+    return differing_points(got, sweeps_of(be, p, e, start, l, levels, reflections), e, l);
 }
 
 }  // namespace gridsim::test

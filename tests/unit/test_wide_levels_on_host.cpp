@@ -1,0 +1,90 @@
+// The CUDA backend's wide levels kernel (kernels/cuda/wide_levels_3d.cuh) built by the host
+// compiler and run block by block, each CUDA thread on a host thread of its own
+// (host_cuda/cuda_pipeline_primitives.h): its pass of 2 levels is bitwise 2 sweeps of the CPU
+// backend and their reflections (support/pass_against_sweeps.hpp), on subdomains with any set of
+// fixed faces, odd sizes, several tiles and chunks, in float and double. It checks the kernel's
+// indexing, its levels' order and its reflections on machines without a GPU; the GPU suite runs
+// the same kernel on the device (gpu/test_gpu_wide_passes.cpp).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+// The host stand-in for CUDA's keywords and pipeline primitives, before the kernel.
+#include <cuda_pipeline_primitives.h>
+
+#include "kernels/cuda/wide_levels_3d.cuh"
+#include "support/pass_against_sweeps.hpp"
+
+namespace gridsim {
+namespace {
+
+using test::Layout;
+using Order4 = HeatOrderStencil<2>;
+
+// The kernel's pass of L levels from `start` over the updated box of `l`, in chunks of `planes`
+// planes: its launch's grid, a block at a time.
+template <class T, int L>
+std::vector<T> host_pass(const std::vector<T>& start, const FieldExtents& e, const Layout& l,
+                         int planes, const StencilParams<T>& p, const FaceMoves<T>& reflections) {
+    using Tile = cuda::WideLevelsTile<T, Order4::kRadius, L>;
+    static_assert(Tile::kBytes <= cuda::kHostSharedBytes);
+    const std::vector<T> in = start;
+    std::vector<T> out(start.size(), T(0));
+    auto& readable = host_cuda::readable();
+    readable.lo = reinterpret_cast<std::uintptr_t>(in.data());
+    readable.hi = readable.lo + in.size() * sizeof(T);
+    const Box b = l.updated();
+    const HostDim3 grid{
+        static_cast<unsigned>(cuda::wide_levels_tiles<T, Order4::kRadius, L>(b.lo[0], b.hi[0], 0)),
+        static_cast<unsigned>(cuda::wide_levels_tiles<T, Order4::kRadius, L>(b.lo[1], b.hi[1], 1)),
+        static_cast<unsigned>((b.hi[2] - b.lo[2] + planes - 1) / planes)};
+    const cuda::WideMirrors m = cuda::wide_mirrors(reflections);
+    host_cuda::run_grid(grid, 32, cuda::kWideThreadRows, [&] {
+        cuda::stencil_wide_levels_3d_kernel<T, Order4, L>({in.data(), e}, {out.data(), e}, b,
+                                                          l.live(), p.r, planes, m);
+    });
+    return out;
+}
+
+// The kernel's pass of 2 levels against 2 sweeps of the CPU backend: how many points differ.
+template <class T>
+int host_pass_against_sweeps(const Layout& l, int planes, bool reflect) {
+    auto be = make_cpu_backend<T>();
+    const FieldExtents e = FieldExtents::make(3, l.n, l.halo);
+    const std::vector<T> start = test::random_values<T>(static_cast<std::size_t>(e.total), 3);
+    const StencilParams<T> p = test::params_of<T>(StencilKind::heat_order4, nullptr);
+    const FaceMoves<T> reflections = test::mirrors<T>(l, Order4::kRadius - 1);
+    const std::vector<T> got =
+        host_pass<T, 2>(start, e, l, planes, p, reflect ? reflections : FaceMoves<T>{});
+    return test::differing_points(got, test::sweeps_of(*be, p, e, start, l, 2, reflections), e, l);
+}
+
+TEST(WideLevelsOnHost, APassIsBitwiseItsSweepsWithTheirReflections) {
+    std::mt19937 pick(5);
+    auto upto = [&](int n) { return static_cast<int>(pick() % static_cast<unsigned>(n)); };
+    for (int t = 0; t < 12; ++t) {
+        const Layout l{3,
+                       {3 + upto(120), 3 + upto(64), 3 + upto(24)},
+                       4 + upto(2),
+                       static_cast<unsigned>(upto(64))};
+        const int planes = 1 + upto(16);
+        SCOPED_TRACE(testing::Message()
+                     << l.n[0] << " x " << l.n[1] << " x " << l.n[2] << ", halo " << l.halo
+                     << ", fixed faces " << l.fixed << ", chunks of " << planes << " planes");
+        EXPECT_EQ(host_pass_against_sweeps<double>(l, planes, true), 0);
+        EXPECT_EQ(host_pass_against_sweeps<float>(l, planes, true), 0);
+    }
+    EXPECT_EQ(host_cuda::readable().outside.load(), 0) << "copies read outside the fields";
+}
+
+// Without the reflections the levels beside the fixed faces differ: the test above holds them.
+TEST(WideLevelsOnHost, TheLevelsReadTheirReflections) {
+    const Layout l{3, {40, 30, 12}, 4, 0b111111u};
+    EXPECT_GT(host_pass_against_sweeps<double>(l, 12, false), 0);
+    EXPECT_GT(host_pass_against_sweeps<float>(l, 5, false), 0);
+}
+
+}  // namespace
+}  // namespace gridsim
