@@ -1,6 +1,6 @@
 // The CPU backend's passes (TimeBlocking, level by level): a pass of L levels is bitwise L sweeps
 // and their reflections (support/pass_against_sweeps.hpp), for every stencil kind, in 2D and 3D,
-// in float and double.
+// in float and double, beside every set of fixed faces.
 #include <gtest/gtest.h>
 
 #include "kernels/backend.hpp"
@@ -31,6 +31,24 @@ TEST(CpuPasses, APassIsBitwiseItsSweepsWithTheirReflections) {
             EXPECT_EQ(pass_against_sweeps<double>(kind, l3, levels, true), 0);
             EXPECT_EQ(pass_against_sweeps<float>(kind, l2, levels, true), 0);
             EXPECT_EQ(pass_against_sweeps<float>(kind, l3, levels, true), 0);
+        }
+    }
+}
+
+// Every set of fixed faces (none, one, opposite pairs, all), in 3D and 2D: the reflections of
+// each face, and where faces meet, as the sweeps make them.
+TEST(CpuPasses, EverySetOfFixedFacesHoldsToItsSweeps) {
+    for (const StencilKind kind : {StencilKind::heat, StencilKind::heat_order4}) {
+        const int radius = stencil_radius(kind);
+        for (unsigned fixed = 0; fixed < 64; ++fixed) {
+            SCOPED_TRACE(testing::Message() << "radius " << radius << ", fixed faces " << fixed);
+            EXPECT_EQ(
+                pass_against_sweeps<double>(kind, Layout{3, {9, 8, 7}, 2 * radius, fixed}, 2, true),
+                0);
+            if (fixed < 16)
+                EXPECT_EQ(pass_against_sweeps<float>(kind, Layout{2, {9, 8, 1}, 3 * radius, fixed},
+                                                     3, true),
+                          0);
         }
     }
 }
