@@ -226,8 +226,10 @@ struct WideWalk {
     int inputs;  // input planes first .. z1 - 1 + L R
     WalkFaces faces;
 
+    // The ring slot of input plane s, s >= -kSlots (the oldest plane a step reads is at most
+    // 2R - kLow behind it, fewer than the slots).
     __device__ T* slot(int s) const {
-        return smem + ((s % Tile::kSlots) + Tile::kSlots) % Tile::kSlots * Tile::kPlane;
+        return smem + (s + Tile::kSlots) % Tile::kSlots * Tile::kPlane;
     }
     // Level l's centre plane (l = 1 .. L - 1) that the level above reads at step s.
     __device__ T* centre(int l, int s) const {
