@@ -61,6 +61,17 @@ TEST(GpuWidePasses, APassIsBitwiseItsSweepsWithTheirReflections) {
         << "order 4 takes passes of levels in 3D";
 }
 
+// Order 4 beside every set of fixed faces (none, one, opposite pairs, all), over several tiles.
+TEST(GpuWidePasses, EverySetOfFixedFacesHoldsToItsSweeps) {
+    GRIDSIM_REQUIRE_GPU();
+    for (unsigned fixed = 0; fixed < 64; ++fixed) {
+        const Layout l{3, {75, 33, 14}, 4, fixed};
+        SCOPED_TRACE(testing::Message() << "fixed faces " << fixed);
+        EXPECT_EQ(cuda_pass_against_sweeps<double>(StencilKind::heat_order4, l, 2, true), 0);
+        EXPECT_EQ(cuda_pass_against_sweeps<float>(StencilKind::heat_order4, l, 2, true), 0);
+    }
+}
+
 // Without the reflections the levels of order 4 read other values beyond the fixed faces.
 TEST(GpuWidePasses, TheLevelsReadTheirReflections) {
     GRIDSIM_REQUIRE_GPU();
