@@ -1,8 +1,9 @@
 // The reflections beyond the fixed faces inside a wide levels pass (wide_levels_3d.cuh): between
 // levels the pass sets each level's points beyond the fixed faces as Backend::reflect does after
 // a sweep (FaceMoves' mirror entries, from HaloExchange::reflections). A face across x or y acts
-// on a level's shared centre plane after its barrier (then a second barrier); a face across z on
-// each thread's window of planes in registers as the mirrored plane comes in. Only the blocks
+// on a level's shared centre plane after the step's barrier (then a second barrier, and each
+// thread reads its points back into its registers); a face across z on each thread's window of
+// planes in registers as the mirrored plane comes in, on the planes where it acts. Only the blocks
 // whose footprint meets a face look at it (walk_faces).
 #pragma once
 
@@ -58,6 +59,7 @@ __device__ __forceinline__ void reflect_centre(T* c, const Points& pt, const Wid
         }
     }
 }
+
 // Plane `z` of a level has just come into window `w` (its newest, w[2R]): each z reflection
 // whose box holds the point's column sets its mirrored plane if the window holds it and its
 // images: the new plane itself beyond a face above, or the plane as far below a face below.
