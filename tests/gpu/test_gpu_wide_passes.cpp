@@ -14,6 +14,7 @@
 #include "gpu/require_gpu.hpp"
 #include "kernels/device_runtime.hpp"
 #include "support/pass_against_sweeps.hpp"
+#include "support/stencil_kinds.hpp"
 
 namespace gridsim {
 namespace {
@@ -30,14 +31,11 @@ int cuda_pass_against_sweeps(StencilKind kind, const Layout& l, int levels, bool
     return test::pass_against_sweeps(*be, kind, l, levels, reflect);
 }
 
-const StencilKind kKinds[] = {StencilKind::heat, StencilKind::heat_order4, StencilKind::heat_order8,
-                              StencilKind::conduction, StencilKind::jacobi};
-
 // One tile and chunk, then several of each (the wide tile writes 56 x 24 points at 2 levels).
 TEST(GpuWidePasses, APassIsBitwiseItsSweepsWithTheirReflections) {
     GRIDSIM_REQUIRE_GPU();
     int checked = 0;
-    for (const StencilKind kind : kKinds) {
+    for (const StencilKind kind : test::kStencilKinds) {
         const int radius = stencil_radius(kind);
         DeviceRuntime& rt = *device_runtime();
         const int most =
