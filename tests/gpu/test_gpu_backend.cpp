@@ -344,16 +344,18 @@ TEST_P(GpuDeck, GraphReplayIsBitwiseIdentical) {
 // Temporal blocking: k sweeps per halo exchange, the sweeps between residuals in one pass over
 // memory (2D: the levels kernel, on shells, interiors and the halo rings; 3D: one sweep per pass
 // over k-deep halos; density conduction: passes of up to 2 levels in 3D and 4 in 2D; heat of
-// order 4 and 8: single sweeps over k x radius-deep halos, each followed
-// by the reflection beyond the Dirichlet faces), with graphs and every overlap mode (with several
-// ranks "auto" times the exchanging pass split, fused and, in 3D, faces first at start-up;
-// "faces_first" in 3D), against k = 1: the same fields and residual histories, bitwise, on one rank
-// (its periodic self-exchange) and on all of them.
+// order 4 and 8: single sweeps over k x radius-deep halos, each followed by the reflection
+// beyond the Dirichlet faces, or in 3D order 4's passes of 2 levels where its trial takes them),
+// with graphs and every overlap mode (with several ranks "auto" times the exchanging pass split,
+// fused and, in 3D, faces first at start-up; "faces_first" in 3D for stars of radius 1), against
+// k = 1: the same fields and residual histories, bitwise, on one rank (its periodic
+// self-exchange) and on all of them.
 TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
     GRIDSIM_REQUIRE_GPU();
     const Deck& d = GetParam();
     if (d.text.find("implicit") != std::string::npos)
         GTEST_SKIP() << "one sweep per exchange: the implicit scheme";
+    const int radius = load_config(d.text + kGpu, "test.toml", {}).stencil_radius;
     for (int n : {1, test::world_size()}) {
         const RunResult one = test::run_on_ranks(n, d.text + kGpu, {"parallel.time_block=1"});
         int deeper = 0;  // the k > 1 that ran
@@ -367,7 +369,9 @@ TEST_P(GpuDeck, TimeBlocksAreBitwiseIdentical) {
             }
             ++deeper;
             std::vector<const char*> overlaps = {"true", "false", "\"auto\"", "\"fused\""};
-            if (std::string(d.name).find("3d") != std::string::npos)
+            // Faces first: 3D stars of radius 1 (a wider star's overlap "faces_first" is an
+            // error).
+            if (std::string(d.name).find("3d") != std::string::npos && radius == 1)
                 overlaps.push_back("\"faces_first\"");
             for (const char* graphs : {"off", "auto"}) {
                 for (const char* overlap : overlaps) {
