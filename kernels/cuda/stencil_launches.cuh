@@ -141,13 +141,13 @@ public:
 
     // The most levels of a pass of S: plain stars up to kMaxLevels (2D) or kMaxLevels3d (3D); a
     // star of radius 1 that reads a field up to kMaxFieldLevels2d (2D) or most_levels_3d<S>()
-    // (3D); in 3D a star of radius 2 without a field up to kMaxWideLevels3d (wide_levels_3d.cuh);
+    // (3D); in 3D a star of radius 2 without a field up to kWideLevelsMost (wide_levels_3d.cuh);
     // other stars 1 (no pass of several levels).
     template <class S>
     [[nodiscard]] static constexpr int most_levels(int dims) {
         if constexpr (kPlainStar<S>) return dims == 2 ? kMaxLevels : kMaxLevels3d;
         if constexpr (S::kRadius == 1) return dims == 3 ? most_levels_3d<S>() : kMaxFieldLevels2d;
-        if constexpr (kWideLevelsStencil<S>) return dims == 3 ? kMaxWideLevels3d : 1;
+        if constexpr (kWideLevelsStencil<S>) return dims == 3 ? kWideLevelsMost<T> : 1;
         return 1;
     }
     [[nodiscard]] int max_levels(int dims, StencilKind kind) const {
@@ -171,8 +171,8 @@ public:
         if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
             throw std::logic_error(
                 "apply_levels: faces first and pipelined passes of radius 1 in 3D");
-        if constexpr (kWideLevelsStencil<S>) {
-            with_levels<2, kMaxWideLevels3d>(levels, [&](auto l) {
+        if constexpr (kWideLevelsStencil<S> && kWideLevelsMost < T >> 1) {
+            with_levels<2, kWideLevelsMost<T>>(levels, [&](auto l) {
                 launch_wide_levels_3d<T, S, decltype(l)::value>(r, in, out, b, live, reflections,
                                                                 multiprocessors_, stream(lane));
             });

@@ -43,6 +43,10 @@ constexpr int kMaxWideLevels3d = 2;
 
 template <class S>
 inline constexpr bool kWideLevelsStencil = S::kRadius == kWideLevelsRadius && !kReadsField<S>;
+// The most levels of a pass in precision T: float sweeps one by one, its passes having run
+// slower than its sweeps wherever measured (docs/tuning.md, "Wide stars in time blocks").
+template <class T>
+inline constexpr int kWideLevelsMost = sizeof(T) == 8 ? kMaxWideLevels3d : 1;
 
 template <class T, int R, int L>
 struct WideLevelsTile {

@@ -279,16 +279,23 @@ bool Tuner<T>::replays_residual_sweeps() const {
 // shell and interior boxes, in one launch where it is one rank's). With several ranks a summing
 // pass also reads its sums back and sums them over the ranks level by level, as a run takes them: a
 // residual's round trip through the host is paid once per pass, and where the subdomain is
-// small it is most of a sweep's time, so the trial weighs it. A pass of a star wider than one
-// point is timed without its levels' reflections beyond the fixed faces (the fields are zero).
+// small it is most of a sweep's time, so the trial weighs it. A star wider than one point reads
+// halos beyond the fixed faces, which the run reflects: a pass reflects each level but the last
+// on chip and the exchange after it the last, a sweep the exchange after it; the trial does the
+// same (the fields are zero, the work is the run's).
 template <class T>
 void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
     const Box& updated = geo_.updated;
-    if (blocks_ != Blocks::summing && k == 1) {
-        be_.apply(p, a, b, updated, Lane::boundary, StencilSum::none);
-    } else if (blocks_ != Blocks::summing) {
-        be_.time_blocking()->apply_levels(p, a, b, updated, geo_.live, k, FaceMoves<T>{},
-                                          Lane::boundary);
+    if (blocks_ != Blocks::summing) {
+        const FaceMoves<T> mirrors =
+            fixed_face_mirrors<T>(topo_.subdomain(), geo_.radius - 1, geo_.halo_layers(k));
+        if (k == 1) {
+            be_.apply(p, a, b, updated, Lane::boundary, StencilSum::none);
+        } else {
+            be_.time_blocking()->apply_levels(p, a, b, updated, geo_.live, k, mirrors,
+                                              Lane::boundary);
+        }
+        if (!mirrors.empty()) be_.reflect(b, mirrors, Lane::boundary);
     } else if (k == 1) {
         be_.apply(p, a, b, updated, Lane::boundary, StencilSum::change);
         if (topo_.size() > 1) {

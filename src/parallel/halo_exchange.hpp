@@ -21,6 +21,25 @@
 
 namespace gridsim {
 
+// The `layers` halo layers beyond each fixed face of `sub` (a Dirichlet face of the domain) in a
+// field of `halo`-deep halos, as mirror entries (FaceMoves::add_mirror, Backend::reflect): along
+// the face's axis the layers alone, across it as far into the halos as they go.
+template <class T>
+FaceMoves<T> fixed_face_mirrors(const Subdomain& sub, int layers, int halo) {
+    FaceMoves<T> mirrors;
+    if (layers < 1) return mirrors;
+    for (int face = 0; face < 2 * sub.dims; ++face) {
+        if (!sub.fixed_face[face]) continue;
+        const int d = face_axis(face);
+        const Box layer = recv_box(sub, face, layers);
+        Box mirror = extend_into_halos(layer, sub, halo);
+        mirror.lo[d] = layer.lo[d];
+        mirror.hi[d] = layer.hi[d];
+        mirrors.add_mirror(mirror, d, face_side(face) == 0 ? 0 : sub.size[d] - 1);
+    }
+    return mirrors;
+}
+
 // The faces of a rank's block that have a neighbour, moved in one launch per phase: pack (every
 // face sent to another rank into its buffer), transfer (the transport), unpack (every received
 // buffer into its halo, and every halo whose neighbour is this rank itself, a periodic axis held
@@ -108,17 +127,9 @@ public:
     // there). The last group's unpack reflects them, after every halo beside them is in; a
     // sweep that no exchange follows reflects its field itself (reflect()).
     void reflect_fixed_faces(const Subdomain& sub, int layers) {
-        if (layers < 1) return;
-        for (int face = 0; face < 2 * sub.dims; ++face) {
-            if (!sub.fixed_face[face]) continue;
-            const int d = face_axis(face);
-            const int plane = face_side(face) == 0 ? 0 : sub.size[d] - 1;
-            const Box layer = recv_box(sub, face, layers);
-            Box mirror = extend_into_halos(layer, sub, halo_);
-            mirror.lo[d] = layer.lo[d];  // along the face's own axis, the layers alone
-            mirror.hi[d] = layer.hi[d];
-            mirrors_.add_mirror(mirror, d, plane);
-            read_boxes_.push_back(send_box(sub, face, layers + 1));
+        mirrors_ = fixed_face_mirrors<T>(sub, layers, halo_);
+        for (int face = 0; face < 2 * sub.dims && layers >= 1; ++face) {
+            if (sub.fixed_face[face]) read_boxes_.push_back(send_box(sub, face, layers + 1));
         }
     }
 
