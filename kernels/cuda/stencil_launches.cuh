@@ -171,7 +171,7 @@ public:
         if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
             throw std::logic_error(
                 "apply_levels: faces first and pipelined passes of radius 1 in 3D");
-        if constexpr (kWideLevelsStencil<S> && kWideLevelsMost < T >> 1) {
+        if constexpr (kWideLevelsStencil<S> && 1 < kWideLevelsMost<T>) {
             with_levels<2, kWideLevelsMost<T>>(levels, [&](auto l) {
                 launch_wide_levels_3d<T, S, decltype(l)::value>(r, in, out, b, live, reflections,
                                                                 multiprocessors_, stream(lane));

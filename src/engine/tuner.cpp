@@ -229,6 +229,8 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
         Field<T> b = be_.allocate_field(extents(k));
         Field<T> coeffs;
         const StencilParams<T> p = trial_params(extents(k), coeffs);
+        const FaceMoves<T> mirrors =
+            fixed_face_mirrors<T>(topo_.subdomain(), geo_.radius - 1, geo_.halo_layers(k));
         std::unique_ptr<ReplayedSweeps<T>> replayed;
         if (k == 1 && blocks_ == Blocks::summing && replays_residual_sweeps())
             replayed = std::make_unique<ReplayedSweeps<T>>(be_, p, a.view(), b.view(), geo_.updated,
@@ -238,7 +240,7 @@ int Tuner<T>::fastest_time_block(const std::vector<int>& candidates) {
             if (replayed) {
                 replayed->replays(n);
             } else {
-                for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), k);
+                for (int i = 0; i < n; ++i) trial_pass(p, a.view(), b.view(), k, mirrors);
             }
             be_.sums().join_fold(Lane::boundary);
             be_.wait(Lane::boundary);
@@ -282,13 +284,12 @@ bool Tuner<T>::replays_residual_sweeps() const {
 // small it is most of a sweep's time, so the trial weighs it. A star wider than one point reads
 // halos beyond the fixed faces, which the run reflects: a pass reflects each level but the last
 // on chip and the exchange after it the last, a sweep the exchange after it; the trial does the
-// same (the fields are zero, the work is the run's).
+// same with `mirrors`, those layers of k's fields (the fields are zero, the work is the run's).
 template <class T>
-void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k) {
+void Tuner<T>::trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k,
+                          const FaceMoves<T>& mirrors) {
     const Box& updated = geo_.updated;
     if (blocks_ != Blocks::summing) {
-        const FaceMoves<T> mirrors =
-            fixed_face_mirrors<T>(topo_.subdomain(), geo_.radius - 1, geo_.halo_layers(k));
         if (k == 1) {
             be_.apply(p, a, b, updated, Lane::boundary, StencilSum::none);
         } else {

@@ -81,7 +81,8 @@ private:
     [[nodiscard]] std::vector<int> time_block_candidates(bool can_sum) const;
     int fastest_time_block(const std::vector<int>& candidates);
     int pass_levels(int block);
-    void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k);
+    void trial_pass(const StencilParams<T>& p, FieldView<T> a, FieldView<T> b, int k,
+                    const FaceMoves<T>& mirrors);
     [[nodiscard]] bool exchange_trial_runs(const SweepPlan& plan) const;
     // Whether the backend's passes of this stencil write the faces first in this problem's
     // dimensions.

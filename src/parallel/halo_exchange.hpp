@@ -127,8 +127,9 @@ public:
     // there). The last group's unpack reflects them, after every halo beside them is in; a
     // sweep that no exchange follows reflects its field itself (reflect()).
     void reflect_fixed_faces(const Subdomain& sub, int layers) {
+        if (layers < 1) return;
         mirrors_ = fixed_face_mirrors<T>(sub, layers, halo_);
-        for (int face = 0; face < 2 * sub.dims && layers >= 1; ++face) {
+        for (int face = 0; face < 2 * sub.dims; ++face) {
             if (sub.fixed_face[face]) read_boxes_.push_back(send_box(sub, face, layers + 1));
         }
     }
