@@ -24,6 +24,7 @@
 #include "kernels/cuda/stream_shapes.cuh"
 #include "kernels/cuda/summing_pass.cuh"
 #include "kernels/cuda/tiled_kernel.cuh"
+#include "kernels/cuda/wide_levels_2d_launch.cuh"
 #include "kernels/cuda/wide_levels_3d_launch.cuh"
 #include "kernels/cuda/wide_plane_kernel.cuh"
 #include "kernels/cuda/wide_stream_kernel.cuh"
@@ -141,13 +142,17 @@ public:
 
     // The most levels of a pass of S: plain stars up to kMaxLevels (2D) or kMaxLevels3d (3D); a
     // star of radius 1 that reads a field up to kMaxFieldLevels2d (2D) or most_levels_3d<S>()
-    // (3D); in 3D a star of radius 2 without a field up to kWideLevelsMost (wide_levels_3d.cuh);
-    // other stars 1 (no pass of several levels).
+    // (3D); a wider star without a field in 2D up to kMaxWideLevels2d (wide_levels_2d.cuh), in 3D
+    // of radius 2 up to kWideLevelsMost (wide_levels_3d.cuh); other stars 1 (no pass of several
+    // levels).
     template <class S>
     [[nodiscard]] static constexpr int most_levels(int dims) {
         if constexpr (kPlainStar<S>) return dims == 2 ? kMaxLevels : kMaxLevels3d;
         if constexpr (S::kRadius == 1) return dims == 3 ? most_levels_3d<S>() : kMaxFieldLevels2d;
-        if constexpr (kWideLevelsStencil<S>) return dims == 3 ? kWideLevelsMost<T> : 1;
+        if constexpr (kWideLevels2dStencil<S>) {
+            if (dims == 2) return kMaxWideLevels2d;
+        }
+        if constexpr (kWideLevelsStencil<S>) return kWideLevelsMost<T>;
         return 1;
     }
     [[nodiscard]] int max_levels(int dims, StencilKind kind) const {
@@ -171,6 +176,15 @@ public:
         if (signals.faces.boxes != nullptr || signals.arrivals != nullptr)
             throw std::logic_error(
                 "apply_levels: faces first and pipelined passes of radius 1 in 3D");
+        if constexpr (kWideLevels2dStencil<S>) {
+            if (in.ext.dims == 2) {
+                with_levels<2, kMaxWideLevels2d>(levels, [&](auto l) {
+                    launch_wide_levels_2d<T, S, decltype(l)::value>(r, in, out, b, live,
+                                                                    reflections, stream(lane));
+                });
+                return 0;
+            }
+        }
         if constexpr (kWideLevelsStencil<S> && 1 < kWideLevelsMost<T>) {
             with_levels<2, kWideLevelsMost<T>>(levels, [&](auto l) {
                 launch_wide_levels_3d<T, S, decltype(l)::value>(r, in, out, b, live, reflections,

@@ -78,6 +78,24 @@ TEST(GpuWidePasses, EverySetOfFixedFacesHoldsToItsSweeps) {
     }
 }
 
+// 2D passes of orders 4 and 8 (the 2D wide levels kernel, 2 and 3 levels) beside every set of
+// fixed faces, over several tiles, in double and float.
+TEST(GpuWidePasses, TwoDimensionalPassesHoldToTheirSweeps) {
+    GRIDSIM_REQUIRE_GPU();
+    for (const StencilKind kind : {StencilKind::heat_order4, StencilKind::heat_order8}) {
+        const int radius = stencil_radius(kind);
+        for (int levels = 2; levels <= 3; ++levels) {
+            for (unsigned fixed = 0; fixed < 16; ++fixed) {
+                const Layout l{2, {131, 97, 1}, levels * radius, fixed};
+                SCOPED_TRACE(testing::Message() << "radius " << radius << ", levels " << levels
+                                                << ", fixed faces " << fixed);
+                EXPECT_EQ(cuda_pass_against_sweeps<double>(kind, l, levels, true), 0);
+                EXPECT_EQ(cuda_pass_against_sweeps<float>(kind, l, levels, true), 0);
+            }
+        }
+    }
+}
+
 // Without the reflections the levels of order 4 read other values beyond the fixed faces.
 TEST(GpuWidePasses, TheLevelsReadTheirReflections) {
     GRIDSIM_REQUIRE_GPU();

@@ -70,6 +70,11 @@ inline BlockBarrier& block_barrier() {
 struct Readable {
     std::uintptr_t lo = 0, hi = 0;
     std::atomic<long> outside{0};
+    // The copies may read `bytes` from `from` on, nothing else.
+    void only(const void* from, std::size_t bytes) {
+        lo = reinterpret_cast<std::uintptr_t>(from);
+        hi = lo + bytes;
+    }
 };
 inline Readable& readable() {
     static Readable r;

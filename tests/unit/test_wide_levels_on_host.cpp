@@ -32,9 +32,7 @@ std::vector<T> host_pass(const std::vector<T>& start, const FieldExtents& e, con
     static_assert(Tile::kBytes <= cuda::kHostSharedBytes);
     const std::vector<T> in = start;
     std::vector<T> out(start.size(), T(0));
-    auto& readable = host_cuda::readable();
-    readable.lo = reinterpret_cast<std::uintptr_t>(in.data());
-    readable.hi = readable.lo + in.size() * sizeof(T);
+    host_cuda::readable().only(in.data(), in.size() * sizeof(T));
     const Box b = l.updated();
     const HostDim3 grid{
         static_cast<unsigned>(cuda::wide_levels_tiles<T, Order4::kRadius, L>(b.lo[0], b.hi[0], 0)),
