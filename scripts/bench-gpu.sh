@@ -194,7 +194,7 @@ radius=0.2, density=0.1}]")
                 --set boundary.z=periodic --set "parallel.process_grid=[1,1,$n]" \
                 --set time.steps=1200
             bench "${p}_jacobi3d_f$r" "$n" bench_jacobi3d.toml "${jacobi3d[@]}"
-            # Heat of orders 4 and 8: stars of radius 2 and 4, one sweep per exchange.
+            # Heat of orders 4 and 8 in 3D: stars of radius 2 and 4.
             bench "${p}_heat3d_d_o4$r" "$n" bench_heat3d.toml --set problem.order=4
             bench "${p}_heat3d_d_o8$r" "$n" bench_heat3d.toml --set problem.order=8
             bench "${p}_cg_o4$r" "$n" bench_heat3d_implicit.toml --set problem.order=4
@@ -202,6 +202,9 @@ radius=0.2, density=0.1}]")
             bench "${p}_heat3d_d_cond$r" "$n" bench_heat3d.toml "${conduction[@]}"
             bench "${p}_cg_cond$r" "$n" bench_heat3d_implicit.toml "${conduction[@]}"
             bench "${p}_heat2d_d_cond$r" "$n" bench_heat3d.toml "${conduction2d[@]}"
+            # Heat of order 4 in 2D: the 2D wide levels kernel's passes.
+            bench "${p}_heat2d_d_o4$r" "$n" bench_heat3d.toml --set "grid.cells=[16384,16384]" \
+                --set problem.order=4
             bench "${p}_cg_fused$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=fused
             bench "${p}_cg_cublas$r" "$n" bench_heat3d_implicit.toml --set parallel.cg_kernels=cublas
             # The preconditioned solves at a moderate and a long time step.
