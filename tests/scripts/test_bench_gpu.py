@@ -84,15 +84,17 @@ class BenchGpu(unittest.TestCase):
         with open(baseline) as f:
             doc = json.load(f)
         self.assertEqual(doc["reason"], "test reason")
-        # Twenty-two benchmarks at 1 and 2 GPUs (the host's powers of two).
-        self.assertEqual(len(doc["figures"]), 44)
+        # Twenty-three benchmarks at 1 and 2 GPUs (the host's powers of two).
+        self.assertEqual(len(doc["figures"]), 46)
         self.assertEqual(doc["figures"]["np2_jacobi2d_f_norm1"]["ratio"], 0.9)
         runs = [c for c in self.commands() if " run " in c]
         # The snapshot deck runs twice per repeat (REGRESS_SNAP_RUNS), each into its own folder.
-        self.assertEqual(len(runs), 46)
+        self.assertEqual(len(runs), 48)
         self.assertEqual(len([c for c in runs if "cg_preconditioner=multigrid" in c]), 4)
-        # Heat of orders 4 and 8, explicit, and order 4 implicit, at each GPU count.
-        self.assertEqual(len([c for c in runs if "problem.order=" in c]), 6)
+        # Heat of orders 4 and 8, explicit, order 4 implicit and order 4 in 2D, at each GPU count.
+        orders = [c for c in runs if "problem.order=" in c]
+        self.assertEqual(len(orders), 8)
+        self.assertEqual(len([c for c in orders if "grid.cells=[16384,16384]" in c]), 2)
         # Density conductivity, explicit and implicit in 3D, explicit in 2D, with its regions, at
         # each GPU count.
         cond = [c for c in runs if 'problem.conductivity="density"' in c]
