@@ -46,9 +46,9 @@ struct WideTile2d {
     static constexpr int kRows = kY / kWide2dThreadRows;  // a thread's strip of rows
     static constexpr int kPoints = kX * kY;
     static constexpr std::size_t kBytes = std::size_t{2} * kPoints * sizeof(T);
-    // Level l's points in the footprint along either axis: [l R, k - l R).
-    __device__ static constexpr bool holds(int l, int x, int y) {
-        return x >= l * R && x < kX - l * R && y >= l * R && y < kY - l * R;
+    // Whether v (a column, or a row: k = kX or kY) holds level l's points: [l R, k - l R).
+    __device__ static constexpr bool holds(int l, int v, int k) {
+        return v >= l * R && v < k - l * R;
     }
 };
 
@@ -78,7 +78,7 @@ struct WideSheet {
             for (int o = 0; o < 2 * R; ++o) w[o] = w[o + 1];
             const int y = row0 + q;
             w[2 * R] = at(y + R);
-            if (y < l * R || y >= Tile::kY - l * R) continue;
+            if (!Tile::holds(l, y, Tile::kY)) continue;
             const int gy = fy + y;
             T value = w[R];
             if (column_live && gy >= live.lo[1] && gy < live.hi[1]) {
@@ -118,7 +118,7 @@ struct WideSheet {
             const int y = y0 + i / nx;
             const int along = a == 0 ? x : y;
             const int image = 2 * q - along;
-            if (image < l * R || image >= (a == 0 ? Tile::kX : Tile::kY) - l * R) continue;
+            if (!Tile::holds(l, image, a == 0 ? Tile::kX : Tile::kY)) continue;
             const int step = a == 0 ? 1 : Tile::kX;
             const int g = y * Tile::kX + x;
             u[g] = T(2) * u[g + (q - along) * step] - u[g + (image - along) * step];
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(32 * kWide2dThreadRows, 2)
                                   AxisCoeffs<T> r, WideMirrors m) {
     using Sheet = WideSheet<T, S, L>;
     using Tile = typename Sheet::Tile;
-    static_assert(S::kRadius > 1 && !kReadsField<S>, "wide levels: wide stars, no field");
+    static_assert(kWideLevels2dStencil<S>, "wide levels: wide stars, no field");
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int fx = box.lo[0] - Tile::kRing + static_cast<int>(blockIdx.x) * Tile::kStrideX;
     const int fy = box.lo[1] - Tile::kRing + static_cast<int>(blockIdx.y) * Tile::kStrideY;
@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(32 * kWide2dThreadRows, 2)
 #pragma unroll
         for (int c = 0; c < Tile::kColumns; ++c) {
             const int x = lane + 32 * c;
-            if (x < l * Sheet::R || x >= Tile::kX - l * Sheet::R) continue;
+            if (!Tile::holds(l, x, Tile::kX)) continue;
             sheet.make_column(l, x, row0, src, dst, to, e.sy, box.hi[0], box.hi[1], r);
         }
         if (l == L) break;
@@ -184,10 +184,11 @@ __global__ void __launch_bounds__(32 * kWide2dThreadRows, 2)
     }
 }
 
-// The tiles of a 2D wide pass of L levels over a box's points [lo, hi) along x or y.
+// The tiles of a 2D wide pass of L levels over a box's points [lo, hi) along x (axis 0) or y.
 template <class T, int R, int L>
-constexpr long long wide_levels_2d_tiles(int lo, int hi) {
-    constexpr int stride = WideTile2d<T, R, L>::kStrideX;
+constexpr long long wide_levels_2d_tiles(int lo, int hi, int axis) {
+    using Tile = WideTile2d<T, R, L>;
+    const long long stride = axis == 0 ? Tile::kStrideX : Tile::kStrideY;
     return (hi - lo + stride - 1) / stride;
 }
 

@@ -31,8 +31,9 @@ std::vector<T> host_pass(const std::vector<T>& start, const FieldExtents& e, con
     host_cuda::readable().only(in.data(), in.size() * sizeof(T));
     const Box b = l.updated();
     const HostDim3 grid{
-        static_cast<unsigned>(cuda::wide_levels_2d_tiles<T, S::kRadius, L>(b.lo[0], b.hi[0])),
-        static_cast<unsigned>(cuda::wide_levels_2d_tiles<T, S::kRadius, L>(b.lo[1], b.hi[1])), 1};
+        static_cast<unsigned>(cuda::wide_levels_2d_tiles<T, S::kRadius, L>(b.lo[0], b.hi[0], 0)),
+        static_cast<unsigned>(cuda::wide_levels_2d_tiles<T, S::kRadius, L>(b.lo[1], b.hi[1], 1)),
+        1};
     const cuda::WideMirrors m = cuda::wide_mirrors(reflections);
     host_cuda::run_grid(grid, 32, cuda::kWide2dThreadRows, [&] {
         cuda::stencil_wide_levels_2d_kernel<T, S, L>({in.data(), e}, {out.data(), e}, b, l.live(),
