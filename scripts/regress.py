@@ -20,7 +20,8 @@ file (commit it: its history is the baseline's); the figures of a GPU count the 
 have are kept, each marked `kept` with the date it was measured, and every figure keeps its own
 tolerance. A new file (--baseline naming one that does not exist yet, e.g. the build before a
 change, gated against in the same call) takes each figure's own tolerance from the committed
-baseline of the GPU model.
+baseline of the GPU model, or from every committed baseline where that model has none (a figure's
+own tolerance is the spread of its host's work, whatever the GPU).
 """
 import argparse
 import datetime
@@ -173,6 +174,18 @@ def own_tolerances(doc):
             for k, v in doc.get("figures", {}).items()}
 
 
+def committed_tolerances(committed):
+    """The own tolerances a new baseline takes: those of the GPU model's committed baseline
+    `committed`, else those of every committed baseline (the first file by name where several
+    hold one for a figure)."""
+    if os.path.exists(committed):
+        return own_tolerances(load_baseline(committed))
+    own = {}
+    for path in sorted(glob.glob(os.path.join(BASELINES, "*.json")), reverse=True):
+        own.update({k: v for k, v in own_tolerances(load_baseline(path)).items() if v})
+    return own
+
+
 def write_baseline(path, model, now, reason, old, own):
     """`own`: each figure's own tolerance keys (own_tolerances)."""
     figures = {k: {"ratio": round(v["ratio"], 4), "us": round(v["us"], 2)}
@@ -208,8 +221,7 @@ def main(argv=None):
         committed = os.path.join(BASELINES, slug(model) + ".json")
         path = args.baseline or committed
         old = load_baseline(path)
-        # A new file takes the own tolerances of the GPU model's committed baseline.
-        own = own_tolerances(old if os.path.exists(path) else load_baseline(committed))
+        own = own_tolerances(old) if os.path.exists(path) else committed_tolerances(committed)
         tolerance = args.tolerance if args.tolerance is not None else old.get("tolerance",
                                                                               TOLERANCE)
         rows, passed = compare(old["figures"], now, tolerance)

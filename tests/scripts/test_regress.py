@@ -125,25 +125,33 @@ class Gate(unittest.TestCase):
                                                "tolerance_reason": "the file write"})
         self.assertEqual(figures["np1_a"], {"ratio": 0.94, "us": 1.0})
 
-    def test_a_new_baseline_takes_the_own_tolerances_of_the_committed_one(self):
-        committed = os.path.join(self.tmp.name, "baselines")
-        os.makedirs(committed)
-        with open(os.path.join(committed, "test-gpu-x1.json"), "w") as f:
-            json.dump({"figures": {
-                "np1_snap": {"ratio": 2.0, "us": 1.0, "tolerance": 0.3,
-                             "tolerance_reason": "the file write"}}}, f)
+    def update_beside(self, committed):
+        """--update of a new baseline file from reports of np1_a and np1_snap at 1.0, with
+        `committed` ({file name: {figure: tolerance}}) as the committed baselines; the figures
+        it wrote."""
+        folder = os.path.join(self.tmp.name, "baselines")
+        os.makedirs(folder)
+        for name, tolerances in committed.items():
+            with open(os.path.join(folder, name), "w") as f:
+                json.dump({"figures": {k: {"ratio": 2.0, "us": 1.0, "tolerance": t,
+                                           "tolerance_reason": name}
+                                       for k, t in tolerances.items()}}, f)
         self.put("np1_a_r1", stencil_report(1.0, 1.0))
         self.put("np1_snap_r1", stencil_report(1.0, 1.0))
         saved = regress.BASELINES
-        regress.BASELINES = committed
+        regress.BASELINES = folder
         try:
             rc, out, _ = self.run_gate("--update", "the build before")
         finally:
             regress.BASELINES = saved
         self.assertEqual(rc, 0, out)
-        figures = self.written()["figures"]
+        return self.written()["figures"]
+
+    def test_a_new_baseline_takes_the_own_tolerances_of_the_committed_one(self):
+        figures = self.update_beside({"test-gpu-x1.json": {"np1_snap": 0.3},
+                                      "other-gpu.json": {"np1_a": 0.5}})
         self.assertEqual(figures["np1_snap"], {"ratio": 1.0, "us": 1.0, "tolerance": 0.3,
-                                               "tolerance_reason": "the file write"})
+                                               "tolerance_reason": "test-gpu-x1.json"})
         self.assertEqual(figures["np1_a"], {"ratio": 1.0, "us": 1.0})
         self.put("np1_snap_r1", stencil_report(0.8, 1.0))   # 20% below: within its 30%
         self.put("np1_a_r1", stencil_report(0.9, 1.0))      # 10% below: fails the file's 5%
@@ -151,6 +159,17 @@ class Gate(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertEqual(self.row(out, "np1_snap")[-1], "ok")
         self.assertEqual(self.row(out, "np1_a")[-1], "WORSE")
+
+    def test_a_model_without_a_committed_baseline_takes_the_own_tolerances_of_the_others(self):
+        figures = self.update_beside({"other-gpu-b.json": {"np1_snap": 0.2},
+                                      "other-gpu-a.json": {"np1_snap": 0.3}})
+        self.assertEqual(figures["np1_snap"], {"ratio": 1.0, "us": 1.0, "tolerance": 0.3,
+                                               "tolerance_reason": "other-gpu-a.json"})
+        self.assertEqual(figures["np1_a"], {"ratio": 1.0, "us": 1.0})
+        self.put("np1_snap_r1", stencil_report(0.8, 1.0))   # 20% below: within its 30%
+        rc, out, _ = self.run_gate()
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.row(out, "np1_snap")[-1], "ok")
 
     def test_rows_ordered_by_gpu_count(self):
         for name in ("np4_x", "np1_y", "np2_x", "np1_x"):
