@@ -3,15 +3,16 @@
 // 32 kWideColumns columns by kWideThreadRows kWideRows rows (a thread: a group of kWideColumns
 // consecutive columns in kWideRows consecutive rows) and writes its middle, L R points in from
 // each side (the ring around them is computed redundantly, R points fewer valid per level; a row
-// of threads that holds no point a level needs skips that level). Each step copies one input
-// plane of the footprint into a ring of shared planes (cp.async, kWideAhead planes ahead) and
-// moves every level on by a plane, level l a step behind level l - 1, the levels from the top
-// down. Level 1 reads the input's planes along z from the ring (and registers, Tile::kLow); a
-// thread keeps, for each of its points and each level from 1 to L - 1, the 2R + 1 planes the next
-// level reads along z in registers. The x and y neighbours a thread holds come from there, the
-// others from a shared plane, a group of columns a load: the input's own slot for level 1, else
-// the level below's centre plane, which each thread stores from its registers at the end of the
-// step before. One barrier a step. Level L goes to `out`.
+// of threads that holds no point a level needs skips that level). Each step moves every level on
+// by a plane, level l a step behind level l - 1, the levels from the top down, and then the rows
+// of threads that make no point of level L (the others' work is the levels') copy one input plane
+// of the footprint into a ring of shared planes (cp.async, kWideAhead planes ahead). Level 1 reads
+// the input's planes along z from the ring (and registers, Tile::kLow); a thread keeps, for each of
+// its points and each level from 1 to L - 1, the 2R + 1 planes the next level reads along z in
+// registers. The x and y neighbours a thread holds come from there, the others from a shared plane,
+// a group of columns a load: the input's own slot for level 1, else the level below's centre plane,
+// which each thread stores from its registers at the end of the step before. One barrier a step.
+// Level L goes to `out`.
 //
 // Between levels the pass reflects beyond the fixed faces as Backend::reflect does after a sweep
 // (wide_reflections.cuh). Points outside `live` keep their value at every level; each point is
@@ -71,6 +72,13 @@ struct WideLevelsTile {
     static constexpr int kCentres = 2 * (L - 1);                  // levels 1..L-1, by step parity
     static constexpr std::size_t kBytes = std::size_t{kSlots + kCentres} * kPlane * sizeof(T);
     static constexpr int kPoints = kWideColumns * kWideRows;  // per thread
+    // The rows of threads that make no point of level L, the first and the last half of them,
+    // copy the input planes: kCopyRows footprint rows each, columns lane + 32 c of each row.
+    static constexpr int kCopyThreadRows = 2 * (L * R / kWideRows);
+    static constexpr int kCopyRows = kY / kCopyThreadRows;
+    static_assert(kCopyThreadRows > 0 && kY % kCopyThreadRows == 0 &&
+                      kCopyRows * kWideColumns <= 32,
+                  "wide levels: the copying rows share the footprint's rows, a mask bit a copy");
     // Whether a thread whose first row is `row` holds a point of level l the tile needs: the rows
     // it writes grown by (L - l) R, [l R, kY - l R) (warp-uniform: a warp is a row of threads).
     __device__ static constexpr bool needs(int l, int row) {
@@ -91,8 +99,6 @@ struct WidePoints {
     int x, y;             // point 0 in the field
     int row;              // point 0's row in the footprint
     int at;               // point 0 in a shared plane
-    int copy_at;          // the thread's copy 0 in a shared plane
-    unsigned copies = 0;  // within the field's ring: copied in (by copy, not point)
     unsigned live = 0;    // inside `live` across x and y
     unsigned stores = 0;  // written by the tile
     __device__ int at_of(int k) const {
@@ -123,21 +129,44 @@ __device__ __forceinline__ WidePoints<Tile> wide_points(int fx, int fy, const Bo
     pt.x = fx + lx;
     pt.y = fy + pt.row;
     pt.at = (pt.row + Tile::kPad) * Tile::kX + lx;
-    pt.copy_at = pt.at - lx + static_cast<int>(threadIdx.x);
 #pragma unroll
     for (int k = 0; k < Tile::kPoints; ++k) {
         const int x = pt.x_of(k);
         const int y = pt.y_of(k);
         const int ly = y - fy;
         const unsigned bit = 1u << k;
-        const int copy_x = fx + static_cast<int>(threadIdx.x) + 32 * (k % kWideColumns);
-        if (copy_x < box.hi[0] + Tile::kRing && y < box.hi[1] + Tile::kRing) pt.copies |= bit;
         if (x >= live.lo[0] && x < live.hi[0] && y >= live.lo[1] && y < live.hi[1]) pt.live |= bit;
         if (x - fx >= Tile::kRing && x - fx < Tile::kRing + Tile::kStrideX && ly >= Tile::kRing &&
             ly < Tile::kRing + Tile::kStrideY && x < box.hi[0] && y < box.hi[1])
             pt.stores |= bit;
     }
     return pt;
+}
+
+// A thread's part of each input plane's copy (WideLevelsTile::kCopyRows): its first row in the
+// footprint and the copies within the field's ring, bit j kWideColumns + c for row j, column
+// lane + 32 c; none in the rows of threads that make points of level L.
+struct WideCopies {
+    int row = 0;
+    unsigned mask = 0;
+};
+
+template <class Tile, int L>
+__device__ __forceinline__ WideCopies wide_copies(int fx, int fy, const Box& box) {
+    constexpr int kHalf = Tile::kCopyThreadRows / 2;
+    static_assert(!Tile::needs(L, kWideRows * (kHalf - 1)) && Tile::needs(L, kWideRows * kHalf),
+                  "wide levels: the first kHalf rows of threads make no point of level L");
+    const int ty = static_cast<int>(threadIdx.y);
+    WideCopies c;
+    if (Tile::needs(L, kWideRows * ty)) return c;
+    c.row = Tile::kCopyRows * (ty < kHalf ? ty : ty - (kWideThreadRows - Tile::kCopyThreadRows));
+#pragma unroll
+    for (int k = 0; k < Tile::kCopyRows * kWideColumns; ++k) {
+        const int x = fx + static_cast<int>(threadIdx.x) + 32 * (k % kWideColumns);
+        const int y = fy + c.row + k / kWideColumns;
+        if (x < box.hi[0] + Tile::kRing && y < box.hi[1] + Tile::kRing) c.mask |= 1u << k;
+    }
+    return c;
 }
 
 // A level's values at a thread's points of one plane: S's point function of the Star of x and y
@@ -218,8 +247,10 @@ struct WideWalk {
     using Low = T[C][Tile::kLow > 0 ? Tile::kLow : 1];  // the input's planes level 1 keeps
 
     T* smem;
-    const T* from;  // the thread's copy 0 in input plane `first`
-    T* to;          // point 0 of plane 0 of `out` (the same extents)
+    const T* from;    // the thread's copy 0 in input plane `first`
+    int copy_at;      // the same point in a shared plane
+    unsigned copies;  // WideCopies::mask
+    T* to;            // point 0 of plane 0 of `out` (the same extents)
     std::int64_t sy, sz;
     AxisCoeffs<T> r;
     const WideMirrors& m;
@@ -240,16 +271,17 @@ struct WideWalk {
         return smem + (Tile::kSlots + 2 * (l - 1) + (s & 1)) * Tile::kPlane;
     }
     // Input plane s into its slot, kWideAhead steps ahead (one commit a step, copies or not).
-    // A thread copies columns lane + 32 c of its rows (consecutive lanes, consecutive banks).
+    // A copying thread copies columns lane + 32 c of its WideLevelsTile::kCopyRows rows
+    // (consecutive lanes, consecutive banks); the others only commit.
     __device__ void copy(int s) const {
-        if (s < inputs) {
+        if (s < inputs && copies != 0) {
             const T* plane = from + s * sz;
-            T* into = slot(s) + pt.copy_at;
+            T* into = slot(s) + copy_at;
 #pragma unroll
-            for (int k = 0; k < C; ++k) {
+            for (int k = 0; k < Tile::kCopyRows * kWideColumns; ++k) {
                 const int q = k / kWideColumns;
                 const int c = 32 * (k % kWideColumns);
-                if (pt.copies >> k & 1u)
+                if (copies >> k & 1u)
                     __pipeline_memcpy_async(into + q * Tile::kX + c, plane + q * sy + c, sizeof(T));
             }
         }
@@ -342,10 +374,13 @@ __global__ void __launch_bounds__(32 * kWideThreadRows, 1)
     const int z0 = box.lo[2] + static_cast<int>(blockIdx.z) * planes;
     const int z1 = min(z0 + planes, box.hi[2]);
     const WidePoints<Tile> pt = wide_points<Tile>(fx, fy, box, live);
+    const WideCopies copies = wide_copies<Tile, L>(fx, fy, box);
     const int first = z0 - Tile::kRing;
     const FieldExtents& e = in.ext;
     Walk walk{reinterpret_cast<T*>(smem_raw),
-              in.data + e.index(fx + static_cast<int>(threadIdx.x), pt.y, first),
+              in.data + e.index(fx + static_cast<int>(threadIdx.x), fy + copies.row, first),
+              (copies.row + Tile::kPad) * Tile::kX + static_cast<int>(threadIdx.x),
+              copies.mask,
               out.data + e.index(pt.x, pt.y, 0),
               e.sy,
               e.sz,
@@ -370,7 +405,6 @@ __global__ void __launch_bounds__(32 * kWideThreadRows, 1)
     for (int s = 0; s < steps; ++s) {
         __pipeline_wait_prior(kWideAhead - 1);  // this thread's copies of plane s landed
         __syncthreads();  // everyone's, the centres of step s - 1, everyone past step s - 1
-        walk.copy(s + kWideAhead);
         // Each level from the top reads the level below's window before that moves on.
         each_level_down<L>([&](auto level) {
             constexpr int l = decltype(level)::value;
@@ -380,6 +414,8 @@ __global__ void __launch_bounds__(32 * kWideThreadRows, 1)
                 walk.template upper_level<l>(s, w[l - 2], w[l - 1]);
             }
         });
+        // The copies go last, so that the copying rows reach a reflection step's barrier first.
+        walk.copy(s + kWideAhead);
 #pragma unroll
         for (int l = 1; l < L; ++l) walk.store_centre(walk.centre(l, s + 1), w[l - 1]);
     }
