@@ -16,7 +16,7 @@ test -x "$prefix/share/gridsim/scripts/scaling.py"
 # Only what a user runs is installed: the scripts that build, test or pack the source tree and
 # the one-off ones are not.
 scripts=$(cd "$prefix/share/gridsim/scripts" && find . -path ./reframe/__pycache__ -prune -o -type f -print | sort | tr '\n' ' ')
-expected="./baselines/nvidia-h200.json ./bench-gpu.sh ./bench_latency.py ./bench_table.py \
+expected="./baselines/nvidia-h100-80gb-hbm3.json ./baselines/nvidia-h200.json ./bench-gpu.sh ./bench_latency.py ./bench_table.py \
 ./per_task_gpu.sh ./plot_snapshot.py ./pydeps.py ./reframe/gridsim_checks.py ./reframe/settings.py \
 ./regress.py ./requirements.txt ./scaling.py ./scaling_lib.py ./scaling_nodes.py ./scaling_report.py ./slurm/run.sbatch \
 ./slurm/strong.sbatch ./slurm/weak.sbatch "
