@@ -181,8 +181,10 @@ def committed_tolerances(committed):
     if os.path.exists(committed):
         return own_tolerances(load_baseline(committed))
     own = {}
-    for path in sorted(glob.glob(os.path.join(BASELINES, "*.json")), reverse=True):
-        own.update({k: v for k, v in own_tolerances(load_baseline(path)).items() if v})
+    for path in sorted(glob.glob(os.path.join(BASELINES, "*.json"))):
+        for k, v in own_tolerances(load_baseline(path)).items():
+            if v:
+                own.setdefault(k, v)
     return own
 
 

@@ -154,12 +154,14 @@ struct WideCopies {
 template <class Tile, int L>
 __device__ __forceinline__ WideCopies wide_copies(int fx, int fy, const Box& box) {
     constexpr int kHalf = Tile::kCopyThreadRows / 2;
-    static_assert(!Tile::needs(L, kWideRows * (kHalf - 1)) && Tile::needs(L, kWideRows * kHalf),
-                  "wide levels: the first kHalf rows of threads make no point of level L");
+    constexpr int kLast = kWideThreadRows - kHalf;  // the first of the last kHalf rows
+    static_assert(!Tile::needs(L, kWideRows * (kHalf - 1)) && Tile::needs(L, kWideRows * kHalf) &&
+                      !Tile::needs(L, kWideRows * kLast) && Tile::needs(L, kWideRows * (kLast - 1)),
+                  "wide levels: the first and the last kHalf rows of threads make no point of L");
     const int ty = static_cast<int>(threadIdx.y);
     WideCopies c;
     if (Tile::needs(L, kWideRows * ty)) return c;
-    c.row = Tile::kCopyRows * (ty < kHalf ? ty : ty - (kWideThreadRows - Tile::kCopyThreadRows));
+    c.row = Tile::kCopyRows * (ty < kHalf ? ty : ty - kLast + kHalf);
 #pragma unroll
     for (int k = 0; k < Tile::kCopyRows * kWideColumns; ++k) {
         const int x = fx + static_cast<int>(threadIdx.x) + 32 * (k % kWideColumns);
