@@ -361,7 +361,34 @@ struct WideWalk {
     }
 };
 
-// Chunk `blockIdx.z` (of `planes` planes from box.lo[2]) of tile (blockIdx.x, blockIdx.y).
+// The tiles of a wide pass of L levels over a box's points [lo, hi) along x, and along y.
+template <class T, int R, int L>
+__host__ __device__ constexpr long long wide_levels_tiles(int lo, int hi, int axis) {
+    using Tile = WideLevelsTile<T, R, L>;
+    const long long stride = axis == 0 ? Tile::kStrideX : Tile::kStrideY;
+    return (hi - lo + stride - 1) / stride;
+}
+
+// A tile of a wide pass, along x and along y.
+struct WideTile {
+    int x, y;
+};
+
+// The tile of block `b` of a chunk's nx x ny: the tiles at the box's sides first (rows 0 and
+// ny - 1, then columns 0 and nx - 1 of the rows between), where a block may reflect beyond a
+// fixed face and take longest, then the others row by row, so that a pass ends on its quickest
+// blocks.
+__host__ __device__ constexpr WideTile wide_tile_of(int b, int nx, int ny) {
+    if (nx <= 2 || ny <= 2) return {b % nx, b / nx};
+    if (b < 2 * nx) return {b % nx, b < nx ? 0 : ny - 1};
+    b -= 2 * nx;
+    if (b < 2 * (ny - 2)) return {b % 2 == 0 ? 0 : nx - 1, 1 + b / 2};
+    b -= 2 * (ny - 2);
+    return {1 + b % (nx - 2), 1 + b / (nx - 2)};
+}
+
+// Chunk `blockIdx.z` (of `planes` planes from box.lo[2]) of tile wide_tile_of(blockIdx.x) of the
+// box's tiles.
 template <class T, class S, int L>
 __global__ void __launch_bounds__(32 * kWideThreadRows, 1)
     stencil_wide_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
@@ -371,8 +398,12 @@ __global__ void __launch_bounds__(32 * kWideThreadRows, 1)
     constexpr int R = S::kRadius;
     static_assert(R > 1 && !kReadsField<S>, "wide levels: wide stars of constant coefficients");
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    const int fx = box.lo[0] - Tile::kRing + static_cast<int>(blockIdx.x) * Tile::kStrideX;
-    const int fy = box.lo[1] - Tile::kRing + static_cast<int>(blockIdx.y) * Tile::kStrideY;
+    const WideTile tile =
+        wide_tile_of(static_cast<int>(blockIdx.x),
+                     static_cast<int>(wide_levels_tiles<T, R, L>(box.lo[0], box.hi[0], 0)),
+                     static_cast<int>(wide_levels_tiles<T, R, L>(box.lo[1], box.hi[1], 1)));
+    const int fx = box.lo[0] - Tile::kRing + tile.x * Tile::kStrideX;
+    const int fy = box.lo[1] - Tile::kRing + tile.y * Tile::kStrideY;
     const int z0 = box.lo[2] + static_cast<int>(blockIdx.z) * planes;
     const int z1 = min(z0 + planes, box.hi[2]);
     const WidePoints<Tile> pt = wide_points<Tile>(fx, fy, box, live);
@@ -421,14 +452,6 @@ __global__ void __launch_bounds__(32 * kWideThreadRows, 1)
 #pragma unroll
         for (int l = 1; l < L; ++l) walk.store_centre(walk.centre(l, s + 1), w[l - 1]);
     }
-}
-
-// The tiles of a wide pass of L levels over a box's points [lo, hi) along x, and along y.
-template <class T, int R, int L>
-constexpr long long wide_levels_tiles(int lo, int hi, int axis) {
-    using Tile = WideLevelsTile<T, R, L>;
-    const long long stride = axis == 0 ? Tile::kStrideX : Tile::kStrideY;
-    return (hi - lo + stride - 1) / stride;
 }
 
 }  // namespace gridsim::cuda

@@ -10,7 +10,8 @@
 namespace gridsim::cuda {
 
 // A block per tile and chunk of planes, tiles fastest (neighbouring tiles' rings meet in the L2
-// cache), the chunks cut as the other levels kernels cut theirs.
+// cache; the tiles at the box's sides first, wide_tile_of), the chunks cut as the other levels
+// kernels cut theirs.
 template <class T, class S, int L>
 void launch_wide_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldView<T> out,
                            const Box& b, const Box& live, const FaceMoves<T>& reflections,
@@ -29,7 +30,7 @@ void launch_wide_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
     // A chunk's fill is 2 L R + L - 1 steps; level_chunk_rows counts 3 per level of radius 1.
     const int planes = level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz,
                                         (2 * Tile::kRing + L + 1) / 3, wave, kLevelPlanes);
-    const dim3 grid(tiles_x, tiles_y, ceil_div(nz, planes));
+    const dim3 grid(tiles_x * tiles_y, 1, ceil_div(nz, planes));
     kernel<<<grid, dim3(32, kWideThreadRows, 1), Tile::kBytes, s>>>(in, out, b, live, r, planes,
                                                                     wide_mirrors(reflections));
     GRIDSIM_CUDA_CHECK(cudaGetLastError());

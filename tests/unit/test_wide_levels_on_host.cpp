@@ -7,6 +7,7 @@
 // the same kernel on the device (gpu/test_gpu_wide_passes.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -35,9 +36,9 @@ std::vector<T> host_pass(const std::vector<T>& start, const FieldExtents& e, con
     host_cuda::readable().only(in.data(), in.size() * sizeof(T));
     const Box b = l.updated();
     const HostDim3 grid{
-        static_cast<unsigned>(cuda::wide_levels_tiles<T, Order4::kRadius, L>(b.lo[0], b.hi[0], 0)),
-        static_cast<unsigned>(cuda::wide_levels_tiles<T, Order4::kRadius, L>(b.lo[1], b.hi[1], 1)),
-        static_cast<unsigned>((b.hi[2] - b.lo[2] + planes - 1) / planes)};
+        static_cast<unsigned>(cuda::wide_levels_tiles<T, Order4::kRadius, L>(b.lo[0], b.hi[0], 0) *
+                              cuda::wide_levels_tiles<T, Order4::kRadius, L>(b.lo[1], b.hi[1], 1)),
+        1, static_cast<unsigned>((b.hi[2] - b.lo[2] + planes - 1) / planes)};
     const cuda::WideMirrors m = cuda::wide_mirrors(reflections);
     host_cuda::run_grid(grid, 32, cuda::kWideThreadRows, [&] {
         cuda::stencil_wide_levels_3d_kernel<T, Order4, L>({in.data(), e}, {out.data(), e}, b,
@@ -74,7 +75,28 @@ TEST(WideLevelsOnHost, APassIsBitwiseItsSweepsWithTheirReflections) {
         EXPECT_EQ(host_pass_against_sweeps<double>(l, planes, true), 0);
         EXPECT_EQ(host_pass_against_sweeps<float>(l, planes, true), 0);
     }
+    // Tiles between the sides: 3 x 3 and more.
+    EXPECT_EQ(host_pass_against_sweeps<double>(Layout{3, {150, 70, 9}, 4, 0b110011u}, 5, true), 0);
     EXPECT_EQ(host_cuda::readable().outside.load(), 0) << "copies read outside the fields";
+}
+
+// A chunk's blocks take each of its tiles once, those at the box's sides first.
+TEST(WideLevelsOnHost, BlocksTakeEveryTileOnceTheSidesFirst) {
+    for (int nx = 1; nx <= 7; ++nx) {
+        for (int ny = 1; ny <= 7; ++ny) {
+            SCOPED_TRACE(testing::Message() << nx << " x " << ny << " tiles");
+            const int sides = nx <= 2 || ny <= 2 ? nx * ny : 2 * nx + 2 * (ny - 2);
+            std::vector<int> taken(static_cast<std::size_t>(nx * ny), 0);
+            for (int b = 0; b < nx * ny; ++b) {
+                const cuda::WideTile t = cuda::wide_tile_of(b, nx, ny);
+                ASSERT_TRUE(t.x >= 0 && t.x < nx && t.y >= 0 && t.y < ny) << "block " << b;
+                ++taken[static_cast<std::size_t>(t.y * nx + t.x)];
+                const bool side = t.x == 0 || t.y == 0 || t.x == nx - 1 || t.y == ny - 1;
+                EXPECT_EQ(side, b < sides) << "block " << b;
+            }
+            EXPECT_EQ(std::count(taken.begin(), taken.end(), 1), nx * ny);
+        }
+    }
 }
 
 // Without the reflections the levels beside the fixed faces differ: the test above holds them.
