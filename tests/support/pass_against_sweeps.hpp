@@ -12,6 +12,8 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/stencil.hpp"
+#include "mesh/domain.hpp"
+#include "parallel/face_mirrors.hpp"
 #include "support/random_values.hpp"
 
 namespace gridsim::test {
@@ -51,28 +53,18 @@ struct Layout {
     }
 };
 
-// The `layers` layers beyond each fixed face of `l`, across the halos of the other axes, mirrored
-// through the face's plane (as HaloExchange::reflect_fixed_faces lays them out).
+// The `layers` layers beyond each fixed face of `l` as the engine lays them out
+// (fixed_face_mirrors: across the other axes into the halos where those have neighbours).
 template <class T>
 FaceMoves<T> mirrors(const Layout& l, int layers) {
-    FaceMoves<T> m;
-    if (layers < 1) return m;
-    Box whole{{-l.halo, -l.halo, 0}, {l.n[0] + l.halo, l.n[1] + l.halo, 1}};
-    if (l.dims == 3) {
-        whole.lo[2] = -l.halo;
-        whole.hi[2] = l.n[2] + l.halo;
+    Subdomain sub;
+    sub.dims = l.dims;
+    for (int a = 0; a < 3; ++a) sub.size[a] = a < l.dims ? l.n[a] : 1;
+    for (int f = 0; f < 2 * l.dims; ++f) {
+        sub.fixed_face[f] = l.fixes(f / 2, f % 2 == 1);
+        sub.has_neighbour[f] = !sub.fixed_face[f];
     }
-    for (int axis = 0; axis < l.dims; ++axis) {
-        for (const bool upper : {false, true}) {
-            if (!l.fixes(axis, upper)) continue;
-            Box b = whole;
-            const int plane = upper ? l.n[axis] - 1 : 0;
-            b.lo[axis] = upper ? plane + 1 : plane - layers;
-            b.hi[axis] = upper ? plane + 1 + layers : plane;
-            m.add_mirror(b, axis, plane);
-        }
-    }
-    return m;
+    return fixed_face_mirrors<T>(sub, layers, l.halo);
 }
 
 template <class T>
