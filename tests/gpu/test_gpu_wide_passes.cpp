@@ -44,7 +44,8 @@ template <class T>
 int passes_against_sweeps(StencilKind kind) {
     int checked = 0;
     const int radius = stencil_radius(kind);
-    for (int levels = 2; levels <= std::min(most_levels_3d<T>(kind), 3); ++levels) {
+    const int most = std::min(most_levels_3d<T>(kind), 3);
+    for (int levels = 2; levels <= most; ++levels) {
         for (const std::array<int, 3> n : {std::array<int, 3>{11, 9, 10}, {131, 61, 45}}) {
             const Layout l{3, n, levels * radius};
             SCOPED_TRACE(testing::Message()
