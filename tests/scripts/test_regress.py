@@ -147,29 +147,32 @@ class Gate(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         return self.written()["figures"]
 
+    def gate_with_snap_held_to(self, figures, source, a_ratio):
+        """Checks that the new file's np1_snap holds the 30% of committed file `source` and
+        np1_a none of its own, then gates np1_snap 20% below and np1_a at `a_ratio` against it:
+        the gate's exit code and output (np1_snap checked ok)."""
+        self.assertEqual(figures["np1_snap"], {"ratio": 1.0, "us": 1.0, "tolerance": 0.3,
+                                               "tolerance_reason": source})
+        self.assertEqual(figures["np1_a"], {"ratio": 1.0, "us": 1.0})
+        self.put("np1_snap_r1", stencil_report(0.8, 1.0))   # 20% below: within its 30%
+        self.put("np1_a_r1", stencil_report(a_ratio, 1.0))
+        rc, out, _ = self.run_gate()
+        self.assertEqual(self.row(out, "np1_snap")[-1], "ok")
+        return rc, out
+
     def test_a_new_baseline_takes_the_own_tolerances_of_the_committed_one(self):
         figures = self.update_beside({"test-gpu-x1.json": {"np1_snap": 0.3},
                                       "other-gpu.json": {"np1_a": 0.5}})
-        self.assertEqual(figures["np1_snap"], {"ratio": 1.0, "us": 1.0, "tolerance": 0.3,
-                                               "tolerance_reason": "test-gpu-x1.json"})
-        self.assertEqual(figures["np1_a"], {"ratio": 1.0, "us": 1.0})
-        self.put("np1_snap_r1", stencil_report(0.8, 1.0))   # 20% below: within its 30%
-        self.put("np1_a_r1", stencil_report(0.9, 1.0))      # 10% below: fails the file's 5%
-        rc, out, _ = self.run_gate()
+        # np1_a 10% below: fails the file's 5% (the other model's 50% is not this model's)
+        rc, out = self.gate_with_snap_held_to(figures, "test-gpu-x1.json", 0.9)
         self.assertEqual(rc, 1, out)
-        self.assertEqual(self.row(out, "np1_snap")[-1], "ok")
         self.assertEqual(self.row(out, "np1_a")[-1], "WORSE")
 
     def test_a_model_without_a_committed_baseline_takes_the_own_tolerances_of_the_others(self):
         figures = self.update_beside({"other-gpu-b.json": {"np1_snap": 0.2},
                                       "other-gpu-a.json": {"np1_snap": 0.3}})
-        self.assertEqual(figures["np1_snap"], {"ratio": 1.0, "us": 1.0, "tolerance": 0.3,
-                                               "tolerance_reason": "other-gpu-a.json"})
-        self.assertEqual(figures["np1_a"], {"ratio": 1.0, "us": 1.0})
-        self.put("np1_snap_r1", stencil_report(0.8, 1.0))   # 20% below: within its 30%
-        rc, out, _ = self.run_gate()
+        rc, out = self.gate_with_snap_held_to(figures, "other-gpu-a.json", 1.0)
         self.assertEqual(rc, 0, out)
-        self.assertEqual(self.row(out, "np1_snap")[-1], "ok")
 
     def test_rows_ordered_by_gpu_count(self):
         for name in ("np4_x", "np1_y", "np2_x", "np1_x"):
