@@ -47,7 +47,8 @@ std::vector<T> host_pass(const std::vector<T>& start, const FieldExtents& e, con
     return out;
 }
 
-// The kernel's pass of 2 levels against 2 sweeps of the CPU backend: how many points differ.
+// The kernel's pass of 2 levels against 2 sweeps of the CPU backend: how many points of the
+// updated box differ, and how many outside it the pass wrote (its field started as zeros).
 template <class T>
 int host_pass_against_sweeps(const Layout& l, int planes, bool reflect) {
     auto be = make_cpu_backend<T>();
@@ -57,7 +58,15 @@ int host_pass_against_sweeps(const Layout& l, int planes, bool reflect) {
     const FaceMoves<T> reflections = test::mirrors<T>(l, Order4::kRadius - 1);
     const std::vector<T> got =
         host_pass<T, 2>(start, e, l, planes, p, reflect ? reflections : FaceMoves<T>{});
-    return test::differing_points(got, test::sweeps_of(*be, p, e, start, l, 2, reflections), e, l);
+    const std::vector<T> want = test::sweeps_of(*be, p, e, start, l, 2, reflections);
+    int outside = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) outside += got[i] != T(0) ? 1 : 0;
+    const Box u = l.updated();
+    for (int k = u.lo[2]; k < u.hi[2]; ++k)
+        for (int j = u.lo[1]; j < u.hi[1]; ++j)
+            for (int i = u.lo[0]; i < u.hi[0]; ++i)
+                outside -= got[static_cast<std::size_t>(e.index(i, j, k))] != T(0) ? 1 : 0;
+    return test::differing_points(got, want, e, l) + outside;
 }
 
 TEST(WideLevelsOnHost, APassIsBitwiseItsSweepsWithTheirReflections) {
