@@ -26,7 +26,7 @@
 #include "kernels/cuda/tiled_kernel.cuh"
 #include "kernels/cuda/wide_levels_2d_launch.cuh"
 #include "kernels/cuda/wide_levels_3d_launch.cuh"
-#include "kernels/cuda/wide_plane_kernel.cuh"
+#include "kernels/cuda/wide_plane_launch.cuh"
 #include "kernels/cuda/wide_stream_kernel.cuh"
 #include "kernels/level_chunks.hpp"
 

@@ -7,15 +7,15 @@
 // in one column of Q + 2R loads) and keeps the 2R + 1 planes around each of its points along z
 // in registers. It fills the same Star the naive kernel gathers (stencil_at), so both give the
 // same bits. The wide stream kernel (wide_stream_kernel.cuh) takes what the walk does not
-// (kPlaneWalkStencil, plane_walk_takes).
+// (kPlaneWalkStencil, plane_walk_takes in wide_plane_launch.cuh, which launches the walk; a host
+// compiler also builds this file: tests/unit/test_plane_walk_on_host.cpp).
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
 
-#include "kernels/cuda/launch_shapes.cuh"
-#include "kernels/cuda/walk_common.cuh"
-#include "kernels/level_chunks.hpp"
-#include "kernels/levels_3d_tile.hpp"
+#include <cstdint>
+
+#include "kernels/backend.hpp"
 
 namespace gridsim::cuda {
 
@@ -52,20 +52,24 @@ struct PlaneTile {
 };
 
 // A thread's copies of a plane of the tile at (x0, y0): shared point tid + k * threads from
-// `from[k]` points past the plane's corner of the tile's ring (x0 - R, y0 - R); -1 beyond the
-// box's ring (only columns the tile does not store read those).
-template <class Tile, int R>
-__device__ __forceinline__ void plane_copies(int tid, int x0, int y0, const Box& box,
-                                             std::int64_t sy, int (&from)[Tile::kCopies]) {
+// `from[k]` bytes past the plane's corner of the tile's ring (x0 - R, y0 - R). A point beyond the
+// box's ring (only columns the tile does not store read it) copies the ring's first point in the
+// tile's first row instead, so that every copy but the last is unconditional; the last is the
+// thread's where it lies in the plane (the result).
+template <class Tile, int R, class T>
+__device__ __forceinline__ bool plane_copies(int tid, int x0, int y0, const Box& box,
+                                             std::int64_t sy, unsigned (&from)[Tile::kCopies]) {
+    const int ring = max(box.lo[0] - x0, 0);  // the ring's first column in the tile's
 #pragma unroll
     for (int k = 0; k < Tile::kCopies; ++k) {
         const int at = tid + k * Tile::kThreads;
         const int dx = at % Tile::kPitch;
         const int dy = at / Tile::kPitch;
         const bool copies =
-            at < Tile::kPoints && x0 - R + dx < box.hi[0] + R && y0 - R + dy < box.hi[1] + R;
-        from[k] = copies ? static_cast<int>(dx + dy * sy) : -1;
+            x0 + dx >= box.lo[0] && x0 - R + dx < box.hi[0] + R && y0 - R + dy < box.hi[1] + R;
+        from[k] = static_cast<unsigned>((copies ? dx + dy * sy : ring) * std::int64_t{sizeof(T)});
     }
+    return tid + (Tile::kCopies - 1) * Tile::kThreads < Tile::kPoints;
 }
 
 // Chunk `blockIdx.z` (of `planes` planes from box.lo[2]) of tile (blockIdx.x, blockIdx.y).
@@ -82,23 +86,27 @@ __global__ void __launch_bounds__(32 * kPlaneThreadRows)
     const int tx = static_cast<int>(threadIdx.x);
     const int row0 = Q * static_cast<int>(threadIdx.y);  // the thread's first tile row
     const int tid = 32 * static_cast<int>(threadIdx.y) + tx;
-    const int x0 = box.lo[0] + static_cast<int>(blockIdx.x) * Tile::kX;
+    const FieldExtents& e = in.ext;
+    // The tiles start on a memory sector (FieldExtents::sector_column), the first one at or below
+    // the box's first column.
+    const int x0 = e.sector_column<T>(box.lo[0]) + static_cast<int>(blockIdx.x) * Tile::kX;
     const int y0 = box.lo[1] + static_cast<int>(blockIdx.y) * Tile::kY;
     const int z0 = box.lo[2] + static_cast<int>(blockIdx.z) * planes;
     const int z1 = min(z0 + planes, box.hi[2]);
-    const FieldExtents& e = in.ext;
-    int from[Tile::kCopies];
-    plane_copies<Tile, R>(tid, x0, y0, box, e.sy, from);
+    unsigned from[Tile::kCopies];
+    const bool last = plane_copies<Tile, R, T>(tid, x0, y0, box, e.sy, from);
     const int first = z0 - R;             // the plane step 0 copies
     const int steps = (z1 - z0) + 2 * R;  // planes first .. z1 - 1 + R
     auto copy = [&](int s) {              // plane first + s into slot s % kSlots, a group each
         if (s < steps) {
-            const T* plane = in.data + e.index(x0 - R, y0 - R, first + s);
+            const auto* plane =
+                reinterpret_cast<const char*>(in.data + e.index(x0 - R, y0 - R, first + s));
             T* slot = smem + (s % Tile::kSlots) * Tile::kPoints + tid;
 #pragma unroll
             for (int k = 0; k < Tile::kCopies; ++k)
-                if (from[k] >= 0)
-                    __pipeline_memcpy_async(slot + k * Tile::kThreads, plane + from[k], sizeof(T));
+                if (k < Tile::kCopies - 1 || last)
+                    __pipeline_memcpy_async(slot + k * Tile::kThreads,
+                                            reinterpret_cast<const T*>(plane + from[k]), sizeof(T));
         }
         __pipeline_commit();
     };
@@ -128,7 +136,6 @@ __global__ void __launch_bounds__(32 * kPlaneThreadRows)
         for (int q = 0; q < Q; ++q) {
             const int x = x0 + tx;
             const int y = y0 + row0 + q;
-            if (x >= box.hi[0] || y >= box.hi[1]) continue;
             Star<T, R> star(w[q][R]);
 #pragma unroll
             for (int o = 1; o <= R; ++o) {
@@ -140,39 +147,12 @@ __global__ void __launch_bounds__(32 * kPlaneThreadRows)
                 star.set(2, o, w[q][R + o]);
             }
             const std::int64_t at = e.index(x, y, z);
-            out.data[at] = apply_point<T, 3, S>(star, at, stride, r);
+            // Every row's value is made, inside the box or not (shared reads, no branch a row);
+            // those inside are stored.
+            const T value = apply_point<T, 3, S>(star, at, stride, r);
+            if (x >= box.lo[0] && x < box.hi[0] && y < box.hi[1]) out.data[at] = value;
         }
     }
-}
-
-// The fewest planes of a box the plane walk takes for a star of radius `radius`.
-constexpr int plane_walk_planes(int radius) { return 4 * radius; }
-// Whether the plane walk takes `b` for a star of radius `radius`: at least a tile wide and tall
-// and plane_walk_planes deep (docs/tuning.md, "Wide stars in 3D").
-inline bool plane_walk_takes(const Box& b, int radius) {
-    return b.hi[0] - b.lo[0] >= kPlaneTileX && b.hi[1] - b.lo[1] >= kPlaneTileY &&
-           b.hi[2] - b.lo[2] >= plane_walk_planes(radius);
-}
-
-// The plane walk over `b`: a block per tile and chunk of planes, tiles fastest (neighbouring
-// tiles' rings meet in the L2 cache), the chunks cut as the levels kernels cut theirs.
-template <class T, class S>
-void launch_wide_planes(FieldView<const T> in, FieldView<T> out, const Box& b,
-                        const AxisCoeffs<T>& r, int multiprocessors, cudaStream_t s) {
-    using Tile = PlaneTile<T, S::kRadius>;
-    auto kernel = stencil_wide_plane_kernel<T, S>;
-    static const long long wave = [&] {
-        allow_shared(kernel, Tile::kBytes);
-        return wave_slots(kernel, Tile::kThreads, Tile::kBytes, multiprocessors);
-    }();
-    const unsigned tiles_x = ceil_div(b.hi[0] - b.lo[0], Tile::kX);
-    const unsigned tiles_y = ceil_div(b.hi[1] - b.lo[1], Tile::kY);
-    const int nz = b.hi[2] - b.lo[2];
-    const int planes = level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, S::kRadius,
-                                        wave, kLevelPlanes);
-    const dim3 grid(tiles_x, tiles_y, ceil_div(nz, planes));
-    kernel<<<grid, dim3(32, kPlaneThreadRows, 1), Tile::kBytes, s>>>(in, out, b, r, planes);
-    GRIDSIM_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace gridsim::cuda

@@ -48,6 +48,14 @@ struct FieldExtents {
     GRIDSIM_HD std::int64_t index(int i, int j, int k) const {
         return origin + i + j * sy + k * sz;
     }
+    // The column at or below x whose point starts a 32-byte memory sector in its row (every row's,
+    // where `align` is a multiple of a sector's elements): where a kernel's tiles begin, so that
+    // each row of a tile touches the fewest sectors.
+    template <class T>
+    GRIDSIM_HD int sector_column(int x) const {
+        constexpr std::int64_t a = 32 / static_cast<std::int64_t>(sizeof(T));
+        return x - static_cast<int>(((origin + x) % a + a) % a);
+    }
 };
 
 // Non-owning view for kernels and loops (T may be const). Trivially copyable, passed by value.

@@ -21,7 +21,7 @@
 #define __host__
 #define __shared__
 #define __forceinline__ inline
-#define __launch_bounds__(threads, blocks)
+#define __launch_bounds__(...)
 // Alignment: the one array that asks for it (smem_raw, below) is defined aligned.
 #define __align__(n)
 

@@ -65,6 +65,24 @@ TEST(FieldExtents, AlignedRowsForEveryShape) {
     }
 }
 
+// sector_column: the nearest column at or below x whose element's byte offset in the allocation
+// is a multiple of 32, in every row of every plane where the rows are aligned to a sector or more.
+TEST(FieldExtents, SectorColumnIsTheNearestSectorStartAtOrBelow) {
+    for (int align : {4, 16}) {
+        for (int halo : {1, 4, 7}) {
+            const FieldExtents e = FieldExtents::make(3, {37, 5, 3}, halo, align);
+            for (int x = -halo; x < 37 + halo; ++x) {
+                const int c = e.sector_column<double>(x);
+                EXPECT_TRUE(c <= x && c > x - 4) << "x " << x << ", halo " << halo;
+                for (int j = -halo; j < 5 + halo; ++j)
+                    for (int k = -halo; k < 3 + halo; ++k)
+                        EXPECT_EQ(e.index(c, j, k) * 8 % 32, 0) << x << " " << j << " " << k;
+            }
+            EXPECT_EQ(e.index(e.sector_column<float>(9), 0, 0) * 4 % 32, 0);
+        }
+    }
+}
+
 // A staged download (Backend::download_box) on the CPU backend: the box's points, and only
 // them, land packed x fastest; each point's value is a function of its coordinates, so the
 // expected order is known without the field's layout.
