@@ -64,30 +64,35 @@ struct OutputContext {
     bool last_good = false;         // a blow-up: `field` is the last good state, written as such
 };
 
-// What a run was set up with, known once the simulation exists and before its first step (the
-// header a batch log starts with). The same on every rank.
-struct RunStart {
+// What a run was set up with, which its start header (RunStart) and its result (RunResult) both
+// report. The same on every rank.
+struct RunSetup {
     std::string backend;
-    std::string backend_note;    // why `auto` chose the backend
-    std::string transport_note;  // the route lost inside a node, and how to keep it
+    std::string backend_note;  // why `auto` chose the backend
+    std::string launch;        // kernel variant and block shape
     std::string transport;
     bool graphs = false;                           // sweeps recorded and replayed (CUDA graphs)
     int time_block = 1;                            // sweeps between halo exchanges
     std::vector<TimeBlockTrial> time_block_trial;  // "auto"'s start-up trial, if one ran
     ExchangeTrial exchange_trial;  // overlap "auto"'s trial of the exchanging pass, if one ran
     bool sums_in_passes = false;   // a residual every sweep, summed inside passes of several
-    std::string launch;            // kernel variant and block shape
-    std::string devices;           // e.g. "4 x NVIDIA H200"
     std::array<int, 3> process_grid{1, 1, 1};
     int ranks = 1;
-    std::size_t field_bytes_max = 0;  // the fields of the largest rank
-    int field_count = 2;              // how many: the two of every problem, and a solver's
-    std::int64_t start_step = 0;
-    std::vector<RankPlacement> placements;            // every rank's, on rank 0
     NodeMap nodes;                                    // the ranks on each node
     std::vector<std::pair<std::string, int>> routes;  // faces of all ranks per transport
     std::array<int, 3> node_tile{0, 0, 0};  // the box of blocks each node takes; 0: launcher's
     std::string layout_note;  // where the deck's process grid costs more on these nodes
+};
+
+// What a run was set up with, known once the simulation exists and before its first step (the
+// header a batch log starts with). The same on every rank.
+struct RunStart : RunSetup {
+    std::string transport_note;       // the route lost inside a node, and how to keep it
+    std::string devices;              // e.g. "4 x NVIDIA H200"
+    std::size_t field_bytes_max = 0;  // the fields of the largest rank
+    int field_count = 2;              // how many: the two of every problem, and a solver's
+    std::int64_t start_step = 0;
+    std::vector<RankPlacement> placements;  // every rank's, on rank 0
 };
 
 struct RunOptions {
@@ -120,25 +125,10 @@ struct RunOptions {
     std::function<double()> checkpoint_seconds;
 };
 
-struct RunResult {
-    std::string backend;
-    std::string backend_note;  // why `auto` chose the backend
-    std::string launch;        // kernel variant and block shape
-    std::string device;        // this rank's GPU "name (PCI bus id)", "" on the CPU
-    RankPlacement placement;   // this rank's binding and where its memory is
-    NodeMap nodes;             // the ranks on each node
-    std::vector<std::pair<std::string, int>> routes;  // faces of all ranks per transport
-    std::array<int, 3> node_tile{0, 0, 0};  // the box of blocks each node takes; 0: launcher's
-    std::string layout_note;      // where the deck's process grid costs more on these nodes
+struct RunResult : RunSetup {
+    std::string device;           // this rank's GPU "name (PCI bus id)", "" on the CPU
+    RankPlacement placement;      // this rank's binding and where its memory is
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
-    std::string transport;
-    bool graphs = false;                           // sweeps recorded and replayed (CUDA graphs)
-    int time_block = 1;                            // sweeps between halo exchanges
-    std::vector<TimeBlockTrial> time_block_trial;  // "auto"'s start-up trial, if one ran
-    ExchangeTrial exchange_trial;  // overlap "auto"'s trial of the exchanging pass, if one ran
-    bool sums_in_passes = false;   // a residual every sweep, summed inside passes of several
-    std::array<int, 3> process_grid{1, 1, 1};
-    int ranks = 1;
     std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached
     std::int64_t start_step = 0;  // where the run began (a restart's checkpoint step)
     std::string stopped;          // why the run stopped before time.steps ("": it did not)

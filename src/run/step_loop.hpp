@@ -12,7 +12,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include <mpi.h>
@@ -235,14 +234,13 @@ inline std::vector<std::pair<std::string, int>> routes_over_ranks(
     return out;
 }
 
-// What the run was set up with, as both the start header (RunStart) and the result (RunResult)
-// report it. Collective.
-template <class T, class Out>
-void describe_setup(const Simulation<T>& sim, Out& out) {
+// What the run was set up with (RunSetup: the start header and the result both report it).
+// Collective.
+template <class T>
+void describe_setup(const Simulation<T>& sim, RunSetup& out) {
     const BackendChoice<T>& be = sim.backend();
     out.backend = be.backend->name();
     out.backend_note = be.note;
-    if constexpr (std::is_same_v<Out, RunStart>) out.transport_note = be.transport_note;
     out.launch = sim.launch_description();
     out.transport = sim.transport_name();
     out.graphs = sim.records_sweeps();
@@ -295,6 +293,7 @@ void announce_start(Simulation<T>& sim, const RunOptions& opt) {
     if (!opt.on_start) return;
     RunStart s;
     describe_setup(sim, s);
+    s.transport_note = sim.backend().transport_note;
     s.devices = sim.devices();
     s.start_step = opt.start_step;
     const unsigned long long largest = allreduce(
