@@ -126,13 +126,6 @@ struct alignas(sizeof(T) * V) Pack {
     T v[V];
 };
 
-// x rounded down to a multiple of V (x may be negative: a halo point): where the pack of V
-// points holding x starts. Packs start there so that their loads and stores are aligned.
-template <int V>
-__host__ __device__ constexpr int pack_start(int x) {
-    return x - ((x % V) + V) % V;
-}
-
 // Which packs the threads along x of a walking launch take. By default x block bx of dx threads
 // takes packs [bx dx, + dx) from x0 (pack_start of the box's first column). A 2D jacobi residual
 // sweep's launch lays its x blocks (32 threads) out as the summing pass lays out its tiles

@@ -48,15 +48,15 @@ struct FieldExtents {
     GRIDSIM_HD std::int64_t index(int i, int j, int k) const {
         return origin + i + j * sy + k * sz;
     }
-    // The column at or below x whose point starts a 32-byte memory sector in its row (every row's,
-    // where `align` is a multiple of a sector's elements): where a kernel's tiles begin, so that
-    // each row of a tile touches the fewest sectors.
-    template <class T>
-    GRIDSIM_HD int sector_column(int x) const {
-        constexpr std::int64_t a = 32 / static_cast<std::int64_t>(sizeof(T));
-        return x - static_cast<int>(((origin + x) % a + a) % a);
-    }
 };
+
+// x rounded down to a multiple of V (x may be negative: a halo point): where the run of V points
+// holding x starts. In a field whose `align` is a multiple of V that run starts on an aligned
+// element in every row, so kernels start their packs and tiles there.
+template <int V>
+GRIDSIM_HD constexpr int pack_start(int x) {
+    return x - ((x % V) + V) % V;
+}
 
 // Non-owning view for kernels and loops (T may be const). Trivially copyable, passed by value.
 template <class T>

@@ -65,20 +65,21 @@ TEST(FieldExtents, AlignedRowsForEveryShape) {
     }
 }
 
-// sector_column: the nearest column at or below x whose element's byte offset in the allocation
-// is a multiple of 32, in every row of every plane where the rows are aligned to a sector or more.
-TEST(FieldExtents, SectorColumnIsTheNearestSectorStartAtOrBelow) {
-    for (int align : {4, 16}) {
+// pack_start<4> of doubles: the nearest column at or below x whose element's byte offset in the
+// allocation is a multiple of 32 (a memory sector), in every row of every plane of a field whose
+// rows are aligned to a sector or more; of floats the same with 8.
+TEST(FieldExtents, PackStartIsTheNearestSectorStartAtOrBelow) {
+    for (int align : {8, 16}) {
         for (int halo : {1, 4, 7}) {
             const FieldExtents e = FieldExtents::make(3, {37, 5, 3}, halo, align);
             for (int x = -halo; x < 37 + halo; ++x) {
-                const int c = e.sector_column<double>(x);
+                const int c = pack_start<4>(x);
                 EXPECT_TRUE(c <= x && c > x - 4) << "x " << x << ", halo " << halo;
                 for (int j = -halo; j < 5 + halo; ++j)
                     for (int k = -halo; k < 3 + halo; ++k)
                         EXPECT_EQ(e.index(c, j, k) * 8 % 32, 0) << x << " " << j << " " << k;
+                EXPECT_EQ(e.index(pack_start<8>(x), 0, 0) * 4 % 32, 0) << "float, x " << x;
             }
-            EXPECT_EQ(e.index(e.sector_column<float>(9), 0, 0) * 4 % 32, 0);
         }
     }
 }
