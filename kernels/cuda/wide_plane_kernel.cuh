@@ -26,10 +26,6 @@ constexpr int kPlaneTileX = 32;
 constexpr int kPlaneTileY = kPlaneThreadRows * kPlaneRowsPerThread;
 // Planes a block's copies run ahead of the plane it reads.
 constexpr int kPlanesAhead = 2;
-// The points of a 32-byte memory sector: the tiles start on one (pack_start), the first at or
-// below the box's first column, so that each row of a tile touches the fewest sectors.
-template <class T>
-inline constexpr int kPlaneSector = 32 / static_cast<int>(sizeof(T));
 // The stars the plane walk runs: this radius and more, in double; the wide stream kernel runs
 // the narrower ones and float faster (docs/tuning.md, "Wide stars in 3D").
 constexpr int kPlaneWalkRadius = 4;
@@ -91,7 +87,9 @@ __global__ void __launch_bounds__(32 * kPlaneThreadRows)
     const int row0 = Q * static_cast<int>(threadIdx.y);  // the thread's first tile row
     const int tid = 32 * static_cast<int>(threadIdx.y) + tx;
     const FieldExtents& e = in.ext;
-    const int x0 = pack_start<kPlaneSector<T>>(box.lo[0]) + static_cast<int>(blockIdx.x) * Tile::kX;
+    // The tiles start on a memory sector, the first at or below the box's first column.
+    const int x0 =
+        pack_start<kSectorPoints<T>>(box.lo[0]) + static_cast<int>(blockIdx.x) * Tile::kX;
     const int y0 = box.lo[1] + static_cast<int>(blockIdx.y) * Tile::kY;
     const int z0 = box.lo[2] + static_cast<int>(blockIdx.z) * planes;
     const int z1 = min(z0 + planes, box.hi[2]);

@@ -29,7 +29,7 @@ void launch_wide_planes(FieldView<const T> in, FieldView<T> out, const Box& b,
         allow_shared(kernel, Tile::kBytes);
         return wave_slots(kernel, Tile::kThreads, Tile::kBytes, multiprocessors);
     }();
-    const unsigned tiles_x = ceil_div(b.hi[0] - pack_start<kPlaneSector<T>>(b.lo[0]), Tile::kX);
+    const unsigned tiles_x = ceil_div(b.hi[0] - pack_start<kSectorPoints<T>>(b.lo[0]), Tile::kX);
     const unsigned tiles_y = ceil_div(b.hi[1] - b.lo[1], Tile::kY);
     const int nz = b.hi[2] - b.lo[2];
     const int planes = level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, S::kRadius,

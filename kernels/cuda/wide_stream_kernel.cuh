@@ -11,6 +11,16 @@
 
 namespace gridsim::cuda {
 
+// Where the launch's threads start over `box`: a sweep that sums nothing from the 32-byte memory
+// sector at or below the box's first column (pack_start), so that each warp's row touches the
+// fewest sectors, its threads left of the box idle; a summing sweep from the box's first column,
+// so that its blocks, and the sums they make, stay as they were.
+template <class T, StencilSum Sum>
+__host__ __device__ Box wide_walk_from(Box box) {
+    if constexpr (Sum == StencilSum::none) box.lo[0] = pack_start<kSectorPoints<T>>(box.lo[0]);
+    return box;
+}
+
 template <class T, int Dims, class S, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_wide_stream_kernel(FieldView<const T> in,
                                                                FieldView<T> out, Box box,
@@ -18,9 +28,9 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_wide_stream_kernel(FieldView<const T
                                                                double* __restrict__ partial) {
     constexpr int R = S::kRadius;
     constexpr int kWalk = Dims - 1;  // the walk axis
-    const WalkStart<Dims> s(box, points);
+    const WalkStart<Dims> s(wide_walk_from<T, Sum>(box), points);
     double acc = 0.0;
-    if (s.owns_point(box) && s.w0 < s.w_end) {
+    if (s.i >= box.lo[0] && s.owns_point(box) && s.w0 < s.w_end) {
         const T* __restrict__ src = in.data;
         T* __restrict__ dst = out.data;
         const std::int64_t stride[3] = {1, in.ext.sy, in.ext.sz};

@@ -58,6 +58,11 @@ GRIDSIM_HD constexpr int pack_start(int x) {
     return x - ((x % V) + V) % V;
 }
 
+// The points of T in a 32-byte memory sector: kernels whose rows start at pack_start of this many
+// points touch the fewest sectors a row.
+template <class T>
+inline constexpr int kSectorPoints = 32 / static_cast<int>(sizeof(T));
+
 // Non-owning view for kernels and loops (T may be const). Trivially copyable, passed by value.
 template <class T>
 struct FieldView {
