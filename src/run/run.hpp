@@ -81,17 +81,17 @@ struct RunSetup {
     NodeMap nodes;                                    // the ranks on each node
     std::vector<std::pair<std::string, int>> routes;  // faces of all ranks per transport
     std::array<int, 3> node_tile{0, 0, 0};  // the box of blocks each node takes; 0: launcher's
-    std::string layout_note;  // where the deck's process grid costs more on these nodes
+    std::string layout_note;      // where the deck's process grid costs more on these nodes
+    std::int64_t start_step = 0;  // where the run began (a restart's checkpoint step)
 };
 
 // What a run was set up with, known once the simulation exists and before its first step (the
 // header a batch log starts with). The same on every rank.
 struct RunStart : RunSetup {
-    std::string transport_note;       // the route lost inside a node, and how to keep it
-    std::string devices;              // e.g. "4 x NVIDIA H200"
-    std::size_t field_bytes_max = 0;  // the fields of the largest rank
-    int field_count = 2;              // how many: the two of every problem, and a solver's
-    std::int64_t start_step = 0;
+    std::string transport_note;             // the route lost inside a node, and how to keep it
+    std::string devices;                    // e.g. "4 x NVIDIA H200"
+    std::size_t field_bytes_max = 0;        // the fields of the largest rank
+    int field_count = 2;                    // how many: the two of every problem, and a solver's
     std::vector<RankPlacement> placements;  // every rank's, on rank 0
 };
 
@@ -130,7 +130,6 @@ struct RunResult : RunSetup {
     RankPlacement placement;      // this rank's binding and where its memory is
     double copy_bandwidth = 0.0;  // bytes/s of a large device copy, this rank, same run
     std::int64_t steps = 0;       // last step (heat) or sweep (jacobi) reached
-    std::int64_t start_step = 0;  // where the run began (a restart's checkpoint step)
     std::string stopped;          // why the run stopped before time.steps ("": it did not)
     double dt = 0.0;
     double sim_time = 0.0;

@@ -237,7 +237,7 @@ inline std::vector<std::pair<std::string, int>> routes_over_ranks(
 // What the run was set up with (RunSetup: the start header and the result both report it).
 // Collective.
 template <class T>
-void describe_setup(const Simulation<T>& sim, RunSetup& out) {
+void describe_setup(const Simulation<T>& sim, const RunOptions& opt, RunSetup& out) {
     const BackendChoice<T>& be = sim.backend();
     out.backend = be.backend->name();
     out.backend_note = be.note;
@@ -254,6 +254,7 @@ void describe_setup(const Simulation<T>& sim, RunSetup& out) {
     out.routes = routes_over_ranks(sim.topology().comm(), sim.route_counts());
     out.node_tile = sim.topology().node_tile();
     out.layout_note = sim.topology().layout_note();
+    out.start_step = opt.start_step;
 }
 
 // The parts of a RunResult every problem fills the same way, once the loop is over: waits for
@@ -272,12 +273,11 @@ RunResult make_result(Simulation<T>& sim, const Config& cfg, const RunOptions& o
     r.loop_seconds = clock.slowest();
     if (opt.process_start) r.startup_seconds = clock.since(*opt.process_start);
     const BackendChoice<T>& be = sim.backend();
-    describe_setup(sim, r);
+    describe_setup(sim, opt, r);
     r.placement = be.placement;
     if (be.device.device >= 0) r.device = be.device.name + " (" + be.device.pci_bus_id + ")";
     if (opt.measure_copy_bandwidth) r.copy_bandwidth = be.backend->measure_copy_bandwidth();
     r.steps = steps;
-    r.start_step = opt.start_step;
     r.dt = cfg.dt;
     r.sim_time = cfg.has_time ? static_cast<double>(steps) * cfg.dt : 0.0;
     r.updated_points = sim.global_updated_points();
@@ -292,10 +292,9 @@ template <class T>
 void announce_start(Simulation<T>& sim, const RunOptions& opt) {
     if (!opt.on_start) return;
     RunStart s;
-    describe_setup(sim, s);
+    describe_setup(sim, opt, s);
     s.transport_note = sim.backend().transport_note;
     s.devices = sim.devices();
-    s.start_step = opt.start_step;
     const unsigned long long largest = allreduce(
         sim.topology().comm(), static_cast<unsigned long long>(sim.field_bytes()), Reduce::max);
     s.field_bytes_max = static_cast<std::size_t>(largest);
