@@ -320,7 +320,8 @@ private:
                     return;
                 }
             }
-            const Launch l = shapes_.template wide_launch<Dims>(wide_walk_from<T, Sum>(b), Sum);
+            const Launch l =
+                shapes_.template wide_launch<Dims>(wide_walk_from<T, Dims, Sum>(b), Sum);
             double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
             stencil_wide_stream_kernel<T, Dims, S, Sum>
                 <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial);

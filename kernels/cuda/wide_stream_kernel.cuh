@@ -11,13 +11,15 @@
 
 namespace gridsim::cuda {
 
-// Where the launch's threads start over `box`: a sweep that sums nothing from the 32-byte memory
-// sector at or below the box's first column (pack_start), so that each warp's row touches the
-// fewest sectors, its threads left of the box idle; a summing sweep from the box's first column,
-// so that its blocks, and the sums they make, stay as they were.
-template <class T, StencilSum Sum>
+// Where the launch's threads start over `box`: a 3D sweep that sums nothing from the 32-byte
+// memory sector at or below the box's first column (pack_start), so that each warp's row touches
+// the fewest sectors, its threads left of the box idle; a 2D sweep (slower from a sector:
+// docs/tuning.md, "Stars that are not plain") and a summing sweep (so that its blocks, and the
+// sums they make, stay as they were) from the box's first column.
+template <class T, int Dims, StencilSum Sum>
 __host__ __device__ Box wide_walk_from(Box box) {
-    if constexpr (Sum == StencilSum::none) box.lo[0] = pack_start<kSectorPoints<T>>(box.lo[0]);
+    if constexpr (Dims == 3 && Sum == StencilSum::none)
+        box.lo[0] = pack_start<kSectorPoints<T>>(box.lo[0]);
     return box;
 }
 
@@ -28,7 +30,7 @@ __global__ void GRIDSIM_WALK_BOUNDS stencil_wide_stream_kernel(FieldView<const T
                                                                double* __restrict__ partial) {
     constexpr int R = S::kRadius;
     constexpr int kWalk = Dims - 1;  // the walk axis
-    const WalkStart<Dims> s(wide_walk_from<T, Sum>(box), points);
+    const WalkStart<Dims> s(wide_walk_from<T, Dims, Sum>(box), points);
     double acc = 0.0;
     if (s.i >= box.lo[0] && s.owns_point(box) && s.w0 < s.w_end) {
         const T* __restrict__ src = in.data;
