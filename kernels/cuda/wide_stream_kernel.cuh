@@ -13,9 +13,9 @@ namespace gridsim::cuda {
 
 // Where the launch's threads start over `box`: a 3D sweep that sums nothing from the 32-byte
 // memory sector at or below the box's first column (pack_start), so that each warp's row touches
-// the fewest sectors, its threads left of the box idle; a 2D sweep (slower from a sector:
-// docs/tuning.md, "Stars that are not plain") and a summing sweep (so that its blocks, and the
-// sums they make, stay as they were) from the box's first column.
+// the fewest sectors, its threads left of the box idle; a 2D sweep (its float and order 8 sweeps
+// slower from a sector: docs/tuning.md, "Stars that are not plain") and a summing sweep (so that
+// its blocks, and the sums they make, stay as they were) from the box's first column.
 template <class T, int Dims, StencilSum Sum>
 __host__ __device__ Box wide_walk_from(Box box) {
     if constexpr (Dims == 3 && Sum == StencilSum::none)
