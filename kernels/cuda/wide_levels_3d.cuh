@@ -63,6 +63,10 @@ struct WideLevelsTile {
     // they read).
     static constexpr int kPad = R;
     static constexpr int kPlane = kX * (kY + 2 * kPad);
+    // Footprint point (x, y) in a shared plane.
+    __host__ __device__ static constexpr int at(int x, int y) { return (y + kPad) * kX + x; }
+    // The thread's rank in its block (a row of threads a warp).
+    __device__ static int thread() { return static_cast<int>(threadIdx.y * 32 + threadIdx.x); }
     // Level 1 reads the input's planes z - R .. z + R: the kLow lowest from a thread's registers,
     // the others from the ring, which also holds the kWideAhead planes in flight. Doubles keep
     // none in registers, floats R (more would spill: docs/tuning.md, "Wide stars in time
@@ -70,7 +74,10 @@ struct WideLevelsTile {
     static constexpr int kLow = sizeof(T) > 4 ? 0 : R;
     static constexpr int kSlots = 2 * R - kLow + kWideAhead + 1;  // the input ring
     static constexpr int kCentres = 2 * (L - 1);                  // levels 1..L-1, by step parity
-    static constexpr std::size_t kBytes = std::size_t{kSlots + kCentres} * kPlane * sizeof(T);
+    static constexpr std::size_t kPlanesBytes = std::size_t{kSlots + kCentres} * kPlane * sizeof(T);
+    // After the planes, each thread's point of the reflections across x and y (centre_ghost),
+    // read only where a face is met, so that no register holds it along the walk.
+    static constexpr std::size_t kBytes = kPlanesBytes + kThreads * sizeof(CentreGhost);
     static constexpr int kPoints = kWideColumns * kWideRows;  // per thread
     // The rows of threads that make no point of level L, the first and the last half of them,
     // copy the input planes: kCopyRows footprint rows each, columns lane + 32 c of each row.
@@ -79,6 +86,9 @@ struct WideLevelsTile {
     static_assert(kCopyThreadRows > 0 && kY % kCopyThreadRows == 0 &&
                       kCopyRows * kWideColumns <= 32,
                   "wide levels: the copying rows share the footprint's rows, a mask bit a copy");
+    // The points beyond the faces across x and y (R - 1 layers each: wide_mirrors_fit) that a
+    // footprint can meet, one a thread (centre_ghost).
+    static_assert(2 * (R - 1) * (kX + kY) <= kThreads, "wide levels: a ghost point a thread");
     // Whether a thread whose first row is `row` holds a point of level l the tile needs: the rows
     // it writes grown by (L - l) R, [l R, kY - l R) (warp-uniform: a warp is a row of threads).
     __device__ static constexpr bool needs(int l, int row) {
@@ -128,7 +138,7 @@ __device__ __forceinline__ WidePoints<Tile> wide_points(int fx, int fy, const Bo
     pt.row = kWideRows * static_cast<int>(threadIdx.y);
     pt.x = fx + lx;
     pt.y = fy + pt.row;
-    pt.at = (pt.row + Tile::kPad) * Tile::kX + lx;
+    pt.at = Tile::at(lx, pt.row);
 #pragma unroll
     for (int k = 0; k < Tile::kPoints; ++k) {
         const int x = pt.x_of(k);
@@ -268,6 +278,11 @@ struct WideWalk {
     __device__ T* slot(int s) const {
         return smem + (s + Tile::kSlots) % Tile::kSlots * Tile::kPlane;
     }
+    // The thread's point of the reflections across x and y.
+    __device__ CentreGhost& ghost() const {
+        auto* table = reinterpret_cast<unsigned char*>(smem) + Tile::kPlanesBytes;
+        return reinterpret_cast<CentreGhost*>(table)[Tile::thread()];
+    }
     // Level l's centre plane (l = 1 .. L - 1) that the level above reads at step s.
     __device__ T* centre(int l, int s) const {
         return smem + (Tile::kSlots + 2 * (l - 1) + (s & 1)) * Tile::kPlane;
@@ -350,7 +365,7 @@ struct WideWalk {
         const int z = first + s - (l - 1) - l * R;
         T* c = centre(l - 1, s);
         if (faces.across != 0) {
-            reflect_centre<Tile>(c, pt, m, faces.across, fx, fy, z);
+            reflect_centre(c, ghost(), z);
             __syncthreads();
             T v[C];
             wide_load(c, pt, v);
@@ -432,6 +447,8 @@ __global__ void __launch_bounds__(32 * kWideThreadRows, 1)
     for (int s = 0; s < kWideAhead; ++s) walk.copy(s);
     walk.faces = walk_faces<Tile, R>(m, fx, fy, walk.first - Tile::kRing - (L - 1),
                                      walk.first + walk.inputs);
+    if (walk.faces.across != 0)
+        walk.ghost() = centre_ghost<Tile>(m, walk.faces.across, fx, fy, Tile::thread());
     typename Walk::Window w[L] = {};        // w[l - 1]: level l's (l < L)
     typename Walk::Low low = {};            // the input's planes z - R .. z - R + kLow - 1
     const int steps = walk.inputs + L - 1;  // level L lags level 1 by L - 1 steps

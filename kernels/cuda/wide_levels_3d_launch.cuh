@@ -2,6 +2,8 @@
 // also builds: tests/unit/test_wide_levels_on_host.cpp).
 #pragma once
 
+#include <stdexcept>
+
 #include "kernels/cuda/launch_shapes.cuh"
 #include "kernels/cuda/wide_levels_3d.cuh"
 #include "kernels/level_chunks.hpp"
@@ -30,9 +32,11 @@ void launch_wide_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
     // A chunk's fill is 2 L R + L - 1 steps; level_chunk_rows counts 3 per level of radius 1.
     const int planes = level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz,
                                         (2 * Tile::kRing + L + 1) / 3, wave, kLevelPlanes);
+    const WideMirrors m = wide_mirrors(reflections);
+    if (!wide_mirrors_fit(m, S::kRadius - 1))
+        throw std::logic_error("wide levels pass: a fixed face's layers wider than R - 1");
     const dim3 grid(tiles_x * tiles_y, 1, ceil_div(nz, planes));
-    kernel<<<grid, dim3(32, kWideThreadRows, 1), Tile::kBytes, s>>>(in, out, b, live, r, planes,
-                                                                    wide_mirrors(reflections));
+    kernel<<<grid, dim3(32, kWideThreadRows, 1), Tile::kBytes, s>>>(in, out, b, live, r, planes, m);
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,10 +1,10 @@
 // The reflections beyond the fixed faces inside a wide levels pass (wide_levels_3d.cuh): between
 // levels the pass sets each level's points beyond the fixed faces as Backend::reflect does after
 // a sweep (FaceMoves' mirror entries, from HaloExchange::reflections). A face across x or y acts
-// on a level's shared centre plane after the step's barrier (then a second barrier, and each
-// thread reads its points back into its registers); a face across z on each thread's window of
-// planes in registers as the mirrored plane comes in, on the planes where it acts. Only the blocks
-// whose footprint meets a face look at it (walk_faces).
+// on a level's shared centre plane after the step's barrier, a point a thread (then a second
+// barrier, and each thread reads its points back into its registers); a face across z on each
+// thread's window of planes in registers as the mirrored plane comes in, on the planes where it
+// acts. Only the blocks whose footprint meets a face look at it (walk_faces).
 #pragma once
 
 #include "kernels/backend.hpp"
@@ -34,30 +34,63 @@ WideMirrors wide_mirrors(const FaceMoves<T>& m) {
     return w;
 }
 
-// Centre plane `c` of level l - 1 at z = `z`: each x and y reflection whose box holds the plane
-// sets its points of the tile from their images (FaceMoves::reflect_point's formula), where the
-// images lie in the footprint.
-template <class Tile, class T, class Points>
-__device__ __forceinline__ void reflect_centre(T* c, const Points& pt, const WideMirrors& m,
-                                               unsigned faces, int fx, int fy, int z) {
+// Whether each face of `m` across x or y is at most `layers` points thick along its axis (the
+// wide levels pass sets the points beyond them one a thread: centre_ghost).
+inline bool wide_mirrors_fit(const WideMirrors& m, int layers) {
     for (int f = 0; f < m.count; ++f) {
-        const Box& b = m.box[f];
         const int a = m.axis[f];
-        if (!(faces >> f & 1u) || z < b.lo[2] || z >= b.hi[2]) continue;
-#pragma unroll
-        for (int k = 0; k < Tile::kPoints; ++k) {
-            const int x = pt.x_of(k);
-            const int y = pt.y_of(k);
-            if (x < b.lo[0] || x >= b.hi[0] || y < b.lo[1] || y >= b.hi[1]) continue;
-            const int along = a == 0 ? x - fx : y - fy;
-            const int d = m.plane[f] - (a == 0 ? fx : fy) - along;
-            const int far = along + 2 * d;
-            if (far < 0 || far >= (a == 0 ? Tile::kX : Tile::kY)) continue;
-            const int step = a == 0 ? d : d * Tile::kX;
-            const int at = pt.at_of(k);
-            c[at] = T(2) * c[at + step] - c[at + 2 * step];
-        }
+        if (a != 2 && m.box[f].hi[a] - m.box[f].lo[a] > layers) return false;
     }
+    return true;
+}
+
+// A thread's share of the reflections across x and y of a level's centre plane: at most one
+// point (the faces' points in the footprint are numbered face by face, a point a thread), found
+// once a walk, so that a step's reflection is one point a thread and no search.
+struct CentreGhost {
+    int at = 0;              // the point in a shared plane
+    int step = 0;            // from it towards its image, to the face's plane
+    int z_lo = 0, z_hi = 0;  // the planes its face's box holds (none: no point)
+};
+
+// Thread `t`'s point of the footprint at (fx, fy) among the faces across x and y (bits of
+// `across`) whose images lie in the footprint (FaceMoves::reflect_point's formula).
+template <class Tile>
+__device__ __forceinline__ CentreGhost centre_ghost(const WideMirrors& m, unsigned across, int fx,
+                                                    int fy, int t) {
+    CentreGhost g;
+    for (int f = 0; f < m.count; ++f) {
+        if (!(across >> f & 1u)) continue;
+        const Box& b = m.box[f];
+        const int x0 = max(b.lo[0] - fx, 0), nx = min(b.hi[0] - fx, Tile::kX) - x0;
+        const int y0 = max(b.lo[1] - fy, 0), ny = min(b.hi[1] - fy, Tile::kY) - y0;
+        if (nx <= 0 || ny <= 0) continue;
+        if (t >= nx * ny) {
+            t -= nx * ny;
+            continue;
+        }
+        const int x = x0 + t % nx;
+        const int y = y0 + t / nx;
+        const int a = m.axis[f];
+        const int along = a == 0 ? x : y;
+        const int d = m.plane[f] - (a == 0 ? fx : fy) - along;
+        const int far = along + 2 * d;
+        if (far >= 0 && far < (a == 0 ? Tile::kX : Tile::kY)) {
+            g.at = Tile::at(x, y);
+            g.step = a == 0 ? d : d * Tile::kX;
+            g.z_lo = b.lo[2];
+            g.z_hi = b.hi[2];
+        }
+        break;
+    }
+    return g;
+}
+
+// Centre plane `c` of level l - 1 at z = `z`: the thread's point of the reflections across x and
+// y, if it has one and its face's box holds the plane.
+template <class T>
+__device__ __forceinline__ void reflect_centre(T* c, const CentreGhost& g, int z) {
+    if (z >= g.z_lo && z < g.z_hi) c[g.at] = T(2) * c[g.at + g.step] - c[g.at + 2 * g.step];
 }
 
 // Plane `z` of a level has just come into window `w` (its newest, w[2R]): each z reflection
