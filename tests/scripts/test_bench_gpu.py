@@ -141,10 +141,11 @@ class BenchGpu(unittest.TestCase):
         self.assertTrue(all(os.path.join(self.build, "tests", "gpu_backend_test") in c for c in tests))
         memcheck = [c for c in cmds if "--tool memcheck" in c]
         racecheck = [c for c in cmds if "--tool racecheck" in c]
-        self.assertEqual(len(memcheck), 21)  # seven small decks x three kernel variants
-        self.assertEqual(len(racecheck), 10)
+        self.assertEqual(len(memcheck), 24)  # eight small decks x three kernel variants
+        self.assertEqual(len(racecheck), 12)
         # The density-conduction decks in time blocks (the 3D and 2D levels kernels with a
-        # field) and the order 8 deck (the plane walk's shared planes) are among them, under
+        # field), the order 8 deck (the plane walk's shared planes) and the order 4 deck in time
+        # blocks (the wide levels kernel's shared planes and reflections) are among them, under
         # both tools.
         for tool in (memcheck, racecheck):
             self.assertTrue(any('problem.conductivity="density"' in c and "time_block=2" in c
@@ -152,6 +153,7 @@ class BenchGpu(unittest.TestCase):
             self.assertTrue(any('problem.conductivity="density"' in c and "time_block=3" in c
                                 and "heat2d_periodic.toml" in c for c in tool))
             self.assertTrue(any("problem.order=8" in c for c in tool))
+            self.assertTrue(any("problem.order=4" in c and "time_block=2" in c for c in tool))
         for k in ("stream", "tiled", "naive"):
             self.assertTrue(any(c.endswith("parallel.kernel=" + k) for c in memcheck))
         # Both ranks run the small decks (gridsim would leave one idle): their halos are checked.
@@ -165,7 +167,7 @@ class BenchGpu(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "out", "reports.tgz")))
         failed = self.run_script("check", self.build, ngpu=1, RANKS="2", FAKE_FAIL="racecheck")
         self.assertEqual(failed.returncode, 1)
-        self.assertIn("failed: 10", failed.stdout)
+        self.assertIn("failed: 12", failed.stdout)
 
     def test_check_finds_the_tests_beside_gridsim_in_a_packed_runtime(self):
         # scripts/pack_runtime.sh puts gridsim and gpu_backend_test side by side in one bin/.
