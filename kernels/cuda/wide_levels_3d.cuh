@@ -111,9 +111,6 @@ struct WidePoints {
     int at;               // point 0 in a shared plane
     unsigned live = 0;    // inside `live` across x and y
     unsigned stores = 0;  // written by the tile
-    __device__ int at_of(int k) const {
-        return at + k / kWideColumns * Tile::kX + k % kWideColumns;
-    }
     __device__ int x_of(int k) const { return x + k % kWideColumns; }
     __device__ int y_of(int k) const { return y + k / kWideColumns; }
 };

@@ -115,5 +115,22 @@ TEST(WideLevelsOnHost, TheLevelsReadTheirReflections) {
     EXPECT_GT(host_pass_against_sweeps<float>(l, 5, false), 0);
 }
 
+// The pass sets one point a thread beyond the faces across x and y: its launch takes the R - 1
+// layers the engine lays out there and refuses thicker ones; faces across z any thickness.
+TEST(WideLevelsOnHost, ALaunchTakesFacesAcrossXAndYOfRMinusOneLayers) {
+    const int fits = Order4::kRadius - 1;
+    const Layout every{3, {40, 30, 12}, 4, 0b111111u};
+    EXPECT_TRUE(
+        cuda::wide_mirrors_fit(cuda::wide_mirrors(test::mirrors<double>(every, fits)), fits));
+    EXPECT_FALSE(
+        cuda::wide_mirrors_fit(cuda::wide_mirrors(test::mirrors<double>(every, fits + 1)), fits));
+    const Layout y_low{3, {40, 30, 12}, 4, 0b000100u};
+    EXPECT_FALSE(
+        cuda::wide_mirrors_fit(cuda::wide_mirrors(test::mirrors<double>(y_low, fits + 1)), fits));
+    const Layout z_only{3, {40, 30, 12}, 4, 0b110000u};
+    EXPECT_TRUE(
+        cuda::wide_mirrors_fit(cuda::wide_mirrors(test::mirrors<double>(z_only, fits + 2)), fits));
+}
+
 }  // namespace
 }  // namespace gridsim
