@@ -49,6 +49,9 @@ inline constexpr bool kWideLevelsStencil = S::kRadius == kWideLevelsRadius && !k
 template <class T>
 inline constexpr int kWideLevelsMost = sizeof(T) == 8 ? kMaxWideLevels3d : 1;
 
+// The least power of two of at least n slots.
+constexpr int ring_slots(int n) { return n <= 1 ? 1 : 2 * ring_slots((n + 1) / 2); }
+
 template <class T, int R, int L>
 struct WideLevelsTile {
     static_assert(R % kWideColumns == 0, "wide levels: x neighbours by whole groups of columns");
@@ -72,8 +75,10 @@ struct WideLevelsTile {
     // none in registers, floats R (more would spill: docs/tuning.md, "Wide stars in time
     // blocks").
     static constexpr int kLow = sizeof(T) > 4 ? 0 : R;
-    static constexpr int kSlots = 2 * R - kLow + kWideAhead + 1;  // the input ring
-    static constexpr int kCentres = 2 * (L - 1);                  // levels 1..L-1, by step parity
+    // The input ring: its slots a power of two, so that a plane's slot is a mask of its index,
+    // not a division.
+    static constexpr int kSlots = ring_slots(2 * R - kLow + kWideAhead + 1);
+    static constexpr int kCentres = 2 * (L - 1);  // levels 1..L-1, by step parity
     static constexpr std::size_t kPlanesBytes = std::size_t{kSlots + kCentres} * kPlane * sizeof(T);
     // After the planes, each thread's point of the reflections across x and y (centre_ghost),
     // read only where a face is met, so that no register holds it along the walk.
@@ -217,8 +222,6 @@ __device__ __forceinline__ void level_values(const T* mid, const T (&u)[Tile::kP
 #pragma unroll
         for (int v = 0; v < V; ++v) {
             const int k = q * V + v;
-            value[k] = u[k][R];
-            if (!(plane_live && (pt.live >> k & 1u))) continue;
             Star<T, R> star(u[k][R]);
 #pragma unroll
             for (int o = 1; o <= R; ++o) {
@@ -229,7 +232,10 @@ __device__ __forceinline__ void level_values(const T* mid, const T (&u)[Tile::kP
                 star.set(2, -o, u[k][R - o]);
                 star.set(2, o, u[k][R + o]);
             }
-            value[k] = S::template point<3>(star, r);
+            // Every point is made and the dead ones keep their value by a select: no branch a
+            // point, whose code would load the weights again each time.
+            const T made = S::template point<3>(star, r);
+            value[k] = plane_live && (pt.live >> k & 1u) ? made : u[k][R];
         }
     }
 }
@@ -270,11 +276,9 @@ struct WideWalk {
     int inputs;  // input planes first .. z1 - 1 + L R
     WalkFaces faces;
 
-    // The ring slot of input plane s, s >= -kSlots (the oldest plane a step reads is at most
-    // 2R - kLow behind it, fewer than the slots).
-    __device__ T* slot(int s) const {
-        return smem + (s + Tile::kSlots) % Tile::kSlots * Tile::kPlane;
-    }
+    // The ring slot of input plane s, any s (the oldest plane a step reads is at most 2R - kLow
+    // behind it, fewer than the slots).
+    __device__ T* slot(int s) const { return smem + (s & (Tile::kSlots - 1)) * Tile::kPlane; }
     // The thread's point of the reflections across x and y.
     __device__ CentreGhost& ghost() const {
         auto* table = reinterpret_cast<unsigned char*>(smem) + Tile::kPlanesBytes;
