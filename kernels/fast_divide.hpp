@@ -11,6 +11,14 @@
 
 namespace gridsim {
 
+// The least power of two of at least n: a ring or a block of that many slots finds a slot by a
+// mask, not a division.
+constexpr unsigned pow2_ceil(int n) {
+    unsigned p = 1;
+    while (p < static_cast<unsigned>(n)) p *= 2;
+    return p;
+}
+
 // n / d for 0 <= n < 2^31 and 1 <= d < 2^31 (the caller keeps to them).
 class FastDivide {
 public:

@@ -37,12 +37,6 @@ constexpr LaunchDefaults kWideStream3d{64, 4, 8};
 constexpr int kNaiveRowsFloat = 4;
 constexpr int kNaiveRowsDouble = 2;
 
-inline unsigned pow2_ceil(int n) {
-    unsigned p = 1;
-    while (p < static_cast<unsigned>(n)) p *= 2;
-    return p;
-}
-
 inline unsigned ceil_div(long long n, long long d) {
     return static_cast<unsigned>((n + d - 1) / d);
 }

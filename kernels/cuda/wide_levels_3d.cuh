@@ -27,6 +27,7 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/wide_reflections.cuh"
+#include "kernels/fast_divide.hpp"
 
 namespace gridsim::cuda {
 
@@ -48,9 +49,6 @@ inline constexpr bool kWideLevelsStencil = S::kRadius == kWideLevelsRadius && !k
 // slower than its sweeps wherever measured (docs/tuning.md, "Wide stars in time blocks").
 template <class T>
 inline constexpr int kWideLevelsMost = sizeof(T) == 8 ? kMaxWideLevels3d : 1;
-
-// The least power of two of at least n slots.
-constexpr int ring_slots(int n) { return n <= 1 ? 1 : 2 * ring_slots((n + 1) / 2); }
 
 template <class T, int R, int L>
 struct WideLevelsTile {
@@ -77,7 +75,7 @@ struct WideLevelsTile {
     static constexpr int kLow = sizeof(T) > 4 ? 0 : R;
     // The input ring: its slots a power of two, so that a plane's slot is a mask of its index,
     // not a division.
-    static constexpr int kSlots = ring_slots(2 * R - kLow + kWideAhead + 1);
+    static constexpr int kSlots = static_cast<int>(pow2_ceil(2 * R - kLow + kWideAhead + 1));
     static constexpr int kCentres = 2 * (L - 1);  // levels 1..L-1, by step parity
     static constexpr std::size_t kPlanesBytes = std::size_t{kSlots + kCentres} * kPlane * sizeof(T);
     // After the planes, each thread's point of the reflections across x and y (centre_ghost),

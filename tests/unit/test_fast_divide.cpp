@@ -11,6 +11,7 @@
 #include "kernels/fast_divide.hpp"
 
 using gridsim::FastDivide;
+using gridsim::pow2_ceil;
 
 namespace {
 
@@ -60,4 +61,16 @@ TEST(FastDivide, RandomPairsOverTheWholeRange) {
         const unsigned n = dividend(gen);
         ASSERT_EQ(FastDivide(d).quotient(n), n / d) << n << " / " << d;
     }
+}
+
+// pow2_ceil against its definition: a power of two, at least n, and half of it below n.
+TEST(Pow2Ceil, TheLeastPowerOfTwoAtLeastN) {
+    static_assert(pow2_ceil(7) == 8 && pow2_ceil(8) == 8);  // usable in a constant expression
+    for (int n = 1; n <= 5000; ++n) {
+        const unsigned p = pow2_ceil(n);
+        ASSERT_EQ(p & (p - 1), 0u) << n;
+        ASSERT_GE(p, static_cast<unsigned>(n)) << n;
+        ASSERT_TRUE(p == 1 || p / 2 < static_cast<unsigned>(n)) << n;
+    }
+    EXPECT_EQ(pow2_ceil(0), 1u);
 }
