@@ -75,7 +75,9 @@ GRIDSIM_HD inline double stencil_sum_term(T updated, T old) {
 //  - optionally kField = true: it reads the coefficient field AxisCoeffs::field, as a star of the
 //    same shape at the same point;
 //  - point<Dims>(u, r), or point<Dims>(u, f, r) with kField: the updated value of a point from
-//    its Star<T, kRadius> (and the coefficient field's) and the coefficients.
+//    its Star<T, kRadius> (and the coefficient field's) and the coefficients;
+//  - optionally Weights<T>, its constant coefficients combined once by weights<Dims>(r), and
+//    point<Dims>(u, w) from them (PointCoeffs), as HeatOrderStencil does.
 
 // FTCS heat: u' = u + sum_d r_d (u[+e_d] + u[-e_d] - 2u). Its sum is the CG's p . A p.
 struct HeatStencil {
@@ -110,7 +112,9 @@ struct JacobiStencil {
 
 // Heat of a higher order (problem.order = 2R: 4 or 8): the same FTCS step with the standard
 // central second difference of radius R along each axis, u' = u + sum_d r_d (w_0 u + sum_{o=1..R}
-// w_o (u[+o e_d] + u[-o e_d])). Its sum is the CG's p . A p.
+// w_o (u[+o e_d] + u[-o e_d])), its weights combined once (Weights): u' = u + a u + sum_{o=1..R}
+// sum_d k_{d,o} (u[+o e_d] + u[-o e_d]), a = w_0 sum_d r_d, k_{d,o} = r_d w_o, a product and a sum
+// per pair of neighbours. Its sum is the CG's p . A p.
 template <int R>
 struct HeatOrderStencil {
     static_assert(R == 2 || R == 4, "HeatOrderStencil: orders 4 and 8");
@@ -125,17 +129,36 @@ struct HeatOrderStencil {
                : o == 3 ? 8.0 / 315.0
                         : -1.0 / 560.0;
     }
+    // The coefficients combined: own = a, k[d][o - 1] = k_{d,o} (zero for the axes past Dims).
+    // weights() forms them by products and sums alone, so they have the same bits wherever they
+    // are formed: on the host for the CUDA kernels' parameters (PointCoeffs), or inline.
+    template <class T>
+    struct Weights {
+        T own;
+        T k[3][R];
+    };
+    template <int Dims, class T>
+    GRIDSIM_HD static Weights<T> weights(const AxisCoeffs<T>& r) {
+        const T rd[3] = {r.rx, r.ry, r.rz};
+        Weights<T> w{};
+        T sum = rd[0];
+        for (int d = 1; d < Dims; ++d) sum += rd[d];
+        w.own = static_cast<T>(weight(0)) * sum;
+        for (int d = 0; d < Dims; ++d)
+            for (int o = 1; o <= R; ++o) w.k[d][o - 1] = rd[d] * static_cast<T>(weight(o));
+        return w;
+    }
+    template <int Dims, class T>
+    GRIDSIM_HD static T point(const Star<T, R>& u, const Weights<T>& w) {
+        const T c = u();
+        T out = c + w.own * c;
+        for (int o = 1; o <= R; ++o)
+            for (int d = 0; d < Dims; ++d) out += w.k[d][o - 1] * (u(d, -o) + u(d, o));
+        return out;
+    }
     template <int Dims, class T>
     GRIDSIM_HD static T point(const Star<T, R>& u, const AxisCoeffs<T>& r) {
-        const T c = u();
-        const T rd[3] = {r.rx, r.ry, r.rz};
-        T out = c;
-        for (int d = 0; d < Dims; ++d) {
-            T s = static_cast<T>(weight(0)) * c;
-            for (int o = 1; o <= R; ++o) s += static_cast<T>(weight(o)) * (u(d, -o) + u(d, o));
-            out += rd[d] * s;
-        }
-        return out;
+        return point<Dims>(u, weights<Dims>(r));
     }
 };
 
@@ -183,6 +206,28 @@ template <class S>
 struct ReadsField<S, std::void_t<decltype(S::kField)>> : std::bool_constant<S::kField> {};
 template <class S>
 inline constexpr bool kReadsField = ReadsField<S>::value;
+// What a kernel passes S's point function: S::Weights<T>, its coefficients combined once by
+// S::weights<Dims>, where S defines them, else AxisCoeffs<T>. The CUDA kernels of stars that are
+// not plain take them as a parameter, so that their points read them from the parameter bank
+// instead of forming them in registers (docs/tuning.md, "Combined weights").
+template <class S, class T, class = void>
+struct PointCoeffsOf {
+    using type = AxisCoeffs<T>;
+};
+template <class S, class T>
+struct PointCoeffsOf<S, T, std::void_t<typename S::template Weights<T>>> {
+    using type = typename S::template Weights<T>;
+};
+template <class S, class T>
+using PointCoeffs = typename PointCoeffsOf<S, T>::type;
+template <class S, int Dims, class T>
+PointCoeffs<S, T> point_coeffs(const AxisCoeffs<T>& r) {
+    if constexpr (std::is_same_v<PointCoeffs<S, T>, AxisCoeffs<T>>) {
+        return r;
+    } else {
+        return S::template weights<Dims>(r);
+    }
+}
 // Whether S is a star of radius 1 with constant coefficients: the only stencils the radius-1
 // stream kernel and summing passes take (the tiled kernel takes any star, the levels kernels
 // stars of radius 1 that read a coefficient field too).
@@ -252,10 +297,11 @@ GRIDSIM_HD inline Star<T, R> gather_star(const T* p, const std::int64_t stride[3
 }
 
 // S's update of the point at index `at` from its star `u`, the coefficient field's star gathered
-// from memory where S reads one: every kernel calls this, however it filled `u`.
-template <class T, int Dims, class S>
+// from memory where S reads one: every kernel calls this, however it filled `u`. `r`: the
+// AxisCoeffs, or S's PointCoeffs.
+template <class T, int Dims, class S, class C>
 GRIDSIM_HD inline T apply_point(const Star<T, S::kRadius>& u, std::int64_t at,
-                                const std::int64_t stride[3], const AxisCoeffs<T>& r) {
+                                const std::int64_t stride[3], const C& r) {
     if constexpr (kReadsField<S>) {
         return S::template point<Dims>(u, gather_star<T, Dims, S::kRadius>(r.field + at, stride),
                                        r);
@@ -268,8 +314,8 @@ GRIDSIM_HD inline T apply_point(const Star<T, S::kRadius>& u, std::int64_t at,
 
 // Gathers the star of (i, j, k) from memory and applies the stencil: the whole update of one
 // point for loop-based code (CPU backend, naive GPU kernel), any radius.
-template <class T, int Dims, class S>
-GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const AxisCoeffs<T>& r) {
+template <class T, int Dims, class S, class C>
+GRIDSIM_HD inline T stencil_at(FieldView<const T> u, int i, int j, int k, const C& r) {
     const std::int64_t at = u.ext.index(i, j, k);
     const std::int64_t stride[3] = {1, u.ext.sy, u.ext.sz};
     return apply_point<T, Dims, S>(gather_star<T, Dims, S::kRadius>(u.data + at, stride), at,

@@ -23,18 +23,19 @@ void launch_naive(FieldView<const T> in, FieldView<T> out, const Box& b, const A
     double* partial = Sum != StencilSum::none
                           ? partial_slots(static_cast<long long>(grid.x) * grid.y * grid.z)
                           : nullptr;
+    const PointCoeffs<S, T> k = point_coeffs<S, Dims>(r);
     switch (cfg.points) {
         case 1:
-            stencil_naive_kernel<T, Dims, S, 1, Sum><<<grid, block, 0, s>>>(in, out, b, r, partial);
+            stencil_naive_kernel<T, Dims, S, 1, Sum><<<grid, block, 0, s>>>(in, out, b, k, partial);
             break;
         case 2:
-            stencil_naive_kernel<T, Dims, S, 2, Sum><<<grid, block, 0, s>>>(in, out, b, r, partial);
+            stencil_naive_kernel<T, Dims, S, 2, Sum><<<grid, block, 0, s>>>(in, out, b, k, partial);
             break;
         case 4:
-            stencil_naive_kernel<T, Dims, S, 4, Sum><<<grid, block, 0, s>>>(in, out, b, r, partial);
+            stencil_naive_kernel<T, Dims, S, 4, Sum><<<grid, block, 0, s>>>(in, out, b, k, partial);
             break;
         default:
-            stencil_naive_kernel<T, Dims, S, 8, Sum><<<grid, block, 0, s>>>(in, out, b, r, partial);
+            stencil_naive_kernel<T, Dims, S, 8, Sum><<<grid, block, 0, s>>>(in, out, b, k, partial);
             break;
     }
     GRIDSIM_CUDA_CHECK(cudaGetLastError());

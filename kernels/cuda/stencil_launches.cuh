@@ -323,8 +323,8 @@ private:
             const Launch l =
                 shapes_.template wide_launch<Dims>(wide_walk_from<T, Dims, Sum>(b), Sum);
             double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
-            stencil_wide_stream_kernel<T, Dims, S, Sum>
-                <<<l.grid, l.block, 0, s>>>(in, out, b, r, l.points, partial);
+            stencil_wide_stream_kernel<T, Dims, S, Sum><<<l.grid, l.block, 0, s>>>(
+                in, out, b, point_coeffs<S, Dims>(r), l.points, partial);
             GRIDSIM_CUDA_CHECK(cudaGetLastError());
         }
     }
@@ -371,7 +371,8 @@ private:
                                  static_cast<std::size_t>(Dims == 3 ? by + 2 * R : by);
         double* partial = Sum != StencilSum::none ? partial_slots(l.blocks()) : nullptr;
         stencil_tiled_kernel<T, Dims, S, kUnroll, Sum>
-            <<<l.grid, l.block, 2 * tile * sizeof(T), s>>>(in, out, b, r, l.points, partial);
+            <<<l.grid, l.block, 2 * tile * sizeof(T), s>>>(in, out, b, point_coeffs<S, Dims>(r),
+                                                           l.points, partial);
         GRIDSIM_CUDA_CHECK(cudaGetLastError());
         return true;
     }

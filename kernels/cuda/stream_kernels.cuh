@@ -26,7 +26,7 @@ namespace gridsim::cuda {
 
 template <class T, int Dims, class S, int Rows, StencilSum Sum>
 __global__ void stencil_naive_kernel(FieldView<const T> in, FieldView<T> out, Box box,
-                                     AxisCoeffs<T> r, double* __restrict__ partial) {
+                                     PointCoeffs<S, T> r, double* __restrict__ partial) {
     const int i = box.lo[0] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     const int j0 = box.lo[1] + static_cast<int>(blockIdx.y * blockDim.y * Rows + threadIdx.y);
     const int k = box.lo[2] + static_cast<int>(blockIdx.z);

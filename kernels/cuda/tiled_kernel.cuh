@@ -11,7 +11,8 @@ namespace gridsim::cuda {
 template <class T, int Dims, class S>
 __device__ __forceinline__ T tile_point(const T* tile, int cell, int tw,
                                         const T (&win)[2 * S::kRadius + 1], std::int64_t at,
-                                        const std::int64_t (&stride)[3], const AxisCoeffs<T>& r) {
+                                        const std::int64_t (&stride)[3],
+                                        const PointCoeffs<S, T>& r) {
     constexpr int R = S::kRadius;
     constexpr int kWalk = Dims - 1;
     Star<T, R> u(win[R]);
@@ -70,7 +71,7 @@ __host__ __device__ constexpr bool tiled_walk_takes(int bx, int by, int dims, in
 // of bounds.
 template <class T, int Dims, class S, int Unroll, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_tiled_kernel(FieldView<const T> in, FieldView<T> out,
-                                                         Box box, AxisCoeffs<T> r, int points,
+                                                         Box box, PointCoeffs<S, T> r, int points,
                                                          double* __restrict__ partial) {
     constexpr int R = S::kRadius;
     extern __shared__ __align__(16) unsigned char smem_raw[];

@@ -65,7 +65,8 @@ struct WideSheet {
     // Level l's column x of the thread's rows from level l - 1 (`src`): into `dst`, or for
     // l = L, the points the tile writes into `to` (point (fx, fy) of `out`, row stride sy).
     __device__ void make_column(int l, int x, int row0, const T* src, T* dst, T* to,
-                                std::int64_t sy, int hi_x, int hi_y, const AxisCoeffs<T>& r) const {
+                                std::int64_t sy, int hi_x, int hi_y,
+                                const PointCoeffs<S, T>& r) const {
         T w[2 * R + 1];  // rows y - R .. y + R of column x
         auto at = [&](int y) { return src[min(max(y, 0), Tile::kY - 1) * Tile::kX + x]; };
 #pragma unroll
@@ -130,7 +131,7 @@ struct WideSheet {
 template <class T, class S, int L>
 __global__ void __launch_bounds__(32 * kWide2dThreadRows, 2)
     stencil_wide_levels_2d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                                  AxisCoeffs<T> r, WideMirrors m) {
+                                  PointCoeffs<S, T> r, WideMirrors m) {
     using Sheet = WideSheet<T, S, L>;
     using Tile = typename Sheet::Tile;
     static_assert(kWideLevels2dStencil<S>, "wide levels: wide stars, no field");

@@ -19,8 +19,8 @@ void launch_wide_levels_2d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
     const dim3 grid(
         static_cast<unsigned>(wide_levels_2d_tiles<T, S::kRadius, L>(b.lo[0], b.hi[0], 0)),
         static_cast<unsigned>(wide_levels_2d_tiles<T, S::kRadius, L>(b.lo[1], b.hi[1], 1)));
-    kernel<<<grid, dim3(32, kWide2dThreadRows, 1), Tile::kBytes, s>>>(in, out, b, live, r,
-                                                                      wide_mirrors(reflections));
+    kernel<<<grid, dim3(32, kWide2dThreadRows, 1), Tile::kBytes, s>>>(
+        in, out, b, live, point_coeffs<S, 2>(r), wide_mirrors(reflections));
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
 }
 

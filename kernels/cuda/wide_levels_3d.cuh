@@ -188,7 +188,8 @@ __device__ __forceinline__ WideCopies wide_copies(int fx, int fy, const Box& box
 template <class T, class S, class Tile, int R = S::kRadius>
 __device__ __forceinline__ void level_values(const T* mid, const T (&u)[Tile::kPoints][2 * R + 1],
                                              const WidePoints<Tile>& pt, bool plane_live,
-                                             const AxisCoeffs<T>& r, T (&value)[Tile::kPoints]) {
+                                             const PointCoeffs<S, T>& r,
+                                             T (&value)[Tile::kPoints]) {
     constexpr int V = kWideColumns;
     constexpr int Q = kWideRows;
     using Group = WideGroup<T>;
@@ -265,7 +266,7 @@ struct WideWalk {
     unsigned copies;  // WideCopies::mask
     T* to;            // point 0 of plane 0 of `out` (the same extents)
     std::int64_t sy, sz;
-    AxisCoeffs<T> r;
+    PointCoeffs<S, T> r;
     const WideMirrors& m;
     int live_lo, live_hi;  // the live planes
     int fx, fy, z0, z1;
@@ -406,7 +407,7 @@ __host__ __device__ constexpr WideTile wide_tile_of(int b, int nx, int ny) {
 template <class T, class S, int L>
 __global__ void __launch_bounds__(32 * kWideThreadRows, 1)
     stencil_wide_levels_3d_kernel(FieldView<const T> in, FieldView<T> out, Box box, Box live,
-                                  AxisCoeffs<T> r, int planes, WideMirrors m) {
+                                  PointCoeffs<S, T> r, int planes, WideMirrors m) {
     using Walk = WideWalk<T, S, L>;
     using Tile = typename Walk::Tile;
     constexpr int R = S::kRadius;

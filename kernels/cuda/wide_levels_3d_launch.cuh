@@ -36,7 +36,8 @@ void launch_wide_levels_3d(const AxisCoeffs<T>& r, FieldView<const T> in, FieldV
     if (!wide_mirrors_fit(m, S::kRadius - 1))
         throw std::logic_error("wide levels pass: a fixed face's layers wider than R - 1");
     const dim3 grid(tiles_x * tiles_y, 1, ceil_div(nz, planes));
-    kernel<<<grid, dim3(32, kWideThreadRows, 1), Tile::kBytes, s>>>(in, out, b, live, r, planes, m);
+    kernel<<<grid, dim3(32, kWideThreadRows, 1), Tile::kBytes, s>>>(
+        in, out, b, live, point_coeffs<S, 3>(r), planes, m);
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
 }
 

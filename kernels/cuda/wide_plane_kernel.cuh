@@ -72,10 +72,11 @@ __device__ __forceinline__ bool plane_copies(int tid, int x0, int y0, const Box&
     return tid + (Tile::kCopies - 1) * Tile::kThreads < Tile::kPoints;
 }
 
-// Chunk `blockIdx.z` (of `planes` planes from box.lo[2]) of tile (blockIdx.x, blockIdx.y).
+// Chunk `blockIdx.z` (of `planes` planes from box.lo[2]) of tile (blockIdx.x, blockIdx.y); two
+// blocks a multiprocessor (docs/tuning.md, "Wide stars in 3D").
 template <class T, class S>
-__global__ void __launch_bounds__(32 * kPlaneThreadRows)
-    stencil_wide_plane_kernel(FieldView<const T> in, FieldView<T> out, Box box, AxisCoeffs<T> r,
+__global__ void __launch_bounds__(32 * kPlaneThreadRows, 2)
+    stencil_wide_plane_kernel(FieldView<const T> in, FieldView<T> out, Box box, PointCoeffs<S, T> k,
                               int planes) {
     constexpr int R = S::kRadius;
     constexpr int Q = kPlaneRowsPerThread;
@@ -112,7 +113,6 @@ __global__ void __launch_bounds__(32 * kPlaneThreadRows)
     };
 #pragma unroll
     for (int s = 0; s < kPlanesAhead; ++s) copy(s);
-    const std::int64_t stride[3] = {1, e.sy, e.sz};
     const int centre = (row0 + R) * Tile::kPitch + tx + R;  // the thread's first point in a slot
     T w[Q][2 * R + 1] = {};  // row q's column at planes -R..R around the output plane
     for (int s = 0; s < steps; ++s) {
@@ -146,11 +146,11 @@ __global__ void __launch_bounds__(32 * kPlaneThreadRows)
                 star.set(2, -o, w[q][R - o]);
                 star.set(2, o, w[q][R + o]);
             }
-            const std::int64_t at = e.index(x, y, z);
             // Every row's value is made, inside the box or not (shared reads, no branch a row);
             // those inside are stored.
-            const T value = apply_point<T, 3, S>(star, at, stride, r);
-            if (x >= box.lo[0] && x < box.hi[0] && y < box.hi[1]) out.data[at] = value;
+            const T value = S::template point<3>(star, k);
+            if (x >= box.lo[0] && x < box.hi[0] && y < box.hi[1])
+                out.data[e.index(x, y, z)] = value;
         }
     }
 }

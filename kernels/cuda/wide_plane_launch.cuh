@@ -35,7 +35,8 @@ void launch_wide_planes(FieldView<const T> in, FieldView<T> out, const Box& b,
     const int planes = level_chunk_rows(static_cast<long long>(tiles_x) * tiles_y, nz, S::kRadius,
                                         wave, kLevelPlanes);
     const dim3 grid(tiles_x, tiles_y, ceil_div(nz, planes));
-    kernel<<<grid, dim3(32, kPlaneThreadRows, 1), Tile::kBytes, s>>>(in, out, b, r, planes);
+    kernel<<<grid, dim3(32, kPlaneThreadRows, 1), Tile::kBytes, s>>>(in, out, b,
+                                                                     point_coeffs<S, 3>(r), planes);
     GRIDSIM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -26,7 +26,7 @@ __host__ __device__ Box wide_walk_from(Box box) {
 template <class T, int Dims, class S, StencilSum Sum>
 __global__ void GRIDSIM_WALK_BOUNDS stencil_wide_stream_kernel(FieldView<const T> in,
                                                                FieldView<T> out, Box box,
-                                                               AxisCoeffs<T> r, int points,
+                                                               PointCoeffs<S, T> r, int points,
                                                                double* __restrict__ partial) {
     constexpr int R = S::kRadius;
     constexpr int kWalk = Dims - 1;  // the walk axis

@@ -35,8 +35,8 @@ std::vector<double> host_sweep(const std::vector<double>& in, const FieldExtents
     const HostDim3 grid{tiles(pack_start<kSectorPoints<double>>(b.lo[0]), b.hi[0], Tile::kX),
                         tiles(b.lo[1], b.hi[1], Tile::kY), tiles(b.lo[2], b.hi[2], planes)};
     host_cuda::run_grid(grid, 32, cuda::kPlaneThreadRows, [&] {
-        cuda::stencil_wide_plane_kernel<double, Order8>({in.data(), e}, {out.data(), e}, b, r,
-                                                        planes);
+        cuda::stencil_wide_plane_kernel<double, Order8>({in.data(), e}, {out.data(), e}, b,
+                                                        point_coeffs<Order8, 3>(r), planes);
     });
     return out;
 }

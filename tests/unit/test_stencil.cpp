@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/backend.hpp"
 #include "kernels/stencil.hpp"
@@ -92,6 +94,46 @@ TEST(StencilPoint, HigherOrderHeatIsExactUpToItsDegree) {
     EXPECT_EQ(stencil_radius(StencilKind::heat_order4), 2);
     EXPECT_EQ(stencil_radius(StencilKind::heat_order8), 4);
     EXPECT_EQ(stencil_radius(StencilKind::heat), 1);
+}
+
+// The higher orders' combined weights are the products and sums of the definition's (README,
+// "Heat, explicit"): a = w_0 sum_d r_d, k_{d,o} = r_d w_o, zero past the dimensions; a kernel that
+// takes them (PointCoeffs) gets them, a stencil without them AxisCoeffs. The combined form agrees
+// with the definition's, evaluated here in long double, to a few units in the last place.
+TEST(StencilPoint, HigherOrderWeightsAreTheDefinitionsCombined) {
+    using S = HeatOrderStencil<2>;
+    static_assert(std::is_same_v<PointCoeffs<S, double>, S::Weights<double>>);
+    static_assert(std::is_same_v<PointCoeffs<HeatStencil, float>, AxisCoeffs<float>>);
+    static_assert(std::is_same_v<PointCoeffs<ConductionStencil, double>, AxisCoeffs<double>>);
+    const AxisCoeffs<double> r{0.1, 0.2, 0.05};
+    const auto w3 = point_coeffs<S, 3>(r);
+    EXPECT_EQ(w3.own, -2.5 * (0.1 + 0.2 + 0.05));
+    EXPECT_EQ(w3.k[1][0], 0.2 * (4.0 / 3.0));
+    EXPECT_EQ(w3.k[2][1], 0.05 * (-1.0 / 12.0));
+    const auto w2 = point_coeffs<S, 2>(r);
+    EXPECT_EQ(w2.own, -2.5 * (0.1 + 0.2));
+    EXPECT_EQ(w2.k[2][0], 0.0);
+    EXPECT_EQ(w2.k[2][1], 0.0);
+    const std::vector<double> v = test::random_values<double>(13 * 50, 11);
+    for (int t = 0; t < 50; ++t) {
+        const double* p = v.data() + 13 * t;
+        Star<double, 2> u(p[0]);
+        long double sum = 0.0L;
+        const long double rd[3] = {0.1L, 0.2L, 0.05L};
+        for (int d = 0; d < 3; ++d) {
+            long double s = -2.5L * p[0];
+            for (int o = 1; o <= 2; ++o) {
+                u.set(d, -o, p[1 + 4 * d + 2 * (o - 1)]);
+                u.set(d, o, p[2 + 4 * d + 2 * (o - 1)]);
+                s += static_cast<long double>(S::weight(o)) *
+                     (u(d, -o) + static_cast<long double>(u(d, o)));
+            }
+            sum += rd[d] * s;
+        }
+        const double want = static_cast<double>(p[0] + sum);
+        EXPECT_NEAR(S::point<3>(u, r), want, 8 * std::numeric_limits<double>::epsilon() * 4.0);
+        EXPECT_EQ(S::point<3>(u, r), S::point<3>(u, w3));
+    }
 }
 
 // Density conduction: with one density everywhere it is heat with r_d scaled by it; each face's

@@ -37,7 +37,7 @@ std::vector<T> host_pass(const std::vector<T>& start, const FieldExtents& e, con
     const cuda::WideMirrors m = cuda::wide_mirrors(reflections);
     host_cuda::run_grid(grid, 32, cuda::kWide2dThreadRows, [&] {
         cuda::stencil_wide_levels_2d_kernel<T, S, L>({in.data(), e}, {out.data(), e}, b, l.live(),
-                                                     p.r, m);
+                                                     point_coeffs<S, 2>(p.r), m);
     });
     return out;
 }

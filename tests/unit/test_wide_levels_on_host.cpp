@@ -41,8 +41,8 @@ std::vector<T> host_pass(const std::vector<T>& start, const FieldExtents& e, con
         1, static_cast<unsigned>((b.hi[2] - b.lo[2] + planes - 1) / planes)};
     const cuda::WideMirrors m = cuda::wide_mirrors(reflections);
     host_cuda::run_grid(grid, 32, cuda::kWideThreadRows, [&] {
-        cuda::stencil_wide_levels_3d_kernel<T, Order4, L>({in.data(), e}, {out.data(), e}, b,
-                                                          l.live(), p.r, planes, m);
+        cuda::stencil_wide_levels_3d_kernel<T, Order4, L>(
+            {in.data(), e}, {out.data(), e}, b, l.live(), point_coeffs<Order4, 3>(p.r), planes, m);
     });
     return out;
 }
