@@ -31,10 +31,11 @@ double add_row_terms(double sum, FieldView<const T> now, FieldView<const T> befo
 // Updates `b` and returns the sum of stencil_sum_term over it (0 for StencilSum::none).
 template <class T, int Dims, class S, StencilSum Sum>
 double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const AxisCoeffs<T>& r) {
+    const PointCoeffs<S, T> c = point_coeffs<S, Dims>(r);  // once a box, not a point
     double sum = 0.0;
     for_each_row(b, [&](int j, int k) {
         T* __restrict__ dst = &out(0, j, k);
-        for (int i = b.lo[0]; i < b.hi[0]; ++i) dst[i] = stencil_at<T, Dims, S>(in, i, j, k, r);
+        for (int i = b.lo[0]; i < b.hi[0]; ++i) dst[i] = stencil_at<T, Dims, S>(in, i, j, k, c);
         if constexpr (Sum != StencilSum::none) sum = add_row_terms<Sum, T>(sum, out, in, b, j, k);
     });
     return sum;
@@ -46,6 +47,7 @@ double apply_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Ax
 template <class T, int Dims, class S>
 void level_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Box& live,
                const AxisCoeffs<T>& r) {
+    const PointCoeffs<S, T> c = point_coeffs<S, Dims>(r);  // once a box, not a point
     for_each_row(b, [&](int j, int k) {
         const bool row_live =
             j >= live.lo[1] && j < live.hi[1] && k >= live.lo[2] && k < live.hi[2];
@@ -54,7 +56,7 @@ void level_box(FieldView<const T> in, FieldView<T> out, const Box& b, const Box&
         const T* src = &in(0, j, k);
         T* __restrict__ dst = &out(0, j, k);
         for (int i = b.lo[0]; i < lo; ++i) dst[i] = src[i];
-        for (int i = lo; i < hi; ++i) dst[i] = stencil_at<T, Dims, S>(in, i, j, k, r);
+        for (int i = lo; i < hi; ++i) dst[i] = stencil_at<T, Dims, S>(in, i, j, k, c);
         for (int i = hi; i < b.hi[0]; ++i) dst[i] = src[i];
     });
 }
